@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringtrace — record timeline events from a running program and stream them to a
+ * Chrome Trace Event Format file (Perfetto UI, chrome://tracing, DevTools, speedscope).
+ *
+ * One recorder per process. Start it, record from any thread, stop it:
+ *
+ *	rtr_start(NULL);                       defaults plus RINGTRACE_* environment
+ *	rtr_begin("app", "solve");             a slice on the calling thread
+ *	...
+ *	rtr_end("app", "solve");
+ *	{ RTR_SCOPE("app", "step"); ... }      a complete event covering a block
+ *	rtr_stop();                            drain, finish the file, join the writer
+ *
+ * Event calls append one fixed-size record to the calling thread's own ring and
+ * return: they never lock, allocate, format text or make a system call (a thread's
+ * first event registers its ring, which may). A background writer thread turns
+ * records into JSON and writes them to the file while the program runs.
+ *
+ * Strings passed as `cat`, `name` and argument keys must outlive the recorder
+ * (string literals): the record keeps only the pointer. Names built at run time go
+ * through the `_copy` calls, which copy the bytes into the ring.
+ *
+ * Every event call made before rtr_start() or after rtr_stop() is a no-op costing a
+ * load and a branch. Compiling with -DRINGTRACE_DISABLE turns every call into nothing.
+ */
+#ifndef RINGTRACE_H
+#define RINGTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTR_VERSION_MAJOR 0
+#define RTR_VERSION_MINOR 1
+#define RTR_VERSION_PATCH 0
+#define RTR_VERSION_STRING "0.1.0"
+
+#if defined(RTR_BUILDING_LIBRARY)
+#define RTR_API __attribute__((visibility("default")))
+#else
+#define RTR_API
+#endif
+
+#ifndef RINGTRACE_DISABLE
+/* Real prototypes; with RINGTRACE_DISABLE, ringtrace/emit.h defines empty inlines. */
+#define RTR__DECL RTR_API
+#else
+#define RTR__DECL static inline
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Configuration                                                              */
+
+/* What a producer does when its ring is full. */
+enum {
+	RTR_ON_FULL_DROP = 0,	/* drop the event and count it (default): never slows the program */
+	RTR_ON_FULL_BLOCK = 1,	/* wait until the writer frees space: nothing is lost */
+};
+
+/* How the writer writes the file. */
+enum {
+	RTR_IO_AUTO = 0,	/* io_uring when the kernel allows it, else write(2) */
+	RTR_IO_URING = 1,	/* io_uring; rtr_start() fails with its error if unavailable */
+	RTR_IO_SYNC = 2,	/* write(2) from the writer thread */
+};
+
+/* Where timestamps come from. */
+enum {
+	RTR_CLOCK_AUTO = 0,	 /* the TSC when the kernel trusts it, else CLOCK_MONOTONIC */
+	RTR_CLOCK_MONOTONIC = 1, /* clock_gettime(CLOCK_MONOTONIC) */
+	RTR_CLOCK_TSC = 2,	 /* rdtsc, calibrated against CLOCK_MONOTONIC (x86-64 only) */
+};
+
+struct rtr_config {
+	/* File path pattern: %p pid, %h host name, %r rank (from SLURM/PMI/Open MPI/MPICH),
+	 * %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
+	const char *path;
+	/* Bytes of ring per producer thread, rounded up to a power of two, 4 KiB .. 1 GiB.
+	 * Default 1 MiB. RINGTRACE_RING_KB (in KiB). */
+	size_t ring_bytes;
+	/* RTR_ON_FULL_DROP (default) or RTR_ON_FULL_BLOCK. RINGTRACE_ON_FULL=drop|block. */
+	int on_full;
+	/* The writer writes what it has at least this often, so a killed run loses at most
+	 * this much. Default 100 ms, 1 .. 60000. RINGTRACE_FLUSH_MS. */
+	unsigned flush_ms;
+	/* RTR_IO_AUTO (default), RTR_IO_URING or RTR_IO_SYNC. RINGTRACE_IO=auto|uring|sync. */
+	int io;
+	/* Process name shown in viewers; NULL means the program's name. RINGTRACE_PROCESS_NAME. */
+	const char *process_name;
+	/* RTR_CLOCK_AUTO (default), RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC.
+	 * RINGTRACE_CLOCK=auto|monotonic|tsc. */
+	int clock;
+};
+
+/*
+ * Fill *cfg with the defaults, then apply the RINGTRACE_* environment variables.
+ * A variable with a bad value is reported on stderr and leaves the default.
+ * Thread-safe; allocates nothing (string fields point into the environment).
+ */
+RTR__DECL void rtr_config_init(struct rtr_config *cfg);
+
+/* ------------------------------------------------------------------------- */
+/* Lifecycle                                                                  */
+
+/*
+ * Open the trace file, write its start marker and start the writer thread.
+ * cfg NULL means rtr_config_init() defaults. The config is copied (strings too).
+ * Returns 0, or a negative errno: -EBUSY already started, -EINVAL bad config,
+ * the open(2) error for the file, the io_uring error with RTR_IO_URING, -ENOMEM.
+ * Call from one thread at a time, with rtr_stop(). A program that exits without
+ * rtr_stop() still gets a finished file (an atexit handler stops the recorder).
+ */
+RTR__DECL int rtr_start(const struct rtr_config *cfg);
+
+/*
+ * Wait until every event recorded before the call (by any thread, as ordered by
+ * happens-before) has been written to the file. Returns 0, the first write error
+ * as a negative errno, or 0 when the recorder is not running. Any thread.
+ */
+RTR__DECL int rtr_flush(void);
+
+/*
+ * Stop recording: drain every ring, write the end marker and close the array, close
+ * the file, join the writer. Returns 0, or the first write error as a negative errno
+ * (the events that could not be written are counted as dropped). 0 when not running.
+ * A later rtr_start() begins a new file.
+ */
+RTR__DECL int rtr_stop(void);
+
+/* ------------------------------------------------------------------------- */
+/* Statistics                                                                 */
+
+struct rtr_stats {
+	uint64_t events_recorded;	/* events the program recorded in this session */
+	uint64_t events_written;	/* events in bytes the file accepted */
+	uint64_t events_dropped;	/* = dropped_full + dropped_io + dropped_too_large */
+	uint64_t events_dropped_full;	/* dropped because a ring was full (drop mode) */
+	uint64_t events_dropped_io;	/* lost to a write error */
+	uint64_t events_dropped_too_large; /* one event larger than half a ring */
+	uint64_t bytes_written;		/* bytes the file accepted */
+	uint64_t threads;		/* producer threads that recorded in this session */
+	uint64_t writer_wakeups;	/* times the writer woke up to drain */
+	int io_method;			/* RTR_IO_URING or RTR_IO_SYNC (0 when never started) */
+	int clock;			/* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
+	int write_error;		/* first write error, negative errno, or 0 */
+	int running;			/* 1 between rtr_start() and rtr_stop() */
+};
+
+/*
+ * Counters of the current session, or of the last one after rtr_stop(). While the
+ * recorder runs, events_recorded may exceed written + dropped by what is still in
+ * the rings; after rtr_stop() written + dropped == recorded exactly. Any thread.
+ */
+RTR__DECL void rtr_stats_get(struct rtr_stats *out);
+
+/* Name of an RTR_IO_* value ("io_uring", "write"), for printing. */
+RTR__DECL const char *rtr_io_name(int io_method);
+
+/* ------------------------------------------------------------------------- */
+/* Arguments                                                                  */
+
+enum {
+	RTR_ARG_TYPE_I64 = 1,
+	RTR_ARG_TYPE_U64 = 2,
+	RTR_ARG_TYPE_F64 = 3,
+	RTR_ARG_TYPE_BOOL = 4,
+	RTR_ARG_TYPE_STR = 5,	   /* static string: the pointer is recorded */
+	RTR_ARG_TYPE_STR_COPY = 6, /* bytes copied into the ring at record time */
+};
+
+/* Most arguments one event carries; more are ignored (and counted nowhere: keep to it). */
+#define RTR_MAX_ARGS 16
+/* Longest copied string (name, argument value); longer ones are cut at this many bytes. */
+#define RTR_MAX_COPY 4096
+
+struct rtr_arg {
+	const char *key; /* static string */
+	int type;	 /* RTR_ARG_TYPE_* */
+	union {
+		int64_t i64;
+		uint64_t u64;
+		double f64;
+		bool b;
+		const char *str;
+	} v;
+};
+
+#ifdef __cplusplus
+#define RTR__ARG(k, t, field, val)                                                                 \
+	([&]() {                                                                                   \
+		struct rtr_arg a_;                                                                 \
+		a_.key = (k);                                                                      \
+		a_.type = (t);                                                                     \
+		a_.v.field = (val);                                                                \
+		return a_;                                                                         \
+	}())
+#else
+#define RTR__ARG(k, t, field, val) ((struct rtr_arg){.key = (k), .type = (t), .v.field = (val)})
+#endif
+#define RTR_ARG_I64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_I64, i64, (int64_t)(val))
+#define RTR_ARG_U64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_U64, u64, (uint64_t)(val))
+#define RTR_ARG_F64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_F64, f64, (double)(val))
+#define RTR_ARG_BOOL(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_BOOL, b, (bool)(val))
+#define RTR_ARG_STR(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_STR, str, (val))
+#define RTR_ARG_STR_COPY(key, val) RTR__ARG(key, RTR_ARG_TYPE_STR_COPY, str, (val))
+
+/* ------------------------------------------------------------------------- */
+/* Events                                                                     */
+
+/* A call site: category and name, made once by the macros below. Static storage. */
+struct rtr_site {
+	const char *cat;
+	const char *name;
+};
+
+#ifndef RINGTRACE_DISABLE
+
+/* Nanoseconds on the recorder's clock (CLOCK_MONOTONIC's time base), for
+ * rtr_complete(). Any thread; works whether or not the recorder runs. */
+RTR_API uint64_t rtr_now_ns(void);
+
+/* Name the calling thread in the trace (copied). Any thread, while recording. */
+RTR_API void rtr_thread_name(const char *name);
+
+/* Slow-path and argument-carrying calls: lock-free, allocation-free. */
+RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_arg *args,
+			    unsigned n);
+RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
+			      unsigned n);
+RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns,
+			       uint64_t dur_ns, const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_begin_copy(const char *cat, const char *name);
+RTR_API void rtr_instant_copy(const char *cat, const char *name);
+RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns,
+			       uint64_t dur_ns);
+RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
+
+#endif /* !RINGTRACE_DISABLE */
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "ringtrace/emit.h"
+
+/* Variadic conveniences: rtr_begin_v("app", "load", RTR_ARG_I64("bytes", n), ...). */
+#ifdef __cplusplus
+#include <initializer_list>
+#define RTR__ARGV(...) (std::initializer_list<struct rtr_arg>{__VA_ARGS__}.begin())
+#define RTR__ARGC(...) ((unsigned)std::initializer_list<struct rtr_arg>{__VA_ARGS__}.size())
+#else
+#define RTR__ARGV(...) ((const struct rtr_arg[]){__VA_ARGS__})
+#define RTR__ARGC(...) ((unsigned)(sizeof(RTR__ARGV(__VA_ARGS__)) / sizeof(struct rtr_arg)))
+#endif
+#define rtr_begin_v(cat, name, ...) rtr_begin_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
+#define rtr_instant_v(cat, name, ...)                                                              \
+	rtr_instant_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
+
+#endif /* RINGTRACE_H */

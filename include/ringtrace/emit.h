@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producer's fast path, inline. Do not include directly: include <ringtrace.h>.
+ *
+ * Everything named rtr__* here is internal and may change between versions; it is
+ * visible only because the event calls are inlined into the program.
+ *
+ * The record. One event is one 32-byte record, written by value into the calling
+ * thread's ring, optionally followed by continuation records carrying bytes that do
+ * not fit (a counter value, a copied name, arguments): `ext` says how many bytes
+ * follow, rounded up to whole records. An event is published in one release store,
+ * so the writer never sees half of one and events of one thread keep their order.
+ *
+ *	ts	clock reading in ticks (see rtr__clock_is_tsc), or nanoseconds when
+ *		RTR__F_TS_NS is set (events with explicit timestamps)
+ *	a	name (static string), or the call site for RTR__K_SCOPE
+ *	b	category (static string), or the duration in ticks for RTR__K_SCOPE
+ *	kind	RTR__K_*
+ *	nargs	number of arguments in the continuation bytes
+ *	flags	RTR__F_*
+ *	ext	continuation bytes after this record
+ */
+#ifndef RINGTRACE_EMIT_H
+#define RINGTRACE_EMIT_H
+
+#ifndef RINGTRACE_H
+#error "include <ringtrace.h>, not <ringtrace/emit.h>"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTR__LIKELY(x)	 __builtin_expect(!!(x), 1)
+#define RTR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RTR__CACHELINE	 64
+
+struct rtr__rec {
+	uint64_t ts;
+	uint64_t a;
+	uint64_t b;
+	uint8_t kind;
+	uint8_t nargs;
+	uint16_t flags;
+	uint32_t ext;
+};
+
+enum {
+	RTR__K_BEGIN = 1,	/* B: a name, b cat */
+	RTR__K_END = 2,		/* E: a name, b cat */
+	RTR__K_INSTANT = 3,	/* i (thread scope): a name, b cat */
+	RTR__K_COUNTER_I64 = 4, /* C: a name, b cat; ext: int64 value */
+	RTR__K_COUNTER_F64 = 5, /* C: a name, b cat; ext: double value */
+	RTR__K_COMPLETE = 6,	/* X: a name, b cat; ext: uint64 duration */
+	RTR__K_SCOPE = 7,	/* X: a site, b duration in ticks */
+	RTR__K_THREAD_NAME = 8, /* M thread_name: ext: copied name */
+};
+
+enum {
+	RTR__F_NAME_COPY = 1 << 0, /* the name is a copied string in ext, not `a` */
+	RTR__F_TS_NS = 1 << 1,	   /* ts and duration are nanoseconds, not ticks */
+};
+
+/*
+ * A producer thread's ring. Single producer (the owning thread), single consumer
+ * (the writer). head and tail run freely as uint32 and are masked on use; the ring
+ * holds mask + 1 records. Protocol essay and the slow paths: src/ring/ring.h.
+ */
+struct rtr__ring {
+	/* Producer's line: written only by the owning thread. */
+	uint32_t head __attribute__((aligned(RTR__CACHELINE))); /* next record to write */
+	uint32_t cached_tail;	/* producer's last view of tail */
+	uint32_t limit;		/* take the slow path when the fill would pass this */
+	uint32_t mask;		/* copy of the read-only mask, on the producer's line */
+	struct rtr__rec *slots; /* copy of the read-only slot pointer */
+	uint64_t events;	/* events published; relaxed, summed by the writer */
+	uint64_t dropped_full;	/* events dropped on a full ring; relaxed */
+	uint64_t dropped_large; /* events larger than half the ring; relaxed */
+
+	/* Consumer's line: written only by the writer. */
+	uint32_t tail __attribute__((aligned(RTR__CACHELINE))); /* next record to read */
+	uint32_t closed_seen;	/* the writer has seen `closed` */
+
+	/* Read-mostly: set at creation, or rarely. */
+	uint32_t closed __attribute__((aligned(RTR__CACHELINE))); /* owning thread has exited */
+	uint32_t capacity;	/* records: mask + 1 */
+	uint32_t hwm;		/* fill at which the producer wakes the writer */
+	int32_t tid;		/* kernel thread id of the owner */
+	uint64_t id;		/* unique per process, never reused */
+	struct rtr__ring *next; /* registry list; under the registry lock */
+	size_t map_bytes;	/* size of the mapping that holds this ring */
+	char name[64];		/* the thread's name when the ring was made */
+	uint64_t reader[8];	/* the writer's per-ring state; writer only */
+};
+
+#ifndef RINGTRACE_DISABLE
+
+/* Nonzero while the recorder runs. Stored with release by rtr_start()/rtr_stop(). */
+extern RTR_API int rtr__active;
+/* Nonzero when the clock is the TSC; set before rtr__active with release. */
+extern RTR_API int rtr__clock_is_tsc;
+/* The calling thread's ring, NULL until its first event. */
+extern RTR_API __thread struct rtr__ring *rtr__tls_ring __attribute__((tls_model("initial-exec")));
+
+/* Cold paths, out of line: register the thread's ring; make room in a full ring. */
+RTR_API struct rtr__ring *rtr__ring_attach(void);
+RTR_API bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n);
+RTR_API uint64_t rtr__ticks_slow(void);
+
+#if defined(RTR_EXPORT_HOT)
+#define RTR_HOT RTR_API /* src/exports.c: one exported definition of each call */
+#else
+#define RTR_HOT static inline
+#endif
+
+static inline int rtr__recording(void)
+{
+	/* A0: pairs with R0 in rtr_start(); the clock kind and origin are set */
+	return __atomic_load_n(&rtr__active, __ATOMIC_ACQUIRE);
+}
+
+static inline uint64_t rtr__ticks(void)
+{
+#if defined(__x86_64__)
+	if (RTR__LIKELY(rtr__clock_is_tsc)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return rtr__ticks_slow();
+}
+
+/*
+ * Reserve n records at the head, or return NULL (dropped, or recorder stopping).
+ * The caller fills them and calls rtr__publish().
+ */
+static inline struct rtr__ring *rtr__reserve(uint32_t n, uint32_t *head_out)
+{
+	struct rtr__ring *r = rtr__tls_ring;
+
+	if (RTR__UNLIKELY(r == NULL) && (r = rtr__ring_attach()) == NULL)
+		return NULL;
+	uint32_t head = r->head; /* own index: only this thread stores it */
+	if (RTR__UNLIKELY(head + n - r->cached_tail > r->limit) && !rtr__ring_make_room(r, n))
+		return NULL;
+	*head_out = head;
+	return r;
+}
+
+static inline void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
+{
+	/* own counter: only this thread stores it; the writer reads it for stats */
+	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
+	/* R1: pairs with A1 in the writer's drain; the records are visible before head */
+	__atomic_store_n(&r->head, head + n, __ATOMIC_RELEASE);
+}
+
+static inline void rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
+{
+	uint32_t head;
+	struct rtr__ring *r = rtr__reserve(1, &head);
+
+	if (RTR__UNLIKELY(r == NULL))
+		return;
+	struct rtr__rec *rec = &r->slots[head & r->mask];
+	rec->ts = ts;
+	rec->a = a;
+	rec->b = b;
+	rec->kind = kind;
+	rec->nargs = 0;
+	rec->flags = 0;
+	rec->ext = 0;
+	rtr__publish(r, head, 1);
+}
+
+/* An event with one 64-bit payload word in a continuation record. */
+static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a,
+				  uint64_t b, uint64_t word)
+{
+	uint32_t head;
+	struct rtr__ring *r = rtr__reserve(2, &head);
+
+	if (RTR__UNLIKELY(r == NULL))
+		return;
+	struct rtr__rec *rec = &r->slots[head & r->mask];
+	rec->ts = ts;
+	rec->a = a;
+	rec->b = b;
+	rec->kind = kind;
+	rec->nargs = 0;
+	rec->flags = flags;
+	rec->ext = sizeof(uint64_t);
+	r->slots[(head + 1) & r->mask].ts = word;
+	rtr__publish(r, head, 2);
+}
+
+/* Record a slice beginning on the calling thread. Any thread; wait-free in drop mode. */
+RTR_HOT void rtr_begin(const char *cat, const char *name)
+{
+	if (RTR__UNLIKELY(rtr__recording()))
+		rtr__emit(RTR__K_BEGIN, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
+}
+
+/* Record the end of the innermost slice begun with the same cat and name. */
+RTR_HOT void rtr_end(const char *cat, const char *name)
+{
+	if (RTR__UNLIKELY(rtr__recording()))
+		rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
+}
+
+/* Record a thread-scoped instant. */
+RTR_HOT void rtr_instant(const char *cat, const char *name)
+{
+	if (RTR__UNLIKELY(rtr__recording()))
+		rtr__emit(RTR__K_INSTANT, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
+}
+
+/* Record a counter sample; each name is one series in the viewer. */
+RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
+{
+	if (RTR__UNLIKELY(rtr__recording()))
+		rtr__emit_word(RTR__K_COUNTER_I64, 0, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat,
+			       (uint64_t)value);
+}
+
+/* Record a complete event with explicit times in the rtr_now_ns() clock. */
+RTR_HOT void rtr_complete(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
+{
+	if (RTR__UNLIKELY(rtr__recording()))
+		rtr__emit_word(RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, (uintptr_t)name, (uintptr_t)cat,
+			       dur_ns);
+}
+
+/* RTR_SCOPE: the state a scope carries from its start to its end. */
+struct rtr__scope {
+	const struct rtr_site *site; /* NULL when the recorder was off at the start */
+	uint64_t start;
+};
+
+static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site)
+{
+	struct rtr__scope s = {0, 0};
+
+	if (RTR__UNLIKELY(rtr__recording())) {
+		s.site = site;
+		s.start = rtr__ticks();
+	}
+	return s;
+}
+
+static inline void rtr__scope_end(struct rtr__scope *s)
+{
+	if (RTR__UNLIKELY(s->site != NULL) && rtr__recording())
+		rtr__emit(RTR__K_SCOPE, s->start, (uintptr_t)s->site, rtr__ticks() - s->start);
+}
+
+#define RTR__CAT2(a, b) a##b
+#define RTR__CAT(a, b)	RTR__CAT2(a, b)
+#define RTR__UNIQ(p)	RTR__CAT(p, __COUNTER__)
+
+/*
+ * RTR_SCOPE(cat, name): a complete event ("X") from here to the end of the enclosing
+ * block. cat and name are string literals (they initialize a static call site).
+ */
+#define RTR_SCOPE(cat, name) RTR__SCOPE(cat, name, RTR__UNIQ(rtr__site_))
+#define RTR__SCOPE(cat, name, site)                                                                \
+	static const struct rtr_site site = {cat, name};                                           \
+	struct rtr__scope RTR__CAT(site, _scope) __attribute__((cleanup(rtr__scope_end))) =        \
+		rtr__scope_begin(&site)
+
+#else /* RINGTRACE_DISABLE: every call compiles to nothing. */
+
+static inline void rtr_config_init(struct rtr_config *cfg)
+{
+	__builtin_memset(cfg, 0, sizeof(*cfg));
+}
+static inline int rtr_start(const struct rtr_config *cfg)
+{
+	(void)cfg;
+	return 0;
+}
+static inline int rtr_flush(void)
+{
+	return 0;
+}
+static inline int rtr_stop(void)
+{
+	return 0;
+}
+static inline void rtr_stats_get(struct rtr_stats *out)
+{
+	__builtin_memset(out, 0, sizeof(*out));
+}
+static inline const char *rtr_io_name(int io_method)
+{
+	(void)io_method;
+	return "disabled";
+}
+static inline uint64_t rtr_now_ns(void)
+{
+	return 0;
+}
+#define rtr_thread_name(n)		    ((void)0)
+#define rtr_begin(c, n)			    ((void)0)
+#define rtr_end(c, n)			    ((void)0)
+#define rtr_instant(c, n)		    ((void)0)
+#define rtr_counter_i64(c, n, v)	    ((void)0)
+#define rtr_counter_f64(c, n, v)	    ((void)0)
+#define rtr_complete(c, n, t, d)	    ((void)0)
+#define rtr_begin_args(c, n, a, k)	    ((void)0)
+#define rtr_instant_args(c, n, a, k)	    ((void)0)
+#define rtr_complete_args(c, n, t, d, a, k) ((void)0)
+#define rtr_begin_copy(c, n)		    ((void)0)
+#define rtr_instant_copy(c, n)		    ((void)0)
+#define rtr_complete_copy(c, n, t, d)	    ((void)0)
+#define RTR_SCOPE(cat, name)		    do {} while (0)
+
+#endif /* RINGTRACE_DISABLE */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGTRACE_EMIT_H */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Producer calls whose events carry continuation bytes: arguments, copied names,
+ * thread names, double counters. Out of line (they are longer), but held to the hot
+ * path's rules: no lock, no allocation, no formatting, no system call.
+ *
+ * Continuation bytes of one event, in this order (the writer decodes the same):
+ *
+ *	[u64 word]		COUNTER_I64/F64 value, COMPLETE duration
+ *	[u32 len][len bytes]	the name, when RTR__F_NAME_COPY
+ *	[u8 type] x nargs	RTR_ARG_TYPE_*
+ *	[u64 key][u64 value] x nargs	value: the number or bits; a static string's
+ *				pointer; a copied string's length (UINT64_MAX: NULL)
+ *	the copied strings' bytes, in argument order
+ */
+#include "common/compiler.h"
+#include "ring/ring.h"
+
+#include <string.h>
+
+struct ext_event {
+	uint8_t kind;
+	uint16_t flags;
+	uint64_t ts;
+	const char *cat;
+	const char *name;
+	int has_word;
+	uint64_t word;
+	const struct rtr_arg *args;
+	unsigned nargs;
+};
+
+static void emit_ext(const struct ext_event *e)
+{
+	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
+	uint32_t name_len = 0;
+	uint64_t str_len[RTR_MAX_ARGS];
+	size_t ext = e->has_word ? sizeof(uint64_t) : 0;
+
+	if (e->args == NULL)
+		nargs = 0;
+	if (e->flags & RTR__F_NAME_COPY) {
+		name_len = e->name != NULL ? (uint32_t)strnlen(e->name, RTR_MAX_COPY) : 0;
+		ext += sizeof(name_len) + name_len;
+	}
+	ext += nargs * (1 + 2 * sizeof(uint64_t));
+	for (unsigned i = 0; i < nargs; i++) {
+		str_len[i] = 0;
+		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY) {
+			const char *s = e->args[i].v.str;
+			str_len[i] = s != NULL ? strnlen(s, RTR_MAX_COPY) : UINT64_MAX;
+			ext += s != NULL ? str_len[i] : 0;
+		}
+	}
+
+	uint32_t nrec = rtr__ring_event_records((uint32_t)ext);
+	uint32_t head;
+	struct rtr__ring *r = rtr__reserve(nrec, &head);
+	if (RTR_UNLIKELY(r == NULL))
+		return;
+
+	struct rtr__rec *rec = &r->slots[head & r->mask];
+	rec->ts = e->ts;
+	rec->a = (e->flags & RTR__F_NAME_COPY) ? 0 : (uintptr_t)e->name;
+	rec->b = (uintptr_t)e->cat;
+	rec->kind = e->kind;
+	rec->nargs = (uint8_t)nargs;
+	rec->flags = e->flags;
+	rec->ext = (uint32_t)ext;
+
+	size_t off = 0;
+	if (e->has_word) {
+		rtr__ring_write(r, head, off, &e->word, sizeof(e->word));
+		off += sizeof(e->word);
+	}
+	if (e->flags & RTR__F_NAME_COPY) {
+		rtr__ring_write(r, head, off, &name_len, sizeof(name_len));
+		rtr__ring_write(r, head, off + sizeof(name_len), e->name, name_len);
+		off += sizeof(name_len) + name_len;
+	}
+	for (unsigned i = 0; i < nargs; i++) {
+		uint8_t type = (uint8_t)e->args[i].type;
+		rtr__ring_write(r, head, off + i, &type, 1);
+	}
+	off += nargs;
+	for (unsigned i = 0; i < nargs; i++) {
+		const struct rtr_arg *a = &e->args[i];
+		uint64_t pair[2] = {(uintptr_t)a->key, 0};
+		switch (a->type) {
+		case RTR_ARG_TYPE_I64:
+		case RTR_ARG_TYPE_U64:
+		case RTR_ARG_TYPE_F64:
+			memcpy(&pair[1], &a->v, sizeof(pair[1]));
+			break;
+		case RTR_ARG_TYPE_BOOL:
+			pair[1] = a->v.b;
+			break;
+		case RTR_ARG_TYPE_STR:
+			pair[1] = (uintptr_t)a->v.str;
+			break;
+		case RTR_ARG_TYPE_STR_COPY:
+			pair[1] = str_len[i];
+			break;
+		default:
+			break; /* unknown type: written as null */
+		}
+		rtr__ring_write(r, head, off, pair, sizeof(pair));
+		off += sizeof(pair);
+	}
+	for (unsigned i = 0; i < nargs; i++) {
+		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY && str_len[i] != UINT64_MAX) {
+			rtr__ring_write(r, head, off, e->args[i].v.str, str_len[i]);
+			off += str_len[i];
+		}
+	}
+	rtr__publish(r, head, nrec);
+}
+
+RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_arg *args,
+			    unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_BEGIN, 0, rtr__ticks(), cat, name, 0, 0, args, n};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
+			      unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_INSTANT, 0, rtr__ticks(), cat, name, 0, 0, args, n};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns,
+			       uint64_t dur_ns, const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, cat, name, 1, dur_ns, args, n};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_begin_copy(const char *cat, const char *name)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_BEGIN, RTR__F_NAME_COPY, rtr__ticks(), cat, name, 0, 0, NULL, 0};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_instant_copy(const char *cat, const char *name)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_INSTANT, RTR__F_NAME_COPY, rtr__ticks(), cat, name, 0, 0,
+			      NULL, 0};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns,
+			       uint64_t dur_ns)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {RTR__K_COMPLETE, RTR__F_NAME_COPY | RTR__F_TS_NS, ts_ns, cat, name,
+			      1, dur_ns, NULL, 0};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_counter_f64(const char *cat, const char *name, double value)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	uint64_t bits;
+	memcpy(&bits, &value, sizeof(bits));
+	rtr__emit_word(RTR__K_COUNTER_F64, 0, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat, bits);
+}
+
+RTR_API void rtr_thread_name(const char *name)
+{
+	if (name == NULL)
+		return;
+	/* Kept for a ring made later (the recorder may start after the thread names itself). */
+	strncpy(rtr__tls_thread_name, name, sizeof(rtr__tls_thread_name) - 1);
+	if (!rtr__recording())
+		return;
+	struct ext_event e = {RTR__K_THREAD_NAME, RTR__F_NAME_COPY, rtr__ticks(), NULL, name, 0, 0,
+			      NULL, 0};
+	emit_ext(&e);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* Rings: creation, the producer's slow paths, thread exit, the registry. See ring.h. */
+#include "ring/ring.h"
+
+#include "common/atomic.h"
+#include "common/compiler.h"
+#include "common/mem.h"
+#include "recorder.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+RTR_API __thread struct rtr__ring *rtr__tls_ring __attribute__((tls_model("initial-exec")));
+/* The name given with rtr_thread_name(), for a ring made later. */
+__thread char rtr__tls_thread_name[64];
+/* Set when this thread's key destructor ran: it must not make a new ring. */
+static __thread int tls_exited;
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t ring_key;
+static int key_error;
+
+/* The registry: every ring not yet freed, newest first. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rtr__ring *registry_head; /* under registry_lock */
+static uint64_t rings_created;		/* under registry_lock */
+
+/* Session parameters, read by producers in the slow paths only. */
+static uint32_t ring_records = 1u << 15; /* under registry_lock */
+static int on_full_policy;		 /* relaxed: rtr_start() stores it before R0 */
+
+void rtr__rings_configure(size_t ring_bytes, int on_full)
+{
+	uint32_t records = 128;
+
+	while ((size_t)records * RTR_REC_BYTES < ring_bytes && records < (1u << 25))
+		records <<= 1;
+	pthread_mutex_lock(&registry_lock);
+	ring_records = records;
+	pthread_mutex_unlock(&registry_lock);
+	/* published to producers by R0 in rtr_start(), which follows */
+	rtr_atomic_store_relaxed(&on_full_policy, on_full);
+}
+
+static void ring_thread_exit(void *arg)
+{
+	struct rtr__ring *r = arg;
+
+	rtr__tls_ring = NULL;
+	tls_exited = 1;
+	/* R2: pairs with A2 in the writer; all our records were published before this */
+	rtr_atomic_store_release(&r->closed, 1);
+}
+
+static void make_key(void)
+{
+	key_error = pthread_key_create(&ring_key, ring_thread_exit);
+}
+
+static struct rtr__ring *ring_create(uint32_t records)
+{
+	size_t head_bytes = (sizeof(struct rtr__ring) + 4095) & ~(size_t)4095;
+	size_t bytes = head_bytes + (size_t)records * RTR_REC_BYTES;
+	struct rtr__ring *r = rtr__mem_map(bytes);
+
+	if (r == NULL)
+		return NULL;
+	r->map_bytes = bytes;
+	r->capacity = records;
+	r->mask = records - 1;
+	r->hwm = records / 2;
+	r->limit = r->hwm;
+	r->slots = (struct rtr__rec *)((char *)r + head_bytes);
+	r->tid = (int32_t)gettid();
+	if (rtr__tls_thread_name[0] != '\0')
+		memcpy(r->name, rtr__tls_thread_name, sizeof(r->name));
+	else if (prctl(PR_GET_NAME, r->name) != 0) /* writes at most 16 bytes */
+		r->name[0] = '\0';
+	r->name[sizeof(r->name) - 1] = '\0';
+	return r;
+}
+
+RTR_COLD struct rtr__ring *rtr__ring_attach(void)
+{
+	if (tls_exited || !rtr__recording())
+		return NULL;
+	pthread_once(&key_once, make_key);
+	if (key_error != 0)
+		return NULL;
+
+	pthread_mutex_lock(&registry_lock);
+	struct rtr__ring *r = ring_create(ring_records);
+	if (r != NULL) {
+		r->id = ++rings_created;
+		r->next = registry_head;
+		registry_head = r;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (r == NULL)
+		return NULL;
+	if (pthread_setspecific(ring_key, r) != 0) {
+		/* Without a destructor the ring would never be freed: do without. */
+		rtr_atomic_store_release(&r->closed, 1); /* R2, as at thread exit */
+		tls_exited = 1;
+		return NULL;
+	}
+	rtr__tls_ring = r;
+	return r;
+}
+
+static void backoff(unsigned round)
+{
+	if (round < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else if (round < 128) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 50 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
+{
+	uint32_t head = r->head; /* own index */
+
+	if (n > r->capacity / 2) {
+		/* own counter: only this thread stores it */
+		rtr_atomic_store_relaxed(&r->dropped_large, r->dropped_large + 1);
+		return false;
+	}
+	for (unsigned round = 0;; round++) {
+		/* A3: pairs with R3 in rtr__ring_consume(); the writer is done with slots below */
+		uint32_t tail = rtr_atomic_load_acquire(&r->tail);
+		uint32_t fill = head + n - tail;
+
+		r->cached_tail = tail;
+		if (fill > r->hwm) {
+			/* Orders our head stores before reading the writer's sleep flag; pairs
+			 * with the fence in the writer's sleep (no lost wake-up). */
+			rtr_atomic_fence_seq_cst();
+			rtr__writer_wake();
+		}
+		if (fill <= r->capacity)
+			return true;
+		if (!rtr__recording())
+			return false; /* stopping: the event is outside the session */
+		if (rtr_atomic_load_relaxed(&on_full_policy) == RTR_ON_FULL_DROP) {
+			/* own counter: only this thread stores it */
+			rtr_atomic_store_relaxed(&r->dropped_full, r->dropped_full + 1);
+			return false;
+		}
+		backoff(round);
+	}
+}
+
+void rtr__ring_write(struct rtr__ring *r, uint32_t head, size_t off, const void *src, size_t len)
+{
+	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
+	size_t at = ((size_t)((head + 1) & r->mask) * RTR_REC_BYTES + off) % ring_bytes;
+	size_t first = len < ring_bytes - at ? len : ring_bytes - at;
+	char *base = (char *)r->slots;
+
+	memcpy(base + at, src, first);
+	memcpy(base, (const char *)src + first, len - first);
+}
+
+void rtr__ring_read(const struct rtr__ring *r, uint32_t pos, size_t off, void *dst, size_t len)
+{
+	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
+	size_t at = ((size_t)((pos + 1) & r->mask) * RTR_REC_BYTES + off) % ring_bytes;
+	size_t first = len < ring_bytes - at ? len : ring_bytes - at;
+	const char *base = (const char *)r->slots;
+
+	memcpy(dst, base + at, first);
+	memcpy((char *)dst + first, base, len - first);
+}
+
+size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next)
+		n++;
+	if (n > *cap) {
+		size_t want = n * 2 + 64;
+		struct rtr__ring **grown = rtr__mem_map(want * sizeof(*grown));
+		if (grown != NULL) {
+			rtr__mem_unmap(*arr, *cap * sizeof(**arr));
+			*arr = grown;
+			*cap = want;
+		} else {
+			n = *cap; /* out of memory: serve the newest rings now, the rest later */
+		}
+	}
+	size_t i = 0;
+	for (struct rtr__ring *r = registry_head; r != NULL && i < n; r = r->next)
+		(*arr)[i++] = r;
+	pthread_mutex_unlock(&registry_lock);
+	return i;
+}
+
+void rtr__rings_free(struct rtr__ring *r)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct rtr__ring **p = &registry_head; *p != NULL; p = &(*p)->next) {
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	rtr__mem_unmap(r, r->map_bytes);
+}
+
+uint64_t rtr__rings_created(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	uint64_t n = rings_created;
+	pthread_mutex_unlock(&registry_lock);
+	return n;
+}
+
+void rtr__rings_after_fork_child(void)
+{
+	/* Only the forking thread exists in the child; its ring stays usable. */
+	pthread_mutex_init(&registry_lock, NULL);
+	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next) {
+		if (r != rtr__tls_ring)
+			rtr_atomic_store_release(&r->closed, 1); /* R2: no producer left */
+	}
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread SPSC rings and the registry of rings.
+ *
+ * Each producer thread owns one ring, made on its first event (rtr__ring_attach, the
+ * only producer path that locks or allocates) and registered in a global list. The
+ * writer is the single consumer of every ring.
+ *
+ * Indices. head (next record to write) is stored only by the producer; tail (next
+ * record to read) only by the writer. Both run freely as uint32 and are masked on
+ * use, so head - tail is the fill even across wrap-around. Each side keeps a private
+ * view of the other's index and re-reads the shared one only when its view says the
+ * ring is too full (producer) or empty (writer), so in the steady state the two cores
+ * touch each other's cache line once per batch, not once per event.
+ *
+ * Memory order, the four edges:
+ *   R1 producer: records written, then head stored with release   (emit.h)
+ *   A1 writer:   head loaded with acquire, then records read        (rtr__ring_readable)
+ *   R3 writer:   records read, then tail stored with release        (rtr__ring_consume)
+ *   A3 producer: tail loaded with acquire, then slots reused        (rtr__ring_make_room)
+ * plus R2/A2 for `closed` (thread exit) and a seq_cst fence pair with the writer's
+ * sleep flag so that a wake-up is never lost (rtr__ring_make_room / writer sleep).
+ *
+ * Events. One event is one header record plus ceil(ext / 32) continuation records,
+ * published together, so an event is always whole and contiguous modulo wrap-around.
+ * Continuation bytes may wrap from the last slot to slot 0; rtr__ring_write and
+ * rtr__ring_read split the copy there.
+ *
+ * Full ring. In drop mode the event is dropped and counted in the ring (producer-only
+ * relaxed counters the writer sums); in block mode the producer waits for the writer,
+ * spinning briefly, then yielding, then sleeping in short steps. When the fill passes
+ * the high-water mark (half the ring) the producer wakes the writer early.
+ *
+ * Thread exit. A pthread key destructor marks the ring closed; the writer drains what
+ * is left and frees it. A thread that records after its destructor ran (from another
+ * key's destructor) records nothing.
+ */
+#ifndef RTR_RING_H
+#define RTR_RING_H
+
+#include <ringtrace.h>
+#include <stddef.h>
+
+#define RTR_REC_BYTES ((uint32_t)sizeof(struct rtr__rec))
+
+/* Records one event of `ext` continuation bytes takes. */
+static inline uint32_t rtr__ring_event_records(uint32_t ext)
+{
+	return 1 + (ext + RTR_REC_BYTES - 1) / RTR_REC_BYTES;
+}
+
+/* The calling thread's name from rtr_thread_name(), "" if none; a new ring takes it. */
+extern __thread char rtr__tls_thread_name[64];
+
+/* Session parameters for rings made from now on; set by rtr_start() before it
+ * publishes rtr__active. on_full is RTR_ON_FULL_*. */
+void rtr__rings_configure(size_t ring_bytes, int on_full);
+
+/* Producer: copy `len` bytes to byte offset `off` of the continuation area of the
+ * event whose header is at record index `head`. Wrap-aware. */
+void rtr__ring_write(struct rtr__ring *r, uint32_t head, size_t off, const void *src, size_t len);
+
+/* Writer: records published and not yet consumed. A1. */
+static inline uint32_t rtr__ring_readable(struct rtr__ring *r)
+{
+	/* A1: pairs with R1 in rtr__publish(); records below head are fully written */
+	uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+
+	return head - r->tail; /* tail: own index, only the writer stores it */
+}
+
+/* Writer: copy continuation bytes of the event at record index `pos`. Wrap-aware. */
+void rtr__ring_read(const struct rtr__ring *r, uint32_t pos, size_t off, void *dst, size_t len);
+
+/* Writer: hand `n` records back to the producer. R3. */
+static inline void rtr__ring_consume(struct rtr__ring *r, uint32_t n)
+{
+	/* R3: pairs with A3 in rtr__ring_make_room(); we are done reading these slots */
+	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+}
+
+/* Writer: the owning thread has exited (A2); read before the last rtr__ring_readable(). */
+static inline int rtr__ring_closed(struct rtr__ring *r)
+{
+	/* A2: pairs with R2 at thread exit; every record was published before closed */
+	return __atomic_load_n(&r->closed, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Writer: copy the registered rings into *arr (grown as needed with rtr__mem_map),
+ * return how many. Takes the registry lock briefly. Rings stay valid until the
+ * writer itself frees them with rtr__rings_free().
+ */
+size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap);
+
+/* Writer (or rtr_start/rtr_stop with no writer running): unlink and unmap a closed,
+ * drained ring. */
+void rtr__rings_free(struct rtr__ring *r);
+
+/* Number of rings registered since the process started (monotonic). */
+uint64_t rtr__rings_created(void);
+
+/* After fork, in the child: rings of threads that do not exist there are closed. */
+void rtr__rings_after_fork_child(void);
+
+#endif

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sinks, the shared part: the chunk pool, file offsets, counters and the error latch.
+ * The methods (sink_uring.c, sink_sync.c) only move bytes; everything they learn comes
+ * back through rtr__sink_wrote() and rtr__sink_complete() below.
+ *
+ * Pool. nchunks chunks of chunk_bytes, carved from one anonymous mapping, each in one
+ * of three states (rtr__chunk.busy): FREE, HELD by the writer between acquire and
+ * submit, WRITING from submit until its write completes. Only io_uring leaves chunks
+ * WRITING after rtr__sink_submit() returns, so only io_uring ever makes acquire wait.
+ *
+ * Offsets. Submission order is file order: each submitted chunk takes the next
+ * s->offset and advances it by its length, so the file is the concatenation of the
+ * chunks in the order the writer submitted them, whichever method writes them.
+ *
+ * Error latch. The first failed write latches its error. From then on submit writes
+ * nothing: the chunk's events go to events_failed and it returns to the pool at once,
+ * so a full disk costs the writer neither a block nor a crash. s->offset stops there.
+ *
+ * Threads. One thread (the writer) calls every function. The counters and the error
+ * are the only fields another thread reads (rtr_stats_get()), and they are stored with
+ * relaxed atomics: each is an independent number with no data published behind it.
+ */
+#include "writer/sink.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ringtrace.h>
+
+#include "common/atomic.h"
+#include "common/mem.h"
+
+/* Add n to a counter only the writer thread stores. */
+static void count(uint64_t *ctr, uint64_t n)
+{
+	/*
+	 * Relaxed load: own counter, only this thread stores it. Relaxed store: readers
+	 * want the number alone. Worst case, a concurrent rtr_stats_get() sees
+	 * bytes_written already counting a chunk whose events are not counted yet; the
+	 * final values are exact once the writer is joined (thread join orders them).
+	 */
+	rtr_atomic_store_relaxed(ctr, rtr_atomic_load_relaxed(ctr) + n);
+}
+
+void rtr__sink_wrote(struct rtr__sink *s, size_t n)
+{
+	count(&s->bytes_written, n);
+}
+
+void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
+{
+	if (err != 0) {
+		/* Relaxed: the latch is read by this thread, and by others as a plain
+		 * number; nothing they read depends on seeing it first. */
+		if (rtr_atomic_load_relaxed(&s->error) == 0)
+			rtr_atomic_store_relaxed(&s->error, err);
+		count(&s->events_failed, c->events);
+	} else {
+		count(&s->events_written, c->events);
+	}
+	c->busy = RTR__CHUNK_FREE;
+}
+
+static void unmap_all(struct rtr__sink *s)
+{
+	if (s->chunks != NULL) {
+		rtr__mem_unmap(s->chunks[0].data, s->chunk_bytes * s->nchunks);
+		rtr__mem_unmap(s->chunks, s->nchunks * sizeof(*s->chunks));
+	}
+	s->chunks = NULL;
+	s->nchunks = 0;
+}
+
+int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes; /* all the chunks; the chunk array itself is smaller */
+	char *buf;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (fd < 0 || nchunks == 0 || chunk_bytes == 0 || page <= 0 ||
+	    chunk_bytes % (size_t)page != 0 ||
+	    __builtin_mul_overflow(chunk_bytes, nchunks, &bytes) ||
+	    (io != RTR_IO_AUTO && io != RTR_IO_URING && io != RTR_IO_SYNC))
+		return -EINVAL;
+
+	s->fd = fd;
+	s->chunk_bytes = chunk_bytes;
+	s->nchunks = nchunks;
+	s->chunks = rtr__mem_map(nchunks * sizeof(*s->chunks));
+	buf = rtr__mem_map(bytes);
+	if (s->chunks == NULL || buf == NULL) {
+		rtr__mem_unmap(buf, bytes);
+		rtr__mem_unmap(s->chunks, nchunks * sizeof(*s->chunks));
+		memset(s, 0, sizeof(*s));
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < nchunks; i++) {
+		s->chunks[i].data = buf + (size_t)i * chunk_bytes;
+		s->chunks[i].index = i;
+	}
+
+	if (io != RTR_IO_SYNC) {
+		err = rtr__sink_uring_open(s);
+		if (err == 0) {
+			s->method = RTR_IO_URING;
+			return 0;
+		}
+		if (io == RTR_IO_URING) {
+			unmap_all(s);
+			memset(s, 0, sizeof(*s));
+			return err;
+		}
+		/* RTR_IO_AUTO: no io_uring here (old kernel, seccomp, sysctl); write(2)
+		 * produces the same bytes. */
+	}
+	s->method = RTR_IO_SYNC;
+	return 0;
+}
+
+struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s)
+{
+	/* Take in what has completed already: it costs no system call, frees chunks
+	 * and keeps the counters current. */
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_reap(s, 0);
+	for (;;) {
+		for (unsigned i = 0; i < s->nchunks; i++) {
+			struct rtr__chunk *c = &s->chunks[i];
+
+			if (c->busy == RTR__CHUNK_FREE) {
+				c->busy = RTR__CHUNK_HELD;
+				c->len = 0;
+				c->events = 0;
+				c->done = 0;
+				return c;
+			}
+		}
+		/* Every chunk is held or being written. Only io_uring leaves chunks in
+		 * flight: wait for one of its writes, which completes or fails (a dead
+		 * ring fails them all at once). Nothing in flight means the writer holds
+		 * every chunk itself, and waiting would never end. */
+		if (s->method != RTR_IO_URING || !rtr__sink_uring_busy(s))
+			return NULL;
+		rtr__sink_uring_reap(s, 1);
+	}
+}
+
+void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c)
+{
+	int err = rtr_atomic_load_relaxed(&s->error); /* own latch: only we store it */
+
+	c->busy = RTR__CHUNK_WRITING;
+	if (c->len == 0 || err != 0) {
+		/* Nothing to write, or nothing may be written any more. */
+		rtr__sink_complete(s, c, err);
+		return;
+	}
+	c->offset = s->offset;
+	c->done = 0;
+	s->offset += c->len;
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_write(s, c);
+	else
+		rtr__sink_sync_write(s, c);
+}
+
+int rtr__sink_wait(struct rtr__sink *s)
+{
+	if (s->method == RTR_IO_URING) {
+		while (rtr__sink_uring_busy(s))
+			rtr__sink_uring_reap(s, 1);
+	}
+	return rtr_atomic_load_relaxed(&s->error); /* own latch: only we store it */
+}
+
+void rtr__sink_close(struct rtr__sink *s)
+{
+	if (s->chunks == NULL)
+		return;
+	rtr__sink_wait(s);
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_close(s);
+	s->impl = NULL;
+	unmap_all(s);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sinks: how output chunks reach the file. Do not include outside src/writer/.
+ *
+ * The writer fills a chunk with whole lines, submits it, and takes the next free one.
+ * Chunks are written back to back at explicit file offsets, in submission order.
+ * Two methods produce identical bytes:
+ *
+ *   io_uring  nchunks registered buffers; several writes in flight while the writer
+ *             formats the next chunk; short writes resubmitted for the remainder.
+ *   write(2)  pwrite(2) loop in the writer thread (io_uring unavailable: old kernel,
+ *             seccomp, io_uring_disabled sysctl; or RINGTRACE_IO=sync).
+ *
+ * A write error (ENOSPC, EFBIG, EIO, ...) is kept as the sink's first error. From then
+ * on nothing more is written: the events of the failed chunk and of every later one
+ * are counted in events_failed, so the writer never blocks or crashes on a bad disk.
+ *
+ * One thread (the writer) calls every function; the counters are stored with relaxed
+ * atomics so that rtr_stats_get() may read them from any thread.
+ */
+#ifndef RTR_WRITER_SINK_H
+#define RTR_WRITER_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rtr__chunk {
+	char *data;	 /* chunk_bytes of page-aligned memory */
+	size_t len;	 /* bytes filled by the writer */
+	uint64_t events; /* events encoded in it: written or failed with it */
+	/* Sink-private. */
+	uint64_t offset; /* file offset of data[0] */
+	size_t done;	 /* bytes already written */
+	unsigned index;	 /* registered buffer index (= position in s->chunks) */
+	int busy;	 /* RTR__CHUNK_*: free, held by the writer, or being written */
+};
+
+/* Values of rtr__chunk.busy. */
+enum {
+	RTR__CHUNK_FREE = 0,	/* in the pool: rtr__sink_acquire() may return it */
+	RTR__CHUNK_HELD = 1,	/* returned by rtr__sink_acquire(), not yet submitted */
+	RTR__CHUNK_WRITING = 2, /* submitted; the method owns it until the write completes */
+};
+
+struct rtr__sink {
+	int fd;
+	int method;	    /* RTR_IO_URING or RTR_IO_SYNC */
+	size_t chunk_bytes; /* capacity of each chunk */
+	unsigned nchunks;
+	struct rtr__chunk *chunks;
+	uint64_t offset; /* file offset of the next submission */
+
+	/*
+	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();
+	 * any thread may read them with rtr_atomic_load_relaxed(). They stay readable
+	 * after rtr__sink_close().
+	 */
+	uint64_t bytes_written;	 /* bytes the file accepted, partial chunks included */
+	uint64_t events_written; /* events of chunks written in full */
+	uint64_t events_failed;	 /* events of chunks not written in full */
+	int error;		 /* first write error as -errno, or 0 */
+
+	void *impl; /* method-private state (io_uring: the ring) */
+};
+
+/*
+ * Prepare to write to fd (opened by the caller, positioned at 0). io is RTR_IO_AUTO
+ * (io_uring, else write(2)), RTR_IO_URING (io_uring or fail) or RTR_IO_SYNC. Takes
+ * chunk_bytes (a multiple of the page size) x nchunks from rtr__mem_map().
+ * Returns 0, or -errno (-ENOMEM; io_uring's setup error for RTR_IO_URING).
+ */
+int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks);
+
+/* An empty chunk (len 0, events 0), waiting for a write to complete when every chunk
+ * is in flight (io_uring). Never NULL while the caller holds fewer than nchunks chunks;
+ * NULL when it holds them all (a bug: nothing could ever free one). */
+struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s);
+
+/* Write c->len bytes after everything submitted before; c returns to the free pool
+ * when done. A chunk with len 0 is simply released. */
+void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c);
+
+/* Wait until every submitted chunk is written (or failed). Returns the first error
+ * (-errno) or 0. */
+int rtr__sink_wait(struct rtr__sink *s);
+
+/* Wait, then release everything the sink holds. Does not close fd. A chunk still
+ * held (acquired, not submitted) is dropped uncounted. The results stay readable. */
+void rtr__sink_close(struct rtr__sink *s);
+
+/*
+ * Between sink.c and its methods (sink_uring.c, sink_sync.c); nothing else calls these.
+ *
+ * sink.c owns the pool and the bookkeeping: it hands out chunks, gives each submitted
+ * chunk its offset, and marks it RTR__CHUNK_WRITING before passing it to the method.
+ * A method reports every byte the file accepts with rtr__sink_wrote() and finishes
+ * every chunk it was given exactly once with rtr__sink_complete().
+ */
+
+/* Count n bytes the file accepted. */
+void rtr__sink_wrote(struct rtr__sink *s, size_t n);
+/* Finish c: err 0 counts its events written; else failed, and err (-errno) becomes the
+ * sink's error unless one is latched already. c returns to the pool. */
+void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err);
+
+/* Set up a ring for s->chunks; s->impl on success. Returns 0 or io_uring's setup error. */
+int rtr__sink_uring_open(struct rtr__sink *s);
+/* Start writing c (c->done bytes already written); returns without waiting. */
+void rtr__sink_uring_write(struct rtr__sink *s, struct rtr__chunk *c);
+/* Handle the completions that are ready; with wait, block until at least one arrives
+ * (returns at once when nothing is in flight). */
+void rtr__sink_uring_reap(struct rtr__sink *s, int wait);
+/* Whether any chunk is still being written. */
+int rtr__sink_uring_busy(const struct rtr__sink *s);
+/* Tear the ring down; nothing may be in flight. */
+void rtr__sink_uring_close(struct rtr__sink *s);
+
+/* Write c in full (or fail) before returning. */
+void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c);
+
+#endif

@@ -1,0 +1,858 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer thread: drain the rings, encode JSON lines, hand chunks to the sink.
+ *
+ * One loop. Each pass takes a snapshot of the registered rings and drains each in
+ * turn, a bounded batch per ring so one busy thread cannot starve the others, then
+ * submits the current chunk when it is full or when flush_ms has passed since the
+ * last write (so a killed run loses at most that much). When a pass finds nothing
+ * to do the thread sleeps on a futex until the next flush deadline, or until a
+ * producer passes a ring's high-water mark, or a flush or stop is requested: an idle
+ * recorder costs one wake-up per flush interval, never a spinning core.
+ *
+ * Lines. Every event becomes one line ending in ",\n". A chunk only ever holds whole
+ * lines, and chunks reach the file in order, so a file cut by a kill ends after a
+ * whole line (or inside the last one written, which the repair rule drops). Before a
+ * line is encoded the writer reserves the most it can take (line_bound()); strings
+ * come from the intern cache, already escaped, and are copied with memcpy.
+ *
+ * Accounting. A ring's producer counts events and drops; the writer counts what it
+ * consumed. Per session and ring, reader state in the ring remembers the counters at
+ * the session's start, so a ring that outlives a session starts the next one at zero.
+ * When a closed ring is drained its totals are folded into `retired` and it is freed.
+ */
+#include "common/atomic.h"
+#include "common/compiler.h"
+#include "common/mem.h"
+#include "recorder.h"
+#include "ring/ring.h"
+#include "writer/intern.h"
+#include "writer/json.h"
+#include "writer/sink.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK_BYTES	  ((size_t)1 << 20)
+#define NCHUNKS		  4
+#define DRAIN_BATCH	  8192u /* records per ring per pass */
+#define RELEASE_EVERY	  1024u /* records consumed before tail is handed back */
+#define INTERN_ARENA	  ((size_t)4 << 20)
+#define INTERN_SLOTS	  ((size_t)1 << 16)
+#define COPY_ESCAPED	  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
+/* Most continuation bytes one event has (see events.c). */
+#define EXT_MAX                                                                                    \
+	(8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
+
+/* The writer's state in each ring (rtr__ring.reader). */
+struct reader {
+	uint64_t session;	/* session these fields belong to */
+	uint64_t base_events;	/* producer counters when the session began */
+	uint64_t base_full;
+	uint64_t base_large;
+	uint64_t events;	/* events consumed in this session */
+	uint64_t dropped_seen;	/* drops already shown in the trace */
+	uint32_t meta_done;	/* thread_name written */
+};
+_Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
+	       "reader state must fit in the ring");
+
+static struct writer {
+	struct rtr__session s;
+	pthread_t thread;
+	struct rtr__sink sink;
+	struct rtr__chunk *chunk;
+	struct rtr__intern intern;
+	struct rtr__ring **rings;
+	size_t rings_cap;
+	char *scratch; /* EXT_MAX bytes: one event's continuation */
+	uint64_t session_id;
+	uint64_t first_ring_id; /* rings with a larger id were made in this session */
+	uint64_t last_write_ns;
+	char pid_tid[48]; /* ,"pid":P,"tid": */
+	size_t pid_tid_len;
+	int error_reported;
+	int final_error;
+
+	/* Private totals. */
+	uint64_t retired_events, retired_full, retired_large;
+	uint64_t dropped_shown; /* drops shown in the trace's counter track */
+	uint64_t threads;	/* rings that recorded in this session */
+
+	/* Control words; futexes where noted. */
+	uint32_t stop;	    /* set by rtr__writer_stop() */
+	uint32_t wake_seq;  /* futex: bumped to wake the writer */
+	uint32_t sleeping;  /* the writer is about to sleep or sleeps */
+	uint32_t flush_req; /* flush tickets handed out */
+	uint32_t flush_done; /* futex: last flush ticket served */
+
+	/* Published counters: relaxed, stored by the writer, read by rtr_stats_get(). */
+	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_threads, st_wakeups;
+	int st_io, st_clock;
+} W;
+
+static uint64_t session_counter;
+
+static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *timeout)
+{
+	return syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Output                                                                     */
+
+static void report_error_once(struct writer *w)
+{
+	int err = rtr_atomic_load_relaxed(&w->sink.error);
+
+	if (err != 0 && !w->error_reported) {
+		w->error_reported = 1;
+		fprintf(stderr,
+			"ringtrace: writing %s failed: %s; the events not written are counted as "
+			"dropped\n",
+			w->s.path, strerror(-err));
+	}
+}
+
+static void submit_chunk(struct writer *w)
+{
+	if (w->chunk->len == 0)
+		return;
+	rtr__sink_submit(&w->sink, w->chunk);
+	w->chunk = rtr__sink_acquire(&w->sink);
+	report_error_once(w);
+}
+
+/* Room for `need` more bytes in the current chunk; returns the cursor. */
+static inline char *out_reserve(struct writer *w, size_t need)
+{
+	if (RTR_UNLIKELY(w->sink.chunk_bytes - w->chunk->len < need))
+		submit_chunk(w);
+	return w->chunk->data + w->chunk->len;
+}
+
+static inline void out_commit(struct writer *w, char *end, uint64_t events)
+{
+	w->chunk->len = (size_t)(end - w->chunk->data);
+	w->chunk->events += events;
+}
+
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+static inline char *put(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	return p + len;
+}
+
+static inline char *put_static(struct writer *w, char *p, const char *s)
+{
+	struct rtr__istr is = rtr__intern_static(&w->intern, s);
+
+	return put(p, is.bytes, is.len);
+}
+
+/* Most bytes a line takes besides its strings and arguments. */
+#define LINE_FIXED 192
+/* Most bytes one argument takes: key, value, punctuation. */
+#define ARG_BOUND (RTR_INTERN_MAX_ESCAPED + COPY_ESCAPED + 40)
+
+static inline size_t line_bound(const struct rtr__rec *rec)
+{
+	return LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED +
+	       (rec->nargs ? (size_t)rec->nargs * ARG_BOUND + RTR_JSON_ESCAPE_BOUND(rec->ext)
+			   : 0);
+}
+
+static inline uint64_t rel_ns(const struct writer *w, uint64_t ns)
+{
+	return ns > w->s.origin_ns ? ns - w->s.origin_ns : 0;
+}
+
+static inline uint64_t ticks_ns(const struct writer *w, uint64_t ticks)
+{
+	return rtr__clock_ns(&w->s.clock, ticks);
+}
+
+static char *put_pid_tid(struct writer *w, char *p, int32_t tid)
+{
+	p = put(p, w->pid_tid, w->pid_tid_len);
+	return rtr__json_u64(p, (uint64_t)(uint32_t)tid);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Events                                                                     */
+
+/* A decoded view of an event's continuation bytes (see events.c). */
+struct ext_view {
+	uint64_t word;
+	const char *name;
+	uint32_t name_len;
+	const uint8_t *types;
+	const char *pairs; /* nargs x {u64 key, u64 value}, unaligned */
+	const char *strings;
+};
+
+static void decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_view *v)
+{
+	size_t off = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (rec->kind == RTR__K_COUNTER_I64 || rec->kind == RTR__K_COUNTER_F64 ||
+	    rec->kind == RTR__K_COMPLETE) {
+		memcpy(&v->word, ext, sizeof(v->word));
+		off += sizeof(v->word);
+	}
+	if (rec->flags & RTR__F_NAME_COPY) {
+		memcpy(&v->name_len, ext + off, sizeof(v->name_len));
+		v->name = ext + off + sizeof(v->name_len);
+		off += sizeof(v->name_len) + v->name_len;
+	}
+	v->types = (const uint8_t *)ext + off;
+	off += rec->nargs;
+	v->pairs = ext + off;
+	off += (size_t)rec->nargs * 16;
+	v->strings = ext + off;
+}
+
+static char *put_f64_bits(char *p, uint64_t bits)
+{
+	double d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return rtr__json_f64(p, d);
+}
+
+static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
+		      const struct ext_view *v)
+{
+	const char *str = v->strings;
+
+	p = PUT_LIT(p, ",\"args\":{");
+	for (unsigned i = 0; i < rec->nargs; i++) {
+		uint64_t key, val;
+		memcpy(&key, v->pairs + i * 16, sizeof(key));
+		memcpy(&val, v->pairs + i * 16 + 8, sizeof(val));
+		if (i > 0)
+			*p++ = ',';
+		*p++ = '"';
+		if (key != 0)
+			p = put_static(w, p, (const char *)(uintptr_t)key);
+		p = PUT_LIT(p, "\":");
+		switch (v->types[i]) {
+		case RTR_ARG_TYPE_I64:
+			p = rtr__json_i64(p, (int64_t)val);
+			break;
+		case RTR_ARG_TYPE_U64:
+			p = rtr__json_u64(p, val);
+			break;
+		case RTR_ARG_TYPE_F64:
+			p = put_f64_bits(p, val);
+			break;
+		case RTR_ARG_TYPE_BOOL:
+			p = val ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+			break;
+		case RTR_ARG_TYPE_STR:
+			if (val == 0) {
+				p = PUT_LIT(p, "null");
+				break;
+			}
+			*p++ = '"';
+			p = put_static(w, p, (const char *)(uintptr_t)val);
+			*p++ = '"';
+			break;
+		case RTR_ARG_TYPE_STR_COPY:
+			if (val == UINT64_MAX) {
+				p = PUT_LIT(p, "null");
+				break;
+			}
+			*p++ = '"';
+			p = rtr__json_escape(p, str, val);
+			str += val;
+			*p++ = '"';
+			break;
+		default:
+			p = PUT_LIT(p, "null");
+			break;
+		}
+	}
+	*p++ = '}';
+	return p;
+}
+
+static char *put_name(struct writer *w, char *p, const struct rtr__rec *rec,
+		      const struct ext_view *v)
+{
+	p = PUT_LIT(p, ",\"name\":\"");
+	if (rec->flags & RTR__F_NAME_COPY) {
+		struct rtr__istr is = rtr__intern_bytes(&w->intern, v->name, v->name_len);
+		p = put(p, is.bytes, is.len);
+	} else if (rec->a != 0) {
+		p = put_static(w, p, (const char *)(uintptr_t)rec->a);
+	}
+	*p++ = '"';
+	return p;
+}
+
+static char *put_cat(struct writer *w, char *p, const char *cat)
+{
+	if (cat == NULL)
+		return p;
+	p = PUT_LIT(p, ",\"cat\":\"");
+	p = put_static(w, p, cat);
+	*p++ = '"';
+	return p;
+}
+
+static void encode_thread_name(struct writer *w, const struct rtr__ring *r, const char *name,
+			       size_t len)
+{
+	char *p = out_reserve(w, LINE_FIXED + COPY_ESCAPED);
+
+	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"thread_name\"");
+	p = put_pid_tid(w, p, r->tid);
+	p = PUT_LIT(p, ",\"args\":{\"name\":\"");
+	p = rtr__json_escape(p, name, len);
+	p = PUT_LIT(p, "\"}},\n");
+	out_commit(w, p, 0);
+}
+
+/* Encode the event whose header is `rec` at record index `pos` of ring r. */
+static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+			 uint32_t pos)
+{
+	struct ext_view v;
+	const char *cat = (const char *)(uintptr_t)rec->b;
+	uint64_t ts, dur = 0;
+	int has_dur = 0;
+
+	if (rec->ext == 0) {
+		memset(&v, 0, sizeof(v));
+	} else if (rec->ext == sizeof(uint64_t) && rec->nargs == 0 &&
+		   !(rec->flags & RTR__F_NAME_COPY)) {
+		memset(&v, 0, sizeof(v)); /* one payload word: read it in place */
+		v.word = r->slots[(pos + 1) & r->mask].ts;
+	} else {
+		rtr__ring_read(r, pos, 0, w->scratch, rec->ext);
+		decode_ext(rec, w->scratch, &v);
+	}
+
+	if (rec->kind == RTR__K_THREAD_NAME) {
+		encode_thread_name(w, r, v.name, v.name_len);
+		w->chunk->events++;
+		return;
+	}
+
+	if (rec->flags & RTR__F_TS_NS) {
+		ts = rel_ns(w, rec->ts);
+	} else {
+		ts = rel_ns(w, ticks_ns(w, rec->ts));
+	}
+
+	char *p = out_reserve(w, line_bound(rec));
+	switch (rec->kind) {
+	case RTR__K_BEGIN:
+		p = PUT_LIT(p, "{\"ph\":\"B\"");
+		break;
+	case RTR__K_END:
+		p = PUT_LIT(p, "{\"ph\":\"E\"");
+		break;
+	case RTR__K_INSTANT:
+		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		break;
+	case RTR__K_COUNTER_I64:
+	case RTR__K_COUNTER_F64:
+		p = PUT_LIT(p, "{\"ph\":\"C\"");
+		break;
+	case RTR__K_COMPLETE: {
+		p = PUT_LIT(p, "{\"ph\":\"X\"");
+		/* the end, clamped like the start, so dur is exact inside the window */
+		uint64_t end = rel_ns(w, rec->ts + v.word);
+		dur = end - ts;
+		has_dur = 1;
+		break;
+	}
+	case RTR__K_SCOPE: {
+		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
+		p = PUT_LIT(p, "{\"ph\":\"X\"");
+		p = put_cat(w, p, site->cat);
+		p = PUT_LIT(p, ",\"name\":\"");
+		if (site->name != NULL)
+			p = put_static(w, p, site->name);
+		*p++ = '"';
+		dur = rel_ns(w, ticks_ns(w, rec->ts + rec->b)) - ts;
+		has_dur = 1;
+		cat = NULL;
+		break;
+	}
+	default:
+		return; /* unknown kind: cannot happen with matching library and header */
+	}
+	if (rec->kind != RTR__K_SCOPE) {
+		p = put_cat(w, p, cat);
+		p = put_name(w, p, rec, &v);
+	}
+	p = PUT_LIT(p, ",\"ts\":");
+	p = rtr__json_us(p, ts);
+	if (has_dur) {
+		p = PUT_LIT(p, ",\"dur\":");
+		p = rtr__json_us(p, dur);
+	}
+	p = put_pid_tid(w, p, r->tid);
+	if (rec->kind == RTR__K_COUNTER_I64) {
+		p = PUT_LIT(p, ",\"args\":{\"value\":");
+		p = rtr__json_i64(p, (int64_t)v.word);
+		*p++ = '}';
+	} else if (rec->kind == RTR__K_COUNTER_F64) {
+		p = PUT_LIT(p, ",\"args\":{\"value\":");
+		p = put_f64_bits(p, v.word);
+		*p++ = '}';
+	} else if (rec->nargs > 0) {
+		p = put_args(w, p, rec, &v);
+	}
+	p = PUT_LIT(p, "},\n");
+	out_commit(w, p, 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Rings                                                                      */
+
+static struct reader *reader_of(struct rtr__ring *r)
+{
+	return (struct reader *)(void *)r->reader;
+}
+
+static uint64_t ring_dropped(struct rtr__ring *r)
+{
+	/* producer-owned counters: a stale value only delays the report */
+	return rtr_atomic_load_relaxed(&r->dropped_full) +
+	       rtr_atomic_load_relaxed(&r->dropped_large);
+}
+
+/* Give a ring its reader state for this session. Rings made before the session
+ * began start from their counters at that moment. */
+static struct reader *reader_attach(struct writer *w, struct rtr__ring *r)
+{
+	struct reader *rd = reader_of(r);
+
+	if (RTR_LIKELY(rd->session == w->session_id))
+		return rd;
+	memset(rd, 0, sizeof(*rd));
+	rd->session = w->session_id;
+	if (r->id <= w->first_ring_id) {
+		rd->base_events = rtr_atomic_load_relaxed(&r->events);
+		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
+		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
+		rd->dropped_seen = rd->base_full + rd->base_large;
+	}
+	return rd;
+}
+
+/* Show new drops as a counter track: the session's running total. */
+static void show_drops(struct writer *w, struct rtr__ring *r, struct reader *rd)
+{
+	uint64_t dropped = ring_dropped(r);
+
+	if (dropped == rd->dropped_seen)
+		return;
+	w->dropped_shown += dropped - rd->dropped_seen;
+	rd->dropped_seen = dropped;
+
+	char *p = out_reserve(w, LINE_FIXED);
+	p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"ringtrace: dropped\",\"ts\":");
+	p = rtr__json_us(p, rel_ns(w, rtr__mono_ns()));
+	p = put_pid_tid(w, p, r->tid);
+	p = PUT_LIT(p, ",\"args\":{\"events\":");
+	p = rtr__json_u64(p, w->dropped_shown);
+	p = PUT_LIT(p, "}},\n");
+	out_commit(w, p, 0);
+}
+
+/* Drain up to `max` records of r. Returns the records consumed. */
+static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
+{
+	struct reader *rd = reader_attach(w, r);
+	uint32_t avail = rtr__ring_readable(r);
+	uint32_t tail = r->tail; /* own index; consume() below moves it */
+	uint32_t done = 0, released = 0;
+
+	if (avail == 0) {
+		show_drops(w, r, rd);
+		return 0;
+	}
+	if (!rd->meta_done) {
+		encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)));
+		rd->meta_done = 1;
+		w->threads++;
+	}
+	while (done < avail && done < max) {
+		uint32_t pos = tail + done;
+		const struct rtr__rec *rec = &r->slots[pos & r->mask];
+		__builtin_prefetch(&r->slots[(pos + 8) & r->mask]);
+		encode_event(w, r, rec, pos);
+		rd->events++;
+		done += rtr__ring_event_records(rec->ext);
+		if (done - released >= RELEASE_EVERY) {
+			rtr__ring_consume(r, done - released);
+			released = done;
+		}
+	}
+	rtr__ring_consume(r, done - released);
+	show_drops(w, r, rd);
+	return done;
+}
+
+/* Fold a drained, closed ring into the retired totals and free it. */
+static void retire_ring(struct writer *w, struct rtr__ring *r)
+{
+	struct reader *rd = reader_attach(w, r);
+
+	w->retired_events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
+	w->retired_full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
+	w->retired_large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
+	rtr__rings_free(r);
+}
+
+/* One pass over every ring. Returns the records consumed. */
+static uint64_t drain_all(struct writer *w, uint32_t batch)
+{
+	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+	uint64_t work = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->rings[i];
+		/* closed first (A2), then the fill: a closed ring seen empty stays empty */
+		int closed = rtr__ring_closed(r);
+		work += drain_ring(w, r, batch);
+		if (closed && rtr__ring_readable(r) == 0)
+			retire_ring(w, r);
+	}
+	return work;
+}
+
+/* Publish the session's counters for rtr_stats_get(). */
+static void account(struct writer *w)
+{
+	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+	uint64_t events = w->retired_events, full = w->retired_full, large = w->retired_large;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->rings[i];
+		struct reader *rd = reader_attach(w, r);
+		/* producer-owned counters, relaxed: a stale value is one pass old */
+		events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
+		full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
+		large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
+	}
+	/* stats: relaxed; readers accept a value one pass old */
+	rtr_atomic_store_relaxed(&w->st_recorded, events + full + large);
+	rtr_atomic_store_relaxed(&w->st_dropped_full, full);
+	rtr_atomic_store_relaxed(&w->st_dropped_large, large);
+	rtr_atomic_store_relaxed(&w->st_threads, w->threads);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The file's head and tail                                                   */
+
+static char *put_escaped_str(char *p, const char *s)
+{
+	*p++ = '"';
+	p = rtr__json_escape(p, s, strnlen(s, 1024));
+	*p++ = '"';
+	return p;
+}
+
+static void write_head(struct writer *w)
+{
+	const struct rtr__session *s = &w->s;
+	char *p = out_reserve(w, 16384);
+
+	p = PUT_LIT(p, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0");
+	p = put_pid_tid(w, p, s->start_tid);
+	p = PUT_LIT(p, ",\"args\":{\"origin_monotonic_ns\":\"");
+	p = rtr__json_u64(p, s->origin_ns);
+	p = PUT_LIT(p, "\",\"origin_realtime_ns\":\"");
+	p = rtr__json_u64(p, s->origin_real_ns);
+	p = PUT_LIT(p, "\",\"host\":");
+	p = put_escaped_str(p, s->host);
+	p = PUT_LIT(p, ",\"pid\":");
+	p = rtr__json_u64(p, (uint64_t)s->pid);
+	if (s->rank >= 0) {
+		p = PUT_LIT(p, ",\"rank\":");
+		p = rtr__json_u64(p, (uint64_t)s->rank);
+	}
+	if (s->world_size > 0) {
+		p = PUT_LIT(p, ",\"world_size\":");
+		p = rtr__json_u64(p, (uint64_t)s->world_size);
+	}
+	p = PUT_LIT(p, ",\"version\":\"" RTR_VERSION_STRING "\",\"clock\":");
+	p = put_escaped_str(p, s->clock.kind == RTR_CLOCK_TSC ? "tsc" : "monotonic");
+	p = PUT_LIT(p, ",\"io\":");
+	p = put_escaped_str(p, rtr_io_name(w->sink.method));
+	p = PUT_LIT(p, ",\"ring_bytes\":");
+	p = rtr__json_u64(p, s->cfg.ring_bytes);
+	p = PUT_LIT(p, ",\"on_full\":");
+	p = put_escaped_str(p, s->cfg.on_full == RTR_ON_FULL_BLOCK ? "block" : "drop");
+	p = PUT_LIT(p, ",\"flush_ms\":");
+	p = rtr__json_u64(p, s->cfg.flush_ms);
+	p = PUT_LIT(p, "}},\n{\"ph\":\"M\",\"name\":\"process_name\"");
+	p = put_pid_tid(w, p, s->pid);
+	p = PUT_LIT(p, ",\"args\":{\"name\":");
+	p = put_escaped_str(p, s->process_name);
+	p = PUT_LIT(p, "}},\n");
+	out_commit(w, p, 0);
+}
+
+static void write_tail(struct writer *w)
+{
+	const struct rtr__session *s = &w->s;
+	uint64_t full = rtr_atomic_load_relaxed(&w->st_dropped_full);
+	uint64_t large = rtr_atomic_load_relaxed(&w->st_dropped_large);
+	uint64_t io = rtr_atomic_load_relaxed(&w->sink.events_failed);
+	uint64_t events = rtr_atomic_load_relaxed(&w->st_recorded) - full - large;
+	char *p = out_reserve(w, 1024);
+
+	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":");
+	p = rtr__json_us(p, rel_ns(w, rtr__mono_ns()));
+	p = put_pid_tid(w, p, s->start_tid);
+	p = PUT_LIT(p, ",\"args\":{\"events\":");
+	p = rtr__json_u64(p, events - io);
+	p = PUT_LIT(p, ",\"dropped\":");
+	p = rtr__json_u64(p, full + large + io);
+	p = PUT_LIT(p, ",\"dropped_ring_full\":");
+	p = rtr__json_u64(p, full);
+	p = PUT_LIT(p, ",\"dropped_too_large\":");
+	p = rtr__json_u64(p, large);
+	p = PUT_LIT(p, ",\"dropped_io\":");
+	p = rtr__json_u64(p, io);
+	p = PUT_LIT(p, ",\"threads\":");
+	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
+	p = PUT_LIT(p, ",\"bytes\":");
+	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->sink.bytes_written) + w->chunk->len);
+	p = PUT_LIT(p, "}}\n]\n");
+	out_commit(w, p, 0);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The thread                                                                 */
+
+/* Is there a reason not to sleep? Read after the sleep flag is set and fenced. */
+static int work_pending(struct writer *w)
+{
+	if (rtr_atomic_load_acquire(&w->stop) ||
+	    rtr_atomic_load_acquire(&w->flush_req) != w->flush_done)
+		return 1;
+	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+	for (size_t i = 0; i < n; i++)
+		if (rtr__ring_readable(w->rings[i]) > w->rings[i]->hwm)
+			return 1;
+	return 0;
+}
+
+static void writer_sleep(struct writer *w, uint64_t ns)
+{
+	/* A4: pairs with R4 in wake(); a wake after this read changes the futex word */
+	uint32_t seq = rtr_atomic_load_acquire(&w->wake_seq);
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+
+	rtr_atomic_store_relaxed(&w->sleeping, 1);
+	/* Orders the flag store before reading the rings; pairs with the fence in
+	 * rtr__ring_make_room(): either we see its fill or it sees our flag. */
+	rtr_atomic_fence_seq_cst();
+	if (!work_pending(w))
+		futex(&w->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+	rtr_atomic_store_relaxed(&w->sleeping, 0);
+	rtr_atomic_store_relaxed(&w->st_wakeups, w->st_wakeups + 1);
+}
+
+static void wake(struct writer *w)
+{
+	/* R4: pairs with A4 in writer_sleep() */
+	rtr_atomic_add_acq_rel(&w->wake_seq, 1);
+	futex(&w->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+void rtr__writer_wake(void)
+{
+	/* relaxed peek first: producers call this often while a ring is above the mark */
+	if (rtr_atomic_load_relaxed(&W.sleeping) && rtr_atomic_exchange_acq_rel(&W.sleeping, 0))
+		wake(&W);
+}
+
+static void write_out(struct writer *w, int wait)
+{
+	submit_chunk(w);
+	if (wait)
+		rtr__sink_wait(&w->sink);
+	report_error_once(w);
+	w->last_write_ns = rtr__mono_ns();
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t flush_ns = (uint64_t)w->s.cfg.flush_ms * 1000000u;
+
+	for (;;) {
+		/* A5: pairs with R5 in rtr__writer_stop(); producers are already off */
+		uint32_t stop = rtr_atomic_load_acquire(&w->stop);
+		/* A6: pairs with R6 in rtr__writer_flush(); what came before it is in the rings */
+		uint32_t flush = rtr_atomic_load_acquire(&w->flush_req);
+		int urgent = stop || flush != w->flush_done;
+		uint64_t work = drain_all(w, urgent ? UINT32_MAX : DRAIN_BATCH);
+
+		account(w);
+		uint64_t now = rtr__mono_ns();
+		if (urgent && work == 0) {
+			if (stop)
+				break;
+			write_out(w, 1);
+			/* R7: pairs with A7 in rtr__writer_flush(); the file has it all */
+			rtr_atomic_store_release(&w->flush_done, flush);
+			futex(&w->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+			continue;
+		}
+		if (now - w->last_write_ns >= flush_ns)
+			write_out(w, 0);
+		if (work == 0) {
+			uint64_t due = w->last_write_ns + flush_ns;
+			writer_sleep(w, due > now ? due - now : flush_ns);
+		}
+	}
+
+	account(w);
+	write_tail(w);
+	write_out(w, 1);
+	w->final_error = rtr_atomic_load_relaxed(&w->sink.error);
+	return NULL;
+}
+
+int rtr__writer_start(const struct rtr__session *s)
+{
+	struct writer *w = &W;
+	int err;
+
+	/* Keep the published counters of the last session until this one is ready. */
+	w->s = *s;
+	w->s.cfg.path = w->s.path;
+	w->s.cfg.process_name = w->s.process_name;
+	w->session_id = ++session_counter;
+	w->first_ring_id = rtr__rings_created();
+	w->retired_events = w->retired_full = w->retired_large = 0;
+	w->dropped_shown = 0;
+	w->threads = 0;
+	w->error_reported = 0;
+	w->final_error = 0;
+	w->stop = 0;
+	w->flush_req = w->flush_done = 0;
+	w->pid_tid_len = (size_t)snprintf(w->pid_tid, sizeof(w->pid_tid),
+					  ",\"pid\":%ld,\"tid\":", (long)s->pid);
+
+	err = rtr__intern_init(&w->intern, INTERN_ARENA, INTERN_SLOTS);
+	if (err != 0)
+		return err;
+	w->scratch = rtr__mem_map(EXT_MAX);
+	if (w->scratch == NULL) {
+		err = -ENOMEM;
+		goto fail_intern;
+	}
+	err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
+	if (err != 0)
+		goto fail_scratch;
+
+	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
+	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->rings[i];
+		reader_attach(w, r);
+		rtr__ring_consume(r, rtr__ring_readable(r));
+		if (rtr__ring_closed(r))
+			rtr__rings_free(r);
+	}
+
+	w->chunk = rtr__sink_acquire(&w->sink);
+	write_head(w);
+	account(w);
+	rtr_atomic_store_relaxed(&w->st_io, w->sink.method);
+	rtr_atomic_store_relaxed(&w->st_clock, s->clock.kind);
+	rtr_atomic_store_relaxed(&w->st_wakeups, 0);
+	w->last_write_ns = rtr__mono_ns();
+
+	/* The writer takes no signals: the program's handlers never run on it, and a
+	 * write past RLIMIT_FSIZE fails with EFBIG instead of killing the process. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&w->thread, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err == 0)
+		return 0;
+
+	rtr__sink_close(&w->sink);
+fail_scratch:
+	rtr__mem_unmap(w->scratch, EXT_MAX);
+	w->scratch = NULL;
+fail_intern:
+	rtr__intern_destroy(&w->intern);
+	return err;
+}
+
+int rtr__writer_flush(void)
+{
+	struct writer *w = &W;
+	/* R6: pairs with A6 in writer_main(); our earlier events are in the rings */
+	uint32_t ticket = rtr_atomic_add_acq_rel(&w->flush_req, 1);
+
+	wake(w);
+	for (;;) {
+		/* A7: pairs with R7 in writer_main() */
+		uint32_t done = rtr_atomic_load_acquire(&w->flush_done);
+		if ((int32_t)(done - ticket) >= 0)
+			break;
+		futex(&w->flush_done, FUTEX_WAIT_PRIVATE, done, NULL);
+	}
+	return rtr_atomic_load_relaxed(&w->sink.error);
+}
+
+int rtr__writer_stop(void)
+{
+	struct writer *w = &W;
+
+	/* R5: pairs with A5 in writer_main() */
+	rtr_atomic_store_release(&w->stop, 1);
+	wake(w);
+	pthread_join(w->thread, NULL);
+	rtr__sink_close(&w->sink);
+	rtr__mem_unmap(w->scratch, EXT_MAX);
+	w->scratch = NULL;
+	rtr__intern_destroy(&w->intern);
+	return w->final_error;
+}
+
+void rtr__writer_stats(struct rtr_stats *out)
+{
+	struct writer *w = &W;
+
+	memset(out, 0, sizeof(*out));
+	/* every field: relaxed, a snapshot at most one writer pass old */
+	out->events_recorded = rtr_atomic_load_relaxed(&w->st_recorded);
+	out->events_dropped_full = rtr_atomic_load_relaxed(&w->st_dropped_full);
+	out->events_dropped_too_large = rtr_atomic_load_relaxed(&w->st_dropped_large);
+	out->events_dropped_io = rtr_atomic_load_relaxed(&w->sink.events_failed);
+	out->events_written = rtr_atomic_load_relaxed(&w->sink.events_written);
+	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
+			      out->events_dropped_io;
+	out->bytes_written = rtr_atomic_load_relaxed(&w->sink.bytes_written);
+	out->threads = rtr_atomic_load_relaxed(&w->st_threads);
+	out->writer_wakeups = rtr_atomic_load_relaxed(&w->st_wakeups);
+	out->io_method = rtr_atomic_load_relaxed(&w->st_io);
+	out->clock = rtr_atomic_load_relaxed(&w->st_clock);
+	out->write_error = rtr_atomic_load_relaxed(&w->sink.error);
+}

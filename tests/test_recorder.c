@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder end to end through the public API: record, stop, parse the file back
+ * with a strict JSON parser and check every event's values.
+ */
+#include <ringtrace.h>
+
+#include "trace_read.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char path[4096];
+
+static void make_path(const char *name)
+{
+	const char *dir = getenv("RTR_TEST_TMPDIR");
+
+	snprintf(path, sizeof(path), "%s/recorder-%s-%d.json", dir ? dir : "/tmp", name,
+		 (int)getpid());
+	unlink(path);
+}
+
+static void start(int io, int on_full, size_t ring_bytes)
+{
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.io = io;
+	cfg.on_full = on_full;
+	cfg.ring_bytes = ring_bytes;
+	assert_int_equal(rtr_start(&cfg), 0);
+}
+
+static void load(struct tt_trace *t)
+{
+	int rc = tt_load(path, TT_CHECK_ESCAPES, t);
+	if (rc != 0)
+		fail_msg("%s", t->error);
+	assert_true(t->complete);
+	assert_false(t->repaired);
+}
+
+/* The start marker's origin, and checks common to every file. */
+static uint64_t check_frame(const struct tt_trace *t, uint64_t expect_events)
+{
+	assert_true(t->n >= 3);
+	const struct tt_event *first = &t->ev[0], *last = &t->ev[t->n - 1];
+	assert_string_equal(first->ph, "i");
+	assert_string_equal(first->name, "ringtrace: start");
+	assert_string_equal(first->scope, "g");
+	assert_int_equal(first->ts_ns, 0);
+	assert_string_equal(last->name, "ringtrace: end");
+	assert_string_equal(last->scope, "g");
+	assert_int_equal(tt_arg(last, "events")->i, (int64_t)expect_events);
+	assert_int_equal(tt_arg(last, "dropped")->i, 0);
+
+	const struct tt_arg *origin = tt_arg(first, "origin_monotonic_ns");
+	assert_non_null(origin);
+	assert_int_equal(origin->type, TT_STRING);
+	assert_string_equal(tt_arg(first, "version")->s, RTR_VERSION_STRING);
+	assert_int_equal(tt_arg(first, "pid")->i, getpid());
+
+	for (size_t i = 0; i < t->n; i++) {
+		assert_true(t->ev[i].has_pid);
+		assert_true(t->ev[i].has_tid);
+		assert_int_equal(t->ev[i].pid, getpid());
+		if (strcmp(t->ev[i].ph, "M") != 0)
+			assert_true(t->ev[i].has_ts);
+	}
+	return strtoull(origin->s, NULL, 10);
+}
+
+/* Events other than the markers and metadata, in file order. */
+static size_t events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i + 1 < t->n; i++) {
+		if (strcmp(t->ev[i].ph, "M") == 0)
+			continue;
+		assert_true(n < max);
+		out[n++] = &t->ev[i];
+	}
+	return n;
+}
+
+static const char hostile[] = "q\"b\\s/\n\r\t\b\f\x01\x1f\x7f é € 😀 end";
+static const char invalid[] = "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\xe2\x82";
+static const char invalid_fixed[] = "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd"
+				    "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				    "d\xef\xbf\xbd";
+
+static void every_event_kind_comes_back_with_exact_values(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	char runtime_name[64];
+
+	make_path("kinds");
+	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	uint64_t t0 = rtr_now_ns();
+
+	rtr_thread_name("main thread");
+	struct rtr_arg args[] = {
+		RTR_ARG_I64("i64", INT64_MIN),	 RTR_ARG_U64("u64", UINT64_MAX),
+		RTR_ARG_F64("f64", 0.1),	 RTR_ARG_BOOL("yes", true),
+		RTR_ARG_BOOL("no", false),	 RTR_ARG_STR("static", hostile),
+		RTR_ARG_STR_COPY("copy", invalid), RTR_ARG_STR("null", NULL),
+		RTR_ARG_F64("nan", NAN),	 RTR_ARG_I64("max", INT64_MAX),
+	};
+	rtr_begin_args("cat", "outer", args, 10);
+	rtr_instant("cat", hostile);
+	rtr_counter_i64("mem", "bytes", -42);
+	rtr_counter_f64("mem", "ratio", -1.5e-300);
+	rtr_complete("gpu", "k0", t0 + 1, 999);
+	rtr_complete("gpu", "k1", t0 + 1000, 1000);
+	rtr_complete("gpu", "k2", t0 + 123456789012, 7);
+	snprintf(runtime_name, sizeof(runtime_name), "step %d", 17);
+	rtr_begin_copy("cat", runtime_name);
+	memset(runtime_name, 'X', sizeof(runtime_name) - 1); /* the copy must not see this */
+	rtr_end("cat", "step 17");
+	rtr_instant_copy("cat", invalid);
+	rtr_complete_copy("cat", "copied complete", t0 + 5000, 250);
+	struct rtr_arg one[] = {RTR_ARG_I64("n", 3)};
+	rtr_complete_args("cat", "with args", t0 + 6000, 1, one, 1);
+	rtr_instant_v("cat", "variadic", RTR_ARG_I64("a", 1), RTR_ARG_STR_COPY("b", "two"));
+	{
+		RTR_SCOPE("cat", "scope");
+	}
+	rtr_end("cat", "outer");
+	assert_int_equal(rtr_stop(), 0);
+
+	struct rtr_stats st;
+	rtr_stats_get(&st);
+	assert_int_equal(st.events_recorded, 16);
+	assert_int_equal(st.events_written, 16);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.running, 0);
+
+	load(&t);
+	uint64_t origin = check_frame(&t, 16);
+	const struct tt_event *e[32];
+	size_t n = events_of(&t, e, 32);
+	assert_int_equal(n, 15); /* the thread name is an M event */
+
+	/* thread names: the ring's first name, then the one set with rtr_thread_name */
+	int named = 0;
+	for (size_t i = 0; i < t.n; i++)
+		if (strcmp(t.ev[i].ph, "M") == 0 && strcmp(t.ev[i].name, "thread_name") == 0 &&
+		    strcmp(tt_arg(&t.ev[i], "name")->s, "main thread") == 0)
+			named++;
+	assert_true(named >= 1);
+
+	assert_string_equal(e[0]->ph, "B");
+	assert_string_equal(e[0]->cat, "cat");
+	assert_string_equal(e[0]->name, "outer");
+	assert_int_equal(e[0]->nargs, 10);
+	assert_int_equal(tt_arg(e[0], "i64")->i, INT64_MIN);
+	assert_string_equal(tt_arg(e[0], "u64")->raw, "18446744073709551615");
+	assert_int_equal(tt_arg(e[0], "f64")->type, TT_DOUBLE);
+	assert_true(tt_arg(e[0], "f64")->d == 0.1);
+	assert_int_equal(tt_arg(e[0], "yes")->type, TT_BOOL);
+	assert_int_equal(tt_arg(e[0], "yes")->b, 1);
+	assert_int_equal(tt_arg(e[0], "no")->b, 0);
+	assert_string_equal(tt_arg(e[0], "static")->s, hostile);
+	assert_string_equal(tt_arg(e[0], "copy")->s, invalid_fixed);
+	assert_int_equal(tt_arg(e[0], "null")->type, TT_NULL);
+	assert_int_equal(tt_arg(e[0], "nan")->type, TT_NULL);
+	assert_int_equal(tt_arg(e[0], "max")->i, INT64_MAX);
+	assert_int_equal(e[0]->tid, gettid());
+
+	assert_string_equal(e[1]->ph, "i");
+	assert_string_equal(e[1]->scope, "t");
+	assert_string_equal(e[1]->name, hostile);
+
+	assert_string_equal(e[2]->ph, "C");
+	assert_string_equal(e[2]->name, "bytes");
+	assert_int_equal(tt_arg(e[2], "value")->i, -42);
+	assert_string_equal(e[3]->ph, "C");
+	assert_true(tt_arg(e[3], "value")->d == -1.5e-300);
+
+	const struct {
+		const char *name;
+		uint64_t ts, dur;
+	} x[] = {{"k0", 1, 999}, {"k1", 1000, 1000}, {"k2", 123456789012, 7}};
+	for (int i = 0; i < 3; i++) {
+		const struct tt_event *k = e[4 + i];
+		assert_string_equal(k->ph, "X");
+		assert_string_equal(k->cat, "gpu");
+		assert_string_equal(k->name, x[i].name);
+		assert_int_equal(k->ts_ns, t0 + x[i].ts - origin);
+		assert_int_equal(k->dur_ns, x[i].dur);
+	}
+	assert_string_equal(e[7]->ph, "B");
+	assert_string_equal(e[7]->name, "step 17");
+	assert_string_equal(e[8]->ph, "E");
+	assert_string_equal(e[8]->name, "step 17");
+	assert_string_equal(e[9]->name, invalid_fixed);
+	assert_string_equal(e[10]->name, "copied complete");
+	assert_int_equal(e[10]->ts_ns, t0 + 5000 - origin);
+	assert_int_equal(e[10]->dur_ns, 250);
+	assert_string_equal(e[11]->name, "with args");
+	assert_int_equal(e[11]->dur_ns, 1);
+	assert_int_equal(tt_arg(e[11], "n")->i, 3);
+	assert_string_equal(e[12]->name, "variadic");
+	assert_int_equal(tt_arg(e[12], "a")->i, 1);
+	assert_string_equal(tt_arg(e[12], "b")->s, "two");
+	assert_string_equal(e[13]->ph, "X");
+	assert_string_equal(e[13]->name, "scope");
+	assert_true(e[13]->ts_ns >= e[12]->ts_ns);
+	assert_string_equal(e[14]->ph, "E");
+	assert_string_equal(e[14]->name, "outer");
+	assert_true(e[14]->ts_ns >= e[13]->ts_ns + e[13]->dur_ns);
+	/* B/E timestamps of one thread never go backwards */
+	assert_true(e[0]->ts_ns <= e[7]->ts_ns && e[7]->ts_ns <= e[8]->ts_ns);
+	tt_free(&t);
+	unlink(path);
+}
+
+/* Several threads, each with its own sequence of spans and explicit times. */
+#define THREADS		4
+#define PER_THREAD	20000
+static uint64_t base_ns;
+
+static void *record_thread(void *arg)
+{
+	int64_t id = (int64_t)(intptr_t)arg;
+	char name[32];
+
+	snprintf(name, sizeof(name), "worker %d", (int)id);
+	rtr_thread_name(name);
+	for (int64_t i = 0; i < PER_THREAD; i++) {
+		struct rtr_arg a[] = {RTR_ARG_I64("thread", id), RTR_ARG_I64("seq", i)};
+		rtr_begin_args("work", "span", a, 2);
+		rtr_complete("work", "inner", base_ns + (uint64_t)(id * 1000000 + i), (uint64_t)i);
+		rtr_end("work", "span");
+	}
+	return (void *)(intptr_t)gettid();
+}
+
+static void threads_record_in_order_with_exact_values(void **state)
+{
+	(void)state;
+	pthread_t th[THREADS];
+	int64_t tids[THREADS];
+	struct tt_trace t = {0};
+
+	make_path("threads");
+	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 14);
+	base_ns = rtr_now_ns();
+	for (intptr_t i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, record_thread, (void *)i), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *tid;
+		pthread_join(th[i], &tid);
+		tids[i] = (intptr_t)tid;
+	}
+	assert_int_equal(rtr_stop(), 0);
+
+	load(&t);
+	uint64_t origin = check_frame(&t, THREADS * PER_THREAD * 3 + THREADS);
+	int64_t next[THREADS] = {0}, depth[THREADS] = {0}, phase[THREADS] = {0};
+	uint64_t last_ts[THREADS] = {0};
+	int names[THREADS] = {0};
+	for (size_t k = 1; k + 1 < t.n; k++) {
+		const struct tt_event *e = &t.ev[k];
+		int id = -1;
+		if (strcmp(e->name, "process_name") == 0)
+			continue;
+		for (int i = 0; i < THREADS; i++)
+			if (e->tid == tids[i])
+				id = i;
+		if (id < 0)
+			fail_msg("line %zu: %s %s tid %ld", e->line, e->ph, e->name, (long)e->tid);
+		if (strcmp(e->ph, "M") == 0) {
+			char want[32];
+			snprintf(want, sizeof(want), "worker %d", id);
+			if (strcmp(tt_arg(e, "name")->s, want) == 0)
+				names[id]++;
+			continue;
+		}
+		assert_string_equal(e->cat, "work");
+		switch (phase[id]) {
+		case 0:
+			assert_string_equal(e->ph, "B");
+			assert_string_equal(e->name, "span");
+			assert_int_equal(tt_arg(e, "thread")->i, id);
+			assert_int_equal(tt_arg(e, "seq")->i, next[id]);
+			assert_true(e->ts_ns >= last_ts[id]);
+			last_ts[id] = e->ts_ns;
+			depth[id]++;
+			break;
+		case 1:
+			assert_string_equal(e->ph, "X");
+			assert_string_equal(e->name, "inner");
+			assert_int_equal(e->ts_ns, base_ns + (uint64_t)(id * 1000000 + next[id]) -
+							   origin);
+			assert_int_equal(e->dur_ns, (uint64_t)next[id]);
+			break;
+		case 2:
+			assert_string_equal(e->ph, "E");
+			assert_string_equal(e->name, "span");
+			assert_int_equal(e->nargs, 0);
+			assert_true(e->ts_ns >= last_ts[id]);
+			last_ts[id] = e->ts_ns;
+			depth[id]--;
+			next[id]++;
+			break;
+		}
+		phase[id] = (phase[id] + 1) % 3;
+	}
+	for (int i = 0; i < THREADS; i++) {
+		assert_int_equal(next[i], PER_THREAD);
+		assert_int_equal(depth[i], 0);
+		assert_true(names[i] >= 1);
+	}
+	tt_free(&t);
+	unlink(path);
+}
+
+/* A fixed sequence with explicit times, for comparing I/O methods. */
+static void record_fixed_sequence(uint64_t t0)
+{
+	for (int i = 0; i < 50000; i++) {
+		struct rtr_arg a[] = {RTR_ARG_I64("i", i), RTR_ARG_STR_COPY("s", "payload")};
+		rtr_complete_args("io", "fixed", t0 + (uint64_t)i * 10, 5, a, 2);
+	}
+}
+
+static void io_uring_and_write_give_identical_events(void **state)
+{
+	(void)state;
+	struct tt_trace t[2] = {{0}};
+	int methods[2] = {RTR_IO_AUTO, RTR_IO_SYNC};
+	struct rtr_stats st[2];
+
+	for (int m = 0; m < 2; m++) {
+		make_path(m == 0 ? "io-auto" : "io-sync");
+		start(methods[m], RTR_ON_FULL_BLOCK, 1 << 16);
+		record_fixed_sequence(rtr_now_ns() + 1000);
+		assert_int_equal(rtr_stop(), 0);
+		rtr_stats_get(&st[m]);
+		load(&t[m]);
+		unlink(path);
+	}
+	if (st[0].io_method != RTR_IO_URING)
+		print_message("io_uring unavailable here: AUTO fell back to write(2)\n");
+	assert_int_equal(st[1].io_method, RTR_IO_SYNC);
+	assert_string_equal(tt_arg(&t[1].ev[0], "io")->s, "write");
+	assert_string_equal(tt_arg(&t[0].ev[0], "io")->s, rtr_io_name(st[0].io_method));
+	assert_int_equal(t[0].n, t[1].n);
+	assert_int_equal(st[0].events_written, 50000);
+	assert_int_equal(st[1].events_written, 50000);
+	/* Byte counts differ with the origin's digits; the sink test compares bytes. */
+
+	uint64_t first[2] = {0, 0};
+	for (size_t i = 0, seen = 0; i < t[0].n; i++) {
+		const struct tt_event *a = &t[0].ev[i], *b = &t[1].ev[i];
+		assert_string_equal(a->ph, b->ph);
+		if (strcmp(a->ph, "X") != 0)
+			continue;
+		if (seen++ == 0) {
+			first[0] = a->ts_ns;
+			first[1] = b->ts_ns;
+		}
+		assert_string_equal(a->name, b->name);
+		assert_int_equal(a->ts_ns - first[0], b->ts_ns - first[1]);
+		assert_int_equal(a->dur_ns, b->dur_ns);
+		assert_int_equal(tt_arg(a, "i")->i, tt_arg(b, "i")->i);
+		assert_string_equal(tt_arg(a, "s")->s, tt_arg(b, "s")->s);
+	}
+	tt_free(&t[0]);
+	tt_free(&t[1]);
+}
+
+static void flush_puts_earlier_events_in_the_file(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+
+	make_path("flush");
+	start(RTR_IO_AUTO, RTR_ON_FULL_DROP, 1 << 16);
+	for (int i = 0; i < 1000; i++)
+		rtr_instant("f", "before flush");
+	assert_int_equal(rtr_flush(), 0);
+
+	/* The file is cut (no end marker yet): read it the way a repair would. */
+	assert_int_equal(tt_load(path, TT_REPAIR, &t), 0);
+	assert_true(t.repaired);
+	size_t instants = 0;
+	for (size_t i = 0; i < t.n; i++)
+		instants += strcmp(t.ev[i].ph, "i") == 0 && strcmp(t.ev[i].scope, "t") == 0;
+	assert_int_equal(instants, 1000);
+	tt_free(&t);
+
+	assert_int_equal(rtr_stop(), 0);
+	load(&t);
+	check_frame(&t, 1000);
+	tt_free(&t);
+	unlink(path);
+}
+
+static void restart_writes_a_second_complete_file(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	char first[4096];
+
+	make_path("restart-1");
+	snprintf(first, sizeof(first), "%s", path);
+	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	rtr_instant("r", "one");
+	assert_int_equal(rtr_start(NULL), -EBUSY);
+	assert_int_equal(rtr_stop(), 0);
+	rtr_instant("r", "between sessions");
+	assert_int_equal(rtr_stop(), 0); /* stopping twice is harmless */
+
+	make_path("restart-2");
+	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	rtr_instant("r", "two");
+	rtr_instant("r", "three");
+	assert_int_equal(rtr_stop(), 0);
+
+	struct rtr_stats st;
+	rtr_stats_get(&st);
+	assert_int_equal(st.events_recorded, 2);
+
+	load(&t);
+	check_frame(&t, 2);
+	tt_free(&t);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s", first);
+	load(&t);
+	check_frame(&t, 1);
+	tt_free(&t);
+	unlink(path);
+}
+
+static void calls_before_start_are_ignored(void **state)
+{
+	(void)state;
+	struct rtr_stats st;
+
+	rtr_begin("x", "not recording");
+	rtr_counter_i64("x", "not recording", 1);
+	rtr_instant_copy("x", "not recording");
+	assert_int_equal(rtr_flush(), 0);
+	rtr_stats_get(&st);
+	assert_int_equal(st.running, 0);
+}
+
+static void start_refuses_a_symlink_at_the_path(void **state)
+{
+	(void)state;
+	char target[4200];
+
+	make_path("symlink");
+	snprintf(target, sizeof(target), "%s.target", path);
+	unlink(target);
+	assert_int_equal(symlink(target, path), 0);
+	struct rtr_config cfg;
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	assert_int_equal(rtr_start(&cfg), -ELOOP);
+	struct stat sb;
+	assert_int_equal(stat(target, &sb), -1);
+	unlink(path);
+}
+
+static void bad_config_is_refused_and_bad_environment_keeps_defaults(void **state)
+{
+	(void)state;
+	struct rtr_config cfg;
+
+	setenv("RINGTRACE_RING_KB", "lots", 1);
+	setenv("RINGTRACE_ON_FULL", "block", 1);
+	setenv("RINGTRACE_FLUSH_MS", "-5", 1);
+	setenv("RINGTRACE_IO", "sync", 1);
+	setenv("RINGTRACE_CLOCK", "sundial", 1);
+	setenv("RINGTRACE_FILE", "/tmp/x-%p-%%.json", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.ring_bytes, 1 << 20);
+	assert_int_equal(cfg.on_full, RTR_ON_FULL_BLOCK);
+	assert_int_equal(cfg.flush_ms, 100);
+	assert_int_equal(cfg.io, RTR_IO_SYNC);
+	assert_int_equal(cfg.clock, RTR_CLOCK_AUTO);
+	assert_string_equal(cfg.path, "/tmp/x-%p-%%.json");
+	setenv("RINGTRACE_RING_KB", "64", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.ring_bytes, 64 << 10);
+	unsetenv("RINGTRACE_RING_KB");
+	unsetenv("RINGTRACE_ON_FULL");
+	unsetenv("RINGTRACE_FLUSH_MS");
+	unsetenv("RINGTRACE_IO");
+	unsetenv("RINGTRACE_CLOCK");
+	unsetenv("RINGTRACE_FILE");
+
+	make_path("badcfg");
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.ring_bytes = 100; /* below the 4 KiB minimum */
+	assert_int_equal(rtr_start(&cfg), -EINVAL);
+	cfg.ring_bytes = 1 << 16;
+	cfg.path = "/tmp/bad-%q.json";
+	assert_int_equal(rtr_start(&cfg), -EINVAL);
+	cfg.path = path;
+	cfg.io = 42;
+	assert_int_equal(rtr_start(&cfg), -EINVAL);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static void path_pattern_expands_pid_and_percent(void **state)
+{
+	(void)state;
+	struct rtr_config cfg;
+	char pattern[4096], expect[4096];
+	const char *dir = getenv("RTR_TEST_TMPDIR");
+
+	snprintf(pattern, sizeof(pattern), "%s/pattern-%%p-%%%%.json", dir ? dir : "/tmp");
+	snprintf(expect, sizeof(expect), "%s/pattern-%d-%%.json", dir ? dir : "/tmp",
+		 (int)getpid());
+	rtr_config_init(&cfg);
+	cfg.path = pattern;
+	assert_int_equal(rtr_start(&cfg), 0);
+	assert_int_equal(rtr_stop(), 0);
+	assert_int_equal(access(expect, F_OK), 0);
+	unlink(expect);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_event_kind_comes_back_with_exact_values),
+		cmocka_unit_test(threads_record_in_order_with_exact_values),
+		cmocka_unit_test(io_uring_and_write_give_identical_events),
+		cmocka_unit_test(flush_puts_earlier_events_in_the_file),
+		cmocka_unit_test(restart_writes_a_second_complete_file),
+		cmocka_unit_test(calls_before_start_are_ignored),
+		cmocka_unit_test(start_refuses_a_symlink_at_the_path),
+		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),
+		cmocka_unit_test(path_pattern_expands_pid_and_percent),
+	};
+	return cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
+}
