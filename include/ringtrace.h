@@ -145,6 +145,7 @@ struct rtr_stats {
 	uint64_t bytes_written;		/* bytes the file accepted */
 	uint64_t threads;		/* producer threads that recorded in this session */
 	uint64_t writer_wakeups;	/* times the writer woke up to drain */
+	uint64_t events_args_cut;	/* events recorded with only their first RTR_MAX_ARGS args */
 	int io_method;			/* RTR_IO_URING or RTR_IO_SYNC (0 when never started) */
 	int clock;			/* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
 	int write_error;		/* first write error, negative errno, or 0 */
@@ -161,6 +162,11 @@ RTR__DECL void rtr_stats_get(struct rtr_stats *out);
 /* Name of an RTR_IO_* value ("io_uring", "write"), for printing. */
 RTR__DECL const char *rtr_io_name(int io_method);
 
+/* The file of the running session, or of the last one after rtr_stop(), with its
+ * pattern expanded; "" before the first rtr_start(). Valid until the next
+ * rtr_start(). Call from the thread that starts and stops the recorder. */
+RTR__DECL const char *rtr_trace_path(void);
+
 /* ------------------------------------------------------------------------- */
 /* Arguments                                                                  */
 
@@ -173,7 +179,8 @@ enum {
 	RTR_ARG_TYPE_STR_COPY = 6, /* bytes copied into the ring at record time */
 };
 
-/* Most arguments one event carries; more are ignored (and counted nowhere: keep to it). */
+/* Most arguments one event carries; an event with more keeps the first RTR_MAX_ARGS and
+ * is counted in rtr_stats.events_args_cut and in the trace's end marker. */
 #define RTR_MAX_ARGS 16
 /* Longest copied string (name, argument value); longer ones are cut at this many bytes. */
 #define RTR_MAX_COPY 4096
@@ -260,5 +267,7 @@ RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
 #define rtr_begin_v(cat, name, ...) rtr_begin_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
 #define rtr_instant_v(cat, name, ...)                                                              \
 	rtr_instant_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
+#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...)                                              \
+	rtr_complete_args(cat, name, ts_ns, dur_ns, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
 
 #endif /* RINGTRACE_H */

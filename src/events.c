@@ -39,6 +39,10 @@ static void emit_ext(const struct ext_event *e)
 
 	if (e->args == NULL)
 		nargs = 0;
+	else if (RTR_UNLIKELY(e->nargs > RTR_MAX_ARGS) && rtr__tls_ring != NULL)
+		/* own counter: only this thread stores it */
+		__atomic_store_n(&rtr__tls_ring->args_cut, rtr__tls_ring->args_cut + 1,
+				 __ATOMIC_RELAXED);
 	if (e->flags & RTR__F_NAME_COPY) {
 		name_len = e->name != NULL ? (uint32_t)strnlen(e->name, RTR_MAX_COPY) : 0;
 		ext += sizeof(name_len) + name_len;

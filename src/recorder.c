@@ -134,6 +134,11 @@ RTR_API void rtr_stats_get(struct rtr_stats *out)
 	out->running = rtr__recording();
 }
 
+RTR_API const char *rtr_trace_path(void)
+{
+	return session.path;
+}
+
 RTR_API const char *rtr_io_name(int io_method)
 {
 	switch (io_method) {

@@ -450,6 +450,42 @@ static void restart_writes_a_second_complete_file(void **state)
 	unlink(path);
 }
 
+static void arguments_past_the_limit_are_cut_and_counted(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	struct rtr_arg args[RTR_MAX_ARGS + 4];
+	static const char *const keys[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6",
+					   "a7", "a8", "a9", "a10", "a11", "a12", "a13",
+					   "a14", "a15", "a16", "a17", "a18", "a19"};
+
+	for (int i = 0; i < RTR_MAX_ARGS + 4; i++)
+		args[i] = RTR_ARG_I64(keys[i], i * 10);
+	make_path("argscut");
+	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	rtr_instant_args("a", "many", args, RTR_MAX_ARGS + 4);
+	rtr_instant_args("a", "few", args, 2);
+	assert_int_equal(rtr_stop(), 0);
+	struct rtr_stats st;
+	rtr_stats_get(&st);
+	assert_int_equal(st.events_args_cut, 1);
+	assert_string_equal(rtr_trace_path(), path);
+
+	load(&t);
+	check_frame(&t, 2);
+	const struct tt_event *e[4];
+	assert_int_equal(events_of(&t, e, 4), 2);
+	assert_int_equal(e[0]->nargs, RTR_MAX_ARGS);
+	for (int i = 0; i < RTR_MAX_ARGS; i++) {
+		assert_string_equal(e[0]->args[i].key, keys[i]);
+		assert_int_equal(e[0]->args[i].i, i * 10);
+	}
+	assert_int_equal(e[1]->nargs, 2);
+	assert_int_equal(tt_arg(&t.ev[t.n - 1], "args_cut")->i, 1);
+	tt_free(&t);
+	unlink(path);
+}
+
 static void calls_before_start_are_ignored(void **state)
 {
 	(void)state;
@@ -549,6 +585,7 @@ int main(void)
 		cmocka_unit_test(io_uring_and_write_give_identical_events),
 		cmocka_unit_test(flush_puts_earlier_events_in_the_file),
 		cmocka_unit_test(restart_writes_a_second_complete_file),
+		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),
 		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),

@@ -76,6 +76,7 @@ struct rtr__ring {
 	uint64_t events;	/* events published; relaxed, summed by the writer */
 	uint64_t dropped_full;	/* events dropped on a full ring; relaxed */
 	uint64_t dropped_large; /* events larger than half the ring; relaxed */
+	uint64_t args_cut;	/* events with more than RTR_MAX_ARGS arguments; relaxed */
 
 	/* Consumer's line: written only by the writer. */
 	uint32_t tail __attribute__((aligned(RTR__CACHELINE))); /* next record to read */
@@ -198,28 +199,28 @@ static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uin
 /* Record a slice beginning on the calling thread. Any thread; wait-free in drop mode. */
 RTR_HOT void rtr_begin(const char *cat, const char *name)
 {
-	if (RTR__UNLIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()))
 		rtr__emit(RTR__K_BEGIN, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
 /* Record the end of the innermost slice begun with the same cat and name. */
 RTR_HOT void rtr_end(const char *cat, const char *name)
 {
-	if (RTR__UNLIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()))
 		rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
 /* Record a thread-scoped instant. */
 RTR_HOT void rtr_instant(const char *cat, const char *name)
 {
-	if (RTR__UNLIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()))
 		rtr__emit(RTR__K_INSTANT, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
 /* Record a counter sample; each name is one series in the viewer. */
 RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
 {
-	if (RTR__UNLIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()))
 		rtr__emit_word(RTR__K_COUNTER_I64, 0, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat,
 			       (uint64_t)value);
 }
@@ -227,7 +228,7 @@ RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
 /* Record a complete event with explicit times in the rtr_now_ns() clock. */
 RTR_HOT void rtr_complete(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
 {
-	if (RTR__UNLIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()))
 		rtr__emit_word(RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, (uintptr_t)name, (uintptr_t)cat,
 			       dur_ns);
 }
@@ -242,7 +243,7 @@ static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site)
 {
 	struct rtr__scope s = {0, 0};
 
-	if (RTR__UNLIKELY(rtr__recording())) {
+	if (RTR__LIKELY(rtr__recording())) {
 		s.site = site;
 		s.start = rtr__ticks();
 	}
@@ -266,7 +267,7 @@ static inline void rtr__scope_end(struct rtr__scope *s)
 #define RTR_SCOPE(cat, name) RTR__SCOPE(cat, name, RTR__UNIQ(rtr__site_))
 #define RTR__SCOPE(cat, name, site)                                                                \
 	static const struct rtr_site site = {cat, name};                                           \
-	struct rtr__scope RTR__CAT(site, _scope) __attribute__((cleanup(rtr__scope_end))) =        \
+	struct rtr__scope RTR__CAT(site, _scope) __attribute__((cleanup(rtr__scope_end), unused)) = \
 		rtr__scope_begin(&site)
 
 #else /* RINGTRACE_DISABLE: every call compiles to nothing. */
@@ -301,20 +302,27 @@ static inline uint64_t rtr_now_ns(void)
 {
 	return 0;
 }
-#define rtr_thread_name(n)		    ((void)0)
-#define rtr_begin(c, n)			    ((void)0)
-#define rtr_end(c, n)			    ((void)0)
-#define rtr_instant(c, n)		    ((void)0)
-#define rtr_counter_i64(c, n, v)	    ((void)0)
-#define rtr_counter_f64(c, n, v)	    ((void)0)
-#define rtr_complete(c, n, t, d)	    ((void)0)
-#define rtr_begin_args(c, n, a, k)	    ((void)0)
-#define rtr_instant_args(c, n, a, k)	    ((void)0)
-#define rtr_complete_args(c, n, t, d, a, k) ((void)0)
-#define rtr_begin_copy(c, n)		    ((void)0)
-#define rtr_instant_copy(c, n)		    ((void)0)
-#define rtr_complete_copy(c, n, t, d)	    ((void)0)
-#define RTR_SCOPE(cat, name)		    do {} while (0)
+static inline const char *rtr_trace_path(void)
+{
+	return "";
+}
+/* The arguments are named in sizeof, never evaluated: variables used only for
+ * tracing stay "used" without costing anything. */
+#define RTR__UNUSED(...)		    ((void)sizeof((__VA_ARGS__, 0)))
+#define rtr_thread_name(n)		    RTR__UNUSED(n)
+#define rtr_begin(c, n)			    RTR__UNUSED(c, n)
+#define rtr_end(c, n)			    RTR__UNUSED(c, n)
+#define rtr_instant(c, n)		    RTR__UNUSED(c, n)
+#define rtr_counter_i64(c, n, v)	    RTR__UNUSED(c, n, v)
+#define rtr_counter_f64(c, n, v)	    RTR__UNUSED(c, n, v)
+#define rtr_complete(c, n, t, d)	    RTR__UNUSED(c, n, t, d)
+#define rtr_begin_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
+#define rtr_instant_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
+#define rtr_complete_args(c, n, t, d, a, k) RTR__UNUSED(c, n, t, d, a, k)
+#define rtr_begin_copy(c, n)		    RTR__UNUSED(c, n)
+#define rtr_instant_copy(c, n)		    RTR__UNUSED(c, n)
+#define rtr_complete_copy(c, n, t, d)	    RTR__UNUSED(c, n, t, d)
+#define RTR_SCOPE(cat, name)		    RTR__UNUSED(cat, name)
 
 #endif /* RINGTRACE_DISABLE */
 

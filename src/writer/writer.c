@@ -57,6 +57,7 @@ struct reader {
 	uint64_t base_events;	/* producer counters when the session began */
 	uint64_t base_full;
 	uint64_t base_large;
+	uint64_t base_args_cut;
 	uint64_t events;	/* events consumed in this session */
 	uint64_t dropped_seen;	/* drops already shown in the trace */
 	uint32_t meta_done;	/* thread_name written */
@@ -82,7 +83,7 @@ static struct writer {
 	int final_error;
 
 	/* Private totals. */
-	uint64_t retired_events, retired_full, retired_large;
+	uint64_t retired_events, retired_full, retired_large, retired_args_cut;
 	uint64_t dropped_shown; /* drops shown in the trace's counter track */
 	uint64_t threads;	/* rings that recorded in this session */
 
@@ -94,7 +95,7 @@ static struct writer {
 	uint32_t flush_done; /* futex: last flush ticket served */
 
 	/* Published counters: relaxed, stored by the writer, read by rtr_stats_get(). */
-	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_threads, st_wakeups;
+	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads, st_wakeups;
 	int st_io, st_clock;
 } W;
 
@@ -450,6 +451,7 @@ static struct reader *reader_attach(struct writer *w, struct rtr__ring *r)
 		rd->base_events = rtr_atomic_load_relaxed(&r->events);
 		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
 		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
+		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
 		rd->dropped_seen = rd->base_full + rd->base_large;
 	}
 	return rd;
@@ -488,7 +490,9 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 		return 0;
 	}
 	if (!rd->meta_done) {
-		encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)));
+		/* A thread whose first event names it needs no name from before. */
+		if (r->slots[tail & r->mask].kind != RTR__K_THREAD_NAME)
+			encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)));
 		rd->meta_done = 1;
 		w->threads++;
 	}
@@ -517,6 +521,7 @@ static void retire_ring(struct writer *w, struct rtr__ring *r)
 	w->retired_events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
 	w->retired_full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
 	w->retired_large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
+	w->retired_args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
 	rtr__rings_free(r);
 }
 
@@ -542,6 +547,7 @@ static void account(struct writer *w)
 {
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
 	uint64_t events = w->retired_events, full = w->retired_full, large = w->retired_large;
+	uint64_t args_cut = w->retired_args_cut;
 
 	for (size_t i = 0; i < n; i++) {
 		struct rtr__ring *r = w->rings[i];
@@ -550,11 +556,13 @@ static void account(struct writer *w)
 		events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
 		full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
 		large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
+		args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
 	}
 	/* stats: relaxed; readers accept a value one pass old */
 	rtr_atomic_store_relaxed(&w->st_recorded, events + full + large);
 	rtr_atomic_store_relaxed(&w->st_dropped_full, full);
 	rtr_atomic_store_relaxed(&w->st_dropped_large, large);
+	rtr_atomic_store_relaxed(&w->st_args_cut, args_cut);
 	rtr_atomic_store_relaxed(&w->st_threads, w->threads);
 }
 
@@ -632,6 +640,8 @@ static void write_tail(struct writer *w)
 	p = rtr__json_u64(p, large);
 	p = PUT_LIT(p, ",\"dropped_io\":");
 	p = rtr__json_u64(p, io);
+	p = PUT_LIT(p, ",\"args_cut\":");
+	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_args_cut));
 	p = PUT_LIT(p, ",\"threads\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
 	p = PUT_LIT(p, ",\"bytes\":");
@@ -745,7 +755,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->s.cfg.process_name = w->s.process_name;
 	w->session_id = ++session_counter;
 	w->first_ring_id = rtr__rings_created();
-	w->retired_events = w->retired_full = w->retired_large = 0;
+	w->retired_events = w->retired_full = w->retired_large = w->retired_args_cut = 0;
 	w->dropped_shown = 0;
 	w->threads = 0;
 	w->error_reported = 0;
@@ -850,6 +860,7 @@ void rtr__writer_stats(struct rtr_stats *out)
 	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
 			      out->events_dropped_io;
 	out->bytes_written = rtr_atomic_load_relaxed(&w->sink.bytes_written);
+	out->events_args_cut = rtr_atomic_load_relaxed(&w->st_args_cut);
 	out->threads = rtr_atomic_load_relaxed(&w->st_threads);
 	out->writer_wakeups = rtr_atomic_load_relaxed(&w->st_wakeups);
 	out->io_method = rtr_atomic_load_relaxed(&w->st_io);
