@@ -81,7 +81,8 @@ struct rtr_config {
 	 * %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
 	const char *path;
 	/* Bytes of ring per producer thread, rounded up to a power of two, 4 KiB .. 1 GiB.
-	 * Default 1 MiB. RINGTRACE_RING_KB (in KiB). */
+	 * Default 1 MiB. RINGTRACE_RING_KB (in KiB). A thread keeps the ring it got at its
+	 * first event, so after a restart only threads new to the recorder use a new size. */
 	size_t ring_bytes;
 	/* RTR_ON_FULL_DROP (default) or RTR_ON_FULL_BLOCK. RINGTRACE_ON_FULL=drop|block. */
 	int on_full;

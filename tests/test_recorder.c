@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -54,9 +55,14 @@ static void load(struct tt_trace *t)
 	assert_false(t->repaired);
 }
 
+/* The process that wrote the file under check; 0 for this one. */
+static pid_t writer_pid;
+
 /* The start marker's origin, and checks common to every file. */
 static uint64_t check_frame(const struct tt_trace *t, uint64_t expect_events)
 {
+	pid_t pid = writer_pid != 0 ? writer_pid : getpid();
+
 	assert_true(t->n >= 3);
 	const struct tt_event *first = &t->ev[0], *last = &t->ev[t->n - 1];
 	assert_string_equal(first->ph, "i");
@@ -72,12 +78,12 @@ static uint64_t check_frame(const struct tt_trace *t, uint64_t expect_events)
 	assert_non_null(origin);
 	assert_int_equal(origin->type, TT_STRING);
 	assert_string_equal(tt_arg(first, "version")->s, RTR_VERSION_STRING);
-	assert_int_equal(tt_arg(first, "pid")->i, getpid());
+	assert_int_equal(tt_arg(first, "pid")->i, pid);
 
 	for (size_t i = 0; i < t->n; i++) {
 		assert_true(t->ev[i].has_pid);
 		assert_true(t->ev[i].has_tid);
-		assert_int_equal(t->ev[i].pid, getpid());
+		assert_int_equal(t->ev[i].pid, pid);
 		if (strcmp(t->ev[i].ph, "M") != 0)
 			assert_true(t->ev[i].has_ts);
 	}
@@ -486,6 +492,94 @@ static void arguments_past_the_limit_are_cut_and_counted(void **state)
 	unlink(path);
 }
 
+static void exit_without_stop_still_finishes_the_file(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	int status;
+
+	make_path("atexit");
+	fflush(NULL);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rtr_config cfg;
+		rtr_config_init(&cfg);
+		cfg.path = path;
+		cfg.on_full = RTR_ON_FULL_BLOCK;
+		if (rtr_start(&cfg) != 0)
+			_exit(3);
+		for (int i = 0; i < 5000; i++)
+			rtr_counter_i64("exit", "seq", i);
+		exit(0); /* no rtr_stop(): the exit handler finishes the file */
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	load(&t);
+	writer_pid = child;
+	check_frame(&t, 5000);
+	writer_pid = 0;
+	int64_t seq = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		if (strcmp(t.ev[i].ph, "C") != 0)
+			continue;
+		assert_int_equal(t.ev[i].pid, child);
+		assert_int_equal(tt_arg(&t.ev[i], "value")->i, seq++);
+	}
+	assert_int_equal(seq, 5000);
+	tt_free(&t);
+	unlink(path);
+}
+
+static void tsc_clock_keeps_times_ordered_and_explicit_times_exact(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	struct rtr_config cfg;
+	struct rtr_stats st;
+
+	make_path("tsc");
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.clock = RTR_CLOCK_TSC;
+	cfg.on_full = RTR_ON_FULL_BLOCK;
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr_stats_get(&st);
+	if (st.clock != RTR_CLOCK_TSC)
+		print_message("no usable TSC here: the clock is CLOCK_MONOTONIC\n");
+	uint64_t before = rtr_now_ns();
+	for (int i = 0; i < 1000; i++) {
+		rtr_begin("tsc", "outer");
+		rtr_complete("tsc", "explicit", before + (uint64_t)i, 3);
+		rtr_end("tsc", "outer");
+	}
+	uint64_t after = rtr_now_ns();
+	assert_int_equal(rtr_stop(), 0);
+
+	load(&t);
+	uint64_t origin = check_frame(&t, 3000);
+	uint64_t last = 0;
+	int i = 0;
+	for (size_t k = 0; k < t.n; k++) {
+		const struct tt_event *e = &t.ev[k];
+		if (strcmp(e->ph, "B") == 0 || strcmp(e->ph, "E") == 0) {
+			/* clock readings between the two rtr_now_ns() calls, never backwards */
+			assert_true(e->ts_ns >= last);
+			assert_true(e->ts_ns + origin >= before);
+			assert_true(e->ts_ns + origin <= after);
+			last = e->ts_ns;
+		} else if (strcmp(e->ph, "X") == 0) {
+			assert_int_equal(e->ts_ns, before + (uint64_t)i++ - origin);
+			assert_int_equal(e->dur_ns, 3);
+		}
+	}
+	assert_int_equal(i, 1000);
+	tt_free(&t);
+	unlink(path);
+}
+
 static void calls_before_start_are_ignored(void **state)
 {
 	(void)state;
@@ -586,6 +680,8 @@ int main(void)
 		cmocka_unit_test(flush_puts_earlier_events_in_the_file),
 		cmocka_unit_test(restart_writes_a_second_complete_file),
 		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
+		cmocka_unit_test(exit_without_stop_still_finishes_the_file),
+		cmocka_unit_test(tsc_clock_keeps_times_ordered_and_explicit_times_exact),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),
 		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),
