@@ -1115,8 +1115,11 @@ static int64_t rfind(int fd, uint64_t end, int want_nl, unsigned char *byte)
 		size_t n = end < sizeof(buf) ? (size_t)end : sizeof(buf);
 		uint64_t off = end - n;
 
-		if (pread_full(fd, buf, n, off) != (ssize_t)n)
+		if (pread_full(fd, buf, n, off) != (ssize_t)n) {
+			if (errno == 0)
+				errno = EIO; /* the file shrank under us */
 			return -2;
+		}
 		for (size_t k = n; k-- > 0;) {
 			if (want_nl ? buf[k] == '\n' : !is_blank(buf[k])) {
 				*byte = buf[k];
@@ -1156,17 +1159,18 @@ static int last_line_closes(int fd, uint64_t start, uint64_t end, unsigned char 
 
 /*
  * TT_REPAIR: decide, from the tail of the file, how many bytes to parse (*limit) and
- * whether to close the array after them (*close). 0 or -1 (reported).
+ * whether to close the array after them (*closing). 0 or -1 (reported).
  */
 static int plan_repair(struct reader *r, int fd, uint64_t size, unsigned char *buf, uint64_t *limit,
-		       int *close)
+		       int *closing)
 {
 	unsigned char c = 0, last = 0;
 	int64_t nl, p, lastp;
 	uint64_t tail;
 
 	*limit = size;
-	*close = 0;
+	*closing = 0;
+	errno = 0;
 	nl = rfind(fd, size, 1, &c);
 	if (nl == -2)
 		goto read_error;
@@ -1201,7 +1205,7 @@ static int plan_repair(struct reader *r, int fd, uint64_t size, unsigned char *b
 		}
 	}
 	*limit = c == ',' ? (uint64_t)p : (uint64_t)p + 1;
-	*close = 1;
+	*closing = 1;
 	r->out->repaired = 1;
 	return 0;
 

@@ -24,7 +24,9 @@
  * an args key seen twice, is an error.
  *
  * Errors are "path:line:col: message" in tt_trace.error, line and column 1-based,
- * the column in bytes.
+ * the column in bytes, at or just past the offending token (yajl's errors point past
+ * it; a cut file points at the end). Errors without a place (open, read, a file that
+ * cannot be repaired) are "path: message".
  *
  * Thread safety: no global state; calls on distinct tt_trace structs may run at the
  * same time. Nothing here is async-signal-safe.
@@ -67,7 +69,7 @@ struct tt_arg {
 	 * non-ASCII raw). NULL for the other types.
 	 */
 	char *raw;
-	/* Added beyond the first draft: */
+	/* Beyond the base API: */
 	size_t s_len;  /* bytes in s, without the terminating NUL */
 	uint64_t u;    /* TT_INT, when fits & TT_FITS_U64 (18446744073709551615 fits) */
 	unsigned fits; /* TT_INT: TT_FITS_I64 | TT_FITS_U64, or 0 when neither holds it */
@@ -90,7 +92,7 @@ struct tt_event {
 	struct tt_arg *args; /* top-level keys of "args" in file order */
 	size_t line;	     /* 1-based line of the file where the event's '{' is */
 	size_t nkeys;	     /* number of top-level keys of the event object */
-	/* Added beyond the first draft: */
+	/* Beyond the base API: */
 	int has_args;	      /* "args" was present (it may be {}) */
 	enum tt_type id_type; /* TT_STRING or TT_INT/TT_DOUBLE when id != NULL */
 	size_t name_len;      /* bytes in name (it may hold \u0000), 0 when absent */
