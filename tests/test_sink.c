@@ -52,10 +52,8 @@ ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
 int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
-int __real_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov,
-				     unsigned nr);
-int __wrap_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov,
-				     unsigned nr);
+int __real_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov, unsigned nr);
+int __wrap_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov, unsigned nr);
 int __real_io_uring_submit(struct io_uring *ring);
 int __wrap_io_uring_submit(struct io_uring *ring);
 int __real_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
@@ -93,8 +91,7 @@ int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 	return __real_io_uring_queue_init(entries, ring, flags);
 }
 
-int __wrap_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov,
-				     unsigned nr)
+int __wrap_io_uring_register_buffers(struct io_uring *ring, const struct iovec *iov, unsigned nr)
 {
 	if (seam.fail_register)
 		seam.register_result = mock_type(int);
@@ -197,10 +194,10 @@ static bool uring_works(void)
 }
 
 /* No io_uring (old kernel, seccomp, io_uring_disabled): nothing to test. */
-#define SKIP_WITHOUT_URING()                                                                       \
-	do {                                                                                       \
-		if (!uring_works())                                                                \
-			skip();                                                                    \
+#define SKIP_WITHOUT_URING()        \
+	do {                        \
+		if (!uring_works()) \
+			skip();     \
 	} while (0)
 
 static unsigned char pattern(uint64_t off)
@@ -233,10 +230,12 @@ static void feed_one(struct rtr__sink *s, struct feed *fd, size_t len, uint64_t 
 }
 
 /* Varied sizes: tiny, around a page, exactly chunk_bytes, one short, and empty. */
+/* clang-format off */
 static const size_t varied[] = {
 	1, 4095, 4096, 4097, CHUNK, 0, 12345, CHUNK - 1, 0, 0, 777, CHUNK, 3, 65000, CHUNK, 1,
 	0, 2 * 4096 + 5, CHUNK, 100, CHUNK, CHUNK, 31, 0,
 };
+/* clang-format on */
 
 static void feed_varied(struct rtr__sink *s, struct feed *fd)
 {
@@ -489,13 +488,13 @@ static void stops_at_the_file_size_limit(struct fixture *f, int io)
 	assert_counts(s, limit, 10 + 20, 30 + 40);
 	assert_int_equal(s->error, -EFBIG);
 
-	/* More chunks than nchunks after the error: none blocks, all count as failed. */
+	/* The disk recovers (the limit goes), yet nothing more is written: more chunks
+	 * than nchunks after the error, none blocks, all count as failed. */
+	setrlimit(RLIMIT_FSIZE, &f->fsize);
 	for (int k = 0; k < 10; k++)
 		feed_one(s, &fd, 40000, 1);
 	assert_int_equal(rtr__sink_wait(s), -EFBIG);
 	assert_counts(s, limit, 30, 70 + 10);
-
-	setrlimit(RLIMIT_FSIZE, &f->fsize);
 	assert_file_is_pattern(f->fd[0], limit);
 }
 
@@ -665,6 +664,30 @@ static void uring_acquire_waits_when_every_chunk_is_in_flight(void **state)
 	assert_file_is_pattern(f->fd[0], fd.pos);
 }
 
+static void uring_fails_what_is_in_flight_when_the_ring_breaks(void **state)
+{
+	struct fixture *f = *state;
+	struct rtr__sink *s = &f->sink[0];
+	struct feed fd = {0};
+
+	SKIP_WITHOUT_URING();
+	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
+	feed_one(s, &fd, CHUNK, 1);
+	feed_one(s, &fd, CHUNK, 2);
+	/* io_uring_enter() fails for good (EBADF): the third chunk never reaches the
+	 * kernel, and the sink must not wait for completions that may never come. */
+	seam.refuse_submits = 1;
+	will_return(__wrap_io_uring_submit, -EBADF);
+	feed_one(s, &fd, CHUNK, 4);
+	assert_int_equal(s->error, -EBADF);
+	for (int k = 0; k < 10; k++) /* more than nchunks: none blocks */
+		feed_one(s, &fd, CHUNK, 8);
+	assert_int_equal(rtr__sink_wait(s), -EBADF);
+	assert_int_equal(s->events_written + s->events_failed, fd.events);
+	assert_true(s->events_failed >= 4 + 80);
+	assert_true(s->bytes_written <= 2 * CHUNK);
+}
+
 static void uring_keeps_writing_while_the_writer_is_away(void **state)
 {
 	struct fixture *f = *state;
@@ -723,6 +746,7 @@ int main(void)
 		T(uring_writes_unregistered_buffers_over_rlimit_memlock),
 		T(uring_acquire_does_not_wait_while_a_chunk_is_free),
 		T(uring_acquire_waits_when_every_chunk_is_in_flight),
+		T(uring_fails_what_is_in_flight_when_the_ring_breaks),
 		T(uring_keeps_writing_while_the_writer_is_away),
 		T(uring_resubmits_the_rest_of_a_short_write),
 	};

@@ -75,7 +75,7 @@ static struct rtr__ring *ring_create(uint32_t records)
 	r->mask = records - 1;
 	r->hwm = records / 2;
 	r->limit = r->hwm;
-	r->slots = (struct rtr__rec *)((char *)r + head_bytes);
+	r->slots = (struct rtr__rec *)(void *)((char *)r + head_bytes); /* page-aligned */
 	r->tid = (int32_t)gettid();
 	if (rtr__tls_thread_name[0] != '\0')
 		memcpy(r->name, rtr__tls_thread_name, sizeof(r->name));

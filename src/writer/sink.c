@@ -17,14 +17,15 @@
  * nothing: the chunk's events go to events_failed and it returns to the pool at once,
  * so a full disk costs the writer neither a block nor a crash. s->offset stops there.
  *
- * Threads. One thread (the writer) calls every function. The counters and the error
- * are the only fields another thread reads (rtr_stats_get()), and they are stored with
- * relaxed atomics: each is an independent number with no data published behind it.
+ * Threads. One thread at a time calls these functions: the writer thread, and around
+ * its life the thread in rtr_start()/rtr_stop() (open before pthread_create(), close
+ * after pthread_join(), which order everything). The counters and the error are the
+ * only fields another thread reads (rtr_stats_get()), and they are stored with relaxed
+ * atomics: each is an independent number with no data published behind it.
  */
 #include "writer/sink.h"
 
 #include <errno.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <ringtrace.h>
@@ -63,6 +64,25 @@ void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 	c->busy = RTR__CHUNK_FREE;
 }
 
+/*
+ * Zero s for open. The results may be read by rtr_stats_get() at any time, even while
+ * a new session opens the sink, so they are cleared with relaxed stores, not memset().
+ */
+static void reset(struct rtr__sink *s)
+{
+	s->fd = -1;
+	s->method = 0;
+	s->chunk_bytes = 0;
+	s->nchunks = 0;
+	s->chunks = NULL;
+	s->offset = 0;
+	s->impl = NULL;
+	rtr_atomic_store_relaxed(&s->bytes_written, 0);
+	rtr_atomic_store_relaxed(&s->events_written, 0);
+	rtr_atomic_store_relaxed(&s->events_failed, 0);
+	rtr_atomic_store_relaxed(&s->error, 0);
+}
+
 static void unmap_all(struct rtr__sink *s)
 {
 	if (s->chunks != NULL) {
@@ -80,7 +100,7 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 	char *buf;
 	int err;
 
-	memset(s, 0, sizeof(*s));
+	reset(s);
 	if (fd < 0 || nchunks == 0 || chunk_bytes == 0 || page <= 0 ||
 	    chunk_bytes % (size_t)page != 0 ||
 	    __builtin_mul_overflow(chunk_bytes, nchunks, &bytes) ||
@@ -95,7 +115,7 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 	if (s->chunks == NULL || buf == NULL) {
 		rtr__mem_unmap(buf, bytes);
 		rtr__mem_unmap(s->chunks, nchunks * sizeof(*s->chunks));
-		memset(s, 0, sizeof(*s));
+		reset(s);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < nchunks; i++) {
@@ -111,7 +131,7 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 		}
 		if (io == RTR_IO_URING) {
 			unmap_all(s);
-			memset(s, 0, sizeof(*s));
+			reset(s);
 			return err;
 		}
 		/* RTR_IO_AUTO: no io_uring here (old kernel, seccomp, sysctl); write(2)

@@ -3,11 +3,13 @@
  * Sinks: how output chunks reach the file. Do not include outside src/writer/.
  *
  * The writer fills a chunk with whole lines, submits it, and takes the next free one.
- * Chunks are written back to back at explicit file offsets, in submission order.
- * Two methods produce identical bytes:
+ * Chunks are written back to back at explicit file offsets, and reach the file one
+ * after the other in submission order, so a program killed at any moment leaves a
+ * prefix of the trace with no hole. Two methods produce identical bytes:
  *
  *   io_uring  nchunks registered buffers; several writes in flight while the writer
- *             formats the next chunk; short writes resubmitted for the remainder.
+ *             formats the next chunk, ordered by IOSQE_IO_DRAIN; short writes
+ *             resubmitted for the remainder (sink_uring.c says why and what it costs).
  *   write(2)  pwrite(2) loop in the writer thread (io_uring unavailable: old kernel,
  *             seccomp, io_uring_disabled sysctl; or RINGTRACE_IO=sync).
  *
@@ -15,7 +17,8 @@
  * on nothing more is written: the events of the failed chunk and of every later one
  * are counted in events_failed, so the writer never blocks or crashes on a bad disk.
  *
- * One thread (the writer) calls every function; the counters are stored with relaxed
+ * One thread at a time calls these functions (the writer thread; open and close may
+ * come from rtr_start()/rtr_stop() around it); the counters are stored with relaxed
  * atomics so that rtr_stats_get() may read them from any thread.
  */
 #ifndef RTR_WRITER_SINK_H
@@ -48,7 +51,7 @@ struct rtr__sink {
 	size_t chunk_bytes; /* capacity of each chunk */
 	unsigned nchunks;
 	struct rtr__chunk *chunks;
-	uint64_t offset; /* file offset of the next submission */
+	uint64_t offset; /* file offset of the next submission; stops moving at the first error */
 
 	/*
 	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();

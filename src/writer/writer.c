@@ -645,7 +645,7 @@ static void write_tail(struct writer *w)
 	p = PUT_LIT(p, ",\"threads\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
 	p = PUT_LIT(p, ",\"bytes\":");
-	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->sink.bytes_written) + w->chunk->len);
+	p = rtr__json_u64(p, w->sink.offset + w->chunk->len); /* submitted + this chunk */
 	p = PUT_LIT(p, "}}\n]\n");
 	out_commit(w, p, 0);
 }
