@@ -200,9 +200,13 @@ static bool uring_works(void)
 			skip();     \
 	} while (0)
 
+/* Bytes that are not lines: no '\n', so a partly failed chunk counts no events
+ * landed (see a_partly_written_chunk_counts_the_events_of_its_whole_lines). */
 static unsigned char pattern(uint64_t off)
 {
-	return (unsigned char)((off * UINT64_C(0x9E3779B97F4A7C15)) >> 56);
+	unsigned char b = (unsigned char)((off * UINT64_C(0x9E3779B97F4A7C15)) >> 56);
+
+	return b == '\n' ? '\v' : b;
 }
 
 static void open_sink(struct fixture *f, int i, int io, size_t chunk_bytes, unsigned nchunks)
@@ -498,6 +502,40 @@ static void stops_at_the_file_size_limit(struct fixture *f, int io)
 	assert_file_is_pattern(f->fd[0], limit);
 }
 
+/* A chunk of 20 lines of 100 bytes, two of them not events, cut at 1000 bytes:
+ * the 9 events on the first 10 lines landed, the other 9 failed. */
+static void partly_written_chunk(struct fixture *f, int io)
+{
+	struct rtr__sink *s = &f->sink[0];
+
+	open_sink(f, 0, io, CHUNK, 4);
+	limit_file_size(1000);
+	struct rtr__chunk *c = rtr__sink_acquire(s);
+	for (int line = 0; line < 20; line++) {
+		memset(c->data + line * 100, 'x', 99);
+		c->data[line * 100 + 99] = '\n';
+	}
+	c->len = 2000;
+	c->nmeta = 2;
+	c->meta_end[0] = 100;  /* a marker line, first */
+	c->meta_end[1] = 1500; /* a metadata line past the cut */
+	c->events = 18;
+	rtr__sink_submit(s, c);
+	assert_int_equal(rtr__sink_wait(s), -EFBIG);
+	assert_counts(s, 1000, 9, 9);
+}
+
+static void a_partly_written_chunk_counts_the_events_of_its_whole_lines(void **state)
+{
+	partly_written_chunk(*state, RTR_IO_SYNC);
+}
+
+static void uring_partly_written_chunk_counts_the_events_of_its_whole_lines(void **state)
+{
+	SKIP_WITHOUT_URING();
+	partly_written_chunk(*state, RTR_IO_URING);
+}
+
 static void uring_stops_at_the_file_size_limit_with_efbig(void **state)
 {
 	SKIP_WITHOUT_URING();
@@ -736,6 +774,8 @@ int main(void)
 		T(acquire_returns_null_when_the_caller_holds_every_chunk),
 		T(open_rejects_bad_arguments),
 		T(counters_can_be_read_from_another_thread_while_writing),
+		T(a_partly_written_chunk_counts_the_events_of_its_whole_lines),
+		T(uring_partly_written_chunk_counts_the_events_of_its_whole_lines),
 		T(uring_stops_at_the_file_size_limit_with_efbig),
 		T(sync_stops_at_the_file_size_limit_with_efbig),
 		T(sync_completes_short_writes_and_retries_eintr),

@@ -26,6 +26,7 @@
 #include "writer/sink.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <ringtrace.h>
@@ -50,6 +51,24 @@ void rtr__sink_wrote(struct rtr__sink *s, size_t n)
 	count(&s->bytes_written, n);
 }
 
+/*
+ * Events in the whole lines among the first `done` bytes of c: what a failed write
+ * left in the file. 0 when the chunk has too many non-event lines to tell.
+ */
+static uint64_t events_in_prefix(const struct rtr__chunk *c, size_t done)
+{
+	uint64_t lines = 0, meta = 0;
+
+	if (c->nmeta > RTR_CHUNK_META_MAX)
+		return 0;
+	for (const char *p = c->data, *end = c->data + done;
+	     (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+		lines++;
+	for (uint32_t i = 0; i < c->nmeta; i++)
+		meta += c->meta_end[i] <= done;
+	return lines - meta;
+}
+
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 {
 	if (err != 0) {
@@ -57,7 +76,11 @@ void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 		 * number; nothing they read depends on seeing it first. */
 		if (rtr_atomic_load_relaxed(&s->error) == 0)
 			rtr_atomic_store_relaxed(&s->error, err);
-		count(&s->events_failed, c->events);
+		uint64_t landed = events_in_prefix(c, c->done < c->len ? c->done : c->len);
+		if (landed > c->events) /* not a chunk of the writer's lines */
+			landed = c->events;
+		count(&s->events_written, landed);
+		count(&s->events_failed, c->events - landed);
 	} else {
 		count(&s->events_written, c->events);
 	}
@@ -155,6 +178,7 @@ struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s)
 				c->busy = RTR__CHUNK_HELD;
 				c->len = 0;
 				c->events = 0;
+				c->nmeta = 0;
 				c->done = 0;
 				return c;
 			}

@@ -27,10 +27,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Lines of a chunk that are not events, whose ends a chunk remembers. */
+#define RTR_CHUNK_META_MAX 256
+
 struct rtr__chunk {
 	char *data;	 /* chunk_bytes of page-aligned memory */
 	size_t len;	 /* bytes filled by the writer */
 	uint64_t events; /* events encoded in it: written or failed with it */
+	/*
+	 * Lines that are not events (markers, metadata, drop counters): how many, and
+	 * where the first RTR_CHUNK_META_MAX of them end. When a write fails partway, the
+	 * events in the whole lines that reached the file still count as written.
+	 */
+	uint32_t nmeta;
+	uint32_t meta_end[RTR_CHUNK_META_MAX];
 	/* Sink-private. */
 	uint64_t offset; /* file offset of data[0] */
 	size_t done;	 /* bytes already written */

@@ -139,10 +139,16 @@ static inline char *out_reserve(struct writer *w, size_t need)
 	return w->chunk->data + w->chunk->len;
 }
 
+/* Close a line: an event's (events 1) or another (events 0), whose end the chunk
+ * remembers so that a partly failed write can tell how many events landed. */
 static inline void out_commit(struct writer *w, char *end, uint64_t events)
 {
-	w->chunk->len = (size_t)(end - w->chunk->data);
-	w->chunk->events += events;
+	struct rtr__chunk *c = w->chunk;
+
+	c->len = (size_t)(end - c->data);
+	c->events += events;
+	if (events == 0 && c->nmeta++ < RTR_CHUNK_META_MAX)
+		c->meta_end[c->nmeta - 1] = (uint32_t)c->len;
 }
 
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
@@ -312,8 +318,9 @@ static char *put_cat(struct writer *w, char *p, const char *cat)
 	return p;
 }
 
+/* A thread_name line; `events` 1 when it records an rtr_thread_name() call. */
 static void encode_thread_name(struct writer *w, const struct rtr__ring *r, const char *name,
-			       size_t len)
+			       size_t len, uint64_t events)
 {
 	char *p = out_reserve(w, LINE_FIXED + COPY_ESCAPED);
 
@@ -322,7 +329,7 @@ static void encode_thread_name(struct writer *w, const struct rtr__ring *r, cons
 	p = PUT_LIT(p, ",\"args\":{\"name\":\"");
 	p = rtr__json_escape(p, name, len);
 	p = PUT_LIT(p, "\"}},\n");
-	out_commit(w, p, 0);
+	out_commit(w, p, events);
 }
 
 /* Encode the event whose header is `rec` at record index `pos` of ring r. */
@@ -346,8 +353,7 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	}
 
 	if (rec->kind == RTR__K_THREAD_NAME) {
-		encode_thread_name(w, r, v.name, v.name_len);
-		w->chunk->events++;
+		encode_thread_name(w, r, v.name, v.name_len, 1);
 		return;
 	}
 
@@ -492,7 +498,7 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	if (!rd->meta_done) {
 		/* A thread whose first event names it needs no name from before. */
 		if (r->slots[tail & r->mask].kind != RTR__K_THREAD_NAME)
-			encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)));
+			encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)), 0);
 		rd->meta_done = 1;
 		w->threads++;
 	}
@@ -582,7 +588,9 @@ static void write_head(struct writer *w)
 	const struct rtr__session *s = &w->s;
 	char *p = out_reserve(w, 16384);
 
-	p = PUT_LIT(p, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0");
+	p = PUT_LIT(p, "[\n");
+	out_commit(w, p, 0); /* every line, even this one, is accounted for by itself */
+	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0");
 	p = put_pid_tid(w, p, s->start_tid);
 	p = PUT_LIT(p, ",\"args\":{\"origin_monotonic_ns\":\"");
 	p = rtr__json_u64(p, s->origin_ns);
@@ -610,7 +618,9 @@ static void write_head(struct writer *w)
 	p = put_escaped_str(p, s->cfg.on_full == RTR_ON_FULL_BLOCK ? "block" : "drop");
 	p = PUT_LIT(p, ",\"flush_ms\":");
 	p = rtr__json_u64(p, s->cfg.flush_ms);
-	p = PUT_LIT(p, "}},\n{\"ph\":\"M\",\"name\":\"process_name\"");
+	p = PUT_LIT(p, "}},\n");
+	out_commit(w, p, 0);
+	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_name\"");
 	p = put_pid_tid(w, p, s->pid);
 	p = PUT_LIT(p, ",\"args\":{\"name\":");
 	p = put_escaped_str(p, s->process_name);
@@ -646,7 +656,9 @@ static void write_tail(struct writer *w)
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
 	p = PUT_LIT(p, ",\"bytes\":");
 	p = rtr__json_u64(p, w->sink.offset + w->chunk->len); /* submitted + this chunk */
-	p = PUT_LIT(p, "}}\n]\n");
+	p = PUT_LIT(p, "}}\n");
+	out_commit(w, p, 0);
+	p = PUT_LIT(p, "]\n");
 	out_commit(w, p, 0);
 }
 
