@@ -231,10 +231,13 @@ uint64_t rtr__rings_created(void)
 
 void rtr__rings_after_fork_child(void)
 {
-	/* Only the forking thread exists in the child; its ring stays usable. */
+	/* Only the forking thread exists in the child; its ring stays usable, under the
+	 * child's own thread id. */
 	pthread_mutex_init(&registry_lock, NULL);
 	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next) {
-		if (r != rtr__tls_ring)
+		if (r == rtr__tls_ring)
+			r->tid = (int32_t)gettid();
+		else
 			rtr_atomic_store_release(&r->closed, 1); /* R2: no producer left */
 	}
 }
