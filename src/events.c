@@ -30,7 +30,8 @@ struct ext_event {
 	unsigned nargs;
 };
 
-static void emit_ext(const struct ext_event *e)
+/* Returns whether the event was recorded. */
+static bool emit_ext(const struct ext_event *e)
 {
 	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
 	uint32_t name_len = 0;
@@ -61,7 +62,7 @@ static void emit_ext(const struct ext_event *e)
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(nrec, &head);
 	if (RTR_UNLIKELY(r == NULL))
-		return;
+		return false;
 
 	struct rtr__rec *rec = &r->slots[head & r->mask];
 	rec->ts = e->ts;
@@ -118,6 +119,7 @@ static void emit_ext(const struct ext_event *e)
 		}
 	}
 	rtr__publish(r, head, nrec);
+	return true;
 }
 
 RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_arg *args,
@@ -126,7 +128,7 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
 	struct ext_event e = {RTR__K_BEGIN, 0, rtr__ticks(), cat, name, 0, 0, args, n};
-	emit_ext(&e);
+	rtr__begin_done(emit_ext(&e));
 }
 
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
@@ -152,7 +154,7 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name)
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
 	struct ext_event e = {RTR__K_BEGIN, RTR__F_NAME_COPY, rtr__ticks(), cat, name, 0, 0, NULL, 0};
-	emit_ext(&e);
+	rtr__begin_done(emit_ext(&e));
 }
 
 RTR_API void rtr_instant_copy(const char *cat, const char *name)

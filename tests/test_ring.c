@@ -173,6 +173,36 @@ static void arguments_are_laid_out_as_documented(void **state)
 	rtr__ring_consume(r, rtr__ring_readable(r));
 }
 
+static void end_of_a_dropped_begin_is_dropped_too(void **state)
+{
+	(void)state;
+	struct rtr__ring *r = my_ring();
+	uint64_t dropped = r->dropped_full;
+
+	for (uint32_t i = 0; i < RECORDS; i++)
+		rtr_instant("t", "fill");
+	rtr_begin("t", "lost"); /* ring full: dropped */
+	assert_int_equal(r->dropped_full, dropped + 1);
+	rtr__ring_consume(r, rtr__ring_readable(r));
+
+	rtr_begin("t", "inner");
+	rtr_end("t", "inner");
+	rtr_end("t", "lost"); /* its B is gone: so is it, and it counts */
+	assert_int_equal(r->dropped_full, dropped + 2);
+	assert_int_equal(rtr__ring_readable(r), 2);
+	assert_int_equal(peek(r, 0)->kind, RTR__K_BEGIN);
+	assert_int_equal(peek(r, 1)->kind, RTR__K_END);
+	assert_string_equal((const char *)(uintptr_t)peek(r, 1)->a, "inner");
+	rtr__ring_consume(r, 2);
+
+	/* an E without any B is the program's business: written */
+	rtr_end("t", "unmatched");
+	assert_int_equal(rtr__ring_readable(r), 1);
+	assert_int_equal(r->depth, 0);
+	assert_int_equal(r->dropped_begins, 0);
+	rtr__ring_consume(r, 1);
+}
+
 static void event_larger_than_half_the_ring_is_dropped_as_too_large(void **state)
 {
 	(void)state;
@@ -305,6 +335,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(continuation_bytes_survive_wrap_around, setup_drop,
 						teardown),
 		cmocka_unit_test_setup_teardown(arguments_are_laid_out_as_documented, setup_drop,
+						teardown),
+		cmocka_unit_test_setup_teardown(end_of_a_dropped_begin_is_dropped_too, setup_drop,
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			event_larger_than_half_the_ring_is_dropped_as_too_large, setup_drop,

@@ -77,6 +77,8 @@ struct rtr__ring {
 	uint64_t dropped_full;	/* events dropped on a full ring; relaxed */
 	uint64_t dropped_large; /* events larger than half the ring; relaxed */
 	uint64_t args_cut;	/* events with more than RTR_MAX_ARGS arguments; relaxed */
+	uint64_t dropped_begins; /* bit d: the B opened at depth d was dropped; own only */
+	uint32_t depth;		/* B slices open on this thread, recorded or dropped; own only */
 
 	/* Consumer's line: written only by the writer. */
 	uint32_t tail __attribute__((aligned(RTR__CACHELINE))); /* next record to read */
@@ -157,13 +159,14 @@ static inline void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
 	__atomic_store_n(&r->head, head + n, __ATOMIC_RELEASE);
 }
 
-static inline void rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
+/* Returns whether the event was recorded (not dropped, recorder not stopping). */
+static inline bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
 {
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(1, &head);
 
 	if (RTR__UNLIKELY(r == NULL))
-		return;
+		return false;
 	struct rtr__rec *rec = &r->slots[head & r->mask];
 	rec->ts = ts;
 	rec->a = a;
@@ -173,6 +176,7 @@ static inline void rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
 	rec->flags = 0;
 	rec->ext = 0;
 	rtr__publish(r, head, 1);
+	return true;
 }
 
 /* An event with one 64-bit payload word in a continuation record. */
@@ -196,17 +200,52 @@ static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uin
 	rtr__publish(r, head, 2);
 }
 
+/*
+ * B/E balance under drops. Viewers match an E with the innermost open B, so an E
+ * whose B was dropped would end the wrong slice. A thread's ring keeps its B depth
+ * and which of the innermost 64 levels lost their B; the E of such a level is
+ * dropped too (and counted), so the trace keeps only whole pairs and unterminated Bs.
+ */
+static inline void rtr__begin_done(bool recorded)
+{
+	struct rtr__ring *r = rtr__tls_ring;
+
+	if (RTR__UNLIKELY(r == NULL))
+		return; /* never recorded on this thread: nothing to balance */
+	uint32_t d = r->depth++;
+	if (RTR__UNLIKELY(!recorded) && d < 64)
+		r->dropped_begins |= (uint64_t)1 << d;
+}
+
+/* Whether the E closing the current level must go because its B went. */
+static inline bool rtr__end_dropped(void)
+{
+	struct rtr__ring *r = rtr__tls_ring;
+
+	if (RTR__UNLIKELY(r == NULL) || r->depth == 0)
+		return false; /* an E without a B: written, the viewer judges it */
+	uint32_t d = --r->depth;
+	if (RTR__LIKELY(r->dropped_begins == 0) || d >= 64 ||
+	    !(r->dropped_begins & ((uint64_t)1 << d)))
+		return false;
+	r->dropped_begins &= ~((uint64_t)1 << d);
+	/* own counter: only this thread stores it; the E is dropped with its B */
+	__atomic_store_n(&r->dropped_full, r->dropped_full + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Record a slice beginning on the calling thread. Any thread; wait-free in drop mode. */
 RTR_HOT void rtr_begin(const char *cat, const char *name)
 {
 	if (RTR__LIKELY(rtr__recording()))
-		rtr__emit(RTR__K_BEGIN, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
+		rtr__begin_done(
+			rtr__emit(RTR__K_BEGIN, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat));
 }
 
 /* Record the end of the innermost slice begun with the same cat and name. */
 RTR_HOT void rtr_end(const char *cat, const char *name)
 {
-	if (RTR__LIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording()) && !rtr__end_dropped())
 		rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
