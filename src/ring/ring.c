@@ -147,6 +147,12 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 			 * with the fence in the writer's sleep (no lost wake-up). */
 			rtr_atomic_fence_seq_cst();
 			rtr__writer_wake();
+			/* Woken once: come back only when this view of the ring is full. By
+			 * then the writer has drained (the limit drops back to the mark) or
+			 * the ring is really full. */
+			r->limit = r->capacity;
+		} else {
+			r->limit = r->hwm;
 		}
 		if (fill <= r->capacity)
 			return true;

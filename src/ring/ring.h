@@ -29,7 +29,9 @@
  * Full ring. In drop mode the event is dropped and counted in the ring (producer-only
  * relaxed counters the writer sums); in block mode the producer waits for the writer,
  * spinning briefly, then yielding, then sleeping in short steps. When the fill passes
- * the high-water mark (half the ring) the producer wakes the writer early.
+ * the high-water mark (half the ring) the producer wakes the writer early, once: its
+ * fast-path limit then rises to the whole ring, and falls back to the mark when a
+ * later look at tail finds the ring drained below it.
  *
  * Thread exit. A pthread key destructor marks the ring closed; the writer drains what
  * is left and frees it. A thread that records after its destructor ran (from another

@@ -728,13 +728,20 @@ static void *writer_main(void *arg)
 		/* A6: pairs with R6 in rtr__writer_flush(); what came before it is in the rings */
 		uint32_t flush = rtr_atomic_load_acquire(&w->flush_req);
 		int urgent = stop || flush != w->flush_done;
+		/* An urgent pass drains each ring up to the head it reads, which is past
+		 * every event recorded before the flush or stop request. */
 		uint64_t work = drain_all(w, urgent ? UINT32_MAX : DRAIN_BATCH);
 
 		account(w);
 		uint64_t now = rtr__mono_ns();
-		if (urgent && work == 0) {
-			if (stop)
+		if (stop) {
+			if (work == 0) /* producers are off: a pass with nothing left ends it */
 				break;
+			continue;
+		}
+		if (flush != w->flush_done) {
+			/* Done after one pass even if producers keep going: they cannot
+			 * hold a flush up. */
 			write_out(w, 1);
 			/* R7: pairs with A7 in rtr__writer_flush(); the file has it all */
 			rtr_atomic_store_release(&w->flush_done, flush);
