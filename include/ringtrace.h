@@ -35,9 +35,9 @@
 extern "C" {
 #endif
 
-#define RTR_VERSION_MAJOR 0
-#define RTR_VERSION_MINOR 1
-#define RTR_VERSION_PATCH 0
+#define RTR_VERSION_MAJOR  0
+#define RTR_VERSION_MINOR  1
+#define RTR_VERSION_PATCH  0
 #define RTR_VERSION_STRING "0.1.0"
 
 #if defined(RTR_BUILDING_LIBRARY)
@@ -58,15 +58,15 @@ extern "C" {
 
 /* What a producer does when its ring is full. */
 enum {
-	RTR_ON_FULL_DROP = 0,	/* drop the event and count it (default): never slows the program */
-	RTR_ON_FULL_BLOCK = 1,	/* wait until the writer frees space: nothing is lost */
+	RTR_ON_FULL_DROP = 0,  /* drop the event and count it (default): never slows the program */
+	RTR_ON_FULL_BLOCK = 1, /* wait until the writer frees space: nothing is lost */
 };
 
 /* How the writer writes the file. */
 enum {
-	RTR_IO_AUTO = 0,	/* io_uring when the kernel allows it, else write(2) */
-	RTR_IO_URING = 1,	/* io_uring; rtr_start() fails with its error if unavailable */
-	RTR_IO_SYNC = 2,	/* write(2) from the writer thread */
+	RTR_IO_AUTO = 0,  /* io_uring when the kernel allows it, else write(2) */
+	RTR_IO_URING = 1, /* io_uring; rtr_start() fails with its error if unavailable */
+	RTR_IO_SYNC = 2,  /* write(2) from the writer thread */
 };
 
 /* Where timestamps come from. */
@@ -137,20 +137,20 @@ RTR__DECL int rtr_stop(void);
 /* Statistics                                                                 */
 
 struct rtr_stats {
-	uint64_t events_recorded;	/* events the program recorded in this session */
-	uint64_t events_written;	/* events in bytes the file accepted */
-	uint64_t events_dropped;	/* = dropped_full + dropped_io + dropped_too_large */
-	uint64_t events_dropped_full;	/* dropped because a ring was full (drop mode) */
-	uint64_t events_dropped_io;	/* lost to a write error */
+	uint64_t events_recorded;	   /* events the program recorded in this session */
+	uint64_t events_written;	   /* events in bytes the file accepted */
+	uint64_t events_dropped;	   /* = dropped_full + dropped_io + dropped_too_large */
+	uint64_t events_dropped_full;	   /* dropped because a ring was full (drop mode) */
+	uint64_t events_dropped_io;	   /* lost to a write error */
 	uint64_t events_dropped_too_large; /* one event larger than half a ring */
-	uint64_t bytes_written;		/* bytes the file accepted */
-	uint64_t threads;		/* producer threads that recorded in this session */
-	uint64_t writer_wakeups;	/* times the writer woke up to drain */
-	uint64_t events_args_cut;	/* events recorded with only their first RTR_MAX_ARGS args */
-	int io_method;			/* RTR_IO_URING or RTR_IO_SYNC (0 when never started) */
-	int clock;			/* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
-	int write_error;		/* first write error, negative errno, or 0 */
-	int running;			/* 1 between rtr_start() and rtr_stop() */
+	uint64_t bytes_written;		   /* bytes the file accepted */
+	uint64_t threads;		   /* producer threads that recorded in this session */
+	uint64_t writer_wakeups;	   /* times the writer woke up to drain */
+	uint64_t events_args_cut; /* events recorded with only their first RTR_MAX_ARGS args */
+	int io_method;		  /* RTR_IO_URING or RTR_IO_SYNC (0 when never started) */
+	int clock;		  /* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
+	int write_error;	  /* first write error, negative errno, or 0 */
+	int running;		  /* 1 between rtr_start() and rtr_stop() */
 };
 
 /*
@@ -199,13 +199,13 @@ struct rtr_arg {
 };
 
 #ifdef __cplusplus
-#define RTR__ARG(k, t, field, val)                                                                 \
-	([&]() {                                                                                   \
-		struct rtr_arg a_;                                                                 \
-		a_.key = (k);                                                                      \
-		a_.type = (t);                                                                     \
-		a_.v.field = (val);                                                                \
-		return a_;                                                                         \
+#define RTR__ARG(k, t, field, val)  \
+	([&]() {                    \
+		struct rtr_arg a_;  \
+		a_.key = (k);       \
+		a_.type = (t);      \
+		a_.v.field = (val); \
+		return a_;          \
 	}())
 #else
 #define RTR__ARG(k, t, field, val) ((struct rtr_arg){.key = (k), .type = (t), .v.field = (val)})
@@ -240,12 +240,11 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 			    unsigned n);
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
 			      unsigned n);
-RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns,
-			       uint64_t dur_ns, const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+			       const struct rtr_arg *args, unsigned n);
 RTR_API void rtr_begin_copy(const char *cat, const char *name);
 RTR_API void rtr_instant_copy(const char *cat, const char *name);
-RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns,
-			       uint64_t dur_ns);
+RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns);
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
 
 #endif /* !RINGTRACE_DISABLE */
@@ -265,10 +264,11 @@ RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
 #define RTR__ARGV(...) ((const struct rtr_arg[]){__VA_ARGS__})
 #define RTR__ARGC(...) ((unsigned)(sizeof(RTR__ARGV(__VA_ARGS__)) / sizeof(struct rtr_arg)))
 #endif
-#define rtr_begin_v(cat, name, ...) rtr_begin_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
-#define rtr_instant_v(cat, name, ...)                                                              \
+#define rtr_begin_v(cat, name, ...) \
+	rtr_begin_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
+#define rtr_instant_v(cat, name, ...) \
 	rtr_instant_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
-#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...)                                              \
+#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) \
 	rtr_complete_args(cat, name, ts_ns, dur_ns, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
 
 #endif /* RINGTRACE_H */

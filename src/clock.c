@@ -99,8 +99,8 @@ void rtr__clock_setup(struct rtr__clock *c, int requested)
 	memset(c, 0, sizeof(*c));
 	c->kind = RTR_CLOCK_MONOTONIC;
 #if defined(__x86_64__)
-	int want_tsc = requested == RTR_CLOCK_TSC ||
-		       (requested == RTR_CLOCK_AUTO && rtr__tsc_trusted());
+	int want_tsc =
+		requested == RTR_CLOCK_TSC || (requested == RTR_CLOCK_AUTO && rtr__tsc_trusted());
 	if (want_tsc && file_has_word("/proc/cpuinfo", "constant_tsc")) {
 		uint64_t t0, n0, t1, n1;
 		struct timespec pause = {0, 10 * 1000 * 1000};

@@ -27,12 +27,15 @@ struct choice {
 
 static const struct choice on_full_choices[] = {
 	{"drop", RTR_ON_FULL_DROP}, {"block", RTR_ON_FULL_BLOCK}, {NULL, 0}};
-static const struct choice io_choices[] = {
-	{"auto", RTR_IO_AUTO}, {"uring", RTR_IO_URING}, {"io_uring", RTR_IO_URING},
-	{"sync", RTR_IO_SYNC}, {NULL, 0}};
-static const struct choice clock_choices[] = {
-	{"auto", RTR_CLOCK_AUTO}, {"monotonic", RTR_CLOCK_MONOTONIC}, {"tsc", RTR_CLOCK_TSC},
-	{NULL, 0}};
+static const struct choice io_choices[] = {{"auto", RTR_IO_AUTO},
+					   {"uring", RTR_IO_URING},
+					   {"io_uring", RTR_IO_URING},
+					   {"sync", RTR_IO_SYNC},
+					   {NULL, 0}};
+static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
+					      {"monotonic", RTR_CLOCK_MONOTONIC},
+					      {"tsc", RTR_CLOCK_TSC},
+					      {NULL, 0}};
 
 static void warn_bad(const char *name, const char *value, const char *expected)
 {

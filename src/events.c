@@ -127,7 +127,12 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_BEGIN, 0, rtr__ticks(), cat, name, 0, 0, args, n};
+	struct ext_event e = {.kind = RTR__K_BEGIN,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name,
+			      .args = args,
+			      .nargs = n};
 	rtr__begin_done(emit_ext(&e));
 }
 
@@ -136,16 +141,29 @@ RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rt
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_INSTANT, 0, rtr__ticks(), cat, name, 0, 0, args, n};
+	struct ext_event e = {.kind = RTR__K_INSTANT,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name,
+			      .args = args,
+			      .nargs = n};
 	emit_ext(&e);
 }
 
-RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns,
-			       uint64_t dur_ns, const struct rtr_arg *args, unsigned n)
+RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+			       const struct rtr_arg *args, unsigned n)
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, cat, name, 1, dur_ns, args, n};
+	struct ext_event e = {.kind = RTR__K_COMPLETE,
+			      .flags = RTR__F_TS_NS,
+			      .ts = ts_ns,
+			      .cat = cat,
+			      .name = name,
+			      .has_word = 1,
+			      .word = dur_ns,
+			      .args = args,
+			      .nargs = n};
 	emit_ext(&e);
 }
 
@@ -153,7 +171,11 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name)
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_BEGIN, RTR__F_NAME_COPY, rtr__ticks(), cat, name, 0, 0, NULL, 0};
+	struct ext_event e = {.kind = RTR__K_BEGIN,
+			      .flags = RTR__F_NAME_COPY,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name};
 	rtr__begin_done(emit_ext(&e));
 }
 
@@ -161,18 +183,25 @@ RTR_API void rtr_instant_copy(const char *cat, const char *name)
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_INSTANT, RTR__F_NAME_COPY, rtr__ticks(), cat, name, 0, 0,
-			      NULL, 0};
+	struct ext_event e = {.kind = RTR__K_INSTANT,
+			      .flags = RTR__F_NAME_COPY,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name};
 	emit_ext(&e);
 }
 
-RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns,
-			       uint64_t dur_ns)
+RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
 {
 	if (RTR_LIKELY(!rtr__recording()))
 		return;
-	struct ext_event e = {RTR__K_COMPLETE, RTR__F_NAME_COPY | RTR__F_TS_NS, ts_ns, cat, name,
-			      1, dur_ns, NULL, 0};
+	struct ext_event e = {.kind = RTR__K_COMPLETE,
+			      .flags = RTR__F_NAME_COPY | RTR__F_TS_NS,
+			      .ts = ts_ns,
+			      .cat = cat,
+			      .name = name,
+			      .has_word = 1,
+			      .word = dur_ns};
 	emit_ext(&e);
 }
 
@@ -193,7 +222,9 @@ RTR_API void rtr_thread_name(const char *name)
 	strncpy(rtr__tls_thread_name, name, sizeof(rtr__tls_thread_name) - 1);
 	if (!rtr__recording())
 		return;
-	struct ext_event e = {RTR__K_THREAD_NAME, RTR__F_NAME_COPY, rtr__ticks(), NULL, name, 0, 0,
-			      NULL, 0};
+	struct ext_event e = {.kind = RTR__K_THREAD_NAME,
+			      .flags = RTR__F_NAME_COPY,
+			      .ts = rtr__ticks(),
+			      .name = name};
 	emit_ext(&e);
 }

@@ -68,8 +68,8 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	if (err != 0)
 		goto out;
 
-	session.fd = open(session.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-			  0644);
+	session.fd =
+		open(session.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (session.fd < 0) {
 		err = -errno;
 		goto out;

@@ -67,25 +67,26 @@ enum {
  * holds mask + 1 records. Protocol essay and the slow paths: src/ring/ring.h.
  */
 struct rtr__ring {
-	/* Producer's line: written only by the owning thread. */
-	uint32_t head __attribute__((aligned(RTR__CACHELINE))); /* next record to write */
-	uint32_t cached_tail;	/* producer's last view of tail */
-	uint32_t limit;		/* take the slow path when the fill would pass this */
-	uint32_t mask;		/* copy of the read-only mask, on the producer's line */
-	struct rtr__rec *slots; /* copy of the read-only slot pointer */
-	uint64_t events;	/* events published; relaxed, summed by the writer */
-	uint64_t dropped_full;	/* events dropped on a full ring; relaxed */
-	uint64_t dropped_large; /* events larger than half the ring; relaxed */
-	uint64_t args_cut;	/* events with more than RTR_MAX_ARGS arguments; relaxed */
+	/* Producer's line: written only by the owning thread. head: next record to write. */
+	uint32_t head __attribute__((aligned(RTR__CACHELINE)));
+
+	uint32_t cached_tail;	 /* producer's last view of tail */
+	uint32_t limit;		 /* take the slow path when the fill would pass this */
+	uint32_t mask;		 /* copy of the read-only mask, on the producer's line */
+	struct rtr__rec *slots;	 /* copy of the read-only slot pointer */
+	uint64_t events;	 /* events published; relaxed, summed by the writer */
+	uint64_t dropped_full;	 /* events dropped on a full ring; relaxed */
+	uint64_t dropped_large;	 /* events larger than half the ring; relaxed */
+	uint64_t args_cut;	 /* events with more than RTR_MAX_ARGS arguments; relaxed */
 	uint64_t dropped_begins; /* bit d: the B opened at depth d was dropped; own only */
-	uint32_t depth;		/* B slices open on this thread, recorded or dropped; own only */
+	uint32_t depth;		 /* B slices open on this thread, recorded or dropped; own only */
 
-	/* Consumer's line: written only by the writer. */
-	uint32_t tail __attribute__((aligned(RTR__CACHELINE))); /* next record to read */
-	uint32_t closed_seen;	/* the writer has seen `closed` */
+	/* Consumer's line: written only by the writer. tail: next record to read. */
+	uint32_t tail __attribute__((aligned(RTR__CACHELINE)));
 
-	/* Read-mostly: set at creation, or rarely. */
-	uint32_t closed __attribute__((aligned(RTR__CACHELINE))); /* owning thread has exited */
+	/* Read-mostly: set at creation, or rarely. closed: the owning thread has exited. */
+	uint32_t closed __attribute__((aligned(RTR__CACHELINE)));
+
 	uint32_t capacity;	/* records: mask + 1 */
 	uint32_t hwm;		/* fill at which the producer wakes the writer */
 	int32_t tid;		/* kernel thread id of the owner */
@@ -180,8 +181,8 @@ static inline bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
 }
 
 /* An event with one 64-bit payload word in a continuation record. */
-static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a,
-				  uint64_t b, uint64_t word)
+static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a, uint64_t b,
+				  uint64_t word)
 {
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(2, &head);
@@ -268,8 +269,8 @@ RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
 RTR_HOT void rtr_complete(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
 {
 	if (RTR__LIKELY(rtr__recording()))
-		rtr__emit_word(RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, (uintptr_t)name, (uintptr_t)cat,
-			       dur_ns);
+		rtr__emit_word(RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, (uintptr_t)name,
+			       (uintptr_t)cat, dur_ns);
 }
 
 /* RTR_SCOPE: the state a scope carries from its start to its end. */
@@ -304,10 +305,10 @@ static inline void rtr__scope_end(struct rtr__scope *s)
  * block. cat and name are string literals (they initialize a static call site).
  */
 #define RTR_SCOPE(cat, name) RTR__SCOPE(cat, name, RTR__UNIQ(rtr__site_))
-#define RTR__SCOPE(cat, name, site)                                                                \
-	static const struct rtr_site site = {cat, name};                                           \
-	struct rtr__scope RTR__CAT(site, _scope) __attribute__((cleanup(rtr__scope_end), unused)) = \
-		rtr__scope_begin(&site)
+#define RTR__SCOPE(cat, name, site)                      \
+	static const struct rtr_site site = {cat, name}; \
+	struct rtr__scope RTR__CAT(site, _scope)         \
+		__attribute__((cleanup(rtr__scope_end), unused)) = rtr__scope_begin(&site)
 
 #else /* RINGTRACE_DISABLE: every call compiles to nothing. */
 

@@ -22,8 +22,8 @@ struct rtr__intern_slot {
 int rtr__intern_init(struct rtr__intern *in, size_t arena_bytes, size_t nslots)
 {
 	memset(in, 0, sizeof(*in));
-	if (arena_bytes < 2 * (RTR_INTERN_MAX_ESCAPED + RTR_INTERN_MAX_INPUT) ||
-	    nslots < 4 || (nslots & (nslots - 1)) != 0 || arena_bytes > UINT32_MAX)
+	if (arena_bytes < 2 * (RTR_INTERN_MAX_ESCAPED + RTR_INTERN_MAX_INPUT) || nslots < 4 ||
+	    (nslots & (nslots - 1)) != 0 || arena_bytes > UINT32_MAX)
 		return -EINVAL;
 	in->slots = rtr__mem_map(nslots * sizeof(*in->slots));
 	in->arena = rtr__mem_map(arena_bytes);

@@ -40,27 +40,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK_BYTES	  ((size_t)1 << 20)
-#define NCHUNKS		  4
-#define DRAIN_BATCH	  8192u /* records per ring per pass */
-#define RELEASE_EVERY	  1024u /* records consumed before tail is handed back */
-#define INTERN_ARENA	  ((size_t)4 << 20)
-#define INTERN_SLOTS	  ((size_t)1 << 16)
-#define COPY_ESCAPED	  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
+#define CHUNK_BYTES   ((size_t)1 << 20)
+#define NCHUNKS	      4
+#define DRAIN_BATCH   8192u /* records per ring per pass */
+#define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
+#define INTERN_ARENA  ((size_t)4 << 20)
+#define INTERN_SLOTS  ((size_t)1 << 16)
+#define COPY_ESCAPED  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
 /* Most continuation bytes one event has (see events.c). */
-#define EXT_MAX                                                                                    \
-	(8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
+#define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
 
 /* The writer's state in each ring (rtr__ring.reader). */
 struct reader {
-	uint64_t session;	/* session these fields belong to */
-	uint64_t base_events;	/* producer counters when the session began */
+	uint64_t session;     /* session these fields belong to */
+	uint64_t base_events; /* producer counters when the session began */
 	uint64_t base_full;
 	uint64_t base_large;
 	uint64_t base_args_cut;
-	uint64_t events;	/* events consumed in this session */
-	uint64_t dropped_seen;	/* drops already shown in the trace */
-	uint32_t meta_done;	/* thread_name written */
+	uint64_t events;       /* events consumed in this session */
+	uint64_t dropped_seen; /* drops already shown in the trace */
+	uint32_t meta_done;    /* thread_name written */
 };
 _Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -88,14 +87,15 @@ static struct writer {
 	uint64_t threads;	/* rings that recorded in this session */
 
 	/* Control words; futexes where noted. */
-	uint32_t stop;	    /* set by rtr__writer_stop() */
-	uint32_t wake_seq;  /* futex: bumped to wake the writer */
-	uint32_t sleeping;  /* the writer is about to sleep or sleeps */
-	uint32_t flush_req; /* flush tickets handed out */
+	uint32_t stop;	     /* set by rtr__writer_stop() */
+	uint32_t wake_seq;   /* futex: bumped to wake the writer */
+	uint32_t sleeping;   /* the writer is about to sleep or sleeps */
+	uint32_t flush_req;  /* flush tickets handed out */
 	uint32_t flush_done; /* futex: last flush ticket served */
 
 	/* Published counters: relaxed, stored by the writer, read by rtr_stats_get(). */
-	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads, st_wakeups;
+	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
+		st_wakeups;
 	int st_io, st_clock;
 } W;
 
@@ -174,8 +174,7 @@ static inline char *put_static(struct writer *w, char *p, const char *s)
 static inline size_t line_bound(const struct rtr__rec *rec)
 {
 	return LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED +
-	       (rec->nargs ? (size_t)rec->nargs * ARG_BOUND + RTR_JSON_ESCAPE_BOUND(rec->ext)
-			   : 0);
+	       (rec->nargs ? (size_t)rec->nargs * ARG_BOUND + RTR_JSON_ESCAPE_BOUND(rec->ext) : 0);
 }
 
 static inline uint64_t rel_ns(const struct writer *w, uint64_t ns)
@@ -876,8 +875,8 @@ void rtr__writer_stats(struct rtr_stats *out)
 	out->events_dropped_too_large = rtr_atomic_load_relaxed(&w->st_dropped_large);
 	out->events_dropped_io = rtr_atomic_load_relaxed(&w->sink.events_failed);
 	out->events_written = rtr_atomic_load_relaxed(&w->sink.events_written);
-	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
-			      out->events_dropped_io;
+	out->events_dropped =
+		out->events_dropped_full + out->events_dropped_too_large + out->events_dropped_io;
 	out->bytes_written = rtr_atomic_load_relaxed(&w->sink.bytes_written);
 	out->events_args_cut = rtr_atomic_load_relaxed(&w->st_args_cut);
 	out->threads = rtr_atomic_load_relaxed(&w->st_threads);
