@@ -13,6 +13,7 @@
  */
 #include <ringtrace.h>
 
+#include "test_util.h"
 #include "trace_read.h"
 
 #include <errno.h>
@@ -33,34 +34,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
-#ifdef UNDER_TSAN
+#if TU_UNDER_TSAN
 /* The children start the writer thread after fork: allowed, with this. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
@@ -69,70 +49,19 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-#define CAT	      "faults"
-#define CHILD_TIMEOUT (UNDER_SANITIZER ? 300 : 60) /* seconds before a child counts as hung */
-#define FSIZE_LIMIT   ((rlim_t)256 << 10)
+#define CAT	    "faults"
+#define FSIZE_LIMIT ((rlim_t)256 << 10)
 
-/* n scaled by RTR_TEST_SCALE (default 1, 0.25 under a sanitizer), at least min. */
-static uint64_t scaled(uint64_t n, uint64_t min)
-{
-	const char *env = getenv("RTR_TEST_SCALE");
-	double f = UNDER_SANITIZER ? 0.25 : 1.0;
-
-	if (env != NULL && strtod(env, NULL) > 0)
-		f = strtod(env, NULL);
-	double v = (double)n * f;
-	return v < (double)min ? min : (uint64_t)v;
-}
-
-static const char *tmpdir(void)
-{
-	const char *dir = getenv("RTR_TEST_TMPDIR");
-
-	return dir ? dir : "/tmp";
-}
-
-/* Files the running test made: the teardown removes them, pass or fail (set
+/* Files of the running test: the teardown removes them, pass or fail (set
  * RTR_TEST_KEEP=1 to keep them for a look). */
-static char made[8][4200];
-static int nmade;
-
-static void remove_made(void)
-{
-	for (int i = 0; i < nmade; i++)
-		if (getenv("RTR_TEST_KEEP") == NULL)
-			unlink(made[i]);
-	nmade = 0;
-}
-
 static void make_file(char *out, size_t size, const char *name, const char *ext)
 {
-	snprintf(out, size, "%s/faults-%s-%d%s", tmpdir(), name, (int)getpid(), ext);
-	unlink(out);
-	assert_true(nmade < 8);
-	snprintf(made[nmade++], sizeof(made[0]), "%s", out);
+	tu_own_file(out, size, "faults", name, ext);
 }
 
 static void make_path(char *out, size_t size, const char *name)
 {
 	make_file(out, size, name, ".json");
-}
-
-/* Every test leaves the recorder stopped and its files removed, pass or fail. */
-static int teardown(void **state)
-{
-	(void)state;
-	rtr_stop();
-	remove_made();
-	return 0;
-}
-
-static uint64_t file_size(const char *p)
-{
-	struct stat sb;
-
-	assert_int_equal(stat(p, &sb), 0);
-	return (uint64_t)sb.st_size;
 }
 
 static int io_uring_works(void)
@@ -143,45 +72,6 @@ static int io_uring_works(void)
 		return 0;
 	io_uring_queue_exit(&ring);
 	return 1;
-}
-
-static int is(const char *s, const char *want)
-{
-	return s != NULL && strcmp(s, want) == 0;
-}
-
-static int64_t arg_int(const struct tt_event *e, const char *key)
-{
-	const struct tt_arg *a = tt_arg(e, key);
-
-	return a != NULL && a->type == TT_INT && (a->fits & TT_FITS_I64) ? a->i : INT64_MIN;
-}
-
-/* Wait for pid up to timeout_s; one that does not exit by then is killed and the test
- * fails (it hung). Returns the wait status. */
-static int wait_child(pid_t pid, int timeout_s)
-{
-	int status = 0;
-
-	for (long waited_ms = 0;; waited_ms += 10) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		assert_int_equal(r, 0);
-		if (waited_ms > timeout_s * 1000L) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			fail_msg("child %d hung for %d s", (int)pid, timeout_s);
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-	}
-}
-
-static void expect_exit_0(int status)
-{
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("child failed: %s %d", WIFEXITED(status) ? "exit" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
 /* ------------------------------------------------------------------------- */
@@ -198,50 +88,44 @@ struct seq_walk {
 	int64_t end_events, end_dropped, end_io;
 };
 
-#define WALK_CHECK(w, ev, cond, ...)                                                             \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			int k_ = snprintf((w)->err, sizeof((w)->err), "line %zu: ", (ev)->line); \
-			snprintf((w)->err + k_, sizeof((w)->err) - (size_t)k_, __VA_ARGS__);     \
-			return 1;                                                                \
-		}                                                                                \
-	} while (0)
-
 static int visit_seq(const struct tt_event *e, void *ctx)
 {
 	struct seq_walk *w = ctx;
 	uint64_t n = w->n++;
 
-	WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64, e->pid);
-	WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
+	TU_WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64, e->pid);
+	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
 	if (n == 0) {
 		const struct tt_arg *io = tt_arg(e, "io");
-		WALK_CHECK(w, e, is(e->ph, "i") && is(e->name, "ringtrace: start") && e->ts_ns == 0,
-			   "first event is not the start marker");
-		WALK_CHECK(w, e, io != NULL && io->type == TT_STRING, "start marker has no io");
+		TU_WALK_CHECK(w, e,
+			      tu_is(e->ph, "i") && tu_is(e->name, "ringtrace: start") &&
+				      e->ts_ns == 0,
+			      "first event is not the start marker");
+		TU_WALK_CHECK(w, e, io != NULL && io->type == TT_STRING, "start marker has no io");
 		snprintf(w->io, sizeof(w->io), "%s", io->s);
 		return 0;
 	}
 	if (n == 1) {
-		WALK_CHECK(w, e, is(e->ph, "M") && is(e->name, "process_name"), "no process_name");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "M") && tu_is(e->name, "process_name"),
+			      "no process_name");
 		return 0;
 	}
-	if (is(e->ph, "M")) {
-		WALK_CHECK(w, e, is(e->name, "thread_name"), "M %s", e->name);
+	if (tu_is(e->ph, "M")) {
+		TU_WALK_CHECK(w, e, tu_is(e->name, "thread_name"), "M %s", e->name);
 		return 0;
 	}
-	if (is(e->name, "ringtrace: end")) {
+	if (tu_is(e->name, "ringtrace: end")) {
 		w->end_seen = 1;
-		w->end_events = arg_int(e, "events");
-		w->end_dropped = arg_int(e, "dropped");
-		w->end_io = arg_int(e, "dropped_io");
+		w->end_events = tu_arg_int(e, "events");
+		w->end_dropped = tu_arg_int(e, "dropped");
+		w->end_io = tu_arg_int(e, "dropped_io");
 		return 0;
 	}
-	WALK_CHECK(w, e, is(e->ph, "C") && is(e->name, "seq") && is(e->cat, CAT), "%s %s", e->ph,
-		   e->name);
-	WALK_CHECK(w, e, arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
-		   arg_int(e, "value"), w->next);
-	WALK_CHECK(w, e, w->tid == 0 || e->tid == w->tid, "tid changed");
+	TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq") && tu_is(e->cat, CAT),
+		      "%s %s", e->ph, e->name);
+	TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
+		      tu_arg_int(e, "value"), w->next);
+	TU_WALK_CHECK(w, e, w->tid == 0 || e->tid == w->tid, "tid changed");
 	w->tid = e->tid;
 	w->next++;
 	return 0;
@@ -250,16 +134,9 @@ static int visit_seq(const struct tt_event *e, void *ctx)
 /* Walk p; returns the tt_trace info. Fails the test on any error. */
 static struct tt_trace walk_seq(const char *p, int flags, struct seq_walk *w, int64_t pid)
 {
-	struct tt_trace info;
-
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
-	int rc = tt_foreach(p, flags, visit_seq, w, &info);
-	if (w->err[0] != '\0')
-		fail_msg("%s: %s", p, w->err);
-	if (rc != 0)
-		fail_msg("%s", info.error);
-	return info;
+	return tu_walk(p, flags, visit_seq, w, w->err);
 }
 
 static void record_seq(uint64_t n)
@@ -314,7 +191,7 @@ static void file_size_limit(int io, const char *name)
 	char trace[4096], errlog[4200];
 	struct fsize_report rep;
 	int pfd[2];
-	uint64_t events = scaled(200000, 20000); /* ~90 bytes each: far past the limit */
+	uint64_t events = tu_scaled(200000, 20000); /* ~90 bytes each: far past the limit */
 
 	if (io == RTR_IO_URING && !io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
@@ -332,8 +209,8 @@ static void file_size_limit(int io, const char *name)
 		fsize_child(io, trace, errlog, pfd[1], events);
 	}
 	close(pfd[1]);
-	int status = wait_child(pid, CHILD_TIMEOUT);
-	expect_exit_0(status);
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
+	tu_expect_exit_0(status);
 	assert_int_equal(read(pfd[0], &rep, sizeof(rep)), (ssize_t)sizeof(rep));
 	close(pfd[0]);
 
@@ -367,7 +244,7 @@ static void file_size_limit(int io, const char *name)
 	assert_int_equal(reports, 1);
 
 	/* The file: within the limit, a readable prefix, no more events than counted. */
-	uint64_t size = file_size(trace);
+	uint64_t size = tu_file_size(trace);
 	assert_true(size <= FSIZE_LIMIT);
 	assert_int_equal(rep.st.bytes_written, size);
 	struct seq_walk w;
@@ -426,7 +303,7 @@ static void sigkill(int io, const char *name)
 {
 	char trace[4096];
 	int pfd[2];
-	int64_t target = (int64_t)scaled(200000, 20000), last = -1;
+	int64_t target = (int64_t)tu_scaled(200000, 20000), last = -1;
 
 	if (io == RTR_IO_URING && !io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
@@ -448,18 +325,18 @@ static void sigkill(int io, const char *name)
 	while (last < target) {
 		struct pollfd pf = {pfd[0], POLLIN, 0};
 		int64_t v;
-		int r = poll(&pf, 1, CHILD_TIMEOUT * 1000);
+		int r = poll(&pf, 1, TU_CHILD_TIMEOUT_S * 1000);
 		if (r == 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			fail_msg("child sent nothing for %d s (hung at seq %" PRId64 ")",
-				 CHILD_TIMEOUT, last);
+				 TU_CHILD_TIMEOUT_S, last);
 		}
 		assert_int_equal(r, 1);
 		ssize_t got = read(pfd[0], &v, sizeof(v));
 		if (got == 0) {
-			int status = wait_child(pid, CHILD_TIMEOUT);
-			expect_exit_0(status);
+			int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
+			tu_expect_exit_0(status);
 			fail_msg("child exited");
 		}
 		assert_int_equal(got, (ssize_t)sizeof(v));
@@ -467,7 +344,7 @@ static void sigkill(int io, const char *name)
 		last = v;
 	}
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	int status = wait_child(pid, CHILD_TIMEOUT);
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
 	close(pfd[0]);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
@@ -475,7 +352,7 @@ static void sigkill(int io, const char *name)
 	char lastc = 0;
 	int fd = open(trace, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	uint64_t size = file_size(trace);
+	uint64_t size = tu_file_size(trace);
 	assert_true(size > 0);
 	assert_int_equal(pread(fd, &lastc, 1, (off_t)size - 1), 1);
 	close(fd);
@@ -519,7 +396,7 @@ static void record_and_check(const struct rtr_config *cfg, int want_io, uint64_t
 	assert_int_equal(st.events_recorded, n);
 	assert_int_equal(st.events_written, n);
 	assert_int_equal(st.events_dropped, 0);
-	assert_int_equal(st.bytes_written, file_size(cfg->path));
+	assert_int_equal(st.bytes_written, tu_file_size(cfg->path));
 
 	struct tt_trace info = walk_seq(cfg->path, TT_CHECK_ESCAPES, &w, getpid());
 	assert_true(info.complete);
@@ -545,7 +422,7 @@ static void forced_io_uring_is_used(void **state)
 	cfg.path = trace;
 	cfg.io = RTR_IO_URING;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	record_and_check(&cfg, RTR_IO_URING, scaled(100000, 10000));
+	record_and_check(&cfg, RTR_IO_URING, tu_scaled(100000, 10000));
 	assert_string_equal(rtr_io_name(RTR_IO_URING), "io_uring");
 }
 
@@ -568,7 +445,7 @@ static void ringtrace_io_sync_in_the_environment_selects_write(void **state)
 	assert_int_equal(cfg.io, RTR_IO_SYNC);
 	cfg.path = trace;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	record_and_check(&cfg, RTR_IO_SYNC, scaled(100000, 10000));
+	record_and_check(&cfg, RTR_IO_SYNC, tu_scaled(100000, 10000));
 	assert_string_equal(rtr_io_name(RTR_IO_SYNC), "write");
 }
 
@@ -641,12 +518,12 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		seccomp_child(trace);
-	int status = wait_child(pid, CHILD_TIMEOUT);
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
 		print_message("cannot install a seccomp filter here\n");
 		skip();
 	}
-	expect_exit_0(status);
+	tu_expect_exit_0(status);
 
 	struct seq_walk w;
 	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
@@ -668,7 +545,7 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	struct rtr_stats st;
 	struct seq_walk w;
 
-	snprintf(dir, sizeof(dir), "%s/faults-no-such-dir-%d", tmpdir(), (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/faults-no-such-dir-%d", tu_tmpdir(), (int)getpid());
 	snprintf(bad, sizeof(bad), "%s/trace.json", dir);
 	make_path(good, sizeof(good), "after-enoent");
 	rmdir(dir);
@@ -699,7 +576,8 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	assert_int_equal(w.end_events, 10);
 }
 
-#define TEST(f) cmocka_unit_test_teardown(f, teardown)
+/* Every test leaves the recorder stopped and its files removed, pass or fail. */
+#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
 
 int main(void)
 {
@@ -713,11 +591,9 @@ int main(void)
 		TEST(io_uring_refused_by_seccomp_falls_back_to_write),
 		TEST(missing_directory_fails_start_and_records_nothing),
 	};
-	const char *filter = getenv("RTR_TEST_FILTER");
 
 	/* A write past a file-size limit must give EFBIG, never kill the test. */
 	signal(SIGXFSZ, SIG_IGN);
-	if (filter != NULL)
-		cmocka_set_test_filter(filter);
+	tu_filter_from_env();
 	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  */
 #include <ringtrace.h>
 
+#include "test_util.h"
 #include "trace_read.h"
 
 #include <errno.h>
@@ -25,25 +26,10 @@
 
 static char path[4096];
 
+/* The test removes the file itself, when it passes. */
 static void make_path(const char *name)
 {
-	const char *dir = getenv("RTR_TEST_TMPDIR");
-
-	snprintf(path, sizeof(path), "%s/recorder-%s-%d.json", dir ? dir : "/tmp", name,
-		 (int)getpid());
-	unlink(path);
-}
-
-static void start(int io, int on_full, size_t ring_bytes)
-{
-	struct rtr_config cfg;
-
-	rtr_config_init(&cfg);
-	cfg.path = path;
-	cfg.io = io;
-	cfg.on_full = on_full;
-	cfg.ring_bytes = ring_bytes;
-	assert_int_equal(rtr_start(&cfg), 0);
+	tu_temp_path(path, sizeof(path), "recorder", name, ".json");
 }
 
 static void load(struct tt_trace *t)
@@ -117,7 +103,7 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 	char runtime_name[64];
 
 	make_path("kinds");
-	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
 	uint64_t t0 = rtr_now_ns();
 
 	rtr_thread_name("main thread");
@@ -266,7 +252,7 @@ static void threads_record_in_order_with_exact_values(void **state)
 	struct tt_trace t = {0};
 
 	make_path("threads");
-	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 14);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 14);
 	base_ns = rtr_now_ns();
 	for (intptr_t i = 0; i < THREADS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, record_thread, (void *)i), 0);
@@ -356,7 +342,7 @@ static void io_uring_and_write_give_identical_events(void **state)
 
 	for (int m = 0; m < 2; m++) {
 		make_path(m == 0 ? "io-auto" : "io-sync");
-		start(methods[m], RTR_ON_FULL_BLOCK, 1 << 16);
+		tu_start(path, methods[m], RTR_ON_FULL_BLOCK, 1 << 16);
 		record_fixed_sequence(rtr_now_ns() + 1000);
 		assert_int_equal(rtr_stop(), 0);
 		rtr_stats_get(&st[m]);
@@ -399,7 +385,7 @@ static void flush_puts_earlier_events_in_the_file(void **state)
 	struct tt_trace t = {0};
 
 	make_path("flush");
-	start(RTR_IO_AUTO, RTR_ON_FULL_DROP, 1 << 16);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_DROP, 1 << 16);
 	for (int i = 0; i < 1000; i++)
 		rtr_instant("f", "before flush");
 	assert_int_equal(rtr_flush(), 0);
@@ -428,7 +414,7 @@ static void restart_writes_a_second_complete_file(void **state)
 
 	make_path("restart-1");
 	snprintf(first, sizeof(first), "%s", path);
-	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_instant("r", "one");
 	assert_int_equal(rtr_start(NULL), -EBUSY);
 	assert_int_equal(rtr_stop(), 0);
@@ -436,7 +422,7 @@ static void restart_writes_a_second_complete_file(void **state)
 	assert_int_equal(rtr_stop(), 0); /* stopping twice is harmless */
 
 	make_path("restart-2");
-	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_instant("r", "two");
 	rtr_instant("r", "three");
 	assert_int_equal(rtr_stop(), 0);
@@ -468,7 +454,7 @@ static void arguments_past_the_limit_are_cut_and_counted(void **state)
 	for (int i = 0; i < RTR_MAX_ARGS + 4; i++)
 		args[i] = RTR_ARG_I64(keys[i], i * 10);
 	make_path("argscut");
-	start(RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_instant_args("a", "many", args, RTR_MAX_ARGS + 4);
 	rtr_instant_args("a", "few", args, 2);
 	assert_int_equal(rtr_stop(), 0);
@@ -658,11 +644,9 @@ static void path_pattern_expands_pid_and_percent(void **state)
 	(void)state;
 	struct rtr_config cfg;
 	char pattern[4096], expect[4096];
-	const char *dir = getenv("RTR_TEST_TMPDIR");
 
-	snprintf(pattern, sizeof(pattern), "%s/pattern-%%p-%%%%.json", dir ? dir : "/tmp");
-	snprintf(expect, sizeof(expect), "%s/pattern-%d-%%.json", dir ? dir : "/tmp",
-		 (int)getpid());
+	snprintf(pattern, sizeof(pattern), "%s/pattern-%%p-%%%%.json", tu_tmpdir());
+	snprintf(expect, sizeof(expect), "%s/pattern-%d-%%.json", tu_tmpdir(), (int)getpid());
 	rtr_config_init(&cfg);
 	cfg.path = pattern;
 	assert_int_equal(rtr_start(&cfg), 0);

@@ -15,6 +15,7 @@
  */
 #include <ringtrace.h>
 
+#include "test_util.h"
 #include "trace_read.h"
 
 #include <errno.h>
@@ -26,108 +27,29 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
 
 #define NPROD	  2
 #define TINY_RING 4096
 #define CAT	  "stress"
 
-/* n scaled by RTR_TEST_SCALE (default 1, 0.25 under a sanitizer), at least min. */
-static uint64_t scaled(uint64_t n, uint64_t min)
-{
-	const char *env = getenv("RTR_TEST_SCALE");
-	double f = UNDER_SANITIZER ? 0.25 : 1.0;
-
-	if (env != NULL && strtod(env, NULL) > 0)
-		f = strtod(env, NULL);
-	double v = (double)n * f;
-	return v < (double)min ? min : (uint64_t)v;
-}
-
 static char path[4096]; /* the running test's trace */
 
-/* Heap blocks of the running test, freed by the teardown even when a check fails
- * (fail_msg() jumps out of the test, maybe with the recorder still running). */
-static void *owned[8];
-
-static void *own(size_t n, size_t size)
-{
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
-		if (owned[i] == NULL) {
-			owned[i] = calloc(n, size);
-			assert_non_null(owned[i]);
-			return owned[i];
-		}
-	}
-	fail_msg("too many owned blocks");
-	return NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rtr_stop();
-	/* the file too (RTR_TEST_KEEP=1 keeps it for a look): they run to 200 MB */
-	if (path[0] != '\0' && getenv("RTR_TEST_KEEP") == NULL)
-		unlink(path);
-	path[0] = '\0';
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
-		free(owned[i]);
-		owned[i] = NULL;
-	}
-	return 0;
-}
-
+/* The running test's trace, removed by the teardown (tu_release()): they run to
+ * 200 MB (RTR_TEST_KEEP=1 keeps it for a look). */
 static void make_path(const char *name)
 {
-	const char *dir = getenv("RTR_TEST_TMPDIR");
-
-	snprintf(path, sizeof(path), "%s/stress-%s-%d.json", dir ? dir : "/tmp", name,
-		 (int)getpid());
-	unlink(path);
-}
-
-static void start(int io, int on_full)
-{
-	struct rtr_config cfg;
-
-	rtr_config_init(&cfg);
-	cfg.path = path;
-	cfg.io = io;
-	cfg.on_full = on_full;
-	cfg.ring_bytes = TINY_RING;
-	assert_int_equal(rtr_start(&cfg), 0);
-}
-
-static uint64_t file_size(const char *p)
-{
-	struct stat sb;
-
-	assert_int_equal(stat(p, &sb), 0);
-	return (uint64_t)sb.st_size;
+	tu_own_file(path, sizeof(path), "stress", name, ".json");
 }
 
 /* Byte offset where the last event line (the end marker) begins in a clean file. */
 static uint64_t end_line_offset(const char *p)
 {
 	char tail[4096];
-	uint64_t size = file_size(p);
+	uint64_t size = tu_file_size(p);
 	size_t n = size < sizeof(tail) ? (size_t)size : sizeof(tail);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 
@@ -243,58 +165,38 @@ struct walk {
 	struct end_args end;
 };
 
-#define WALK_CHECK(w, ev, cond, ...)                                                             \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			int k_ = snprintf((w)->err, sizeof((w)->err), "line %zu: ", (ev)->line); \
-			snprintf((w)->err + k_, sizeof((w)->err) - (size_t)k_, __VA_ARGS__);     \
-			return 1;                                                                \
-		}                                                                                \
-	} while (0)
-
-static int64_t arg_int(const struct tt_event *e, const char *key)
-{
-	const struct tt_arg *a = tt_arg(e, key);
-
-	return a != NULL && a->type == TT_INT && (a->fits & TT_FITS_I64) ? a->i : INT64_MIN;
-}
-
-static int is(const char *s, const char *want)
-{
-	return s != NULL && strcmp(s, want) == 0;
-}
-
 static int visit_frame(struct walk *w, const struct tt_event *e)
 {
-	WALK_CHECK(w, e, e->has_pid && e->pid == getpid(), "pid %" PRId64, e->pid);
-	WALK_CHECK(w, e, !w->end.seen, "event after the end marker: %s", e->name);
+	TU_WALK_CHECK(w, e, e->has_pid && e->pid == getpid(), "pid %" PRId64, e->pid);
+	TU_WALK_CHECK(w, e, !w->end.seen, "event after the end marker: %s", e->name);
 	if (w->n == 0) {
-		WALK_CHECK(w, e,
-			   is(e->ph, "i") && is(e->scope, "g") && is(e->name, "ringtrace: start") &&
-				   e->has_ts && e->ts_ns == 0,
-			   "first event is not the start marker");
+		TU_WALK_CHECK(w, e,
+			      tu_is(e->ph, "i") && tu_is(e->scope, "g") &&
+				      tu_is(e->name, "ringtrace: start") && e->has_ts &&
+				      e->ts_ns == 0,
+			      "first event is not the start marker");
 		const struct tt_arg *o = tt_arg(e, "origin_monotonic_ns");
-		WALK_CHECK(w, e,
-			   o != NULL && o->type == TT_STRING && o->s_len > 0 &&
-				   strspn(o->s, "0123456789") == o->s_len,
-			   "origin_monotonic_ns is not a string of digits");
+		TU_WALK_CHECK(w, e,
+			      o != NULL && o->type == TT_STRING && o->s_len > 0 &&
+				      strspn(o->s, "0123456789") == o->s_len,
+			      "origin_monotonic_ns is not a string of digits");
 		return -1;
 	}
 	if (w->n == 1) {
-		WALK_CHECK(w, e, is(e->ph, "M") && is(e->name, "process_name"),
-			   "second event is not process_name");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "M") && tu_is(e->name, "process_name"),
+			      "second event is not process_name");
 		return -1;
 	}
-	if (is(e->name, "ringtrace: end")) {
-		WALK_CHECK(w, e, is(e->ph, "i") && is(e->scope, "g"), "end marker shape");
+	if (tu_is(e->name, "ringtrace: end")) {
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "i") && tu_is(e->scope, "g"), "end marker shape");
 		w->end.seen = 1;
-		w->end.events = arg_int(e, "events");
-		w->end.dropped = arg_int(e, "dropped");
-		w->end.full = arg_int(e, "dropped_ring_full");
-		w->end.large = arg_int(e, "dropped_too_large");
-		w->end.io = arg_int(e, "dropped_io");
-		w->end.threads = arg_int(e, "threads");
-		w->end.bytes = arg_int(e, "bytes");
+		w->end.events = tu_arg_int(e, "events");
+		w->end.dropped = tu_arg_int(e, "dropped");
+		w->end.full = tu_arg_int(e, "dropped_ring_full");
+		w->end.large = tu_arg_int(e, "dropped_too_large");
+		w->end.io = tu_arg_int(e, "dropped_io");
+		w->end.threads = tu_arg_int(e, "threads");
+		w->end.bytes = tu_arg_int(e, "bytes");
 		return -1;
 	}
 	return 0;
@@ -317,46 +219,49 @@ static int visit_block(const struct tt_event *e, void *ctx)
 	if (r != 0)
 		return r > 0;
 	struct per_thread *t = thread_of(w, e->tid);
-	WALK_CHECK(w, e, t != NULL, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
+	TU_WALK_CHECK(w, e, t != NULL, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
 	int idx = (int)(t - w->t);
-	if (is(e->ph, "M")) {
+	if (tu_is(e->ph, "M")) {
 		char want[32];
 		snprintf(want, sizeof(want), "stress-%d", idx);
-		WALK_CHECK(w, e, is(e->name, "thread_name"), "unexpected M %s", e->name);
+		TU_WALK_CHECK(w, e, tu_is(e->name, "thread_name"), "unexpected M %s", e->name);
 		const struct tt_arg *a = tt_arg(e, "name");
-		WALK_CHECK(w, e, a != NULL && is(a->s, want), "thread_name is not %s", want);
-		WALK_CHECK(w, e, !t->started, "thread_name after the thread's events");
+		TU_WALK_CHECK(w, e, a != NULL && tu_is(a->s, want), "thread_name is not %s", want);
+		TU_WALK_CHECK(w, e, !t->started, "thread_name after the thread's events");
 		t->named++;
 		return 0;
 	}
-	WALK_CHECK(w, e, t->named > 0, "event of tid %" PRId64 " before its thread_name", e->tid);
-	WALK_CHECK(w, e, is(e->cat, CAT), "cat");
-	WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
+	TU_WALK_CHECK(w, e, t->named > 0, "event of tid %" PRId64 " before its thread_name",
+		      e->tid);
+	TU_WALK_CHECK(w, e, tu_is(e->cat, CAT), "cat");
+	TU_WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
 	t->last_ts = e->ts_ns;
 	t->started = 1;
 	w->plain++;
 	switch (t->phase) {
 	case 0:
-		WALK_CHECK(w, e, is(e->ph, "C") && is(e->name, "seq"), "want C seq, got %s %s",
-			   e->ph, e->name);
-		WALK_CHECK(w, e, arg_int(e, "value") == (int64_t)t->next,
-			   "thread %d: counter %" PRId64 ", want %" PRIu64, idx,
-			   arg_int(e, "value"), t->next);
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq"),
+			      "want C seq, got %s %s", e->ph, e->name);
+		TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == (int64_t)t->next,
+			      "thread %d: counter %" PRId64 ", want %" PRIu64, idx,
+			      tu_arg_int(e, "value"), t->next);
 		break;
 	case 1:
-		WALK_CHECK(w, e, is(e->ph, "B") && is(e->name, "iter"), "want B iter");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "B") && tu_is(e->name, "iter"), "want B iter");
 		t->depth++;
 		break;
 	case 2:
-		WALK_CHECK(w, e, is(e->ph, "i") && is(e->scope, "t") && is(e->name, "mark"),
-			   "want i mark");
-		WALK_CHECK(w, e, e->nargs == 1 && arg_int(e, "seq") == (int64_t)t->next,
-			   "thread %d: mark seq %" PRId64 ", want %" PRIu64, idx, arg_int(e, "seq"),
-			   t->next);
+		TU_WALK_CHECK(w, e,
+			      tu_is(e->ph, "i") && tu_is(e->scope, "t") && tu_is(e->name, "mark"),
+			      "want i mark");
+		TU_WALK_CHECK(w, e, e->nargs == 1 && tu_arg_int(e, "seq") == (int64_t)t->next,
+			      "thread %d: mark seq %" PRId64 ", want %" PRIu64, idx,
+			      tu_arg_int(e, "seq"), t->next);
 		break;
 	case 3:
-		WALK_CHECK(w, e, is(e->ph, "E") && is(e->name, "iter") && e->nargs == 0, "want E");
-		WALK_CHECK(w, e, t->depth == 1, "E without B");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "E") && tu_is(e->name, "iter") && e->nargs == 0,
+			      "want E");
+		TU_WALK_CHECK(w, e, t->depth == 1, "E without B");
 		t->depth--;
 		t->next++;
 		break;
@@ -374,38 +279,39 @@ static int visit_drop(const struct tt_event *e, void *ctx)
 	if (r != 0)
 		return r > 0;
 	struct per_thread *t = thread_of(w, e->tid);
-	WALK_CHECK(w, e, t != NULL, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
-	if (is(e->ph, "M")) {
-		WALK_CHECK(w, e, is(e->name, "thread_name"), "unexpected M %s", e->name);
-		WALK_CHECK(w, e, !t->started, "thread_name after the thread's events");
+	TU_WALK_CHECK(w, e, t != NULL, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
+	if (tu_is(e->ph, "M")) {
+		TU_WALK_CHECK(w, e, tu_is(e->name, "thread_name"), "unexpected M %s", e->name);
+		TU_WALK_CHECK(w, e, !t->started, "thread_name after the thread's events");
 		t->named++;
 		return 0;
 	}
-	if (is(e->name, "ringtrace: dropped")) {
-		int64_t total = arg_int(e, "events");
-		WALK_CHECK(w, e, is(e->ph, "C"), "drop counter is not a C event");
-		WALK_CHECK(w, e, total > w->last_drop_total,
-			   "drop total %" PRId64 " after %" PRId64, total, w->last_drop_total);
+	if (tu_is(e->name, "ringtrace: dropped")) {
+		int64_t total = tu_arg_int(e, "events");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "C"), "drop counter is not a C event");
+		TU_WALK_CHECK(w, e, total > w->last_drop_total,
+			      "drop total %" PRId64 " after %" PRId64, total, w->last_drop_total);
 		t->drop_inc += (uint64_t)(total - w->last_drop_total);
 		w->last_drop_total = total;
 		w->drop_counters++;
 		return 0;
 	}
-	WALK_CHECK(w, e, t->named > 0, "event before the thread's thread_name");
-	WALK_CHECK(w, e, is(e->cat, CAT), "cat");
+	TU_WALK_CHECK(w, e, t->named > 0, "event before the thread's thread_name");
+	TU_WALK_CHECK(w, e, tu_is(e->cat, CAT), "cat");
 	int64_t seq;
-	if (is(e->ph, "C")) {
-		WALK_CHECK(w, e, is(e->name, "seq"), "counter %s", e->name);
-		seq = arg_int(e, "value");
-		WALK_CHECK(w, e, seq >= 0 && (seq & 1) == 0, "counter seq %" PRId64, seq);
+	if (tu_is(e->ph, "C")) {
+		TU_WALK_CHECK(w, e, tu_is(e->name, "seq"), "counter %s", e->name);
+		seq = tu_arg_int(e, "value");
+		TU_WALK_CHECK(w, e, seq >= 0 && (seq & 1) == 0, "counter seq %" PRId64, seq);
 	} else {
-		WALK_CHECK(w, e, is(e->ph, "i") && is(e->name, "mark"), "%s %s", e->ph, e->name);
-		seq = arg_int(e, "seq");
-		WALK_CHECK(w, e, seq >= 0 && (seq & 1) == 1, "mark seq %" PRId64, seq);
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "i") && tu_is(e->name, "mark"), "%s %s", e->ph,
+			      e->name);
+		seq = tu_arg_int(e, "seq");
+		TU_WALK_CHECK(w, e, seq >= 0 && (seq & 1) == 1, "mark seq %" PRId64, seq);
 	}
-	WALK_CHECK(w, e, (uint64_t)seq >= t->next,
-		   "seq %" PRId64 " not after %" PRIu64 " (order lost)", seq, t->next);
-	WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
+	TU_WALK_CHECK(w, e, (uint64_t)seq >= t->next,
+		      "seq %" PRId64 " not after %" PRIu64 " (order lost)", seq, t->next);
+	TU_WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
 	t->last_ts = e->ts_ns;
 	t->missing += (uint64_t)seq - t->next;
 	t->next = (uint64_t)seq + 1;
@@ -428,15 +334,9 @@ static int count_end(const struct tt_event *e, void *ctx)
 
 static void walk_file(struct walk *w, tt_visit_fn fn, const struct producer *p)
 {
-	struct tt_trace info;
-
 	for (int i = 0; i < NPROD; i++)
 		w->t[i].tid = p[i].tid;
-	int rc = tt_foreach(path, TT_CHECK_ESCAPES, fn, w, &info);
-	if (w->err[0] != '\0')
-		fail_msg("%s: %s", path, w->err);
-	if (rc != 0)
-		fail_msg("%s", info.error);
+	struct tt_trace info = tu_walk(path, TT_CHECK_ESCAPES, fn, w, w->err);
 	assert_true(info.complete);
 	assert_false(info.repaired);
 	assert_true(w->end.seen);
@@ -448,13 +348,13 @@ static void walk_file(struct walk *w, tt_visit_fn fn, const struct producer *p)
 static void block_mode_loses_nothing(int io, const char *name)
 {
 	struct producer p[NPROD];
-	struct walk *w = own(1, sizeof(*w));
-	uint64_t iters = scaled(250000, 2000);	   /* 4 events each: ~1,000,000 per thread */
+	struct walk *w = tu_own(1, sizeof(*w));
+	uint64_t iters = tu_scaled(250000, 2000);  /* 4 events each: ~1,000,000 per thread */
 	uint64_t expect = NPROD * (4 * iters + 1); /* + rtr_thread_name */
 	struct rtr_stats st;
 
 	make_path(name);
-	start(io, RTR_ON_FULL_BLOCK);
+	tu_start(path, io, RTR_ON_FULL_BLOCK, TINY_RING);
 	run_producers(p, 0, iters);
 	assert_int_equal(rtr_stop(), 0);
 
@@ -470,7 +370,7 @@ static void block_mode_loses_nothing(int io, const char *name)
 	assert_int_equal(st.write_error, 0);
 	if (io != RTR_IO_AUTO)
 		assert_int_equal(st.io_method, io);
-	assert_int_equal(st.bytes_written, file_size(path));
+	assert_int_equal(st.bytes_written, tu_file_size(path));
 
 	walk_file(w, visit_block, p);
 	for (int i = 0; i < NPROD; i++) {
@@ -489,10 +389,10 @@ static void block_mode_loses_nothing(int io, const char *name)
 	assert_int_equal(w->end.threads, NPROD);
 	/* "bytes": what precedes the end marker (or the whole file): either way exact */
 	uint64_t before_end = end_line_offset(path);
-	if ((uint64_t)w->end.bytes != before_end && (uint64_t)w->end.bytes != file_size(path))
+	if ((uint64_t)w->end.bytes != before_end && (uint64_t)w->end.bytes != tu_file_size(path))
 		fail_msg("end marker bytes %" PRId64 ": the end line starts at %" PRIu64
 			 " and the file has %" PRIu64,
-			 w->end.bytes, before_end, file_size(path));
+			 w->end.bytes, before_end, tu_file_size(path));
 }
 
 static void block_mode_with_tiny_rings_loses_nothing(void **state)
@@ -511,12 +411,12 @@ static void drop_mode_accounts_for_every_event(void **state)
 {
 	(void)state;
 	struct producer p[NPROD];
-	struct walk *w = own(1, sizeof(*w));
-	uint64_t n = scaled(1000000, 8000);
+	struct walk *w = tu_own(1, sizeof(*w));
+	uint64_t n = tu_scaled(1000000, 8000);
 	struct rtr_stats st;
 
 	make_path("drop");
-	start(RTR_IO_AUTO, RTR_ON_FULL_DROP);
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_DROP, TINY_RING);
 	run_producers(p, 1, n);
 	assert_int_equal(rtr_stop(), 0);
 
@@ -528,7 +428,7 @@ static void drop_mode_accounts_for_every_event(void **state)
 	assert_int_equal(st.events_dropped_io, 0);
 	assert_int_equal(st.events_dropped_too_large, 0);
 	assert_int_equal(st.write_error, 0);
-	assert_int_equal(st.bytes_written, file_size(path));
+	assert_int_equal(st.bytes_written, tu_file_size(path));
 	print_message("drop mode: %" PRIu64 " of %" PRIu64 " events dropped\n", st.events_dropped,
 		      st.events_recorded);
 
@@ -568,8 +468,8 @@ static void drop_mode_accounts_for_every_event(void **state)
 static void end_marker_bytes_count_chunks_still_in_flight(void **state)
 {
 	(void)state;
-	uint64_t n = scaled(400000, 100000); /* 2 records each: under the 1M-record mark */
-	struct walk *w = own(1, sizeof(*w));
+	uint64_t n = tu_scaled(400000, 100000); /* 2 records each: under the 1M-record mark */
+	struct walk *w = tu_own(1, sizeof(*w));
 
 	for (int round = 0; round < 3; round++) {
 		struct rtr_config cfg;
@@ -590,23 +490,23 @@ static void end_marker_bytes_count_chunks_still_in_flight(void **state)
 		struct rtr_stats st;
 		rtr_stats_get(&st);
 		assert_int_equal(st.events_written, n);
-		assert_int_equal(st.bytes_written, file_size(path));
+		assert_int_equal(st.bytes_written, tu_file_size(path));
 		if (tt_foreach(path, 0, count_end, w, &info) != 0)
 			fail_msg("%s %s", info.error, w->err);
 		assert_true(w->end.seen);
 		assert_int_equal(w->end.events, n);
 		uint64_t before_end = end_line_offset(path);
 		if ((uint64_t)w->end.bytes != before_end &&
-		    (uint64_t)w->end.bytes != file_size(path))
+		    (uint64_t)w->end.bytes != tu_file_size(path))
 			fail_msg("round %d (%s): end marker bytes %" PRId64 ", but the end line "
 				 "starts at %" PRIu64 " and the file has %" PRIu64 " bytes",
 				 round, rtr_io_name(st.io_method), w->end.bytes, before_end,
-				 file_size(path));
+				 tu_file_size(path));
 	}
 }
 
 /* Every test leaves the recorder stopped and frees what it owns, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, teardown)
+#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
 
 int main(void)
 {
@@ -616,9 +516,7 @@ int main(void)
 		TEST(block_mode_with_write_io_loses_nothing),
 		TEST(end_marker_bytes_count_chunks_still_in_flight),
 	};
-	const char *filter = getenv("RTR_TEST_FILTER");
 
-	if (filter != NULL)
-		cmocka_set_test_filter(filter);
+	tu_filter_from_env();
 	return cmocka_run_group_tests_name("stress", tests, NULL, NULL);
 }

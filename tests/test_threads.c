@@ -10,6 +10,7 @@
  */
 #include <ringtrace.h>
 
+#include "test_util.h"
 #include "trace_read.h"
 
 #include <errno.h>
@@ -17,39 +18,17 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
-#ifdef UNDER_TSAN
+#if TU_UNDER_TSAN
 /* The fork test's child starts the writer thread: allowed, with this. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
@@ -62,82 +41,27 @@ const char *__tsan_default_options(void)
 #define STACK_BYTES    ((size_t)256 << 10)
 #define LEAK_SLACK_KIB ((uint64_t)16 << 10) /* 16 MiB */
 
-/* n scaled by RTR_TEST_SCALE (default 1, 0.25 under a sanitizer), at least min. */
-static uint64_t scaled(uint64_t n, uint64_t min)
-{
-	const char *env = getenv("RTR_TEST_SCALE");
-	double f = UNDER_SANITIZER ? 0.25 : 1.0;
-
-	if (env != NULL && strtod(env, NULL) > 0)
-		f = strtod(env, NULL);
-	double v = (double)n * f;
-	return v < (double)min ? min : (uint64_t)v;
-}
-
-/* Files the running test made: the teardown removes them, pass or fail (set
- * RTR_TEST_KEEP=1 to keep them for a look). */
-static char made[8][4200];
-static int nmade;
-
-static void remove_made(void)
-{
-	for (int i = 0; i < nmade; i++)
-		if (getenv("RTR_TEST_KEEP") == NULL)
-			unlink(made[i]);
-	nmade = 0;
-}
-
-/* Heap blocks of the running test, freed by the teardown even when a check fails
- * (fail_msg() jumps out of the test, maybe with the recorder still running). */
-static void *owned[8];
 /* Tells the fork test's helper thread to stop. */
 static int helper_stop;
 
-static void *own(size_t n, size_t size)
-{
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
-		if (owned[i] == NULL) {
-			owned[i] = calloc(n, size);
-			assert_non_null(owned[i]);
-			return owned[i];
-		}
-	}
-	fail_msg("too many owned blocks");
-	return NULL;
-}
-
+/* Stops the fork test's helper thread first, then tu_teardown(). */
 static int teardown(void **state)
 {
-	(void)state;
 	__atomic_store_n(&helper_stop, 1, __ATOMIC_RELEASE);
-	rtr_stop();
-	remove_made();
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
-		free(owned[i]);
-		owned[i] = NULL;
-	}
-	return 0;
+	return tu_teardown(state);
 }
 
+/* A file of the running test: the teardown removes it, pass or fail (set
+ * RTR_TEST_KEEP=1 to keep it for a look). */
 static void make_path(char *out, size_t size, const char *name)
 {
-	const char *dir = getenv("RTR_TEST_TMPDIR");
-
-	snprintf(out, size, "%s/threads-%s-%d.json", dir ? dir : "/tmp", name, (int)getpid());
-	unlink(out);
-	assert_true(nmade < 8);
-	snprintf(made[nmade++], sizeof(made[0]), "%s", out);
+	tu_own_file(out, size, "threads", name, ".json");
 }
 
+/* Start in block mode, with the I/O method the environment gives. */
 static void start(const char *p, size_t ring_bytes)
 {
-	struct rtr_config cfg;
-
-	rtr_config_init(&cfg);
-	cfg.path = p;
-	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.ring_bytes = ring_bytes;
-	assert_int_equal(rtr_start(&cfg), 0);
+	tu_start(p, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, ring_bytes);
 }
 
 /* VmSize of this process in KiB. */
@@ -166,33 +90,12 @@ static void spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 	pthread_attr_destroy(&attr);
 }
 
-static int is(const char *s, const char *want)
-{
-	return s != NULL && strcmp(s, want) == 0;
-}
-
-static int64_t arg_int(const struct tt_event *e, const char *key)
-{
-	const struct tt_arg *a = tt_arg(e, key);
-
-	return a != NULL && a->type == TT_INT && (a->fits & TT_FITS_I64) ? a->i : INT64_MIN;
-}
-
 static const char *arg_str(const struct tt_event *e, const char *key)
 {
 	const struct tt_arg *a = tt_arg(e, key);
 
 	return a != NULL && a->type == TT_STRING ? a->s : NULL;
 }
-
-#define WALK_CHECK(w, ev, cond, ...)                                                             \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			int k_ = snprintf((w)->err, sizeof((w)->err), "line %zu: ", (ev)->line); \
-			snprintf((w)->err + k_, sizeof((w)->err) - (size_t)k_, __VA_ARGS__);     \
-			return 1;                                                                \
-		}                                                                                \
-	} while (0)
 
 /* What every walk keeps: the error, the count, the end marker's args. */
 struct frame {
@@ -207,40 +110,38 @@ struct frame {
  * marker, 1 on a failed check, 0 for an event the caller checks. */
 static int visit_frame(struct frame *w, const struct tt_event *e)
 {
-	WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64 ", want %" PRId64, e->pid,
-		   w->pid);
-	WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
+	TU_WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64 ", want %" PRId64,
+		      e->pid, w->pid);
+	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
 	if (w->n == 0) {
-		WALK_CHECK(w, e, is(e->ph, "i") && is(e->name, "ringtrace: start") && e->ts_ns == 0,
-			   "first event is not the start marker");
-		WALK_CHECK(w, e, arg_int(e, "pid") == w->pid, "start marker pid arg");
-		WALK_CHECK(w, e, e->tid == w->pid, "start marker tid %" PRId64, e->tid);
+		TU_WALK_CHECK(w, e,
+			      tu_is(e->ph, "i") && tu_is(e->name, "ringtrace: start") &&
+				      e->ts_ns == 0,
+			      "first event is not the start marker");
+		TU_WALK_CHECK(w, e, tu_arg_int(e, "pid") == w->pid, "start marker pid arg");
+		TU_WALK_CHECK(w, e, e->tid == w->pid, "start marker tid %" PRId64, e->tid);
 		return -1;
 	}
 	if (w->n == 1) {
-		WALK_CHECK(w, e, is(e->ph, "M") && is(e->name, "process_name"), "no process_name");
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "M") && tu_is(e->name, "process_name"),
+			      "no process_name");
 		return -1;
 	}
-	if (is(e->name, "ringtrace: end")) {
+	if (tu_is(e->name, "ringtrace: end")) {
 		w->end_seen = 1;
-		w->end_events = arg_int(e, "events");
-		w->end_dropped = arg_int(e, "dropped");
-		w->end_threads = arg_int(e, "threads");
+		w->end_events = tu_arg_int(e, "events");
+		w->end_dropped = tu_arg_int(e, "dropped");
+		w->end_threads = tu_arg_int(e, "threads");
 		return -1;
 	}
-	WALK_CHECK(w, e, !is(e->name, "ringtrace: dropped"), "drops in block mode");
+	TU_WALK_CHECK(w, e, !tu_is(e->name, "ringtrace: dropped"), "drops in block mode");
 	return 0;
 }
 
 static void walk(const char *p, tt_visit_fn fn, struct frame *w)
 {
-	struct tt_trace info;
-	int rc = tt_foreach(p, TT_CHECK_ESCAPES, fn, w, &info);
+	struct tt_trace info = tu_walk(p, TT_CHECK_ESCAPES, fn, w, w->err);
 
-	if (w->err[0] != '\0')
-		fail_msg("%s: %s", p, w->err);
-	if (rc != 0)
-		fail_msg("%s", info.error);
 	assert_true(info.complete);
 	assert_false(info.repaired);
 	assert_true(w->end_seen);
@@ -327,33 +228,38 @@ static int visit_churn(const struct tt_event *e, void *ctx)
 	if (r != 0)
 		return r > 0;
 	int idx = find_thread(w, e->tid);
-	WALK_CHECK(&w->f, e, idx >= 0, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
+	TU_WALK_CHECK(&w->f, e, idx >= 0, "%s %s from unknown tid %" PRId64, e->ph, e->name,
+		      e->tid);
 	struct churn_state *s = &w->st[idx];
 	char want[32];
-	if (is(e->ph, "M")) {
+	if (tu_is(e->ph, "M")) {
 		snprintf(want, sizeof(want), "churn-%04d", idx);
-		WALK_CHECK(&w->f, e, is(e->name, "thread_name") && is(arg_str(e, "name"), want),
-			   "tid %" PRId64 ": M %s %s, want thread_name %s", e->tid, e->name,
-			   arg_str(e, "name"), want);
-		WALK_CHECK(&w->f, e, s->hello == 0, "thread_name after the thread's events");
+		TU_WALK_CHECK(&w->f, e,
+			      tu_is(e->name, "thread_name") && tu_is(arg_str(e, "name"), want),
+			      "tid %" PRId64 ": M %s %s, want thread_name %s", e->tid, e->name,
+			      arg_str(e, "name"), want);
+		TU_WALK_CHECK(&w->f, e, s->hello == 0, "thread_name after the thread's events");
 		s->named++;
 		return 0;
 	}
-	WALK_CHECK(&w->f, e, s->named > 0, "thread %d: event before its thread_name", idx);
+	TU_WALK_CHECK(&w->f, e, s->named > 0, "thread %d: event before its thread_name", idx);
 	w->plain++;
-	if (is(e->ph, "i") && is(e->name, "hello")) {
-		WALK_CHECK(&w->f, e, arg_int(e, "idx") == idx && s->hello == 0 && s->counter == 0,
-			   "thread %d: hello idx %" PRId64, idx, arg_int(e, "idx"));
+	if (tu_is(e->ph, "i") && tu_is(e->name, "hello")) {
+		TU_WALK_CHECK(&w->f, e,
+			      tu_arg_int(e, "idx") == idx && s->hello == 0 && s->counter == 0,
+			      "thread %d: hello idx %" PRId64, idx, tu_arg_int(e, "idx"));
 		s->hello++;
-	} else if (is(e->ph, "C") && is(e->name, "idx")) {
-		WALK_CHECK(&w->f, e, arg_int(e, "value") == idx && s->hello == 1 && s->counter == 0,
-			   "thread %d: counter %" PRId64, idx, arg_int(e, "value"));
+	} else if (tu_is(e->ph, "C") && tu_is(e->name, "idx")) {
+		TU_WALK_CHECK(&w->f, e,
+			      tu_arg_int(e, "value") == idx && s->hello == 1 && s->counter == 0,
+			      "thread %d: counter %" PRId64, idx, tu_arg_int(e, "value"));
 		s->counter++;
 	} else {
 		snprintf(want, sizeof(want), "bye-%04d", idx);
-		WALK_CHECK(&w->f, e,
-			   is(e->ph, "i") && is(e->name, want) && s->counter == 1 && s->bye == 0,
-			   "thread %d: %s %s", idx, e->ph, e->name);
+		TU_WALK_CHECK(&w->f, e,
+			      tu_is(e->ph, "i") && tu_is(e->name, want) && s->counter == 1 &&
+				      s->bye == 0,
+			      "thread %d: %s %s", idx, e->ph, e->name);
 		s->bye++;
 	}
 	return 0;
@@ -370,14 +276,14 @@ static int cmp_i64(const void *a, const void *b)
 static void check_churn_file(const char *p, const struct churn_thread *c, int n)
 {
 	struct churn_walk w;
-	int64_t(*pairs)[2] = own((size_t)n, sizeof(*pairs));
+	int64_t(*pairs)[2] = tu_own((size_t)n, sizeof(*pairs));
 
 	memset(&w, 0, sizeof(w));
 	w.f.pid = getpid();
 	w.n = n;
-	w.sorted_tids = own((size_t)n, sizeof(int64_t));
-	w.idx_of = own((size_t)n, sizeof(int));
-	w.st = own((size_t)n, sizeof(*w.st));
+	w.sorted_tids = tu_own((size_t)n, sizeof(int64_t));
+	w.idx_of = tu_own((size_t)n, sizeof(int));
+	w.st = tu_own((size_t)n, sizeof(*w.st));
 	for (int i = 0; i < n; i++) {
 		pairs[i][0] = c[i].tid;
 		pairs[i][1] = i;
@@ -407,8 +313,8 @@ static void thread_churn_keeps_every_event_and_leaks_no_ring(void **state)
 {
 	(void)state;
 	char p[4096];
-	int n = (int)scaled(2000, 400);
-	struct churn_thread *c = own((size_t)n, sizeof(*c));
+	int n = (int)tu_scaled(2000, 400);
+	struct churn_thread *c = tu_own((size_t)n, sizeof(*c));
 	struct rtr_stats st;
 
 	make_path(p, sizeof(p), "churn");
@@ -564,10 +470,11 @@ static int visit_session(const struct tt_event *e, void *ctx)
 	for (int i = 0; i < PARKED; i++) {
 		if (e->tid != w->parked[i].tid)
 			continue;
-		WALK_CHECK(&w->f, e, w->session == 'A', "parked thread %d in session B", i);
-		if (is(e->ph, "M"))
+		TU_WALK_CHECK(&w->f, e, w->session == 'A', "parked thread %d in session B", i);
+		if (tu_is(e->ph, "M"))
 			return 0;
-		WALK_CHECK(&w->f, e, is(e->ph, "i") && is(e->name, "in A"), "parked: %s", e->name);
+		TU_WALK_CHECK(&w->f, e, tu_is(e->ph, "i") && tu_is(e->name, "in A"), "parked: %s",
+			      e->name);
 		w->parked_events[i]++;
 		w->plain++;
 		return 0;
@@ -576,22 +483,23 @@ static int visit_session(const struct tt_event *e, void *ctx)
 		char want[32];
 		if (e->tid != w->long_lived[i].tid)
 			continue;
-		if (is(e->ph, "M")) {
+		if (tu_is(e->ph, "M")) {
 			snprintf(want, sizeof(want), "long-%d", i);
-			WALK_CHECK(&w->f, e, is(arg_str(e, "name"), want), "long-lived name");
-			WALK_CHECK(&w->f, e, w->long_next[i] == 0, "name after events");
+			TU_WALK_CHECK(&w->f, e, tu_is(arg_str(e, "name"), want), "long-lived name");
+			TU_WALK_CHECK(&w->f, e, w->long_next[i] == 0, "name after events");
 			w->long_named[i]++;
 			return 0;
 		}
 		const char *want_name = w->session == 'A' ? "a" : "b";
-		WALK_CHECK(&w->f, e, is(e->ph, "C") && is(e->name, want_name),
-			   "long-lived %d: %s %s in session %c", i, e->ph, e->name, w->session);
-		WALK_CHECK(&w->f, e, arg_int(e, "value") == w->long_next[i], "long-lived seq");
+		TU_WALK_CHECK(&w->f, e, tu_is(e->ph, "C") && tu_is(e->name, want_name),
+			      "long-lived %d: %s %s in session %c", i, e->ph, e->name, w->session);
+		TU_WALK_CHECK(&w->f, e, tu_arg_int(e, "value") == w->long_next[i],
+			      "long-lived seq");
 		w->long_next[i]++;
 		w->plain++;
 		return 0;
 	}
-	WALK_CHECK(&w->f, e, 0, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
+	TU_WALK_CHECK(&w->f, e, 0, "%s %s from unknown tid %" PRId64, e->ph, e->name, e->tid);
 	return 1;
 }
 
@@ -655,7 +563,7 @@ static void threads_that_exit_while_stopped_are_freed_by_the_next_session(void *
 	assert_int_equal(st.events_dropped, 0);
 	assert_int_equal(st.threads, LONG_LIVED);
 
-	struct session_walk *w = own(2, sizeof(*w));
+	struct session_walk *w = tu_own(2, sizeof(*w));
 	for (int s = 0; s < 2; s++) {
 		w[s].f.pid = getpid();
 		w[s].parked = parked;
@@ -745,26 +653,6 @@ static void fork_child(const char *child_path)
 	_exit(0);
 }
 
-/* Wait for pid up to timeout_s; a child that does not exit by then is killed and the
- * test fails (it hung). */
-static int wait_child(pid_t pid, int timeout_s)
-{
-	int status = 0;
-
-	for (long waited_ms = 0;; waited_ms += 10) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		assert_int_equal(r, 0);
-		if (waited_ms > timeout_s * 1000L) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			fail_msg("child %d hung for %d s", (int)pid, timeout_s);
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-	}
-}
-
 struct fork_walk {
 	struct frame f;
 	int child; /* walking the child's file */
@@ -782,45 +670,48 @@ static int visit_fork(const struct tt_event *e, void *ctx)
 	w->f.n++;
 	if (r != 0)
 		return r > 0;
-	if (is(e->ph, "M")) {
-		WALK_CHECK(&w->f, e, is(e->name, "thread_name"), "M %s", e->name);
+	if (tu_is(e->ph, "M")) {
+		TU_WALK_CHECK(&w->f, e, tu_is(e->name, "thread_name"), "M %s", e->name);
 		return 0;
 	}
 	if (w->child) {
-		if (is(e->name, "in child")) {
+		if (tu_is(e->name, "in child")) {
 			/* the forking thread is the child's main thread: tid == child pid
 			 * (checked last, after everything else) */
 			if (e->tid != w->f.pid)
 				w->child_wrong_tid = e->tid;
-			WALK_CHECK(&w->f, e, arg_int(e, "i") == w->child_main, "child seq");
+			TU_WALK_CHECK(&w->f, e, tu_arg_int(e, "i") == w->child_main, "child seq");
 			w->child_main++;
 			return 0;
 		}
-		WALK_CHECK(&w->f, e, is(e->ph, "C") && is(e->name, "child thread"),
-			   "parent's event %s %s in the child's file", e->ph, e->name);
-		WALK_CHECK(&w->f, e,
-			   e->tid != w->f.pid && e->tid != w->main_tid && e->tid != w->helper_tid,
-			   "child thread tid %" PRId64, e->tid);
-		WALK_CHECK(&w->f, e, arg_int(e, "value") == w->child_thread, "child thread seq");
+		TU_WALK_CHECK(&w->f, e, tu_is(e->ph, "C") && tu_is(e->name, "child thread"),
+			      "parent's event %s %s in the child's file", e->ph, e->name);
+		TU_WALK_CHECK(&w->f, e,
+			      e->tid != w->f.pid && e->tid != w->main_tid &&
+				      e->tid != w->helper_tid,
+			      "child thread tid %" PRId64, e->tid);
+		TU_WALK_CHECK(&w->f, e, tu_arg_int(e, "value") == w->child_thread,
+			      "child thread seq");
 		w->child_thread++;
 		return 0;
 	}
 	if (e->tid == w->helper_tid) {
-		WALK_CHECK(&w->f, e, is(e->ph, "C") && is(e->name, "helper"), "helper event");
-		WALK_CHECK(&w->f, e, arg_int(e, "value") == w->helper_next,
-			   "helper seq %" PRId64 ", want %" PRId64, arg_int(e, "value"),
-			   w->helper_next);
+		TU_WALK_CHECK(&w->f, e, tu_is(e->ph, "C") && tu_is(e->name, "helper"),
+			      "helper event");
+		TU_WALK_CHECK(&w->f, e, tu_arg_int(e, "value") == w->helper_next,
+			      "helper seq %" PRId64 ", want %" PRId64, tu_arg_int(e, "value"),
+			      w->helper_next);
 		w->helper_next++;
 		return 0;
 	}
-	WALK_CHECK(&w->f, e, e->tid == w->main_tid, "%s %s from tid %" PRId64, e->ph, e->name,
-		   e->tid);
-	if (is(e->name, "parent before fork")) {
-		WALK_CHECK(&w->f, e, w->main_after == 0, "order");
+	TU_WALK_CHECK(&w->f, e, e->tid == w->main_tid, "%s %s from tid %" PRId64, e->ph, e->name,
+		      e->tid);
+	if (tu_is(e->name, "parent before fork")) {
+		TU_WALK_CHECK(&w->f, e, w->main_after == 0, "order");
 		w->main_before++;
 	} else {
-		WALK_CHECK(&w->f, e, is(e->name, "parent after fork"), "%s in the parent's file",
-			   e->name);
+		TU_WALK_CHECK(&w->f, e, tu_is(e->name, "parent after fork"),
+			      "%s in the parent's file", e->name);
 		w->main_after++;
 	}
 	return 0;
@@ -856,13 +747,11 @@ static void fork_gives_each_process_its_own_complete_file(void **state)
 
 	for (int i = 0; i < PARENT_MAIN_EVENTS; i++)
 		rtr_instant(CAT, "parent after fork");
-	int status = wait_child(pid, UNDER_SANITIZER ? 300 : 60);
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
 	__atomic_store_n(&helper_stop, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(helper, NULL), 0);
 	assert_int_equal(rtr_stop(), 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("child failed: %s %d", WIFEXITED(status) ? "exit" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	tu_expect_exit_0(status);
 
 	int64_t helpers = __atomic_load_n(&helper_count, __ATOMIC_ACQUIRE);
 	rtr_stats_get(&st);
@@ -906,9 +795,7 @@ int main(void)
 		TEST(threads_that_exit_while_stopped_are_freed_by_the_next_session),
 		TEST(fork_gives_each_process_its_own_complete_file),
 	};
-	const char *filter = getenv("RTR_TEST_FILTER");
 
-	if (filter != NULL)
-		cmocka_set_test_filter(filter);
+	tu_filter_from_env();
 	return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the integration tests: see test_util.h.
+ */
+#include "test_util.h"
+
+#include <ringtrace.h>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define TU_MAX_OWNED 8
+
+/* Heap blocks and files of the running test, released by tu_release(). */
+static void *owned[TU_MAX_OWNED];
+static char owned_files[TU_MAX_OWNED][4200];
+static int nowned_files;
+
+uint64_t tu_scaled(uint64_t n, uint64_t min)
+{
+	const char *env = getenv("RTR_TEST_SCALE");
+	double f = TU_UNDER_SANITIZER ? 0.25 : 1.0;
+
+	if (env != NULL && strtod(env, NULL) > 0)
+		f = strtod(env, NULL);
+	double v = (double)n * f;
+	return v < (double)min ? min : (uint64_t)v;
+}
+
+const char *tu_tmpdir(void)
+{
+	const char *dir = getenv("RTR_TEST_TMPDIR");
+
+	return dir ? dir : "/tmp";
+}
+
+void tu_temp_path(char *out, size_t size, const char *group, const char *name, const char *ext)
+{
+	snprintf(out, size, "%s/%s-%s-%d%s", tu_tmpdir(), group, name, (int)getpid(), ext);
+	unlink(out);
+}
+
+void tu_own_file(char *out, size_t size, const char *group, const char *name, const char *ext)
+{
+	tu_temp_path(out, size, group, name, ext);
+	for (int i = 0; i < nowned_files; i++)
+		if (strcmp(owned_files[i], out) == 0)
+			return;
+	assert_true(nowned_files < TU_MAX_OWNED);
+	snprintf(owned_files[nowned_files++], sizeof(owned_files[0]), "%s", out);
+}
+
+void *tu_own(size_t n, size_t size)
+{
+	for (size_t i = 0; i < TU_MAX_OWNED; i++) {
+		if (owned[i] == NULL) {
+			owned[i] = calloc(n, size);
+			assert_non_null(owned[i]);
+			return owned[i];
+		}
+	}
+	fail_msg("too many owned blocks");
+	return NULL;
+}
+
+void tu_release(void)
+{
+	for (int i = 0; i < nowned_files; i++)
+		if (getenv("RTR_TEST_KEEP") == NULL)
+			unlink(owned_files[i]);
+	nowned_files = 0;
+	for (size_t i = 0; i < TU_MAX_OWNED; i++) {
+		free(owned[i]);
+		owned[i] = NULL;
+	}
+}
+
+int tu_teardown(void **state)
+{
+	(void)state;
+	rtr_stop();
+	tu_release();
+	return 0;
+}
+
+void tu_start(const char *path, int io, int on_full, size_t ring_bytes)
+{
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	if (io != TU_IO_DEFAULT)
+		cfg.io = io;
+	cfg.on_full = on_full;
+	cfg.ring_bytes = ring_bytes;
+	assert_int_equal(rtr_start(&cfg), 0);
+}
+
+uint64_t tu_file_size(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	return (uint64_t)sb.st_size;
+}
+
+int tu_is(const char *s, const char *want)
+{
+	return s != NULL && strcmp(s, want) == 0;
+}
+
+int64_t tu_arg_int(const struct tt_event *e, const char *key)
+{
+	const struct tt_arg *a = tt_arg(e, key);
+
+	return a != NULL && a->type == TT_INT && (a->fits & TT_FITS_I64) ? a->i : INT64_MIN;
+}
+
+struct tt_trace tu_walk(const char *path, int flags, tt_visit_fn fn, void *ctx, const char *err)
+{
+	struct tt_trace info;
+	int rc = tt_foreach(path, flags, fn, ctx, &info);
+
+	if (err[0] != '\0')
+		fail_msg("%s: %s", path, err);
+	if (rc != 0)
+		fail_msg("%s", info.error);
+	return info;
+}
+
+int tu_wait_child(pid_t pid, int timeout_s)
+{
+	int status = 0;
+
+	for (long waited_ms = 0;; waited_ms += 10) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		assert_int_equal(r, 0);
+		if (waited_ms > timeout_s * 1000L) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fail_msg("child %d hung for %d s", (int)pid, timeout_s);
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+}
+
+void tu_expect_exit_0(int status)
+{
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child failed: %s %d", WIFEXITED(status) ? "exit" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+void tu_filter_from_env(void)
+{
+	const char *filter = getenv("RTR_TEST_FILTER");
+
+	if (filter != NULL)
+		cmocka_set_test_filter(filter);
+}
