@@ -91,8 +91,12 @@ static size_t events_of(const struct tt_trace *t, const struct tt_event **out, s
 }
 
 static const char hostile[] = "q\"b\\s/\n\r\t\b\f\x01\x1f\x7f é € 😀 end";
-static const char invalid[] = "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\xe2\x82";
-static const char invalid_fixed[] = "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd"
+static const char invalid[] = "a\xff"
+			      "b\xc0\xaf"
+			      "c\xed\xa0\x80"
+			      "d\xe2\x82";
+static const char invalid_fixed[] = "a\xef\xbf\xbd"
+				    "b\xef\xbf\xbd\xef\xbf\xbd"
 				    "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
 				    "d\xef\xbf\xbd";
 
@@ -108,11 +112,11 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 
 	rtr_thread_name("main thread");
 	struct rtr_arg args[] = {
-		RTR_ARG_I64("i64", INT64_MIN),	 RTR_ARG_U64("u64", UINT64_MAX),
-		RTR_ARG_F64("f64", 0.1),	 RTR_ARG_BOOL("yes", true),
-		RTR_ARG_BOOL("no", false),	 RTR_ARG_STR("static", hostile),
+		RTR_ARG_I64("i64", INT64_MIN),	   RTR_ARG_U64("u64", UINT64_MAX),
+		RTR_ARG_F64("f64", 0.1),	   RTR_ARG_BOOL("yes", true),
+		RTR_ARG_BOOL("no", false),	   RTR_ARG_STR("static", hostile),
 		RTR_ARG_STR_COPY("copy", invalid), RTR_ARG_STR("null", NULL),
-		RTR_ARG_F64("nan", NAN),	 RTR_ARG_I64("max", INT64_MAX),
+		RTR_ARG_F64("nan", NAN),	   RTR_ARG_I64("max", INT64_MAX),
 	};
 	rtr_begin_args("cat", "outer", args, 10);
 	rtr_instant("cat", hostile);
@@ -224,8 +228,8 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 }
 
 /* Several threads, each with its own sequence of spans and explicit times. */
-#define THREADS		4
-#define PER_THREAD	20000
+#define THREADS	   4
+#define PER_THREAD 20000
 static uint64_t base_ns;
 
 static void *record_thread(void *arg)
@@ -299,8 +303,8 @@ static void threads_record_in_order_with_exact_values(void **state)
 		case 1:
 			assert_string_equal(e->ph, "X");
 			assert_string_equal(e->name, "inner");
-			assert_int_equal(e->ts_ns, base_ns + (uint64_t)(id * 1000000 + next[id]) -
-							   origin);
+			assert_int_equal(e->ts_ns,
+					 base_ns + (uint64_t)(id * 1000000 + next[id]) - origin);
 			assert_int_equal(e->dur_ns, (uint64_t)next[id]);
 			break;
 		case 2:
@@ -406,6 +410,55 @@ static void flush_puts_earlier_events_in_the_file(void **state)
 	unlink(path);
 }
 
+/* A producer that never pauses, until told to stop. */
+static int keep_recording;
+
+static void *record_until_told(void *arg)
+{
+	uint64_t *count = arg;
+
+	while (__atomic_load_n(&keep_recording, __ATOMIC_ACQUIRE)) {
+		rtr_counter_i64("busy", "seq", (int64_t)*count);
+		++*count;
+	}
+	return NULL;
+}
+
+static void flush_returns_while_another_thread_keeps_recording(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	pthread_t th;
+	uint64_t produced = 0;
+
+	make_path("busy-flush");
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	__atomic_store_n(&keep_recording, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, record_until_told, &produced), 0);
+	/* Each flush comes back although the other thread keeps the writer busy (a
+	 * flush that waited for an idle pass could wait forever), and what this thread
+	 * recorded before it is in the file. */
+	for (int i = 0; i < 20; i++) {
+		rtr_instant_v("busy", "before flush", RTR_ARG_I64("i", i));
+		assert_int_equal(rtr_flush(), 0);
+	}
+	assert_int_equal(tt_load(path, TT_REPAIR, &t), 0);
+	int seen = 0;
+	for (size_t k = 0; k < t.n; k++)
+		if (strcmp(t.ev[k].ph, "i") == 0 && strcmp(t.ev[k].name, "before flush") == 0)
+			assert_int_equal(tt_arg(&t.ev[k], "i")->i, seen++);
+	assert_int_equal(seen, 20);
+	tt_free(&t);
+
+	__atomic_store_n(&keep_recording, 0, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(rtr_stop(), 0);
+	load(&t);
+	check_frame(&t, produced + 20);
+	tt_free(&t);
+	unlink(path);
+}
+
 static void restart_writes_a_second_complete_file(void **state)
 {
 	(void)state;
@@ -447,8 +500,8 @@ static void arguments_past_the_limit_are_cut_and_counted(void **state)
 	(void)state;
 	struct tt_trace t = {0};
 	struct rtr_arg args[RTR_MAX_ARGS + 4];
-	static const char *const keys[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6",
-					   "a7", "a8", "a9", "a10", "a11", "a12", "a13",
+	static const char *const keys[] = {"a0",  "a1",	 "a2",	"a3",  "a4",  "a5",  "a6",
+					   "a7",  "a8",	 "a9",	"a10", "a11", "a12", "a13",
 					   "a14", "a15", "a16", "a17", "a18", "a19"};
 
 	for (int i = 0; i < RTR_MAX_ARGS + 4; i++)
@@ -662,6 +715,7 @@ int main(void)
 		cmocka_unit_test(threads_record_in_order_with_exact_values),
 		cmocka_unit_test(io_uring_and_write_give_identical_events),
 		cmocka_unit_test(flush_puts_earlier_events_in_the_file),
+		cmocka_unit_test(flush_returns_while_another_thread_keeps_recording),
 		cmocka_unit_test(restart_writes_a_second_complete_file),
 		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
 		cmocka_unit_test(exit_without_stop_still_finishes_the_file),

@@ -277,7 +277,8 @@ static void concurrent_producer_and_consumer_lose_and_reorder_nothing(void **sta
 				assert_int_equal(rec->kind, RTR__K_INSTANT);
 			} else if (expect % 3 == 0) {
 				assert_int_equal(rec->kind, RTR__K_COUNTER_I64);
-				assert_int_equal(r->slots[(r->tail + done + 1) & r->mask].ts, expect);
+				assert_int_equal(r->slots[(r->tail + done + 1) & r->mask].ts,
+						 expect);
 			} else {
 				assert_int_equal(rec->kind, RTR__K_COMPLETE);
 				assert_int_equal(rec->ts, expect);
