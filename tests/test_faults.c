@@ -85,6 +85,7 @@ struct seq_walk {
 	int64_t tid;  /* tid of the seq events */
 	char io[16];  /* start marker's "io" */
 	int end_seen;
+	int end_final; /* the end marker's "final" */
 	int64_t end_events, end_dropped, end_io;
 };
 
@@ -116,6 +117,10 @@ static int visit_seq(const struct tt_event *e, void *ctx)
 	}
 	if (tu_is(e->name, "ringtrace: end")) {
 		w->end_seen = 1;
+		const struct tt_arg *final = tt_arg(e, "final");
+		TU_WALK_CHECK(w, e, final != NULL && final->type == TT_BOOL,
+			      "end marker without a boolean \"final\"");
+		w->end_final = final->b;
 		w->end_events = tu_arg_int(e, "events");
 		w->end_dropped = tu_arg_int(e, "dropped");
 		w->end_io = tu_arg_int(e, "dropped_io");
@@ -358,14 +363,26 @@ static void sigkill(int io, const char *name)
 	close(fd);
 	struct seq_walk w;
 	struct tt_trace info = walk_seq(trace, TT_REPAIR, &w, pid);
-	assert_true(info.repaired); /* cut: no end marker, no ']' */
-	assert_false(w.end_seen);
+	if (info.repaired) {
+		/* killed inside a write: the last line is partial, and the provisional
+		 * close it was written over is gone */
+		assert_false(w.end_seen);
+	} else {
+		/* killed between writes: strict JSON, closed by a provisional end marker
+		 * that counts what precedes it */
+		assert_true(info.complete);
+		assert_true(w.end_seen);
+		assert_false(w.end_final);
+		assert_int_equal(w.end_events, w.next);
+	}
 	assert_true(w.next > last);
 	assert_string_equal(w.io, rtr_io_name(io));
 	print_message("killed after seq %" PRId64 " was flushed; the file has seq 0..%" PRId64
 		      " and ends %s\n",
 		      last, w.next - 1,
-		      lastc == '\n' ? "after a whole line" : "inside a line (repair dropped it)");
+		      !info.repaired  ? "with a provisional close (strict JSON)"
+		      : lastc == '\n' ? "after a whole line"
+				      : "inside a line (repair dropped it)");
 }
 
 static void sigkill_with_io_uring_leaves_every_flushed_event(void **state)

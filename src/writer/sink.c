@@ -46,9 +46,14 @@ static void count(uint64_t *ctr, uint64_t n)
 	rtr_atomic_store_relaxed(ctr, rtr_atomic_load_relaxed(ctr) + n);
 }
 
-void rtr__sink_wrote(struct rtr__sink *s, size_t n)
+/* n more bytes of c reached the file, from c->done on; only those below the kept
+ * length count (a provisional tail is written over later). */
+void rtr__sink_wrote(struct rtr__sink *s, const struct rtr__chunk *c, size_t n)
 {
-	count(&s->bytes_written, n);
+	size_t end = c->done + n;
+
+	count(&s->bytes_written,
+	      (end < c->keep ? end : c->keep) - (c->done < c->keep ? c->done : c->keep));
 }
 
 /*
@@ -99,6 +104,7 @@ static void reset(struct rtr__sink *s)
 	s->nchunks = 0;
 	s->chunks = NULL;
 	s->offset = 0;
+	s->end = 0;
 	s->impl = NULL;
 	rtr_atomic_store_relaxed(&s->bytes_written, 0);
 	rtr_atomic_store_relaxed(&s->events_written, 0);
@@ -177,6 +183,7 @@ struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s)
 			if (c->busy == RTR__CHUNK_FREE) {
 				c->busy = RTR__CHUNK_HELD;
 				c->len = 0;
+				c->keep = 0;
 				c->events = 0;
 				c->nmeta = 0;
 				c->done = 0;
@@ -203,9 +210,24 @@ void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c)
 		rtr__sink_complete(s, c, err);
 		return;
 	}
+	if (c->keep == 0 || c->keep > c->len)
+		c->keep = c->len;
+	if (s->end > s->offset) {
+		/* Cut the last provisional tail off before writing in its place: after
+		 * every write in flight, so that it cannot land after the cut. */
+		err = rtr__sink_wait(s);
+		if (err == 0 && ftruncate(s->fd, (off_t)s->offset) != 0)
+			err = -errno;
+		if (err != 0) {
+			rtr__sink_complete(s, c, err);
+			return;
+		}
+		s->end = s->offset;
+	}
 	c->offset = s->offset;
 	c->done = 0;
-	s->offset += c->len;
+	s->offset += c->keep; /* the next chunk goes over a provisional tail */
+	s->end = c->offset + c->len;
 	if (s->method == RTR_IO_URING)
 		rtr__sink_uring_write(s, c);
 	else

@@ -31,8 +31,16 @@
 #define RTR_CHUNK_META_MAX 256
 
 struct rtr__chunk {
-	char *data;	 /* chunk_bytes of page-aligned memory */
-	size_t len;	 /* bytes filled by the writer */
+	char *data; /* chunk_bytes of page-aligned memory */
+	size_t len; /* bytes filled by the writer */
+	/*
+	 * Bytes that stay in the file, <= len (0 means all of len). The rest is a
+	 * provisional tail: written, then cut off (ftruncate) once the writes before it
+	 * are done and just before the next chunk is written in its place. So the file
+	 * is, at every moment, either closed by that tail or cut after a whole line or
+	 * inside the line being written: never a new line torn over an old tail.
+	 */
+	size_t keep;
 	uint64_t events; /* events encoded in it: written or failed with it */
 	/*
 	 * Lines that are not events (markers, metadata, drop counters): how many, and
@@ -62,6 +70,7 @@ struct rtr__sink {
 	unsigned nchunks;
 	struct rtr__chunk *chunks;
 	uint64_t offset; /* file offset of the next submission; stops moving at the first error */
+	uint64_t end;	 /* end of the file as written: offset + a provisional tail */
 
 	/*
 	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();
@@ -111,7 +120,7 @@ void rtr__sink_close(struct rtr__sink *s);
  */
 
 /* Count n bytes the file accepted. */
-void rtr__sink_wrote(struct rtr__sink *s, size_t n);
+void rtr__sink_wrote(struct rtr__sink *s, const struct rtr__chunk *c, size_t n);
 /* Finish c: err 0 counts its events written; else failed, and err (-errno) becomes the
  * sink's error unless one is latched already. c returns to the pool. */
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err);

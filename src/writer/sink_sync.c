@@ -34,7 +34,7 @@ void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c)
 			rtr__sink_complete(s, c, n < 0 ? -errno : -EIO);
 			return;
 		}
-		rtr__sink_wrote(s, (size_t)n);
+		rtr__sink_wrote(s, c, (size_t)n);
 		c->done += (size_t)n;
 	}
 	rtr__sink_complete(s, c, 0);

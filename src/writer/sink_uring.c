@@ -223,7 +223,7 @@ static void complete_one(struct rtr__sink *s, struct io_uring_cqe *cqe)
 
 		if (n > c->len - c->done)
 			n = c->len - c->done; /* cannot happen; never count past the chunk */
-		rtr__sink_wrote(s, n);
+		rtr__sink_wrote(s, c, n);
 		c->done += n;
 		u->retries = 0;
 		if (c->done == c->len) {

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #define CHUNK_BYTES   ((size_t)1 << 20)
+#define TAIL_ROOM     1024 /* kept free in every chunk for the closing lines */
 #define NCHUNKS	      4
 #define DRAIN_BATCH   8192u /* records per ring per pass */
 #define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
@@ -84,6 +85,8 @@ static struct writer {
 	/* Private totals. */
 	uint64_t retired_events, retired_full, retired_large, retired_args_cut;
 	uint64_t dropped_shown; /* drops shown in the trace's counter track */
+	uint64_t encoded;	/* events encoded into chunks */
+	int finishing;		/* the final end marker is being written */
 	uint64_t threads;	/* rings that recorded in this session */
 
 	/* Control words; futexes where noted. */
@@ -122,10 +125,25 @@ static void report_error_once(struct writer *w)
 	}
 }
 
+static void put_end(struct writer *w, int final);
+
+/*
+ * Hand the chunk to the sink. Every chunk but the last ends in a provisional end
+ * marker and "]", which the sink cuts off before it writes the next chunk in their
+ * place. So a file between two writes (a killed run, most of the time, or a reader
+ * while the run goes on) is strict JSON with a window end that says "final": false;
+ * one cut during a write ends after a whole line or inside the last, as before, and
+ * the repair rule applies.
+ */
 static void submit_chunk(struct writer *w)
 {
 	if (w->chunk->len == 0)
 		return;
+	w->chunk->keep = w->chunk->len;
+	if (!w->finishing)
+		put_end(w, 0);
+	else
+		w->chunk->keep = 0; /* all of it */
 	rtr__sink_submit(&w->sink, w->chunk);
 	w->chunk = rtr__sink_acquire(&w->sink);
 	report_error_once(w);
@@ -134,7 +152,7 @@ static void submit_chunk(struct writer *w)
 /* Room for `need` more bytes in the current chunk; returns the cursor. */
 static inline char *out_reserve(struct writer *w, size_t need)
 {
-	if (RTR_UNLIKELY(w->sink.chunk_bytes - w->chunk->len < need))
+	if (RTR_UNLIKELY(w->sink.chunk_bytes - w->chunk->len < need + TAIL_ROOM))
 		submit_chunk(w);
 	return w->chunk->data + w->chunk->len;
 }
@@ -147,6 +165,7 @@ static inline void out_commit(struct writer *w, char *end, uint64_t events)
 
 	c->len = (size_t)(end - c->data);
 	c->events += events;
+	w->encoded += events;
 	if (events == 0 && c->nmeta++ < RTR_CHUNK_META_MAX)
 		c->meta_end[c->nmeta - 1] = (uint32_t)c->len;
 }
@@ -627,20 +646,27 @@ static void write_head(struct writer *w)
 	out_commit(w, p, 0);
 }
 
-static void write_tail(struct writer *w)
+/*
+ * The closing lines: the end marker with the totals so far, then "]". final 0: the
+ * provisional close at the end of a chunk (see submit_chunk()); it goes in the room
+ * out_reserve() keeps free. "bytes" counts what precedes the marker.
+ */
+static void put_end(struct writer *w, int final)
 {
 	const struct rtr__session *s = &w->s;
 	uint64_t full = rtr_atomic_load_relaxed(&w->st_dropped_full);
 	uint64_t large = rtr_atomic_load_relaxed(&w->st_dropped_large);
 	uint64_t io = rtr_atomic_load_relaxed(&w->sink.events_failed);
-	uint64_t events = rtr_atomic_load_relaxed(&w->st_recorded) - full - large;
-	char *p = out_reserve(w, 1024);
+	uint64_t bytes = w->sink.offset + w->chunk->len;
+	char *p = w->chunk->data + w->chunk->len;
 
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":");
 	p = rtr__json_us(p, rel_ns(w, rtr__mono_ns()));
 	p = put_pid_tid(w, p, s->start_tid);
-	p = PUT_LIT(p, ",\"args\":{\"events\":");
-	p = rtr__json_u64(p, events - io);
+	p = PUT_LIT(p, ",\"args\":{\"final\":");
+	p = final ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+	p = PUT_LIT(p, ",\"events\":");
+	p = rtr__json_u64(p, w->encoded - io);
 	p = PUT_LIT(p, ",\"dropped\":");
 	p = rtr__json_u64(p, full + large + io);
 	p = PUT_LIT(p, ",\"dropped_ring_full\":");
@@ -654,7 +680,7 @@ static void write_tail(struct writer *w)
 	p = PUT_LIT(p, ",\"threads\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
 	p = PUT_LIT(p, ",\"bytes\":");
-	p = rtr__json_u64(p, w->sink.offset + w->chunk->len); /* submitted + this chunk */
+	p = rtr__json_u64(p, bytes);
 	p = PUT_LIT(p, "}}\n");
 	out_commit(w, p, 0);
 	p = PUT_LIT(p, "]\n");
@@ -756,7 +782,9 @@ static void *writer_main(void *arg)
 	}
 
 	account(w);
-	write_tail(w);
+	w->finishing = 1;
+	out_reserve(w, 0); /* TAIL_ROOM is free */
+	put_end(w, 1);
 	write_out(w, 1);
 	w->final_error = rtr_atomic_load_relaxed(&w->sink.error);
 	return NULL;
@@ -775,6 +803,8 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->first_ring_id = rtr__rings_created();
 	w->retired_events = w->retired_full = w->retired_large = w->retired_args_cut = 0;
 	w->dropped_shown = 0;
+	w->encoded = 0;
+	w->finishing = 0;
 	w->threads = 0;
 	w->error_reported = 0;
 	w->final_error = 0;
