@@ -229,6 +229,33 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 	unlink(path);
 }
 
+/* No line shorter than a page crosses a 4 KiB boundary of the file: a kill, which
+ * stops a write at a page boundary, then always leaves whole lines. */
+static void assert_lines_stay_within_pages(const char *file)
+{
+	FILE *f = fopen(file, "re");
+	uint64_t start = 0, off = 0, crossing = 0, lines = 0;
+	int ch;
+
+	assert_non_null(f);
+	while ((ch = getc(f)) != EOF) {
+		if (ch == ' ' && off == start) { /* padding before a line belongs to no line */
+			start = ++off;
+			continue;
+		}
+		off++;
+		if (ch != '\n')
+			continue;
+		lines++;
+		if (off - start <= 4096 && start / 4096 != (off - 1) / 4096)
+			crossing++;
+		start = off;
+	}
+	fclose(f);
+	assert_true(lines > 1000);
+	assert_int_equal(crossing, 0);
+}
+
 /* Several threads, each with its own sequence of spans and explicit times. */
 #define THREADS	   4
 #define PER_THREAD 20000
@@ -269,6 +296,7 @@ static void threads_record_in_order_with_exact_values(void **state)
 	}
 	assert_int_equal(rtr_stop(), 0);
 
+	assert_lines_stay_within_pages(path);
 	load(&t);
 	uint64_t origin = check_frame(&t, THREADS * PER_THREAD * 3 + THREADS);
 	int64_t next[THREADS] = {0}, depth[THREADS] = {0}, phase[THREADS] = {0};
