@@ -730,6 +730,23 @@ static void bad_config_is_refused_and_bad_environment_keeps_defaults(void **stat
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+static void dev_null_takes_everything(void **state)
+{
+	(void)state;
+	struct rtr_stats st;
+
+	tu_start("/dev/null", RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	for (int i = 0; i < 100000; i++)
+		rtr_counter_i64("null", "seq", i);
+	assert_int_equal(rtr_flush(), 0);
+	assert_int_equal(rtr_stop(), 0);
+	rtr_stats_get(&st);
+	assert_int_equal(st.write_error, 0);
+	assert_int_equal(st.events_recorded, 100000);
+	assert_int_equal(st.events_written, 100000);
+	assert_int_equal(st.events_dropped, 0);
+}
+
 static void path_pattern_expands_pid_and_percent(void **state)
 {
 	(void)state;
@@ -761,6 +778,7 @@ int main(void)
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),
 		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),
+		cmocka_unit_test(dev_null_takes_everything),
 		cmocka_unit_test(path_pattern_expands_pid_and_percent),
 	};
 	return cmocka_run_group_tests_name("recorder", tests, NULL, NULL);

@@ -36,6 +36,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,6 +88,7 @@ static struct writer {
 	uint64_t retired_events, retired_full, retired_large, retired_args_cut;
 	uint64_t dropped_shown; /* drops shown in the trace's counter track */
 	uint64_t encoded;	/* events encoded into chunks */
+	int provisional;	/* close each write provisionally: a regular file */
 	int finishing;		/* the final end marker is being written */
 	uint64_t threads;	/* rings that recorded in this session */
 
@@ -141,7 +143,7 @@ static void submit_chunk(struct writer *w)
 	if (w->chunk->len == 0)
 		return;
 	w->chunk->keep = w->chunk->len;
-	if (!w->finishing)
+	if (!w->finishing && w->provisional)
 		put_end(w, 0);
 	else
 		w->chunk->keep = 0; /* all of it */
@@ -819,6 +821,9 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->dropped_shown = 0;
 	w->encoded = 0;
 	w->finishing = 0;
+	/* Only a regular file can have its provisional close cut off (/dev/null cannot). */
+	struct stat st;
+	w->provisional = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
 	w->threads = 0;
 	w->error_reported = 0;
 	w->final_error = 0;
