@@ -133,10 +133,9 @@ static void put_end(struct writer *w, int final);
 /*
  * Hand the chunk to the sink. Every chunk but the last ends in a provisional end
  * marker and "]", which the sink cuts off before it writes the next chunk in their
- * place. So a file between two writes (a killed run, most of the time, or a reader
- * while the run goes on) is strict JSON with a window end that says "final": false;
- * one cut during a write ends after a whole line or inside the last, as before, and
- * the repair rule applies.
+ * place. So a file between two writes (a killed run, or a reader while the run goes
+ * on) is strict JSON with a window end that says "final": false; one cut during a
+ * write ends after a whole line (see out_commit()), and the repair rule applies.
  */
 static void submit_chunk(struct writer *w)
 {
