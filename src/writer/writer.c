@@ -14,7 +14,9 @@
  * lines, and chunks reach the file in order, so a file cut by a kill ends after a
  * whole line (or inside the last one written, which the repair rule drops). Before a
  * line is encoded the writer reserves the most it can take (line_bound()); strings
- * come from the intern cache, already escaped, and are copied with memcpy.
+ * come from the intern cache, already escaped, and are copied with memcpy. Most
+ * lines take their head, up to the timestamp, whole from the head cache (struct
+ * head), and their end, the pid and tid, from a copy made once per thread (use_ids()).
  *
  * Accounting. A ring's producer counts events and drops; the writer counts what it
  * consumed. Per session and ring, reader state in the ring remembers the counters at
@@ -49,6 +51,9 @@
 #define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
 #define INTERN_ARENA  ((size_t)4 << 20)
 #define INTERN_SLOTS  ((size_t)1 << 16)
+#define HEAD_BITS     9 /* the head cache (struct head) has 1 << HEAD_BITS slots */
+#define HEAD_SLOTS    ((size_t)1 << HEAD_BITS)
+#define HEAD_TEXT     104u /* longest head kept there */
 #define COPY_ESCAPED  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
 /* Most continuation bytes one event has (see events.c). */
 #define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
@@ -67,6 +72,23 @@ struct reader {
 _Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
 
+/*
+ * The head of an event line, `{"ph":"B","cat":"app","name":"span","ts":`, depends
+ * only on the kind and the static strings the record points to: a name and a
+ * category, or for RTR__K_SCOPE a call site. So the writer keeps recent heads whole,
+ * direct-mapped by (kind, a, b): a hit is one fixed-size copy in place of two intern
+ * lookups and four literals. Like the intern cache it trusts a static string never
+ * to change, and it is emptied whenever the intern cache is and at each session's
+ * start. Heads longer than HEAD_TEXT are encoded every time.
+ */
+struct head {
+	uint64_t a, b; /* the record's a and b; b is 0 for RTR__K_SCOPE (a duration) */
+	uint32_t kind; /* RTR__K_*, or 0 for an empty slot */
+	uint32_t len;
+	char text[HEAD_TEXT]; /* copied whole: the bytes after len are scratch */
+};
+_Static_assert(sizeof(struct head) == 128, "a head is two cache lines");
+
 static struct writer {
 	struct rtr__session s;
 	pthread_t thread;
@@ -81,6 +103,13 @@ static struct writer {
 	uint64_t last_write_ns;
 	char pid_tid[48]; /* ,"pid":P,"tid": */
 	size_t pid_tid_len;
+	struct head *heads;   /* HEAD_SLOTS */
+	uint64_t heads_epoch; /* intern.resets when the heads were last emptied */
+	int64_t ids_tid;      /* tid whose ids ends the lines now; -1: none */
+	size_t ids_len;
+	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
+	 * 20 that rtr__json_u64() may write and the 3 of the end */
+	char ids[48];
 	int error_reported;
 	int final_error;
 
@@ -365,14 +394,94 @@ static void encode_thread_name(struct writer *w, const struct rtr__ring *r, cons
 	out_commit(w, p, events);
 }
 
-/* Encode the event whose header is `rec` at record index `pos` of ring r. */
+/* An event line's head, from `{"ph":` through `"ts":`, encoded afresh. */
+static char *encode_head(struct writer *w, char *p, const struct rtr__rec *rec,
+			 const struct ext_view *v)
+{
+	switch (rec->kind) {
+	case RTR__K_BEGIN:
+		p = PUT_LIT(p, "{\"ph\":\"B\"");
+		break;
+	case RTR__K_END:
+		p = PUT_LIT(p, "{\"ph\":\"E\"");
+		break;
+	case RTR__K_INSTANT:
+		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		break;
+	case RTR__K_COUNTER_I64:
+	case RTR__K_COUNTER_F64:
+		p = PUT_LIT(p, "{\"ph\":\"C\"");
+		break;
+	case RTR__K_COMPLETE:
+		p = PUT_LIT(p, "{\"ph\":\"X\"");
+		break;
+	case RTR__K_SCOPE: {
+		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
+		p = PUT_LIT(p, "{\"ph\":\"X\"");
+		p = put_cat(w, p, site->cat);
+		p = PUT_LIT(p, ",\"name\":\"");
+		if (site->name != NULL)
+			p = put_static(w, p, site->name);
+		return PUT_LIT(p, "\",\"ts\":");
+	}
+	}
+	p = put_cat(w, p, (const char *)(uintptr_t)rec->b);
+	p = put_name(w, p, rec, v);
+	return PUT_LIT(p, ",\"ts\":");
+}
+
+static inline size_t head_slot(uint32_t kind, uint64_t a, uint64_t b)
+{
+	/* Fibonacci hashing: the top bits of the product depend on every bit of the key */
+	uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ kind) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(x >> (64 - HEAD_BITS));
+}
+
+/* An event line's head, from the head cache when it can (see struct head). */
+static inline char *put_head(struct writer *w, char *p, const struct rtr__rec *rec,
+			     const struct ext_view *v)
+{
+	if (RTR_UNLIKELY(rec->flags & RTR__F_NAME_COPY))
+		return encode_head(w, p, rec, v); /* a copied name: no static key */
+
+	uint64_t b = rec->kind == RTR__K_SCOPE ? 0 : rec->b;
+	struct head *h = &w->heads[head_slot(rec->kind, rec->a, b)];
+
+	if (RTR_LIKELY(h->kind == rec->kind && h->a == rec->a && h->b == b)) {
+		memcpy(p, h->text, HEAD_TEXT);
+		return p + h->len;
+	}
+	char *end = encode_head(w, p, rec, v);
+	size_t len = (size_t)(end - p);
+	if (len <= HEAD_TEXT) {
+		h->a = rec->a;
+		h->b = b;
+		h->kind = rec->kind;
+		h->len = (uint32_t)len;
+		memcpy(h->text, p, len);
+	}
+	return end;
+}
+
+/* End the lines of thread tid with w->ids from now on. */
+static inline void use_ids(struct writer *w, int32_t tid)
+{
+	if (RTR_LIKELY(w->ids_tid == tid))
+		return;
+	char *p = put_pid_tid(w, w->ids, tid);
+	p = PUT_LIT(p, "},\n");
+	w->ids_len = (size_t)(p - w->ids);
+	w->ids_tid = tid;
+}
+
+/* Encode the event whose header is `rec` at record index `pos` of ring r, whose
+ * thread's ids are in w->ids (use_ids()). */
 static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
 			 uint32_t pos)
 {
 	struct ext_view v;
-	const char *cat = (const char *)(uintptr_t)rec->b;
-	uint64_t ts, dur = 0;
-	int has_dur = 0;
+	uint64_t ts;
 
 	if (rec->ext == 0) {
 		memset(&v, 0, sizeof(v));
@@ -389,6 +498,8 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		encode_thread_name(w, r, v.name, v.name_len, 1);
 		return;
 	}
+	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_SCOPE))
+		return; /* unknown kind: cannot happen with matching library and header */
 
 	if (rec->flags & RTR__F_TS_NS) {
 		ts = rel_ns(w, rec->ts);
@@ -397,67 +508,34 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	}
 
 	char *p = out_reserve(w, line_bound(rec));
-	switch (rec->kind) {
-	case RTR__K_BEGIN:
-		p = PUT_LIT(p, "{\"ph\":\"B\"");
-		break;
-	case RTR__K_END:
-		p = PUT_LIT(p, "{\"ph\":\"E\"");
-		break;
-	case RTR__K_INSTANT:
-		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
-		break;
-	case RTR__K_COUNTER_I64:
-	case RTR__K_COUNTER_F64:
-		p = PUT_LIT(p, "{\"ph\":\"C\"");
-		break;
-	case RTR__K_COMPLETE: {
-		p = PUT_LIT(p, "{\"ph\":\"X\"");
-		/* the end, clamped like the start, so dur is exact inside the window */
-		uint64_t end = rel_ns(w, rec->ts + v.word);
-		dur = end - ts;
-		has_dur = 1;
-		break;
-	}
-	case RTR__K_SCOPE: {
-		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
-		p = PUT_LIT(p, "{\"ph\":\"X\"");
-		p = put_cat(w, p, site->cat);
-		p = PUT_LIT(p, ",\"name\":\"");
-		if (site->name != NULL)
-			p = put_static(w, p, site->name);
-		*p++ = '"';
-		dur = rel_ns(w, ticks_ns(w, rec->ts + rec->b)) - ts;
-		has_dur = 1;
-		cat = NULL;
-		break;
-	}
-	default:
-		return; /* unknown kind: cannot happen with matching library and header */
-	}
-	if (rec->kind != RTR__K_SCOPE) {
-		p = put_cat(w, p, cat);
-		p = put_name(w, p, rec, &v);
-	}
-	p = PUT_LIT(p, ",\"ts\":");
+	p = put_head(w, p, rec, &v);
 	p = rtr__json_us(p, ts);
-	if (has_dur) {
+	if (rec->kind == RTR__K_SCOPE) {
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us(p, dur);
+		p = rtr__json_us(p, rel_ns(w, ticks_ns(w, rec->ts + rec->b)) - ts);
+	} else if (rec->kind == RTR__K_COMPLETE) {
+		/* the end, clamped like the start, so dur is exact inside the window */
+		p = PUT_LIT(p, ",\"dur\":");
+		p = rtr__json_us(p, rel_ns(w, rec->ts + v.word) - ts);
 	}
-	p = put_pid_tid(w, p, r->tid);
-	if (rec->kind == RTR__K_COUNTER_I64) {
-		p = PUT_LIT(p, ",\"args\":{\"value\":");
-		p = rtr__json_i64(p, (int64_t)v.word);
-		*p++ = '}';
-	} else if (rec->kind == RTR__K_COUNTER_F64) {
-		p = PUT_LIT(p, ",\"args\":{\"value\":");
-		p = put_f64_bits(p, v.word);
-		*p++ = '}';
-	} else if (rec->nargs > 0) {
-		p = put_args(w, p, rec, &v);
+	memcpy(p, w->ids, sizeof(w->ids));
+	p += w->ids_len; /* the line ends here unless it has arguments */
+	if (RTR_UNLIKELY(rec->kind == RTR__K_COUNTER_I64 || rec->kind == RTR__K_COUNTER_F64 ||
+			 rec->nargs > 0)) {
+		p -= sizeof("},\n") - 1; /* the arguments go before the line's end */
+		if (rec->kind == RTR__K_COUNTER_I64) {
+			p = PUT_LIT(p, ",\"args\":{\"value\":");
+			p = rtr__json_i64(p, (int64_t)v.word);
+			*p++ = '}';
+		} else if (rec->kind == RTR__K_COUNTER_F64) {
+			p = PUT_LIT(p, ",\"args\":{\"value\":");
+			p = put_f64_bits(p, v.word);
+			*p++ = '}';
+		} else {
+			p = put_args(w, p, rec, &v);
+		}
+		p = PUT_LIT(p, "},\n");
 	}
-	p = PUT_LIT(p, "},\n");
 	out_commit(w, p, 1);
 }
 
@@ -523,10 +601,17 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	uint32_t avail = rtr__ring_readable(r);
 	uint32_t tail = r->tail; /* own index; consume() below moves it */
 	uint32_t done = 0, released = 0;
+	uint64_t events = 0;
 
 	if (avail == 0) {
 		show_drops(w, r, rd);
 		return 0;
+	}
+	use_ids(w, r->tid);
+	if (RTR_UNLIKELY(w->heads_epoch != w->intern.resets)) {
+		/* the intern cache was emptied: so are the heads, a batch later at most */
+		memset(w->heads, 0, HEAD_SLOTS * sizeof(*w->heads));
+		w->heads_epoch = w->intern.resets;
 	}
 	if (!rd->meta_done) {
 		/* A thread whose first event names it needs no name from before. */
@@ -540,7 +625,7 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 		const struct rtr__rec *rec = &r->slots[pos & r->mask];
 		__builtin_prefetch(&r->slots[(pos + 8) & r->mask]);
 		encode_event(w, r, rec, pos);
-		rd->events++;
+		events++;
 		done += rtr__ring_event_records(rec->ext);
 		if (done - released >= RELEASE_EVERY) {
 			rtr__ring_consume(r, done - released);
@@ -548,6 +633,7 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 		}
 	}
 	rtr__ring_consume(r, done - released);
+	rd->events += events;
 	show_drops(w, r, rd);
 	return done;
 }
@@ -830,18 +916,25 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->flush_req = w->flush_done = 0;
 	w->pid_tid_len = (size_t)snprintf(w->pid_tid, sizeof(w->pid_tid),
 					  ",\"pid\":%ld,\"tid\":", (long)s->pid);
+	w->ids_tid = -1;
 
 	err = rtr__intern_init(&w->intern, INTERN_ARENA, INTERN_SLOTS);
 	if (err != 0)
 		return err;
+	w->heads_epoch = w->intern.resets;
 	w->scratch = rtr__mem_map(EXT_MAX);
 	if (w->scratch == NULL) {
 		err = -ENOMEM;
 		goto fail_intern;
 	}
+	w->heads = rtr__mem_map(HEAD_SLOTS * sizeof(*w->heads));
+	if (w->heads == NULL) {
+		err = -ENOMEM;
+		goto fail_scratch;
+	}
 	err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
 	if (err != 0)
-		goto fail_scratch;
+		goto fail_heads;
 
 	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
@@ -873,6 +966,9 @@ int rtr__writer_start(const struct rtr__session *s)
 		return 0;
 
 	rtr__sink_close(&w->sink);
+fail_heads:
+	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
+	w->heads = NULL;
 fail_scratch:
 	rtr__mem_unmap(w->scratch, EXT_MAX);
 	w->scratch = NULL;
@@ -907,6 +1003,8 @@ int rtr__writer_stop(void)
 	wake(w);
 	pthread_join(w->thread, NULL);
 	rtr__sink_close(&w->sink);
+	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
+	w->heads = NULL;
 	rtr__mem_unmap(w->scratch, EXT_MAX);
 	w->scratch = NULL;
 	rtr__intern_destroy(&w->intern);
