@@ -346,9 +346,20 @@ static inline const char *rtr_trace_path(void)
 {
 	return "";
 }
-/* The arguments are named in sizeof, never evaluated: variables used only for
- * tracing stay "used" without costing anything. */
-#define RTR__UNUSED(...)		    ((void)sizeof((__VA_ARGS__, 0)))
+/* The arguments are named but never evaluated: variables used only for tracing stay
+ * "used" without costing anything. C names them in a call inside sizeof; C++ (whose argument
+ * macros hold lambdas, not allowed in sizeof before C++20) in a lambda never called. */
+#ifdef __cplusplus
+extern "C++" {
+template <typename... T> static inline void rtr__unused_args(const T &...)
+{
+}
+}
+#define RTR__UNUSED(...) ((void)[&] { rtr__unused_args(__VA_ARGS__); })
+#else
+int rtr__unused_args(int, ...); /* never defined: only named inside sizeof */
+#define RTR__UNUSED(...) ((void)sizeof(rtr__unused_args(0, __VA_ARGS__)))
+#endif
 #define rtr_thread_name(n)		    RTR__UNUSED(n)
 #define rtr_begin(c, n)			    RTR__UNUSED(c, n)
 #define rtr_end(c, n)			    RTR__UNUSED(c, n)
