@@ -10,7 +10,6 @@
 #define rtr_atomic_load_acquire(p)	  __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define rtr_atomic_store_relaxed(p, v)	  __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define rtr_atomic_store_release(p, v)	  __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define rtr_atomic_add_relaxed(p, v)	  __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define rtr_atomic_add_acq_rel(p, v)	  __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
 #define rtr_atomic_exchange_acq_rel(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
 #define rtr_atomic_fence_seq_cst()	  __atomic_thread_fence(__ATOMIC_SEQ_CST)

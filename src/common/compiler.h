@@ -6,6 +6,5 @@
 #define RTR_LIKELY(x)	  __builtin_expect(!!(x), 1)
 #define RTR_UNLIKELY(x)	  __builtin_expect(!!(x), 0)
 #define RTR_COLD	  __attribute__((cold, noinline))
-#define RTR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
