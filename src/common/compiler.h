@@ -3,8 +3,8 @@
 #ifndef RTR_COMPILER_H
 #define RTR_COMPILER_H
 
-#define RTR_LIKELY(x)	  __builtin_expect(!!(x), 1)
-#define RTR_UNLIKELY(x)	  __builtin_expect(!!(x), 0)
-#define RTR_COLD	  __attribute__((cold, noinline))
+#define RTR_LIKELY(x)	__builtin_expect(!!(x), 1)
+#define RTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RTR_COLD	__attribute__((cold, noinline))
 
 #endif
