@@ -610,6 +610,70 @@ static void exit_without_stop_still_finishes_the_file(void **state)
 	unlink(path);
 }
 
+/* A B whose E follows at once, same static name and cat, is written as one X; every
+ * other B and E is written as it was recorded. */
+static void adjacent_begin_and_end_fold_into_one_complete_event(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[16];
+
+	make_path("fold");
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	uint64_t t0 = rtr_now_ns();
+	rtr_begin("f", "outer");
+	rtr_begin("f", "leaf");
+	rtr_end("f", "leaf");
+	rtr_begin_v("f", "with args", RTR_ARG_I64("n", 7), RTR_ARG_STR("s", "x"));
+	rtr_end("f", "with args");
+	rtr_begin_copy("f", "copied");
+	rtr_end("f", "copied");
+	rtr_begin("f", "a");
+	rtr_end("f", "b"); /* a mismatch: both lines kept for the viewer to judge */
+	rtr_begin("f", "split");
+	assert_int_equal(rtr_flush(), 0); /* the B is in the file before its E exists */
+	rtr_end("f", "split");
+	rtr_begin("g", "leaf"); /* another category: a different head */
+	rtr_end("g", "leaf");
+	rtr_end("f", "outer");
+	uint64_t t1 = rtr_now_ns();
+	assert_int_equal(rtr_stop(), 0);
+
+	load(&t);
+	uint64_t origin = check_frame(&t, 14);
+	size_t n = events_of(&t, e, 16);
+	static const struct {
+		const char *ph, *cat, *name;
+	} want[] = {
+		{"B", "f", "outer"},  {"X", "f", "leaf"},   {"X", "f", "with args"},
+		{"B", "f", "copied"}, {"E", "f", "copied"}, {"B", "f", "a"},
+		{"E", "f", "b"},      {"B", "f", "split"},  {"E", "f", "split"},
+		{"X", "g", "leaf"},   {"E", "f", "outer"},
+	};
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	uint64_t last = 0;
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(e[i]->ph, want[i].ph);
+		assert_string_equal(e[i]->cat, want[i].cat);
+		assert_string_equal(e[i]->name, want[i].name);
+		/* in recording order, inside the window, each X ending before the next line */
+		assert_true(e[i]->ts_ns >= last);
+		assert_true(e[i]->ts_ns + origin >= t0);
+		last = e[i]->ts_ns;
+		if (strcmp(e[i]->ph, "X") == 0) {
+			assert_true(e[i]->has_dur);
+			last += e[i]->dur_ns;
+		}
+		assert_true(last + origin <= t1);
+	}
+	assert_int_equal(e[1]->nargs, 0);
+	assert_int_equal(e[2]->nargs, 2);
+	assert_int_equal(tt_arg(e[2], "n")->i, 7);
+	assert_string_equal(tt_arg(e[2], "s")->s, "x");
+	tt_free(&t);
+	unlink(path);
+}
+
 static void tsc_clock_keeps_times_ordered_and_explicit_times_exact(void **state)
 {
 	(void)state;
@@ -774,6 +838,7 @@ int main(void)
 		cmocka_unit_test(restart_writes_a_second_complete_file),
 		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
 		cmocka_unit_test(exit_without_stop_still_finishes_the_file),
+		cmocka_unit_test(adjacent_begin_and_end_fold_into_one_complete_event),
 		cmocka_unit_test(tsc_clock_keeps_times_ordered_and_explicit_times_exact),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),

@@ -55,6 +55,8 @@
 #define HEAD_SLOTS    ((size_t)1 << HEAD_BITS)
 #define HEAD_TEXT     104u /* longest head kept there */
 #define COPY_ESCAPED  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
+/* Not a record kind: a B and its E folded into one X line (see span_end()). */
+#define K_SPAN (RTR__K_THREAD_NAME + 1)
 /* Most continuation bytes one event has (see events.c). */
 #define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
 
@@ -83,7 +85,7 @@ _Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
  */
 struct head {
 	uint64_t a, b; /* the record's a and b; b is 0 for RTR__K_SCOPE (a duration) */
-	uint32_t kind; /* RTR__K_*, or 0 for an empty slot */
+	uint32_t kind; /* RTR__K_* or K_SPAN, or 0 for an empty slot */
 	uint32_t len;
 	char text[HEAD_TEXT]; /* copied whole: the bytes after len are scratch */
 };
@@ -394,11 +396,12 @@ static void encode_thread_name(struct writer *w, const struct rtr__ring *r, cons
 	out_commit(w, p, events);
 }
 
-/* An event line's head, from `{"ph":` through `"ts":`, encoded afresh. */
-static char *encode_head(struct writer *w, char *p, const struct rtr__rec *rec,
+/* An event line's head, from `{"ph":` through `"ts":`, encoded afresh; kind is
+ * rec->kind, or K_SPAN for a B written with its E. */
+static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct rtr__rec *rec,
 			 const struct ext_view *v)
 {
-	switch (rec->kind) {
+	switch (kind) {
 	case RTR__K_BEGIN:
 		p = PUT_LIT(p, "{\"ph\":\"B\"");
 		break;
@@ -413,6 +416,7 @@ static char *encode_head(struct writer *w, char *p, const struct rtr__rec *rec,
 		p = PUT_LIT(p, "{\"ph\":\"C\"");
 		break;
 	case RTR__K_COMPLETE:
+	case K_SPAN:
 		p = PUT_LIT(p, "{\"ph\":\"X\"");
 		break;
 	case RTR__K_SCOPE: {
@@ -439,25 +443,25 @@ static inline size_t head_slot(uint32_t kind, uint64_t a, uint64_t b)
 }
 
 /* An event line's head, from the head cache when it can (see struct head). */
-static inline char *put_head(struct writer *w, char *p, const struct rtr__rec *rec,
+static inline char *put_head(struct writer *w, char *p, uint32_t kind, const struct rtr__rec *rec,
 			     const struct ext_view *v)
 {
 	if (RTR_UNLIKELY(rec->flags & RTR__F_NAME_COPY))
-		return encode_head(w, p, rec, v); /* a copied name: no static key */
+		return encode_head(w, p, kind, rec, v); /* a copied name: no static key */
 
-	uint64_t b = rec->kind == RTR__K_SCOPE ? 0 : rec->b;
-	struct head *h = &w->heads[head_slot(rec->kind, rec->a, b)];
+	uint64_t b = kind == RTR__K_SCOPE ? 0 : rec->b;
+	struct head *h = &w->heads[head_slot(kind, rec->a, b)];
 
-	if (RTR_LIKELY(h->kind == rec->kind && h->a == rec->a && h->b == b)) {
+	if (RTR_LIKELY(h->kind == kind && h->a == rec->a && h->b == b)) {
 		memcpy(p, h->text, HEAD_TEXT);
 		return p + h->len;
 	}
-	char *end = encode_head(w, p, rec, v);
+	char *end = encode_head(w, p, kind, rec, v);
 	size_t len = (size_t)(end - p);
 	if (len <= HEAD_TEXT) {
 		h->a = rec->a;
 		h->b = b;
-		h->kind = rec->kind;
+		h->kind = kind;
 		h->len = (uint32_t)len;
 		memcpy(h->text, p, len);
 	}
@@ -476,9 +480,10 @@ static inline void use_ids(struct writer *w, int32_t tid)
 }
 
 /* Encode the event whose header is `rec` at record index `pos` of ring r, whose
- * thread's ids are in w->ids (use_ids()). */
+ * thread's ids are in w->ids (use_ids()). `end` is NULL, or the E that rec, a B,
+ * is folded with (span_end()): the line is then an X for both, and counts two. */
 static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
-			 uint32_t pos)
+			 uint32_t pos, const struct rtr__rec *end)
 {
 	struct ext_view v;
 	uint64_t ts;
@@ -508,9 +513,13 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	}
 
 	char *p = out_reserve(w, line_bound(rec));
-	p = put_head(w, p, rec, &v);
+	p = put_head(w, p, end != NULL ? K_SPAN : rec->kind, rec, &v);
 	p = rtr__json_us(p, ts);
-	if (rec->kind == RTR__K_SCOPE) {
+	if (end != NULL) {
+		/* the end, clamped like the start, so dur is exact inside the window */
+		p = PUT_LIT(p, ",\"dur\":");
+		p = rtr__json_us(p, rel_ns(w, ticks_ns(w, end->ts)) - ts);
+	} else if (rec->kind == RTR__K_SCOPE) {
 		p = PUT_LIT(p, ",\"dur\":");
 		p = rtr__json_us(p, rel_ns(w, ticks_ns(w, rec->ts + rec->b)) - ts);
 	} else if (rec->kind == RTR__K_COMPLETE) {
@@ -536,7 +545,30 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		}
 		p = PUT_LIT(p, "},\n");
 	}
-	out_commit(w, p, 1);
+	out_commit(w, p, end != NULL ? 2 : 1);
+}
+
+/*
+ * A B whose E is the thread's next event, with the same static name and category, is
+ * written as one X line: the same slice in every viewer (FORMAT.md prefers X), in
+ * about half the bytes of a B line and an E line. A leaf span recorded with
+ * rtr_begin/rtr_end usually qualifies; an outer one, or a B whose E is not yet in the
+ * ring, is written as a B and later an E. Nothing is held back waiting for an E, so
+ * folding never delays a line. Returns the E, or NULL. `next` is the record index
+ * after the B, `avail` how many records from `tail` can be read.
+ */
+static inline const struct rtr__rec *span_end(const struct rtr__ring *r,
+					      const struct rtr__rec *begin, uint32_t tail,
+					      uint32_t next, uint32_t avail)
+{
+	if (begin->kind != RTR__K_BEGIN || (begin->flags & RTR__F_NAME_COPY) ||
+	    next - tail >= avail)
+		return NULL;
+	const struct rtr__rec *e = &r->slots[next & r->mask];
+	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
+	    e->flags != 0)
+		return NULL;
+	return e;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -623,10 +655,16 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	while (done < avail && done < max) {
 		uint32_t pos = tail + done;
 		const struct rtr__rec *rec = &r->slots[pos & r->mask];
+		uint32_t next = pos + rtr__ring_event_records(rec->ext);
+		const struct rtr__rec *end = span_end(r, rec, tail, next, avail);
 		__builtin_prefetch(&r->slots[(pos + 8) & r->mask]);
-		encode_event(w, r, rec, pos);
+		encode_event(w, r, rec, pos, end);
+		if (end != NULL) {
+			next++;
+			events++;
+		}
 		events++;
-		done += rtr__ring_event_records(rec->ext);
+		done = next - tail;
 		if (done - released >= RELEASE_EVERY) {
 			rtr__ring_consume(r, done - released);
 			released = done;
