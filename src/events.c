@@ -30,6 +30,30 @@ struct ext_event {
 	unsigned nargs;
 };
 
+/*
+ * Where the next continuation byte goes. The bytes of one event are contiguous in the
+ * ring unless they wrap past its last slot; put() copies straight into the slots and
+ * splits only at the wrap, so fixed-size fields become plain stores.
+ */
+struct ext_cursor {
+	char *base;	   /* the ring's first slot */
+	size_t at;	   /* byte offset of the next byte from base */
+	size_t ring_bytes; /* a power of two */
+};
+
+static inline void put(struct ext_cursor *c, const void *src, size_t len)
+{
+	if (RTR_LIKELY(c->at + len <= c->ring_bytes)) {
+		memcpy(c->base + c->at, src, len);
+		c->at += len;
+		return;
+	}
+	size_t first = c->ring_bytes - c->at;
+	memcpy(c->base + c->at, src, first);
+	memcpy(c->base, (const char *)src + first, len - first);
+	c->at = len - first;
+}
+
 /* Returns whether the event was recorded. */
 static bool emit_ext(const struct ext_event *e)
 {
@@ -73,21 +97,19 @@ static bool emit_ext(const struct ext_event *e)
 	rec->flags = e->flags;
 	rec->ext = (uint32_t)ext;
 
-	size_t off = 0;
-	if (e->has_word) {
-		rtr__ring_write(r, head, off, &e->word, sizeof(e->word));
-		off += sizeof(e->word);
-	}
+	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
+	struct ext_cursor c = {(char *)r->slots, (size_t)((head + 1) & r->mask) * RTR_REC_BYTES,
+			       ring_bytes};
+	if (e->has_word)
+		put(&c, &e->word, sizeof(e->word));
 	if (e->flags & RTR__F_NAME_COPY) {
-		rtr__ring_write(r, head, off, &name_len, sizeof(name_len));
-		rtr__ring_write(r, head, off + sizeof(name_len), e->name, name_len);
-		off += sizeof(name_len) + name_len;
+		put(&c, &name_len, sizeof(name_len));
+		put(&c, e->name, name_len);
 	}
-	for (unsigned i = 0; i < nargs; i++) {
-		uint8_t type = (uint8_t)e->args[i].type;
-		rtr__ring_write(r, head, off + i, &type, 1);
-	}
-	off += nargs;
+	uint8_t types[RTR_MAX_ARGS];
+	for (unsigned i = 0; i < nargs; i++)
+		types[i] = (uint8_t)e->args[i].type;
+	put(&c, types, nargs);
 	for (unsigned i = 0; i < nargs; i++) {
 		const struct rtr_arg *a = &e->args[i];
 		uint64_t pair[2] = {(uintptr_t)a->key, 0};
@@ -109,14 +131,11 @@ static bool emit_ext(const struct ext_event *e)
 		default:
 			break; /* unknown type: written as null */
 		}
-		rtr__ring_write(r, head, off, pair, sizeof(pair));
-		off += sizeof(pair);
+		put(&c, pair, sizeof(pair));
 	}
 	for (unsigned i = 0; i < nargs; i++) {
-		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY && str_len[i] != UINT64_MAX) {
-			rtr__ring_write(r, head, off, e->args[i].v.str, str_len[i]);
-			off += str_len[i];
-		}
+		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY && str_len[i] != UINT64_MAX)
+			put(&c, e->args[i].v.str, str_len[i]);
 	}
 	rtr__publish(r, head, nrec);
 	return true;

@@ -137,11 +137,11 @@ static void continuation_bytes_survive_wrap_around(void **state)
 		assert_int_equal(rec->flags & RTR__F_NAME_COPY, RTR__F_NAME_COPY);
 		assert_int_equal(rec->ext, 4 + len);
 		uint32_t got_len;
-		char got[sizeof(name)];
-		rtr__ring_read(r, r->tail, 0, &got_len, sizeof(got_len));
+		char scratch[sizeof(got_len) + sizeof(name)];
+		const char *ext = rtr__ring_ext(r, r->tail, rec->ext, scratch);
+		memcpy(&got_len, ext, sizeof(got_len));
 		assert_int_equal(got_len, len);
-		rtr__ring_read(r, r->tail, sizeof(got_len), got, len);
-		assert_memory_equal(got, name, len);
+		assert_memory_equal(ext + sizeof(got_len), name, len);
 		rtr__ring_consume(r, rtr__ring_event_records(rec->ext));
 	}
 }
@@ -159,10 +159,11 @@ static void arguments_are_laid_out_as_documented(void **state)
 	assert_int_equal(rec->ext, 2 + 2 * 16 + 3);
 	uint8_t types[2];
 	uint64_t pairs[4];
-	char bytes[3];
-	rtr__ring_read(r, r->tail, 0, types, 2);
-	rtr__ring_read(r, r->tail, 2, pairs, sizeof(pairs));
-	rtr__ring_read(r, r->tail, 2 + sizeof(pairs), bytes, 3);
+	char bytes[3], scratch[2 + sizeof(pairs) + 3];
+	const char *ext = rtr__ring_ext(r, r->tail, rec->ext, scratch);
+	memcpy(types, ext, 2);
+	memcpy(pairs, ext + 2, sizeof(pairs));
+	memcpy(bytes, ext + 2 + sizeof(pairs), 3);
 	assert_int_equal(types[0], RTR_ARG_TYPE_I64);
 	assert_int_equal(types[1], RTR_ARG_TYPE_STR_COPY);
 	assert_ptr_equal((const char *)(uintptr_t)pairs[0], k1);

@@ -2,8 +2,9 @@
 /*
  * The peers workload on ringtrace: rtr_begin/rtr_end with a static name (or
  * rtr_begin_args with one RTR_ARG_I64), block mode, default ring size (1 MiB per
- * thread), default I/O and clock. The output is complete when rtr_stop() returns.
- * Extra keys: events recorded, written and dropped, bytes written, I/O method.
+ * thread), default I/O, the clock from RINGTRACE_CLOCK (auto by default). The output
+ * is complete when rtr_stop() returns.
+ * Extra keys: events recorded, written and dropped, bytes written, I/O method, clock.
  */
 #define _GNU_SOURCE
 #include <ringtrace.h>
@@ -63,10 +64,10 @@ static void tool_print(void)
 	struct rtr_stats st;
 
 	rtr_stats_get(&st);
-	printf(" recorded=%llu written=%llu dropped=%llu bytes=%llu io=%s",
+	printf(" recorded=%llu written=%llu dropped=%llu bytes=%llu io=%s clock=%s",
 	       (unsigned long long)st.events_recorded, (unsigned long long)st.events_written,
 	       (unsigned long long)st.events_dropped, (unsigned long long)st.bytes_written,
-	       rtr_io_name(st.io_method));
+	       rtr_io_name(st.io_method), st.clock == RTR_CLOCK_TSC ? "tsc" : "monotonic");
 }
 
 int main(int argc, char **argv)

@@ -167,28 +167,6 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 	}
 }
 
-void rtr__ring_write(struct rtr__ring *r, uint32_t head, size_t off, const void *src, size_t len)
-{
-	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES; /* a power of two */
-	size_t at = ((size_t)((head + 1) & r->mask) * RTR_REC_BYTES + off) & (ring_bytes - 1);
-	size_t first = len < ring_bytes - at ? len : ring_bytes - at;
-	char *base = (char *)r->slots;
-
-	memcpy(base + at, src, first);
-	memcpy(base, (const char *)src + first, len - first);
-}
-
-void rtr__ring_read(const struct rtr__ring *r, uint32_t pos, size_t off, void *dst, size_t len)
-{
-	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES; /* a power of two */
-	size_t at = ((size_t)((pos + 1) & r->mask) * RTR_REC_BYTES + off) & (ring_bytes - 1);
-	size_t first = len < ring_bytes - at ? len : ring_bytes - at;
-	const char *base = (const char *)r->slots;
-
-	memcpy(dst, base + at, first);
-	memcpy((char *)dst + first, base, len - first);
-}
-
 size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap)
 {
 	size_t n = 0;

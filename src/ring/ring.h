@@ -23,8 +23,8 @@
  *
  * Events. One event is one header record plus ceil(ext / 32) continuation records,
  * published together, so an event is always whole and contiguous modulo wrap-around.
- * Continuation bytes may wrap from the last slot to slot 0; rtr__ring_write and
- * rtr__ring_read split the copy there.
+ * Continuation bytes may wrap from the last slot to slot 0; the producer's copy
+ * (events.c) and rtr__ring_ext() split there.
  *
  * Full ring. In drop mode the event is dropped and counted in the ring (producer-only
  * relaxed counters the writer sums); in block mode the producer waits for the writer,
@@ -42,6 +42,7 @@
 
 #include <ringtrace.h>
 #include <stddef.h>
+#include <string.h>
 
 #define RTR_REC_BYTES ((uint32_t)sizeof(struct rtr__rec))
 
@@ -58,10 +59,6 @@ extern __thread char rtr__tls_thread_name[64];
  * publishes rtr__active. on_full is RTR_ON_FULL_*. */
 void rtr__rings_configure(size_t ring_bytes, int on_full);
 
-/* Producer: copy `len` bytes to byte offset `off` of the continuation area of the
- * event whose header is at record index `head`. Wrap-aware. */
-void rtr__ring_write(struct rtr__ring *r, uint32_t head, size_t off, const void *src, size_t len);
-
 /* Writer: records published and not yet consumed. A1. */
 static inline uint32_t rtr__ring_readable(struct rtr__ring *r)
 {
@@ -71,8 +68,21 @@ static inline uint32_t rtr__ring_readable(struct rtr__ring *r)
 	return head - r->tail; /* tail: own index, only the writer stores it */
 }
 
-/* Writer: copy continuation bytes of the event at record index `pos`. Wrap-aware. */
-void rtr__ring_read(const struct rtr__ring *r, uint32_t pos, size_t off, void *dst, size_t len);
+/* Writer: the `len` continuation bytes of the event at record index `pos`: in place
+ * when they are contiguous, else copied whole into `scratch` (they wrap). */
+static inline const char *rtr__ring_ext(const struct rtr__ring *r, uint32_t pos, size_t len,
+					char *scratch)
+{
+	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES; /* a power of two */
+	size_t at = (size_t)((pos + 1) & r->mask) * RTR_REC_BYTES;
+	const char *base = (const char *)r->slots;
+
+	if (__builtin_expect(at + len <= ring_bytes, 1))
+		return base + at;
+	memcpy(scratch, base + at, ring_bytes - at);
+	memcpy(scratch + (ring_bytes - at), base, len - (ring_bytes - at));
+	return scratch;
+}
 
 /* Writer: hand `n` records back to the producer. R3. */
 static inline void rtr__ring_consume(struct rtr__ring *r, uint32_t n)

@@ -495,8 +495,7 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		memset(&v, 0, sizeof(v)); /* one payload word: read it in place */
 		v.word = r->slots[(pos + 1) & r->mask].ts;
 	} else {
-		rtr__ring_read(r, pos, 0, w->scratch, rec->ext);
-		decode_ext(rec, w->scratch, &v);
+		decode_ext(rec, rtr__ring_ext(r, pos, rec->ext, w->scratch), &v);
 	}
 
 	if (rec->kind == RTR__K_THREAD_NAME) {
