@@ -176,8 +176,11 @@ enum {
 	RTR_ARG_TYPE_U64 = 2,
 	RTR_ARG_TYPE_F64 = 3,
 	RTR_ARG_TYPE_BOOL = 4,
-	RTR_ARG_TYPE_STR = 5,	   /* static string: the pointer is recorded */
-	RTR_ARG_TYPE_STR_COPY = 6, /* bytes copied into the ring at record time */
+	RTR_ARG_TYPE_STR = 5,	    /* static string: the pointer is recorded */
+	RTR_ARG_TYPE_STR_COPY = 6,  /* bytes copied into the ring at record time */
+	RTR_ARG_TYPE_I64_ARRAY = 7, /* int64 values, copied: [1,2,3] */
+	RTR_ARG_TYPE_I64_LISTS = 8, /* lists of int64, copied: [[2,3],[4]] (tensor shapes) */
+	RTR_ARG_TYPE_STR_ARRAY = 9, /* static strings, the pointers copied: ["a","b"] */
 };
 
 /* Most arguments one event carries; an event with more keeps the first RTR_MAX_ARGS and
@@ -195,6 +198,15 @@ struct rtr_arg {
 		double f64;
 		bool b;
 		const char *str;
+		struct {
+			const int64_t *v; /* I64_ARRAY: n values; I64_LISTS: the lists' values */
+			const uint32_t *lens; /* I64_LISTS: n list lengths; else unused */
+			uint32_t n;
+		} i64s;
+		struct {
+			const char *const *v;
+			uint32_t n;
+		} strs;
 	} v;
 };
 
@@ -216,6 +228,38 @@ struct rtr_arg {
 #define RTR_ARG_BOOL(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_BOOL, b, (bool)(val))
 #define RTR_ARG_STR(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_STR, str, (val))
 #define RTR_ARG_STR_COPY(key, val) RTR__ARG(key, RTR_ARG_TYPE_STR_COPY, str, (val))
+#ifdef __cplusplus
+#define RTR__ARG_LIST(k_, t_, field, v_, ls, n_) \
+	([&]() {                                 \
+		struct rtr_arg a_ = {};          \
+		a_.key = (k_);                   \
+		a_.type = (t_);                  \
+		a_.v.field.v = (v_);             \
+		a_.v.field.n = (uint32_t)(n_);   \
+		ls;                              \
+		return a_;                       \
+	}())
+#define RTR_ARG_I64_ARRAY(k_, v_, n_) RTR__ARG_LIST(k_, RTR_ARG_TYPE_I64_ARRAY, i64s, v_, , n_)
+#define RTR_ARG_I64_LISTS(k_, v_, l_, n_) \
+	RTR__ARG_LIST(k_, RTR_ARG_TYPE_I64_LISTS, i64s, v_, a_.v.i64s.lens = (l_), n_)
+#define RTR_ARG_STR_ARRAY(k_, v_, n_) RTR__ARG_LIST(k_, RTR_ARG_TYPE_STR_ARRAY, strs, v_, , n_)
+#else
+/* n_ int64 values at v_, copied into the ring: [v0,v1,...]. */
+#define RTR_ARG_I64_ARRAY(k_, v_, n_)                     \
+	((struct rtr_arg){.key = (k_),                    \
+			  .type = RTR_ARG_TYPE_I64_ARRAY, \
+			  .v.i64s = {(v_), NULL, (uint32_t)(n_)}})
+/* n_ lists, list i holding l_[i] of the values at v_ in turn: [[2,3],[4]] for
+ * v_ {2,3,4} and l_ {2,1}. Copied. */
+#define RTR_ARG_I64_LISTS(k_, v_, l_, n_)                 \
+	((struct rtr_arg){.key = (k_),                    \
+			  .type = RTR_ARG_TYPE_I64_LISTS, \
+			  .v.i64s = {(v_), (l_), (uint32_t)(n_)}})
+/* n_ static strings at v_ (their pointers are copied): ["float32","int64"]. */
+#define RTR_ARG_STR_ARRAY(k_, v_, n_) \
+	((struct rtr_arg){            \
+		.key = (k_), .type = RTR_ARG_TYPE_STR_ARRAY, .v.strs = {(v_), (uint32_t)(n_)}})
+#endif
 
 /* ------------------------------------------------------------------------- */
 /* Events                                                                     */
@@ -246,6 +290,46 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name);
 RTR_API void rtr_instant_copy(const char *cat, const char *name);
 RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns);
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
+
+/* Where an instant shows: on its thread (the default of rtr_instant), across its
+ * process, or across the whole trace. */
+enum {
+	RTR_INSTANT_THREAD = 0,
+	RTR_INSTANT_PROCESS = 1,
+	RTR_INSTANT_GLOBAL = 2,
+};
+
+/* An instant with a scope (RTR_INSTANT_*) and optional arguments. */
+RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
+				const struct rtr_arg *args, unsigned n);
+
+/* A counter with several series in one sample, one per argument: {"used":..,"cached":..}.
+ * Numeric arguments only (I64, U64, F64, BOOL); others are left out, and a call with no
+ * numeric argument records nothing. Each key is a series of the counter `name`. */
+RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rtr_arg *args,
+			      unsigned n);
+
+/*
+ * Flows: arrows between slices, possibly on different threads. rtr_flow_start()
+ * inside a slice starts the arrow at that slice, rtr_flow_step() inside later slices
+ * passes through them, rtr_flow_end() ends it at the slice enclosing the call. All
+ * three take the same cat, name and id. Ids are 64-bit, written as hex strings.
+ */
+RTR_API uint64_t rtr_flow_id(void); /* a new process-unique id; any thread, lock-free */
+RTR_API void rtr_flow_start(const char *cat, const char *name, uint64_t id);
+RTR_API void rtr_flow_step(const char *cat, const char *name, uint64_t id);
+RTR_API void rtr_flow_end(const char *cat, const char *name, uint64_t id);
+
+/*
+ * Async spans: work that overlaps on one thread or moves between threads (requests,
+ * transfers). A begin and an end match on (cat, id, name); instants in between mark
+ * steps. Any thread may record any of the three. Ids are 64-bit, written as hex.
+ */
+RTR_API void rtr_async_begin(const char *cat, const char *name, uint64_t id,
+			     const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_async_instant(const char *cat, const char *name, uint64_t id,
+			       const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_async_end(const char *cat, const char *name, uint64_t id);
 
 #endif /* !RINGTRACE_DISABLE */
 

@@ -10,13 +10,17 @@
  *	[u32 len][len bytes]	the name, when RTR__F_NAME_COPY
  *	[u8 type] x nargs	RTR_ARG_TYPE_*
  *	[u64 key][u64 value] x nargs	value: the number or bits; a static string's
- *				pointer; a copied string's length (UINT64_MAX: NULL)
- *	the copied strings' bytes, in argument order
+ *				pointer; a copied string's length (UINT64_MAX: NULL);
+ *				an array's or list's count
+ *	the blobs, in argument order: a copied string's bytes; an I64_ARRAY's
+ *	count x i64; an I64_LISTS's count x u32 lengths, then their sum x i64; a
+ *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
  */
 #include "common/compiler.h"
 #include "ring/ring.h"
 
 #include <string.h>
+#include <unistd.h>
 
 struct ext_event {
 	uint8_t kind;
@@ -54,12 +58,82 @@ static inline void put(struct ext_cursor *c, const void *src, size_t len)
 	c->at = len - first;
 }
 
+/*
+ * The bytes an argument adds after the pairs, and the count its pair records. Arrays
+ * are cut to whole values (whole lists) within RTR_MAX_COPY bytes, like strings.
+ */
+static size_t arg_blob(const struct rtr_arg *a, uint64_t *count)
+{
+	switch (a->type) {
+	case RTR_ARG_TYPE_STR_COPY:
+		if (a->v.str == NULL) {
+			*count = UINT64_MAX;
+			return 0;
+		}
+		*count = strnlen(a->v.str, RTR_MAX_COPY);
+		return *count;
+	case RTR_ARG_TYPE_I64_ARRAY:
+		*count = a->v.i64s.v == NULL ? 0 : a->v.i64s.n;
+		if (*count > RTR_MAX_COPY / sizeof(int64_t))
+			*count = RTR_MAX_COPY / sizeof(int64_t);
+		return *count * sizeof(int64_t);
+	case RTR_ARG_TYPE_STR_ARRAY: {
+		size_t bytes = 0, items = 0;
+		for (; a->v.strs.v != NULL && items < a->v.strs.n; items++) {
+			size_t room = RTR_MAX_COPY - bytes;
+			if (room < sizeof(uint32_t))
+				break;
+			const char *item = a->v.strs.v[items];
+			bytes += sizeof(uint32_t) +
+				 (item != NULL ? strnlen(item, room - sizeof(uint32_t)) : 0);
+		}
+		*count = items;
+		return bytes;
+	}
+	case RTR_ARG_TYPE_I64_LISTS: {
+		size_t bytes = 0, lists = 0;
+		if (a->v.i64s.lens != NULL && (a->v.i64s.v != NULL || a->v.i64s.n == 0)) {
+			for (; lists < a->v.i64s.n; lists++) {
+				size_t more =
+					sizeof(uint32_t) + a->v.i64s.lens[lists] * sizeof(int64_t);
+				if (bytes + more > RTR_MAX_COPY)
+					break;
+				bytes += more;
+			}
+		}
+		*count = lists;
+		return bytes;
+	}
+	default:
+		*count = 0;
+		return 0;
+	}
+}
+
+/* A STR_ARRAY's items, measured the same way as arg_blob() did. */
+static void put_strings(struct ext_cursor *c, const char *const *items, uint64_t n)
+{
+	size_t bytes = 0;
+
+	for (uint64_t k = 0; k < n; k++) {
+		size_t room = RTR_MAX_COPY - bytes - sizeof(uint32_t);
+		uint32_t len = UINT32_MAX;
+		if (items[k] != NULL)
+			len = (uint32_t)strnlen(items[k], room);
+		put(c, &len, sizeof(len));
+		if (items[k] != NULL)
+			put(c, items[k], len);
+		bytes += sizeof(uint32_t) + (items[k] != NULL ? len : 0);
+	}
+}
+
 /* Returns whether the event was recorded. */
 static bool emit_ext(const struct ext_event *e)
 {
 	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
 	uint32_t name_len = 0;
-	uint64_t str_len[RTR_MAX_ARGS];
+	uint64_t str_len[RTR_MAX_ARGS]; /* the pair's value of a blob argument */
+	size_t blob[RTR_MAX_ARGS];	/* its bytes after the pairs */
 	size_t ext = e->has_word ? sizeof(uint64_t) : 0;
 
 	if (e->args == NULL)
@@ -75,11 +149,9 @@ static bool emit_ext(const struct ext_event *e)
 	ext += nargs * (1 + 2 * sizeof(uint64_t));
 	for (unsigned i = 0; i < nargs; i++) {
 		str_len[i] = 0;
-		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY) {
-			const char *s = e->args[i].v.str;
-			str_len[i] = s != NULL ? strnlen(s, RTR_MAX_COPY) : UINT64_MAX;
-			ext += s != NULL ? str_len[i] : 0;
-		}
+		blob[i] = 0;
+		if (e->args[i].type >= RTR_ARG_TYPE_STR_COPY)
+			ext += blob[i] = arg_blob(&e->args[i], &str_len[i]);
 	}
 
 	uint32_t nrec = rtr__ring_event_records((uint32_t)ext);
@@ -126,6 +198,9 @@ static bool emit_ext(const struct ext_event *e)
 			pair[1] = (uintptr_t)a->v.str;
 			break;
 		case RTR_ARG_TYPE_STR_COPY:
+		case RTR_ARG_TYPE_I64_ARRAY:
+		case RTR_ARG_TYPE_I64_LISTS:
+		case RTR_ARG_TYPE_STR_ARRAY:
 			pair[1] = str_len[i];
 			break;
 		default:
@@ -134,8 +209,20 @@ static bool emit_ext(const struct ext_event *e)
 		put(&c, pair, sizeof(pair));
 	}
 	for (unsigned i = 0; i < nargs; i++) {
-		if (e->args[i].type == RTR_ARG_TYPE_STR_COPY && str_len[i] != UINT64_MAX)
-			put(&c, e->args[i].v.str, str_len[i]);
+		const struct rtr_arg *a = &e->args[i];
+		if (blob[i] == 0)
+			continue;
+		if (a->type == RTR_ARG_TYPE_I64_LISTS) {
+			put(&c, a->v.i64s.lens, str_len[i] * sizeof(uint32_t));
+			put(&c, a->v.i64s.v, blob[i] - str_len[i] * sizeof(uint32_t));
+		} else if (a->type == RTR_ARG_TYPE_STR_ARRAY) {
+			put_strings(&c, a->v.strs.v, str_len[i]);
+		} else {
+			put(&c,
+			    a->type == RTR_ARG_TYPE_STR_COPY ? (const void *)a->v.str
+							     : (const void *)a->v.i64s.v,
+			    blob[i]);
+		}
 	}
 	rtr__publish(r, head, nrec);
 	return true;
@@ -246,4 +333,117 @@ RTR_API void rtr_thread_name(const char *name)
 			      .ts = rtr__ticks(),
 			      .name = name};
 	emit_ext(&e);
+}
+
+RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
+				const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {.kind = RTR__K_INSTANT,
+			      .flags = scope == RTR_INSTANT_GLOBAL    ? RTR__F_SCOPE_GLOBAL
+				       : scope == RTR_INSTANT_PROCESS ? RTR__F_SCOPE_PROCESS
+								      : 0,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name,
+			      .args = args,
+			      .nargs = n};
+	emit_ext(&e);
+}
+
+static bool numeric(int type)
+{
+	return type == RTR_ARG_TYPE_I64 || type == RTR_ARG_TYPE_U64 || type == RTR_ARG_TYPE_F64 ||
+	       type == RTR_ARG_TYPE_BOOL;
+}
+
+RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rtr_arg *args,
+			      unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()) || args == NULL)
+		return;
+	/* A counter series must be a number: keep the numeric arguments, in order. */
+	struct rtr_arg kept[RTR_MAX_ARGS];
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < RTR_MAX_ARGS; i++)
+		if (numeric(args[i].type))
+			kept[k++] = args[i];
+	if (k == 0)
+		return;
+	struct ext_event e = {.kind = RTR__K_COUNTERS,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name,
+			      .args = kept,
+			      .nargs = k};
+	emit_ext(&e);
+}
+
+/* Flow ids: the process id in the top bits, so that the files of several processes
+ * merged into one timeline keep their flows apart, and a per-thread block of a
+ * process-wide counter below, so that a new id costs no shared write. */
+#define FLOW_BLOCK 4096u
+static uint64_t flow_blocks; /* blocks handed out */
+static __thread uint64_t flow_next, flow_end;
+
+RTR_API uint64_t rtr_flow_id(void)
+{
+	if (RTR_UNLIKELY(flow_next == flow_end)) {
+		/* relaxed: the count only has to be unique, it orders nothing */
+		uint64_t block = __atomic_fetch_add(&flow_blocks, 1, __ATOMIC_RELAXED);
+		uint64_t base = ((uint64_t)(uint32_t)getpid() << 40) |
+				((block * FLOW_BLOCK) & ((UINT64_C(1) << 40) - 1));
+		flow_next = base + 1; /* never 0 */
+		flow_end = base + FLOW_BLOCK;
+	}
+	return flow_next++;
+}
+
+static void emit_id(uint8_t kind, const char *cat, const char *name, uint64_t id,
+		    const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording()))
+		return;
+	struct ext_event e = {.kind = kind,
+			      .ts = rtr__ticks(),
+			      .cat = cat,
+			      .name = name,
+			      .has_word = 1,
+			      .word = id,
+			      .args = args,
+			      .nargs = n};
+	emit_ext(&e);
+}
+
+RTR_API void rtr_flow_start(const char *cat, const char *name, uint64_t id)
+{
+	emit_id(RTR__K_FLOW_START, cat, name, id, NULL, 0);
+}
+
+RTR_API void rtr_flow_step(const char *cat, const char *name, uint64_t id)
+{
+	emit_id(RTR__K_FLOW_STEP, cat, name, id, NULL, 0);
+}
+
+RTR_API void rtr_flow_end(const char *cat, const char *name, uint64_t id)
+{
+	emit_id(RTR__K_FLOW_END, cat, name, id, NULL, 0);
+}
+
+RTR_API void rtr_async_begin(const char *cat, const char *name, uint64_t id,
+			     const struct rtr_arg *args, unsigned n)
+{
+	emit_id(RTR__K_ASYNC_BEGIN, cat, name, id, args, n);
+}
+
+RTR_API void rtr_async_instant(const char *cat, const char *name, uint64_t id,
+			       const struct rtr_arg *args, unsigned n)
+{
+	emit_id(RTR__K_ASYNC_INSTANT, cat, name, id, args, n);
+}
+
+RTR_API void rtr_async_end(const char *cat, const char *name, uint64_t id)
+{
+	emit_id(RTR__K_ASYNC_END, cat, name, id, NULL, 0);
 }

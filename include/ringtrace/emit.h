@@ -46,19 +46,28 @@ struct rtr__rec {
 };
 
 enum {
-	RTR__K_BEGIN = 1,	/* B: a name, b cat */
-	RTR__K_END = 2,		/* E: a name, b cat */
-	RTR__K_INSTANT = 3,	/* i (thread scope): a name, b cat */
-	RTR__K_COUNTER_I64 = 4, /* C: a name, b cat; ext: int64 value */
-	RTR__K_COUNTER_F64 = 5, /* C: a name, b cat; ext: double value */
-	RTR__K_COMPLETE = 6,	/* X: a name, b cat; ext: uint64 duration */
-	RTR__K_SCOPE = 7,	/* X: a site, b duration in ticks */
-	RTR__K_THREAD_NAME = 8, /* M thread_name: ext: copied name */
+	RTR__K_BEGIN = 1,	   /* B: a name, b cat */
+	RTR__K_END = 2,		   /* E: a name, b cat */
+	RTR__K_INSTANT = 3,	   /* i (thread scope): a name, b cat */
+	RTR__K_COUNTER_I64 = 4,	   /* C: a name, b cat; ext: int64 value */
+	RTR__K_COUNTER_F64 = 5,	   /* C: a name, b cat; ext: double value */
+	RTR__K_COMPLETE = 6,	   /* X: a name, b cat; ext: uint64 duration */
+	RTR__K_SCOPE = 7,	   /* X: a site, b duration in ticks */
+	RTR__K_THREAD_NAME = 8,	   /* M thread_name: ext: copied name */
+	RTR__K_COUNTERS = 9,	   /* C with one series per argument: a name, b cat */
+	RTR__K_FLOW_START = 10,	   /* s: a name, b cat; ext: uint64 id */
+	RTR__K_FLOW_STEP = 11,	   /* t: a name, b cat; ext: uint64 id */
+	RTR__K_FLOW_END = 12,	   /* f, bound to the enclosing slice: a name, b cat; ext: id */
+	RTR__K_ASYNC_BEGIN = 13,   /* b: a name, b cat; ext: uint64 id */
+	RTR__K_ASYNC_INSTANT = 14, /* n: a name, b cat; ext: uint64 id */
+	RTR__K_ASYNC_END = 15,	   /* e: a name, b cat; ext: uint64 id */
 };
 
 enum {
-	RTR__F_NAME_COPY = 1 << 0, /* the name is a copied string in ext, not `a` */
-	RTR__F_TS_NS = 1 << 1,	   /* ts and duration are nanoseconds, not ticks */
+	RTR__F_NAME_COPY = 1 << 0,     /* the name is a copied string in ext, not `a` */
+	RTR__F_TS_NS = 1 << 1,	       /* ts and duration are nanoseconds, not ticks */
+	RTR__F_SCOPE_PROCESS = 1 << 2, /* an instant shown across the process */
+	RTR__F_SCOPE_GLOBAL = 1 << 3,  /* an instant shown across the trace */
 };
 
 /*
@@ -346,6 +355,10 @@ static inline const char *rtr_trace_path(void)
 {
 	return "";
 }
+static inline uint64_t rtr_flow_id(void)
+{
+	return 0;
+}
 /* The arguments are named but never evaluated: variables used only for tracing stay
  * "used" without costing anything. C names them in a call inside sizeof; C++ (whose argument
  * macros hold lambdas, not allowed in sizeof before C++20) in a lambda never called. */
@@ -374,6 +387,14 @@ int rtr__unused_args(int, ...); /* never defined: only named inside sizeof */
 #define rtr_instant_copy(c, n)		    RTR__UNUSED(c, n)
 #define rtr_complete_copy(c, n, t, d)	    RTR__UNUSED(c, n, t, d)
 #define RTR_SCOPE(cat, name)		    RTR__UNUSED(cat, name)
+#define rtr_instant_scoped(c, n, s, a, k)   RTR__UNUSED(c, n, s, a, k)
+#define rtr_counter_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
+#define rtr_flow_start(c, n, i)		    RTR__UNUSED(c, n, i)
+#define rtr_flow_step(c, n, i)		    RTR__UNUSED(c, n, i)
+#define rtr_flow_end(c, n, i)		    RTR__UNUSED(c, n, i)
+#define rtr_async_begin(c, n, i, a, k)	    RTR__UNUSED(c, n, i, a, k)
+#define rtr_async_instant(c, n, i, a, k)    RTR__UNUSED(c, n, i, a, k)
+#define rtr_async_end(c, n, i)		    RTR__UNUSED(c, n, i)
 
 #endif /* RINGTRACE_DISABLE */
 

@@ -56,7 +56,7 @@
 #define HEAD_TEXT     104u /* longest head kept there */
 #define COPY_ESCAPED  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
 /* Not a record kind: a B and its E folded into one X line (see span_end()). */
-#define K_SPAN (RTR__K_THREAD_NAME + 1)
+#define K_SPAN 0x80u
 /* Most continuation bytes one event has (see events.c). */
 #define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
 
@@ -271,13 +271,25 @@ struct ext_view {
 	const char *strings;
 };
 
+/* Kinds whose continuation begins with a word: a value, a duration or an id. */
+static inline int has_word(uint32_t kind)
+{
+	return kind == RTR__K_COUNTER_I64 || kind == RTR__K_COUNTER_F64 ||
+	       kind == RTR__K_COMPLETE || (kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END);
+}
+
+/* Kinds whose line carries "id" (the record's word). */
+static inline int has_id(uint32_t kind)
+{
+	return kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END;
+}
+
 static void decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_view *v)
 {
 	size_t off = 0;
 
 	memset(v, 0, sizeof(*v));
-	if (rec->kind == RTR__K_COUNTER_I64 || rec->kind == RTR__K_COUNTER_F64 ||
-	    rec->kind == RTR__K_COMPLETE) {
+	if (has_word(rec->kind)) {
 		memcpy(&v->word, ext, sizeof(v->word));
 		off += sizeof(v->word);
 	}
@@ -299,6 +311,37 @@ static char *put_f64_bits(char *p, uint64_t bits)
 
 	memcpy(&d, &bits, sizeof(d));
 	return rtr__json_f64(p, d);
+}
+
+/* `n` int64 values, unaligned at `src`, as a JSON array. */
+static char *put_i64_list(char *p, const char *src, uint64_t n)
+{
+	*p++ = '[';
+	for (uint64_t k = 0; k < n; k++) {
+		int64_t x;
+		memcpy(&x, src + k * sizeof(x), sizeof(x));
+		if (k > 0)
+			*p++ = ',';
+		p = rtr__json_i64(p, x);
+	}
+	*p++ = ']';
+	return p;
+}
+
+/* `0x` and the hex digits of an id, quoted: viewers take ids as strings or integers,
+ * and a 64-bit integer would lose bits in a JavaScript viewer. */
+static char *put_hex_id(char *p, uint64_t id)
+{
+	static const char digits[] = "0123456789abcdef";
+	int shift = 60;
+
+	p = PUT_LIT(p, ",\"id\":\"0x");
+	while (shift > 0 && ((id >> shift) & 0xf) == 0)
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = digits[(id >> shift) & 0xf];
+	*p++ = '"';
+	return p;
 }
 
 static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
@@ -328,7 +371,10 @@ static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
 			p = put_f64_bits(p, val);
 			break;
 		case RTR_ARG_TYPE_BOOL:
-			p = val ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+			if (rec->kind == RTR__K_COUNTERS) /* a series takes numbers only */
+				*p++ = val ? '1' : '0';
+			else
+				p = val ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
 			break;
 		case RTR_ARG_TYPE_STR:
 			if (val == 0) {
@@ -348,6 +394,44 @@ static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
 			p = rtr__json_escape(p, str, val);
 			str += val;
 			*p++ = '"';
+			break;
+		case RTR_ARG_TYPE_I64_ARRAY:
+			p = put_i64_list(p, str, val);
+			str += val * sizeof(int64_t);
+			break;
+		case RTR_ARG_TYPE_I64_LISTS: {
+			const char *vals = str + val * sizeof(uint32_t);
+			*p++ = '[';
+			for (uint64_t k = 0; k < val; k++) {
+				uint32_t len;
+				memcpy(&len, str + k * sizeof(len), sizeof(len));
+				if (k > 0)
+					*p++ = ',';
+				p = put_i64_list(p, vals, len);
+				vals += (size_t)len * sizeof(int64_t);
+			}
+			*p++ = ']';
+			str = vals;
+			break;
+		}
+		case RTR_ARG_TYPE_STR_ARRAY:
+			*p++ = '[';
+			for (uint64_t k = 0; k < val; k++) {
+				uint32_t len;
+				memcpy(&len, str, sizeof(len));
+				str += sizeof(len);
+				if (k > 0)
+					*p++ = ',';
+				if (len == UINT32_MAX) {
+					p = PUT_LIT(p, "null");
+					continue;
+				}
+				*p++ = '"';
+				p = rtr__json_escape(p, str, len);
+				*p++ = '"';
+				str += len;
+			}
+			*p++ = ']';
 			break;
 		default:
 			p = PUT_LIT(p, "null");
@@ -401,7 +485,7 @@ static void encode_thread_name(struct writer *w, const struct rtr__ring *r, cons
 static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct rtr__rec *rec,
 			 const struct ext_view *v)
 {
-	switch (kind) {
+	switch (kind & 0xffu) { /* above: an instant's scope flags */
 	case RTR__K_BEGIN:
 		p = PUT_LIT(p, "{\"ph\":\"B\"");
 		break;
@@ -409,11 +493,36 @@ static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct 
 		p = PUT_LIT(p, "{\"ph\":\"E\"");
 		break;
 	case RTR__K_INSTANT:
-		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		p = rec->flags & RTR__F_SCOPE_GLOBAL	? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\"")
+		    : rec->flags & RTR__F_SCOPE_PROCESS ? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"p\"")
+							: PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
 		break;
 	case RTR__K_COUNTER_I64:
 	case RTR__K_COUNTER_F64:
+	case RTR__K_COUNTERS:
 		p = PUT_LIT(p, "{\"ph\":\"C\"");
+		break;
+	case RTR__K_FLOW_START:
+		p = PUT_LIT(p, "{\"ph\":\"s\"");
+		break;
+	case RTR__K_FLOW_STEP:
+		p = PUT_LIT(p, "{\"ph\":\"t\"");
+		break;
+	case RTR__K_FLOW_END:
+		p = PUT_LIT(p, "{\"ph\":\"f\",\"bp\":\"e\"");
+		break;
+	case RTR__K_ASYNC_BEGIN:
+	case RTR__K_ASYNC_INSTANT:
+	case RTR__K_ASYNC_END:
+		p = rec->kind == RTR__K_ASYNC_BEGIN	? PUT_LIT(p, "{\"ph\":\"b\"")
+		    : rec->kind == RTR__K_ASYNC_INSTANT ? PUT_LIT(p, "{\"ph\":\"n\"")
+							: PUT_LIT(p, "{\"ph\":\"e\"");
+		/* async events need a category to match on */
+		if (rec->b == 0) {
+			p = PUT_LIT(p, ",\"cat\":\"async\"");
+			p = put_name(w, p, rec, v);
+			return PUT_LIT(p, ",\"ts\":");
+		}
 		break;
 	case RTR__K_COMPLETE:
 	case K_SPAN:
@@ -502,7 +611,7 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		encode_thread_name(w, r, v.name, v.name_len, 1);
 		return;
 	}
-	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_SCOPE))
+	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_ASYNC_END))
 		return; /* unknown kind: cannot happen with matching library and header */
 
 	if (rec->flags & RTR__F_TS_NS) {
@@ -512,9 +621,16 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	}
 
 	char *p = out_reserve(w, line_bound(rec));
-	p = put_head(w, p, end != NULL ? K_SPAN : rec->kind, rec, &v);
+	/* an instant's scope is part of its head */
+	uint32_t key = end != NULL ? K_SPAN
+				   : rec->kind | (uint32_t)(rec->flags & (RTR__F_SCOPE_PROCESS |
+									  RTR__F_SCOPE_GLOBAL))
+							 << 8;
+	p = put_head(w, p, key, rec, &v);
 	p = rtr__json_us(p, ts);
-	if (end != NULL) {
+	if (has_id(rec->kind)) {
+		p = put_hex_id(p, v.word);
+	} else if (end != NULL) {
 		/* the end, clamped like the start, so dur is exact inside the window */
 		p = PUT_LIT(p, ",\"dur\":");
 		p = rtr__json_us(p, rel_ns(w, ticks_ns(w, end->ts)) - ts);

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The event model beyond slices: scoped instants, counters with several series,
+ * flows, async spans and array arguments. Each test records through the public API,
+ * parses the file back and compares every field the call put there.
+ */
+#include <ringtrace.h>
+
+#include "test_util.h"
+#include "trace_read.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char path[4096];
+
+/* Record with `body`, then load the file: every event between the markers, and the
+ * start marker's origin. */
+static void record(const char *name, void (*body)(void), struct tt_trace *t)
+{
+	tu_own_file(path, sizeof(path), "events", name, ".json");
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 16);
+	body();
+	assert_int_equal(rtr_stop(), 0);
+	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
+		fail_msg("%s", t->error);
+	assert_true(t->complete);
+}
+
+/* The events that are not markers or metadata, in file order. */
+static size_t events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i + 1 < t->n; i++) {
+		if (strcmp(t->ev[i].ph, "M") == 0)
+			continue;
+		assert_true(n < max);
+		out[n++] = &t->ev[i];
+	}
+	return n;
+}
+
+static const struct tt_event *end_marker(const struct tt_trace *t)
+{
+	const struct tt_event *last = &t->ev[t->n - 1];
+
+	assert_string_equal(last->name, "ringtrace: end");
+	return last;
+}
+
+static void record_scoped_instants(void)
+{
+	rtr_instant_scoped("app", "thread", RTR_INSTANT_THREAD, NULL, 0);
+	rtr_instant_scoped("app", "process", RTR_INSTANT_PROCESS, NULL, 0);
+	rtr_instant_scoped("app", "global", RTR_INSTANT_GLOBAL,
+			   RTR__ARGV(RTR_ARG_STR("why", "checkpoint")), 1);
+	rtr_instant_scoped("app", "process", RTR_INSTANT_PROCESS, NULL, 0); /* cached head */
+	rtr_instant("app", "plain");
+}
+
+static void instants_carry_their_scope(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	record("instants", record_scoped_instants, &t);
+	assert_int_equal(events_of(&t, e, 8), 5);
+	static const char *const scope[] = {"t", "p", "g", "p", "t"};
+	static const char *const name[] = {"thread", "process", "global", "process", "plain"};
+	for (int i = 0; i < 5; i++) {
+		assert_string_equal(e[i]->ph, "i");
+		assert_string_equal(e[i]->scope, scope[i]);
+		assert_string_equal(e[i]->name, name[i]);
+		assert_string_equal(e[i]->cat, "app");
+		assert_int_equal(e[i]->tid, gettid());
+	}
+	assert_int_equal(e[2]->nargs, 1);
+	assert_string_equal(tt_arg(e[2], "why")->s, "checkpoint");
+	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 5);
+	tt_free(&t);
+}
+
+static void record_counters(void)
+{
+	rtr_counter_args("mem", "device",
+			 RTR__ARGV(RTR_ARG_I64("used", 1 << 20), RTR_ARG_F64("cached", 0.5),
+				   RTR_ARG_U64("peak", UINT64_C(1) << 40)),
+			 3);
+	/* a string is not a series: left out; a bool counts as 0 or 1 */
+	rtr_counter_args("mem", "mixed",
+			 RTR__ARGV(RTR_ARG_STR("label", "x"), RTR_ARG_BOOL("busy", true),
+				   RTR_ARG_I64("free", -3)),
+			 3);
+	/* nothing numeric: nothing recorded */
+	rtr_counter_args("mem", "none", RTR__ARGV(RTR_ARG_STR("label", "x")), 1);
+	rtr_counter_args("mem", "null", NULL, 4);
+}
+
+static void counters_keep_every_numeric_series(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	record("counters", record_counters, &t);
+	assert_int_equal(events_of(&t, e, 8), 2);
+	assert_string_equal(e[0]->ph, "C");
+	assert_string_equal(e[0]->name, "device");
+	assert_int_equal(e[0]->nargs, 3);
+	assert_int_equal(tt_arg(e[0], "used")->i, 1 << 20);
+	assert_true(tt_arg(e[0], "cached")->d == 0.5);
+	assert_int_equal(tt_arg(e[0], "peak")->u, UINT64_C(1) << 40);
+	assert_string_equal(e[1]->name, "mixed");
+	assert_int_equal(e[1]->nargs, 2);
+	assert_int_equal(tt_arg(e[1], "busy")->type, TT_INT); /* a series is a number */
+	assert_int_equal(tt_arg(e[1], "busy")->i, 1);
+	assert_int_equal(tt_arg(e[1], "free")->i, -3);
+	assert_null(tt_arg(e[1], "label"));
+	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 2);
+	tt_free(&t);
+}
+
+static uint64_t flow_ids[2];
+
+static void record_flows(void)
+{
+	flow_ids[0] = rtr_flow_id();
+	flow_ids[1] = UINT64_MAX;
+	rtr_begin("host", "launch");
+	rtr_flow_start("gpu", "kernel", flow_ids[0]);
+	rtr_end("host", "launch");
+	rtr_begin("host", "sync");
+	rtr_flow_step("gpu", "kernel", flow_ids[0]);
+	rtr_end("host", "sync");
+	rtr_begin("gpu", "kernel");
+	rtr_flow_end("gpu", "kernel", flow_ids[0]);
+	rtr_flow_end("gpu", "max id", flow_ids[1]);
+	rtr_end("gpu", "kernel");
+}
+
+static void flows_have_hex_ids_and_bind_to_the_enclosing_slice(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[16];
+	char want[32];
+
+	record("flows", record_flows, &t);
+	size_t n = events_of(&t, e, 16);
+	assert_int_equal(n, 10);
+	/* B launch, s, E launch, B sync, t, E sync, B kernel, f, f, E kernel */
+	static const char *const ph[] = {"B", "s", "E", "B", "t", "E", "B", "f", "f", "E"};
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(e[i]->ph, ph[i]);
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)flow_ids[0]);
+	for (int i = 1; i <= 7; i += 3) {
+		assert_string_equal(e[i]->name, "kernel");
+		assert_string_equal(e[i]->cat, "gpu");
+		assert_int_equal(e[i]->id_type, TT_STRING);
+		assert_string_equal(e[i]->id, want);
+		/* inside its slice: at or after the B before it, at or before the E after */
+		assert_true(e[i]->ts_ns >= e[i - 1]->ts_ns);
+	}
+	assert_null(e[1]->bp);
+	assert_null(e[4]->bp);
+	assert_string_equal(e[7]->bp, "e");
+	assert_string_equal(e[8]->id, "0xffffffffffffffff");
+	/* the id carries the process id above its 40 low bits, and is never 0 */
+	assert_int_equal(flow_ids[0] >> 40, (uint64_t)getpid());
+	assert_true((flow_ids[0] & ((UINT64_C(1) << 40) - 1)) != 0);
+	tt_free(&t);
+}
+
+#define ID_THREADS 4
+#define ID_EACH	   10000
+
+static void *take_ids(void *arg)
+{
+	uint64_t *out = arg;
+
+	for (int i = 0; i < ID_EACH; i++)
+		out[i] = rtr_flow_id();
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void flow_ids_are_unique_across_threads(void **state)
+{
+	(void)state;
+	static uint64_t ids[ID_THREADS * ID_EACH];
+	pthread_t th[ID_THREADS];
+
+	for (int i = 0; i < ID_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, take_ids, &ids[i * ID_EACH]), 0);
+	for (int i = 0; i < ID_THREADS; i++)
+		pthread_join(th[i], NULL);
+	qsort(ids, ID_THREADS * ID_EACH, sizeof(ids[0]), cmp_u64);
+	for (size_t i = 1; i < ID_THREADS * ID_EACH; i++)
+		assert_true(ids[i] != ids[i - 1]);
+	assert_true(ids[0] != 0);
+}
+
+static void record_async(void)
+{
+	rtr_async_begin("net", "request", 0x2a, RTR__ARGV(RTR_ARG_STR("url", "/a")), 1);
+	rtr_async_begin("net", "request", 0x2b, NULL, 0); /* overlaps the first */
+	rtr_async_instant("net", "request", 0x2a, RTR__ARGV(RTR_ARG_I64("bytes", 512)), 1);
+	rtr_async_end("net", "request", 0x2a);
+	rtr_async_end("net", "request", 0x2b);
+	rtr_async_begin(NULL, "no category", 7, NULL, 0);
+	rtr_async_end(NULL, "no category", 7);
+}
+
+static void async_spans_match_on_category_id_and_name(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[16];
+
+	record("async", record_async, &t);
+	assert_int_equal(events_of(&t, e, 16), 7);
+	static const char *const ph[] = {"b", "b", "n", "e", "e", "b", "e"};
+	static const char *const id[] = {"0x2a", "0x2b", "0x2a", "0x2a", "0x2b", "0x7", "0x7"};
+	for (int i = 0; i < 7; i++) {
+		assert_string_equal(e[i]->ph, ph[i]);
+		assert_string_equal(e[i]->id, id[i]);
+		assert_true(e[i]->has_pid);
+		assert_non_null(e[i]->cat); /* async events need one to match on */
+		if (i > 0)
+			assert_true(e[i]->ts_ns >= e[i - 1]->ts_ns);
+	}
+	assert_string_equal(e[0]->cat, "net");
+	assert_string_equal(e[0]->name, "request");
+	assert_string_equal(tt_arg(e[0], "url")->s, "/a");
+	assert_int_equal(e[1]->nargs, 0);
+	assert_int_equal(tt_arg(e[2], "bytes")->i, 512);
+	assert_string_equal(e[5]->cat, "async");
+	assert_string_equal(e[6]->cat, "async");
+	tt_free(&t);
+}
+
+static int64_t big[600];
+
+static void record_arrays(void)
+{
+	static const int64_t dims[] = {2, 3, 4, INT64_MIN, INT64_MAX};
+	static const uint32_t lens[] = {2, 0, 3};
+	static const char *const dtypes[] = {"float32", NULL, "q\"uote\n", "int64"};
+	char runtime[16];
+
+	for (int i = 0; i < 600; i++)
+		big[i] = i - 300;
+	snprintf(runtime, sizeof(runtime), "bf%d", 16);
+	const char *names[] = {runtime};
+	rtr_begin_v("op", "aten::mm", RTR_ARG_I64_LISTS("Input Dims", dims, lens, 3),
+		    RTR_ARG_STR_ARRAY("Input type", dtypes, 4), RTR_ARG_I64_ARRAY("flat", dims, 5),
+		    RTR_ARG_I64_ARRAY("empty", dims, 0), RTR_ARG_STR_ARRAY("copied", names, 1));
+	runtime[0] = 'X'; /* recorded already: the file must not see this */
+	rtr_end("op", "aten::mm");
+	/* longer than RTR_MAX_COPY bytes: cut to whole values */
+	rtr_instant_v("op", "big", RTR_ARG_I64_ARRAY("v", big, 600));
+	rtr_instant_v("op", "null arrays", RTR_ARG_I64_ARRAY("a", NULL, 3),
+		      RTR_ARG_STR_ARRAY("s", NULL, 2));
+}
+
+static void array_arguments_come_back_as_json_arrays(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	record("arrays", record_arrays, &t);
+	assert_int_equal(events_of(&t, e, 8), 3);
+	assert_string_equal(e[0]->ph, "X"); /* the B and its E, folded */
+	assert_int_equal(e[0]->nargs, 5);
+	assert_string_equal(tt_arg(e[0], "Input Dims")->raw,
+			    "[[2,3],[],[4,-9223372036854775808,9223372036854775807]]");
+	assert_string_equal(tt_arg(e[0], "Input type")->raw,
+			    "[\"float32\",null,\"q\\\"uote\\n\",\"int64\"]");
+	assert_string_equal(tt_arg(e[0], "flat")->raw,
+			    "[2,3,4,-9223372036854775808,9223372036854775807]");
+	assert_string_equal(tt_arg(e[0], "empty")->raw, "[]");
+	assert_string_equal(tt_arg(e[0], "copied")->raw, "[\"bf16\"]");
+
+	/* 4096 bytes hold 512 values */
+	char want[8192], *p = want;
+	p += sprintf(p, "[");
+	for (int i = 0; i < 512; i++)
+		p += sprintf(p, "%s%d", i ? "," : "", i - 300);
+	sprintf(p, "]");
+	assert_string_equal(tt_arg(e[1], "v")->raw, want);
+	assert_string_equal(tt_arg(e[2], "a")->raw, "[]");
+	assert_string_equal(tt_arg(e[2], "s")->raw, "[]");
+	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 4);
+	tt_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(instants_carry_their_scope, tu_teardown),
+		cmocka_unit_test_teardown(counters_keep_every_numeric_series, tu_teardown),
+		cmocka_unit_test_teardown(flows_have_hex_ids_and_bind_to_the_enclosing_slice,
+					  tu_teardown),
+		cmocka_unit_test_teardown(flow_ids_are_unique_across_threads, tu_teardown),
+		cmocka_unit_test_teardown(async_spans_match_on_category_id_and_name, tu_teardown),
+		cmocka_unit_test_teardown(array_arguments_come_back_as_json_arrays, tu_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
