@@ -29,7 +29,11 @@
  * Sessions. Setup restarts the recorder before every run of an event benchmark, so
  * the file holds one run (20 to 60 MB) rather than the whole suite (about 0.9 GB per
  * repetition), and each session's written + dropped = recorded is checked when it
- * stops. The stopped-recorder benchmarks run after rtr_stop(). At the end, a line on
+ * stops. The stopped-recorder benchmarks run after rtr_stop(). The category filter's
+ * benchmarks run in sessions that record only kFilterList: `instant_filtered_out` and
+ * `RTR_SCOPE_filtered_out` call with a category it leaves out (nothing may be
+ * recorded), `instant_filter_on_passing` with one it keeps; compare them with
+ * `event/instant` and `event/RTR_SCOPE`, which run with no list. At the end, a line on
  * stderr sums every session, and the exit status is 1 if anything was dropped.
  *
  * Columns. `ns_per_event` is the cost of one event to the thread that records it: the
@@ -190,6 +194,22 @@ void setup_stopped(const benchmark::State &)
 	stop_recorder();
 }
 
+/* Setup of the category filter benchmarks: a new session that records only these. */
+constexpr const char *kFilterList = "app,bench,mpi";
+
+void setup_restart_filtered(const benchmark::State &)
+{
+	struct rtr_config cfg = g_cfg;
+
+	stop_recorder();
+	cfg.categories = kFilterList;
+	int err = rtr_start(&cfg);
+	if (err != 0) {
+		fprintf(stderr, "bench_hotpath: rtr_start(%s): %s\n", cfg.path, strerror(-err));
+		exit(1);
+	}
+}
+
 /*
  * Write one full lap of the calling thread's ring, in pieces of an eighth of it with
  * a flush after each, so that every page of the ring is mapped before timing and
@@ -211,9 +231,11 @@ void warm_ring()
 /*
  * The harness of every benchmark: `burst()` makes kBurst events (or clock reads) on
  * the calling thread. With `recording`, the recorder must run: each thread warms its
- * ring, bursts are followed by a flush, and drops are counted.
+ * ring, bursts are followed by a flush, and drops are counted. `kept` false: the
+ * events are calls the category filter turns away, so none may be recorded.
  */
-template <typename Burst> void run_bursts(benchmark::State &state, bool recording, Burst burst)
+template <typename Burst>
+void run_bursts(benchmark::State &state, bool recording, Burst burst, bool kept = true)
 {
 	const unsigned threads = (unsigned)state.threads();
 	const bool lead = state.thread_index() == 0;
@@ -256,7 +278,7 @@ template <typename Burst> void run_bursts(benchmark::State &state, bool recordin
 		rtr_stats_get(&after);
 		dropped = (double)(after.events_dropped - before.events_dropped);
 		uint64_t recorded = after.events_recorded - before.events_recorded;
-		uint64_t expect = recording ? (uint64_t)kBurst * kBursts * threads : 0;
+		uint64_t expect = recording && kept ? (uint64_t)kBurst * kBursts * threads : 0;
 		if (recorded != expect) {
 			char msg[96];
 			snprintf(msg, sizeof(msg), "recorded %llu events, expected %llu",
@@ -383,6 +405,42 @@ void BM_instant_copy32(benchmark::State &state)
 	});
 }
 
+/* ---- Category filter (setup_restart_filtered: the list kFilterList) ------ */
+
+/* A category the list leaves out: the thread's cache of decisions answers. */
+void BM_instant_filtered_out(benchmark::State &state)
+{
+	run_bursts(
+		state, true,
+		[] {
+			for (unsigned i = 0; i < kBurst; i++)
+				rtr_instant("debug", "instant");
+		},
+		false);
+}
+
+/* A scope whose category the list leaves out: its call site's cached decision answers. */
+void BM_scope_filtered_out(benchmark::State &state)
+{
+	run_bursts(
+		state, true,
+		[] {
+			for (unsigned i = 0; i < kBurst; i++) {
+				RTR_SCOPE("debug", "scope");
+			}
+		},
+		false);
+}
+
+/* A category the list keeps: the cache answers, then the event is recorded. */
+void BM_instant_filter_on_passing(benchmark::State &state)
+{
+	run_bursts(state, true, [] {
+		for (unsigned i = 0; i < kBurst; i++)
+			rtr_instant("bench", "instant");
+	});
+}
+
 /* ---- Baselines: the recorder stopped ---------------------------------- */
 
 void BM_stopped_instant(benchmark::State &state)
@@ -435,6 +493,19 @@ void register_all()
 	};
 	for (const auto &e : events)
 		burst_bench(benchmark::RegisterBenchmark(e.name, e.fn), setup_restart)
+			->Threads(1)
+			->Threads(2);
+
+	struct {
+		const char *name;
+		void (*fn)(benchmark::State &);
+	} filtered[] = {
+		{"event/instant_filtered_out", BM_instant_filtered_out},
+		{"event/RTR_SCOPE_filtered_out", BM_scope_filtered_out},
+		{"event/instant_filter_on_passing", BM_instant_filter_on_passing},
+	};
+	for (const auto &e : filtered)
+		burst_bench(benchmark::RegisterBenchmark(e.name, e.fn), setup_restart_filtered)
 			->Threads(1)
 			->Threads(2);
 

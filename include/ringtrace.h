@@ -76,6 +76,13 @@ enum {
 	RTR_CLOCK_TSC = 2,	 /* rdtsc, calibrated against CLOCK_MONOTONIC (x86-64 only) */
 };
 
+/* Whether the file is compressed. */
+enum {
+	RTR_COMPRESS_AUTO = 0, /* gzip when the expanded path ends in ".gz", else none */
+	RTR_COMPRESS_NONE = 1, /* plain JSON, whatever the path */
+	RTR_COMPRESS_GZIP = 2, /* gzip (one member per written chunk), whatever the path */
+};
+
 struct rtr_config {
 	/* File path pattern: %p pid, %h host name, %r rank (from SLURM/PMI/Open MPI/MPICH),
 	 * %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
@@ -96,6 +103,19 @@ struct rtr_config {
 	/* RTR_CLOCK_AUTO (default), RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC.
 	 * RINGTRACE_CLOCK=auto|monotonic|tsc. */
 	int clock;
+	/* RTR_COMPRESS_AUTO (default: gzip for a path ending in ".gz"), RTR_COMPRESS_NONE or
+	 * RTR_COMPRESS_GZIP. RINGTRACE_COMPRESS=auto|none|gzip. */
+	int compress;
+	/* Categories to record; NULL or "" (default) records all. "app,mpi" records only
+	 * these, "-debug,-verbose" all but these; mixed, a category is recorded when no
+	 * plain name is given or one names it, and no minus name does. An event category
+	 * that is itself a list ("gpu,copy") is recorded when one of its parts is. Names
+	 * are compared exactly, blanks around them ignored; at most 32 names of 64 bytes,
+	 * no '*'; a bad list makes rtr_start() return -EINVAL (in RINGTRACE_CATEGORIES it
+	 * is reported on stderr and left out). Thread names and the start and end markers
+	 * are never filtered. Filtered events are not recorded at all (not counted as
+	 * dropped). A session keeps the list it started with. RINGTRACE_CATEGORIES. */
+	const char *categories;
 };
 
 /*
@@ -143,7 +163,7 @@ struct rtr_stats {
 	uint64_t events_dropped_full;	   /* dropped because a ring was full (drop mode) */
 	uint64_t events_dropped_io;	   /* lost to a write error */
 	uint64_t events_dropped_too_large; /* one event larger than half a ring */
-	uint64_t bytes_written;		   /* bytes the file accepted */
+	uint64_t bytes_written;		   /* bytes the file accepted (compressed, for gzip) */
 	uint64_t threads;		   /* producer threads that recorded in this session */
 	uint64_t writer_wakeups;	   /* times the writer woke up to drain */
 	uint64_t events_args_cut; /* events recorded with only their first RTR_MAX_ARGS args */
@@ -151,6 +171,9 @@ struct rtr_stats {
 	int clock;		  /* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
 	int write_error;	  /* first write error, negative errno, or 0 */
 	int running;		  /* 1 between rtr_start() and rtr_stop() */
+	/* JSON text in bytes_written: equal to it for plain output; for gzip, what the
+	 * whole members written decompress to (a member cut by an error counts 0). */
+	uint64_t bytes_uncompressed;
 };
 
 /*
@@ -270,6 +293,29 @@ struct rtr_site {
 	const char *name;
 };
 
+/* Types and limits of the calls below; see each call for what they mean. */
+/* Where an instant shows: on its thread (the default of rtr_instant), across its
+ * process, or across the whole trace. */
+enum {
+	RTR_INSTANT_THREAD = 0,
+	RTR_INSTANT_PROCESS = 1,
+	RTR_INSTANT_GLOBAL = 2,
+};
+
+struct rtr_track;
+
+struct rtr_track_desc {
+	const char *process;	/* the pseudo-process, e.g. "GPU 0" (copied) */
+	const char *lane;	/* the lane, e.g. "stream 7" (copied) */
+	const char *label;	/* optional process label, e.g. "H100 80GB" (copied), or NULL */
+	int process_sort_index; /* the process's place among processes (0: viewer's order) */
+	int lane_sort_index;	/* the lane's place in its process (0: creation order) */
+};
+
+#define RTR_MAX_TRACKS 1024
+#define RTR_MEM_HOST   (-1) /* the device of host memory, for rtr_mem_alloc() */
+#define RTR_MAX_FRAMES 64   /* most frames a stack sample keeps */
+
 #ifndef RINGTRACE_DISABLE
 
 /* Nanoseconds on the recorder's clock (CLOCK_MONOTONIC's time base), for
@@ -290,14 +336,6 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name);
 RTR_API void rtr_instant_copy(const char *cat, const char *name);
 RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns);
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
-
-/* Where an instant shows: on its thread (the default of rtr_instant), across its
- * process, or across the whole trace. */
-enum {
-	RTR_INSTANT_THREAD = 0,
-	RTR_INSTANT_PROCESS = 1,
-	RTR_INSTANT_GLOBAL = 2,
-};
 
 /* An instant with a scope (RTR_INSTANT_*) and optional arguments. */
 RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
@@ -330,6 +368,88 @@ RTR_API void rtr_async_begin(const char *cat, const char *name, uint64_t id,
 RTR_API void rtr_async_instant(const char *cat, const char *name, uint64_t id,
 			       const struct rtr_arg *args, unsigned n);
 RTR_API void rtr_async_end(const char *cat, const char *name, uint64_t id);
+
+/* ------------------------------------------------------------------------- */
+/* Tracks: lanes that are not the calling thread                              */
+
+/*
+ * A track is a named lane of a pseudo-process in the viewer: a device and its
+ * streams ("GPU 0" / "stream 7"), a queue, a remote worker. Tracks with the same
+ * process name share that process. Events on a track carry explicit timestamps in the
+ * track's own clock, may be recorded from any thread, and go through the calling
+ * thread's ring like any other event. Pseudo-process and lane ids never collide with
+ * real pids and tids. A complete event that partly overlaps an earlier one on its lane
+ * goes to an overflow lane of the same track ("stream 7 (2)"), so that viewers never
+ * mis-nest or drop it.
+ */
+
+/* A new track, or the existing one with the same process and lane names; NULL when
+ * desc or its names are NULL or RTR_MAX_TRACKS tracks exist. Tracks live until the
+ * process exits. Any thread, at any time (not for the hot path: it takes a lock). */
+RTR_API struct rtr_track *rtr_track_create(const struct rtr_track_desc *desc);
+
+/*
+ * The track's clock. Timestamps given for a track are nanoseconds in its own clock
+ * domain; the writer maps them onto the trace's timeline (rtr_now_ns()) with the
+ * track's mapping when it writes them: host = ts - track_ts + host_ns. Give one
+ * (track_ts, host_ns) pair read at about the same moment, or an offset (host = ts +
+ * offset_ns). Without either, track timestamps are rtr_now_ns() values. Set it
+ * before recording on the track; a later change applies to what is not yet written.
+ */
+RTR_API void rtr_track_clock_pair(struct rtr_track *t, uint64_t track_ts, uint64_t host_ns);
+RTR_API void rtr_track_clock_offset(struct rtr_track *t, int64_t offset_ns);
+
+/* Events on a track: a complete event, an instant, a counter sample with one series
+ * per numeric argument, and the ends of flows (see rtr_flow_start()). */
+RTR_API void rtr_track_complete(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
+				uint64_t dur, const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_track_instant(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
+			       const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_track_counter(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
+			       const struct rtr_arg *args, unsigned n);
+RTR_API void rtr_track_flow_start(struct rtr_track *t, const char *cat, const char *name,
+				  uint64_t ts, uint64_t id);
+RTR_API void rtr_track_flow_end(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
+				uint64_t id);
+
+/* ------------------------------------------------------------------------- */
+/* Process and thread metadata                                                */
+
+/* A label shown with the process name (copied), and the process's place among the
+ * processes of a merged trace. Any time; written at the next file's start too. */
+RTR_API void rtr_process_label(const char *label);
+RTR_API void rtr_process_sort_index(int index);
+/* The calling thread's place among its process's threads. */
+RTR_API void rtr_thread_sort_index(int index);
+
+/* ------------------------------------------------------------------------- */
+/* Memory and stack samples                                                   */
+
+/*
+ * An allocation or a free of `addr` on a device (RTR_MEM_HOST, or a device number).
+ * Each is written as an instant with the address, bytes and device, and the writer
+ * keeps a "bytes in use" counter per device from them, so the trace shows a memory
+ * timeline without the program keeping a total ("memory host", "memory device N").
+ * A free looks up its allocation's size (a free of an address never allocated in
+ * this session counts 0 bytes, so a total never goes negative). Category "memory"
+ * for the category filter. Any thread; lock-free and allocation-free like an event.
+ */
+RTR_API void rtr_mem_alloc(int device, const void *addr, uint64_t bytes);
+RTR_API void rtr_mem_free(int device, const void *addr);
+
+/*
+ * A stack sample: an instant on the calling thread carrying a call stack, innermost
+ * frame first, as code addresses the writer resolves to names (never on the calling
+ * thread). rtr_stack_sample() takes frames the program captured; at most
+ * RTR_MAX_FRAMES are kept. rtr_stack_sample_here() captures the caller's own stack
+ * with backtrace(3), which walks unwind tables: far slower than an event, and not
+ * async-signal-safe. Frames are copied; names are "symbol+0xoff" (exported symbols
+ * only: link with -rdynamic to name the program's own), else "library+0xoff", else
+ * "0xaddr". Any thread.
+ */
+RTR_API void rtr_stack_sample(const char *cat, const char *name, const void *const *frames,
+			      unsigned n);
+RTR_API void rtr_stack_sample_here(const char *cat, const char *name);
 
 #endif /* !RINGTRACE_DISABLE */
 

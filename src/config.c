@@ -32,6 +32,10 @@ static const struct choice io_choices[] = {{"auto", RTR_IO_AUTO},
 					   {"io_uring", RTR_IO_URING},
 					   {"sync", RTR_IO_SYNC},
 					   {NULL, 0}};
+static const struct choice compress_choices[] = {{"auto", RTR_COMPRESS_AUTO},
+						 {"none", RTR_COMPRESS_NONE},
+						 {"gzip", RTR_COMPRESS_GZIP},
+						 {NULL, 0}};
 static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
 					      {"monotonic", RTR_CLOCK_MONOTONIC},
 					      {"tsc", RTR_CLOCK_TSC},
@@ -57,6 +61,26 @@ static void env_choice(const char *name, const struct choice *choices, const cha
 		}
 	}
 	warn_bad(name, v, expected);
+}
+
+/* RINGTRACE_CATEGORIES: a bad list is reported, and every category recorded. */
+static void env_categories(const char **out)
+{
+	const char *v = getenv("RINGTRACE_CATEGORIES");
+	struct rtr__filter parsed;
+	char why[128];
+
+	if (v == NULL || *v == '\0')
+		return;
+	if (rtr__filter_parse(v, &parsed, why, sizeof(why)) == 0) {
+		*out = v;
+		return;
+	}
+	fprintf(stderr,
+		"ringtrace: RINGTRACE_CATEGORIES=\"%s\" is not a category list: %s. Expected "
+		"names separated by commas, each with an optional '-' to leave it out, as in "
+		"\"app,mpi\" or \"-debug,-verbose\"; recording every category\n",
+		v, why);
 }
 
 /* An unsigned decimal in [lo, hi], or 0 with a warning. */
@@ -90,6 +114,7 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	cfg->flush_ms = DEFAULT_FLUSH_MS;
 	cfg->io = RTR_IO_AUTO;
 	cfg->clock = RTR_CLOCK_AUTO;
+	cfg->compress = RTR_COMPRESS_AUTO;
 
 	if ((v = getenv("RINGTRACE_FILE")) != NULL && *v != '\0')
 		cfg->path = v;
@@ -104,6 +129,8 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	env_choice("RINGTRACE_ON_FULL", on_full_choices, "drop or block", &cfg->on_full);
 	env_choice("RINGTRACE_IO", io_choices, "auto, uring or sync", &cfg->io);
 	env_choice("RINGTRACE_CLOCK", clock_choices, "auto, monotonic or tsc", &cfg->clock);
+	env_categories(&cfg->categories);
+	env_choice("RINGTRACE_COMPRESS", compress_choices, "auto, none or gzip", &cfg->compress);
 }
 
 long rtr__env_rank(long *world_size)
@@ -190,7 +217,9 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
 	    cfg->flush_ms < 1 || cfg->flush_ms > MAX_FLUSH_MS ||
 	    (cfg->io != RTR_IO_AUTO && cfg->io != RTR_IO_URING && cfg->io != RTR_IO_SYNC) ||
 	    (cfg->clock != RTR_CLOCK_AUTO && cfg->clock != RTR_CLOCK_MONOTONIC &&
-	     cfg->clock != RTR_CLOCK_TSC))
+	     cfg->clock != RTR_CLOCK_TSC) ||
+	    (cfg->compress != RTR_COMPRESS_AUTO && cfg->compress != RTR_COMPRESS_NONE &&
+	     cfg->compress != RTR_COMPRESS_GZIP))
 		return -EINVAL;
 
 	s->cfg = *cfg;
@@ -207,5 +236,19 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
 			    : program_invocation_short_name);
 	s->cfg.path = s->path;
 	s->cfg.process_name = s->process_name;
+	/* A bad list set in code is -EINVAL like any bad field; one from the environment
+	 * was already reported and left out by rtr_config_init(). */
+	char why[128];
+	if (rtr__filter_parse(cfg->categories, &s->filter, why, sizeof(why)) != 0)
+		return -EINVAL;
+	copy_string(s->categories, sizeof(s->categories), s->filter.n > 0 ? cfg->categories : "");
+	s->cfg.categories = s->filter.n > 0 ? s->categories : NULL;
+	if (s->cfg.compress == RTR_COMPRESS_AUTO) {
+		/* by the expanded path, so "trace-%r.json.gz" works too */
+		size_t len = strlen(s->path);
+		s->cfg.compress = len >= 3 && strcmp(s->path + len - 3, ".gz") == 0
+					  ? RTR_COMPRESS_GZIP
+					  : RTR_COMPRESS_NONE;
+	}
 	return 0;
 }

@@ -6,7 +6,9 @@
  *
  * Continuation bytes of one event, in this order (the writer decodes the same):
  *
- *	[u64 word]		COUNTER_I64/F64 value, COMPLETE duration
+ *	[u64 track]		the struct rtr_track *, when RTR__F_TRACK
+ *	[u64 word]		COUNTER_I64/F64 value, COMPLETE duration, flow or
+ *				async id, META value
  *	[u32 len][len bytes]	the name, when RTR__F_NAME_COPY
  *	[u8 type] x nargs	RTR_ARG_TYPE_*
  *	[u64 key][u64 value] x nargs	value: the number or bits; a static string's
@@ -16,23 +18,13 @@
  *	count x i64; an I64_LISTS's count x u32 lengths, then their sum x i64; a
  *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
  */
+#include "events.h"
+
 #include "common/compiler.h"
 #include "ring/ring.h"
 
 #include <string.h>
 #include <unistd.h>
-
-struct ext_event {
-	uint8_t kind;
-	uint16_t flags;
-	uint64_t ts;
-	const char *cat;
-	const char *name;
-	int has_word;
-	uint64_t word;
-	const struct rtr_arg *args;
-	unsigned nargs;
-};
 
 /*
  * Where the next continuation byte goes. The bytes of one event are contiguous in the
@@ -128,13 +120,14 @@ static void put_strings(struct ext_cursor *c, const char *const *items, uint64_t
 }
 
 /* Returns whether the event was recorded. */
-static bool emit_ext(const struct ext_event *e)
+bool rtr__emit_ext(const struct rtr__ext_event *e)
 {
 	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
 	uint32_t name_len = 0;
 	uint64_t str_len[RTR_MAX_ARGS]; /* the pair's value of a blob argument */
 	size_t blob[RTR_MAX_ARGS];	/* its bytes after the pairs */
-	size_t ext = e->has_word ? sizeof(uint64_t) : 0;
+	size_t ext = (e->has_word ? sizeof(uint64_t) : 0) +
+		     ((e->flags & RTR__F_TRACK) ? sizeof(uint64_t) : 0);
 
 	if (e->args == NULL)
 		nargs = 0;
@@ -162,7 +155,9 @@ static bool emit_ext(const struct ext_event *e)
 
 	struct rtr__rec *rec = &r->slots[head & r->mask];
 	rec->ts = e->ts;
-	rec->a = (e->flags & RTR__F_NAME_COPY) ? 0 : (uintptr_t)e->name;
+	rec->a = e->kind == RTR__K_META		 ? e->meta
+		 : (e->flags & RTR__F_NAME_COPY) ? 0
+						 : (uintptr_t)e->name;
 	rec->b = (uintptr_t)e->cat;
 	rec->kind = e->kind;
 	rec->nargs = (uint8_t)nargs;
@@ -172,6 +167,10 @@ static bool emit_ext(const struct ext_event *e)
 	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
 	struct ext_cursor c = {(char *)r->slots, (size_t)((head + 1) & r->mask) * RTR_REC_BYTES,
 			       ring_bytes};
+	if (e->flags & RTR__F_TRACK) {
+		uint64_t track = (uintptr_t)e->track;
+		put(&c, &track, sizeof(track));
+	}
 	if (e->has_word)
 		put(&c, &e->word, sizeof(e->word));
 	if (e->flags & RTR__F_NAME_COPY) {
@@ -231,89 +230,89 @@ static bool emit_ext(const struct ext_event *e)
 RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_arg *args,
 			    unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_BEGIN,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name,
-			      .args = args,
-			      .nargs = n};
-	rtr__begin_done(emit_ext(&e));
+	struct rtr__ext_event e = {.kind = RTR__K_BEGIN,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name,
+				   .args = args,
+				   .nargs = n};
+	rtr__begin_done(rtr__emit_ext(&e));
 }
 
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
 			      unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_INSTANT,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name,
-			      .args = args,
-			      .nargs = n};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name,
+				   .args = args,
+				   .nargs = n};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns,
 			       const struct rtr_arg *args, unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_COMPLETE,
-			      .flags = RTR__F_TS_NS,
-			      .ts = ts_ns,
-			      .cat = cat,
-			      .name = name,
-			      .has_word = 1,
-			      .word = dur_ns,
-			      .args = args,
-			      .nargs = n};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_COMPLETE,
+				   .flags = RTR__F_TS_NS,
+				   .ts = ts_ns,
+				   .cat = cat,
+				   .name = name,
+				   .has_word = 1,
+				   .word = dur_ns,
+				   .args = args,
+				   .nargs = n};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_begin_copy(const char *cat, const char *name)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_BEGIN,
-			      .flags = RTR__F_NAME_COPY,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name};
-	rtr__begin_done(emit_ext(&e));
+	struct rtr__ext_event e = {.kind = RTR__K_BEGIN,
+				   .flags = RTR__F_NAME_COPY,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name};
+	rtr__begin_done(rtr__emit_ext(&e));
 }
 
 RTR_API void rtr_instant_copy(const char *cat, const char *name)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_INSTANT,
-			      .flags = RTR__F_NAME_COPY,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
+				   .flags = RTR__F_NAME_COPY,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_COMPLETE,
-			      .flags = RTR__F_NAME_COPY | RTR__F_TS_NS,
-			      .ts = ts_ns,
-			      .cat = cat,
-			      .name = name,
-			      .has_word = 1,
-			      .word = dur_ns};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_COMPLETE,
+				   .flags = RTR__F_NAME_COPY | RTR__F_TS_NS,
+				   .ts = ts_ns,
+				   .cat = cat,
+				   .name = name,
+				   .has_word = 1,
+				   .word = dur_ns};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
 	uint64_t bits;
 	memcpy(&bits, &value, sizeof(bits));
@@ -328,56 +327,60 @@ RTR_API void rtr_thread_name(const char *name)
 	strncpy(rtr__tls_thread_name, name, sizeof(rtr__tls_thread_name) - 1);
 	if (!rtr__recording())
 		return;
-	struct ext_event e = {.kind = RTR__K_THREAD_NAME,
-			      .flags = RTR__F_NAME_COPY,
-			      .ts = rtr__ticks(),
-			      .name = name};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_THREAD_NAME,
+				   .flags = RTR__F_NAME_COPY,
+				   .ts = rtr__ticks(),
+				   .name = name};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
 				const struct rtr_arg *args, unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = RTR__K_INSTANT,
-			      .flags = scope == RTR_INSTANT_GLOBAL    ? RTR__F_SCOPE_GLOBAL
-				       : scope == RTR_INSTANT_PROCESS ? RTR__F_SCOPE_PROCESS
-								      : 0,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name,
-			      .args = args,
-			      .nargs = n};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
+				   .flags = scope == RTR_INSTANT_GLOBAL	   ? RTR__F_SCOPE_GLOBAL
+					    : scope == RTR_INSTANT_PROCESS ? RTR__F_SCOPE_PROCESS
+									   : 0,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name,
+				   .args = args,
+				   .nargs = n};
+	rtr__emit_ext(&e);
 }
 
-static bool numeric(int type)
+unsigned rtr__numeric_args(const struct rtr_arg *args, unsigned n,
+			   struct rtr_arg kept[RTR_MAX_ARGS])
 {
-	return type == RTR_ARG_TYPE_I64 || type == RTR_ARG_TYPE_U64 || type == RTR_ARG_TYPE_F64 ||
-	       type == RTR_ARG_TYPE_BOOL;
+	unsigned k = 0;
+
+	for (unsigned i = 0; args != NULL && i < n && k < RTR_MAX_ARGS; i++) {
+		int type = args[i].type;
+		if (type == RTR_ARG_TYPE_I64 || type == RTR_ARG_TYPE_U64 ||
+		    type == RTR_ARG_TYPE_F64 || type == RTR_ARG_TYPE_BOOL)
+			kept[k++] = args[i];
+	}
+	return k;
 }
 
 RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rtr_arg *args,
 			      unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()) || args == NULL)
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	/* A counter series must be a number: keep the numeric arguments, in order. */
 	struct rtr_arg kept[RTR_MAX_ARGS];
-	unsigned k = 0;
-	for (unsigned i = 0; i < n && k < RTR_MAX_ARGS; i++)
-		if (numeric(args[i].type))
-			kept[k++] = args[i];
+	unsigned k = rtr__numeric_args(args, n, kept);
 	if (k == 0)
 		return;
-	struct ext_event e = {.kind = RTR__K_COUNTERS,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name,
-			      .args = kept,
-			      .nargs = k};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = RTR__K_COUNTERS,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name,
+				   .args = kept,
+				   .nargs = k};
+	rtr__emit_ext(&e);
 }
 
 /* Flow ids: the process id in the top bits, so that the files of several processes
@@ -403,17 +406,17 @@ RTR_API uint64_t rtr_flow_id(void)
 static void emit_id(uint8_t kind, const char *cat, const char *name, uint64_t id,
 		    const struct rtr_arg *args, unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording()))
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct ext_event e = {.kind = kind,
-			      .ts = rtr__ticks(),
-			      .cat = cat,
-			      .name = name,
-			      .has_word = 1,
-			      .word = id,
-			      .args = args,
-			      .nargs = n};
-	emit_ext(&e);
+	struct rtr__ext_event e = {.kind = kind,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name,
+				   .has_word = 1,
+				   .word = id,
+				   .args = args,
+				   .nargs = n};
+	rtr__emit_ext(&e);
 }
 
 RTR_API void rtr_flow_start(const char *cat, const char *name, uint64_t id)

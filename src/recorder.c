@@ -6,6 +6,7 @@
 #include "recorder.h"
 
 #include "common/atomic.h"
+#include "memstack.h"
 #include "ring/ring.h"
 
 #include <errno.h>
@@ -81,6 +82,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	session.origin_ns = rtr__clock_ns(&session.clock, session.origin_ticks);
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
 
+	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
 	err = rtr__writer_start(&session);
 	if (err != 0) {
 		close(session.fd);
@@ -93,8 +95,10 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		hooks_installed = 1;
 	}
 	running = 1;
-	/* R0: pairs with A0 in rtr__recording(); clock, rings and writer are ready */
-	rtr_atomic_store_release(&rtr__active, 1);
+	int state = rtr__filter_publish(&session.filter); /* RTR__STATE_ALL, or filtered */
+	/* R0: pairs with A0 in rtr__recording(); clock, rings, writer and the category
+	 * filter's table are ready */
+	rtr_atomic_store_release(&rtr__active, state);
 out:
 	pthread_mutex_unlock(&lifecycle_lock);
 	return err;
@@ -131,7 +135,7 @@ RTR_API int rtr_stop(void)
 RTR_API void rtr_stats_get(struct rtr_stats *out)
 {
 	rtr__writer_stats(out);
-	out->running = rtr__recording();
+	out->running = rtr__recording() != 0; /* the state word may be above 1 */
 }
 
 RTR_API const char *rtr_trace_path(void)

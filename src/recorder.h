@@ -4,6 +4,7 @@
 #define RTR_RECORDER_H
 
 #include "clock.h"
+#include "filter.h"
 #include <ringtrace.h>
 
 #include <limits.h>
@@ -24,11 +25,16 @@ struct rtr__session {
 	uint64_t origin_ticks;	 /* the start marker's time, in ticks */
 	uint64_t origin_ns;	 /* ... in CLOCK_MONOTONIC ns */
 	uint64_t origin_real_ns; /* ... in CLOCK_REALTIME ns */
+
+	/* The category filter as given ("" for none), and parsed. */
+	char categories[RTR__FILTER_MAX_SPEC + 1];
+	struct rtr__filter filter;
 };
 
 /* src/config.c */
 
-/* Copy cfg into s (strings too), validated; expand the path pattern. 0 or -EINVAL. */
+/* Copy cfg into s (strings too), validated; expand the path pattern; resolve
+ * RTR_COMPRESS_AUTO to NONE or GZIP by the path's suffix. 0 or -EINVAL. */
 int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg);
 /* Expand %p %h %r %% of pattern into out. 0, or -ENAMETOOLONG / -EINVAL. */
 int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,

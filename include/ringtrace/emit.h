@@ -61,6 +61,11 @@ enum {
 	RTR__K_ASYNC_BEGIN = 13,   /* b: a name, b cat; ext: uint64 id */
 	RTR__K_ASYNC_INSTANT = 14, /* n: a name, b cat; ext: uint64 id */
 	RTR__K_ASYNC_END = 15,	   /* e: a name, b cat; ext: uint64 id */
+	RTR__K_MEM_ALLOC = 16,	   /* i + the device's counter: a address, b bytes; ext: device */
+	RTR__K_MEM_FREE = 17,	   /* i + the device's counter: a address; ext: device */
+	RTR__K_STACK = 18,	   /* i with a call stack: a name, b cat; ext: frames */
+	RTR__K_META = 19,	   /* M of the process or thread: a what; ext: the value */
+	RTR__K_LAST = RTR__K_META,
 };
 
 enum {
@@ -68,6 +73,7 @@ enum {
 	RTR__F_TS_NS = 1 << 1,	       /* ts and duration are nanoseconds, not ticks */
 	RTR__F_SCOPE_PROCESS = 1 << 2, /* an instant shown across the process */
 	RTR__F_SCOPE_GLOBAL = 1 << 3,  /* an instant shown across the trace */
+	RTR__F_TRACK = 1 << 4,	       /* on a track: ext begins with the struct rtr_track * */
 };
 
 /*
@@ -103,13 +109,25 @@ struct rtr__ring {
 	struct rtr__ring *next; /* registry list; under the registry lock */
 	size_t map_bytes;	/* size of the mapping that holds this ring */
 	char name[64];		/* the thread's name when the ring was made */
+	int32_t sort_index;	/* rtr_thread_sort_index() + 1, 0 if none; relaxed */
 	uint64_t reader[8];	/* the writer's per-ring state; writer only */
 };
 
 #ifndef RINGTRACE_DISABLE
 
-/* Nonzero while the recorder runs. Stored with release by rtr_start()/rtr_stop(). */
+/*
+ * The recorder's state word, stored with release by rtr_start()/rtr_stop():
+ *	0			stopped
+ *	RTR__STATE_ALL		recording every category
+ *	RTR__STATE_FILTERED | epoch << 2
+ *				recording through a category filter, the epoch new at
+ *				every start (src/filter.h). Bit 0 is clear, so a cached
+ *				decision is the state it was made under, | 1 when recorded.
+ * Nonzero while the recorder runs.
+ */
 extern RTR_API int rtr__active;
+#define RTR__STATE_ALL	    1
+#define RTR__STATE_FILTERED 2
 /* Nonzero when the clock is the TSC; set before rtr__active with release. */
 extern RTR_API int rtr__clock_is_tsc;
 /* The calling thread's ring, NULL until its first event. */
@@ -120,16 +138,74 @@ RTR_API struct rtr__ring *rtr__ring_attach(void);
 RTR_API bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n);
 RTR_API uint64_t rtr__ticks_slow(void);
 
+/* The category filter's per-thread cache of decisions, direct-mapped by category
+ * pointer (categories are static strings). A zeroed slot never matches: its decision
+ * word is 0, never a filtered state. */
+#define RTR__CAT_SLOTS_LOG2 4
+#define RTR__CAT_SLOTS	    (1 << RTR__CAT_SLOTS_LOG2)
+struct rtr__cat_slot {
+	const char *cat; /* the category decided */
+	int decision;	 /* the state word it was decided under, | 1 when recorded */
+};
+extern RTR_API __thread struct rtr__cat_slot rtr__tls_cat_cache[RTR__CAT_SLOTS]
+	__attribute__((tls_model("initial-exec")));
+/* Cache misses, out of line: compare the category with the session's list, fill the
+ * thread's slot (or the call site's word) and return the decision. */
+RTR_API bool rtr__cat_lookup(int state, const char *cat);
+RTR_API bool rtr__site_lookup(int state, const struct rtr_site *site, int *decision);
+
 #if defined(RTR_EXPORT_HOT)
 #define RTR_HOT RTR_API /* src/exports.c: one exported definition of each call */
 #else
 #define RTR_HOT static inline
 #endif
 
+/* The state word (see rtr__active): nonzero while recording. Calls that take a
+ * category use rtr__recording_cat() instead. */
 static inline int rtr__recording(void)
 {
-	/* A0: pairs with R0 in rtr_start(); the clock kind and origin are set */
+	/* A0: pairs with R0 in rtr_start(); the clock kind and origin, and the filter
+	 * table, are set */
 	return __atomic_load_n(&rtr__active, __ATOMIC_ACQUIRE);
+}
+
+static inline struct rtr__cat_slot *rtr__cat_slot_of(const char *cat)
+{
+	/* Fibonacci hashing: the top bits of the product spread neighbouring literals */
+	uint64_t h = (uint64_t)(uintptr_t)cat * UINT64_C(0x9E3779B97F4A7C15);
+
+	return &rtr__tls_cat_cache[h >> (64 - RTR__CAT_SLOTS_LOG2)];
+}
+
+/* Under a filtered state: whether cat is recorded, from the thread's cache. */
+static inline bool rtr__cat_cached(int state, const char *cat)
+{
+	const struct rtr__cat_slot *slot = rtr__cat_slot_of(cat);
+	unsigned verdict = (unsigned)(slot->decision ^ state); /* 0 or 1 when current */
+
+	if (RTR__LIKELY(slot->cat == cat && verdict <= 1))
+		return verdict;
+	return rtr__cat_lookup(state, cat);
+}
+
+/*
+ * Whether an event of category cat is to be recorded now: the recorder runs and its
+ * category filter, if any, lets cat through. Every event call that takes a category
+ * asks this instead of rtr__recording(). Stopped: a load and a branch. Recording
+ * with no filter: a load and two branches. With a filter: a lookup in the thread's
+ * cache besides (two loads, a compare and a branch when it hits).
+ */
+static inline bool rtr__recording_cat(const char *cat)
+{
+	int state = rtr__recording();
+
+	/* Two tests, not one test and two jumps on its flags: GCC can then still
+	 * push registers after the first jump, so a stopped recorder stays one branch. */
+	if (state == 0)
+		return false;
+	if (RTR__UNLIKELY(state & RTR__STATE_FILTERED))
+		return rtr__cat_cached(state, cat);
+	return true;
 }
 
 static inline uint64_t rtr__ticks(void)
@@ -247,7 +323,7 @@ static inline bool rtr__end_dropped(void)
 /* Record a slice beginning on the calling thread. Any thread; wait-free in drop mode. */
 RTR_HOT void rtr_begin(const char *cat, const char *name)
 {
-	if (RTR__LIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording_cat(cat)))
 		rtr__begin_done(
 			rtr__emit(RTR__K_BEGIN, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat));
 }
@@ -255,21 +331,21 @@ RTR_HOT void rtr_begin(const char *cat, const char *name)
 /* Record the end of the innermost slice begun with the same cat and name. */
 RTR_HOT void rtr_end(const char *cat, const char *name)
 {
-	if (RTR__LIKELY(rtr__recording()) && !rtr__end_dropped())
+	if (RTR__LIKELY(rtr__recording_cat(cat)) && !rtr__end_dropped())
 		rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
 /* Record a thread-scoped instant. */
 RTR_HOT void rtr_instant(const char *cat, const char *name)
 {
-	if (RTR__LIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording_cat(cat)))
 		rtr__emit(RTR__K_INSTANT, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
 }
 
 /* Record a counter sample; each name is one series in the viewer. */
 RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
 {
-	if (RTR__LIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording_cat(cat)))
 		rtr__emit_word(RTR__K_COUNTER_I64, 0, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat,
 			       (uint64_t)value);
 }
@@ -277,7 +353,7 @@ RTR_HOT void rtr_counter_i64(const char *cat, const char *name, int64_t value)
 /* Record a complete event with explicit times in the rtr_now_ns() clock. */
 RTR_HOT void rtr_complete(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
 {
-	if (RTR__LIKELY(rtr__recording()))
+	if (RTR__LIKELY(rtr__recording_cat(cat)))
 		rtr__emit_word(RTR__K_COMPLETE, RTR__F_TS_NS, ts_ns, (uintptr_t)name,
 			       (uintptr_t)cat, dur_ns);
 }
@@ -288,14 +364,33 @@ struct rtr__scope {
 	uint64_t start;
 };
 
-static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site)
+/*
+ * Under a filtered state: whether the site's category is recorded, from the decision
+ * cached in the call site (shared by every thread), else from the thread's cache.
+ */
+static inline bool rtr__site_cached(int state, const struct rtr_site *site, int *decision)
+{
+	/* relaxed: the word carries its own tag (the state it was decided under); a
+	 * stale or another thread's tag is only a miss */
+	unsigned verdict = (unsigned)(__atomic_load_n(decision, __ATOMIC_RELAXED) ^ state);
+
+	if (RTR__LIKELY(verdict <= 1))
+		return verdict;
+	return rtr__site_lookup(state, site, decision);
+}
+
+/* decision: the call site's cached filter decision (see rtr__cat_slot.decision). */
+static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site, int *decision)
 {
 	struct rtr__scope s = {0, 0};
+	int state = rtr__recording();
 
-	if (RTR__LIKELY(rtr__recording())) {
-		s.site = site;
-		s.start = rtr__ticks();
-	}
+	if (state == 0)
+		return s;
+	if (RTR__UNLIKELY(state & RTR__STATE_FILTERED) && !rtr__site_cached(state, site, decision))
+		return s;
+	s.site = site;
+	s.start = rtr__ticks();
 	return s;
 }
 
@@ -311,13 +406,17 @@ static inline void rtr__scope_end(struct rtr__scope *s)
 
 /*
  * RTR_SCOPE(cat, name): a complete event ("X") from here to the end of the enclosing
- * block. cat and name are string literals (they initialize a static call site).
+ * block. cat and name are string literals (they initialize a static call site). With
+ * a category filter, the site also keeps the filter's decision for its category, so
+ * a disabled scope costs a load and a branch more than a stopped recorder.
  */
 #define RTR_SCOPE(cat, name) RTR__SCOPE(cat, name, RTR__UNIQ(rtr__site_))
-#define RTR__SCOPE(cat, name, site)                      \
-	static const struct rtr_site site = {cat, name}; \
-	struct rtr__scope RTR__CAT(site, _scope)         \
-		__attribute__((cleanup(rtr__scope_end), unused)) = rtr__scope_begin(&site)
+#define RTR__SCOPE(cat, name, site)                                \
+	static const struct rtr_site site = {cat, name};           \
+	static int RTR__CAT(site, _decision);                      \
+	struct rtr__scope RTR__CAT(site, _scope)                   \
+		__attribute__((cleanup(rtr__scope_end), unused)) = \
+			rtr__scope_begin(&site, &RTR__CAT(site, _decision))
 
 #else /* RINGTRACE_DISABLE: every call compiles to nothing. */
 
@@ -359,6 +458,11 @@ static inline uint64_t rtr_flow_id(void)
 {
 	return 0;
 }
+static inline struct rtr_track *rtr_track_create(const struct rtr_track_desc *desc)
+{
+	(void)desc;
+	return (struct rtr_track *)0;
+}
 /* The arguments are named but never evaluated: variables used only for tracing stay
  * "used" without costing anything. C names them in a call inside sizeof; C++ (whose argument
  * macros hold lambdas, not allowed in sizeof before C++20) in a lambda never called. */
@@ -373,28 +477,42 @@ template <typename... T> static inline void rtr__unused_args(const T &...)
 int rtr__unused_args(int, ...); /* never defined: only named inside sizeof */
 #define RTR__UNUSED(...) ((void)sizeof(rtr__unused_args(0, __VA_ARGS__)))
 #endif
-#define rtr_thread_name(n)		    RTR__UNUSED(n)
-#define rtr_begin(c, n)			    RTR__UNUSED(c, n)
-#define rtr_end(c, n)			    RTR__UNUSED(c, n)
-#define rtr_instant(c, n)		    RTR__UNUSED(c, n)
-#define rtr_counter_i64(c, n, v)	    RTR__UNUSED(c, n, v)
-#define rtr_counter_f64(c, n, v)	    RTR__UNUSED(c, n, v)
-#define rtr_complete(c, n, t, d)	    RTR__UNUSED(c, n, t, d)
-#define rtr_begin_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
-#define rtr_instant_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
-#define rtr_complete_args(c, n, t, d, a, k) RTR__UNUSED(c, n, t, d, a, k)
-#define rtr_begin_copy(c, n)		    RTR__UNUSED(c, n)
-#define rtr_instant_copy(c, n)		    RTR__UNUSED(c, n)
-#define rtr_complete_copy(c, n, t, d)	    RTR__UNUSED(c, n, t, d)
-#define RTR_SCOPE(cat, name)		    RTR__UNUSED(cat, name)
-#define rtr_instant_scoped(c, n, s, a, k)   RTR__UNUSED(c, n, s, a, k)
-#define rtr_counter_args(c, n, a, k)	    RTR__UNUSED(c, n, a, k)
-#define rtr_flow_start(c, n, i)		    RTR__UNUSED(c, n, i)
-#define rtr_flow_step(c, n, i)		    RTR__UNUSED(c, n, i)
-#define rtr_flow_end(c, n, i)		    RTR__UNUSED(c, n, i)
-#define rtr_async_begin(c, n, i, a, k)	    RTR__UNUSED(c, n, i, a, k)
-#define rtr_async_instant(c, n, i, a, k)    RTR__UNUSED(c, n, i, a, k)
-#define rtr_async_end(c, n, i)		    RTR__UNUSED(c, n, i)
+#define rtr_thread_name(n)			RTR__UNUSED(n)
+#define rtr_begin(c, n)				RTR__UNUSED(c, n)
+#define rtr_end(c, n)				RTR__UNUSED(c, n)
+#define rtr_instant(c, n)			RTR__UNUSED(c, n)
+#define rtr_counter_i64(c, n, v)		RTR__UNUSED(c, n, v)
+#define rtr_counter_f64(c, n, v)		RTR__UNUSED(c, n, v)
+#define rtr_complete(c, n, t, d)		RTR__UNUSED(c, n, t, d)
+#define rtr_begin_args(c, n, a, k)		RTR__UNUSED(c, n, a, k)
+#define rtr_instant_args(c, n, a, k)		RTR__UNUSED(c, n, a, k)
+#define rtr_complete_args(c, n, t, d, a, k)	RTR__UNUSED(c, n, t, d, a, k)
+#define rtr_begin_copy(c, n)			RTR__UNUSED(c, n)
+#define rtr_instant_copy(c, n)			RTR__UNUSED(c, n)
+#define rtr_complete_copy(c, n, t, d)		RTR__UNUSED(c, n, t, d)
+#define RTR_SCOPE(cat, name)			RTR__UNUSED(cat, name)
+#define rtr_instant_scoped(c, n, s, a, k)	RTR__UNUSED(c, n, s, a, k)
+#define rtr_counter_args(c, n, a, k)		RTR__UNUSED(c, n, a, k)
+#define rtr_flow_start(c, n, i)			RTR__UNUSED(c, n, i)
+#define rtr_flow_step(c, n, i)			RTR__UNUSED(c, n, i)
+#define rtr_flow_end(c, n, i)			RTR__UNUSED(c, n, i)
+#define rtr_async_begin(c, n, i, a, k)		RTR__UNUSED(c, n, i, a, k)
+#define rtr_async_instant(c, n, i, a, k)	RTR__UNUSED(c, n, i, a, k)
+#define rtr_async_end(c, n, i)			RTR__UNUSED(c, n, i)
+#define rtr_track_clock_pair(t, a, b)		RTR__UNUSED(t, a, b)
+#define rtr_track_clock_offset(t, o)		RTR__UNUSED(t, o)
+#define rtr_track_complete(t, c, n, s, d, a, k) RTR__UNUSED(t, c, n, s, d, a, k)
+#define rtr_track_instant(t, c, n, s, a, k)	RTR__UNUSED(t, c, n, s, a, k)
+#define rtr_track_counter(t, c, n, s, a, k)	RTR__UNUSED(t, c, n, s, a, k)
+#define rtr_track_flow_start(t, c, n, s, i)	RTR__UNUSED(t, c, n, s, i)
+#define rtr_track_flow_end(t, c, n, s, i)	RTR__UNUSED(t, c, n, s, i)
+#define rtr_process_label(l)			RTR__UNUSED(l)
+#define rtr_process_sort_index(i)		RTR__UNUSED(i)
+#define rtr_thread_sort_index(i)		RTR__UNUSED(i)
+#define rtr_mem_alloc(d, a, b)			RTR__UNUSED(d, a, b)
+#define rtr_mem_free(d, a)			RTR__UNUSED(d, a)
+#define rtr_stack_sample(c, n, f, k)		RTR__UNUSED(c, n, f, k)
+#define rtr_stack_sample_here(c, n)		RTR__UNUSED(c, n)
 
 #endif /* RINGTRACE_DISABLE */
 

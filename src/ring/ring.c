@@ -18,6 +18,7 @@
 RTR_API __thread struct rtr__ring *rtr__tls_ring __attribute__((tls_model("initial-exec")));
 /* The name given with rtr_thread_name(), for a ring made later. */
 __thread char rtr__tls_thread_name[64];
+__thread int rtr__tls_thread_sort;
 /* Set when this thread's key destructor ran: it must not make a new ring. */
 static __thread int tls_exited;
 
@@ -82,6 +83,7 @@ static struct rtr__ring *ring_create(uint32_t records)
 	else if (prctl(PR_GET_NAME, r->name) != 0) /* writes at most 16 bytes */
 		r->name[0] = '\0';
 	r->name[sizeof(r->name) - 1] = '\0';
+	r->sort_index = rtr__tls_thread_sort;
 	return r;
 }
 

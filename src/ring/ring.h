@@ -54,6 +54,8 @@ static inline uint32_t rtr__ring_event_records(uint32_t ext)
 
 /* The calling thread's name from rtr_thread_name(), "" if none; a new ring takes it. */
 extern __thread char rtr__tls_thread_name[64];
+/* rtr_thread_sort_index() + 1 of the calling thread, 0 if none; a new ring takes it. */
+extern __thread int rtr__tls_thread_sort;
 
 /* Session parameters for rings made from now on; set by rtr_start() before it
  * publishes rtr__active. on_full is RTR_ON_FULL_*. */

@@ -4,7 +4,7 @@
  * The methods (sink_uring.c, sink_sync.c) only move bytes; everything they learn comes
  * back through rtr__sink_wrote() and rtr__sink_complete() below.
  *
- * Pool. nchunks chunks of chunk_bytes, carved from one anonymous mapping, each in one
+ * Pool. nchunks chunks of buf_bytes, carved from one anonymous mapping, each in one
  * of three states (rtr__chunk.busy): FREE, HELD by the writer between acquire and
  * submit, WRITING from submit until its write completes. Only io_uring leaves chunks
  * WRITING after rtr__sink_submit() returns, so only io_uring ever makes acquire wait.
@@ -12,6 +12,11 @@
  * Offsets. Submission order is file order: each submitted chunk takes the next
  * s->offset and advances it by its length, so the file is the concatenation of the
  * chunks in the order the writer submitted them, whichever method writes them.
+ *
+ * Compression. With rtr__sink_open_gzip() the writer fills s->text, a chunk outside
+ * the pool; submit compresses it into a pool chunk (sink_gzip.c) and goes on with
+ * that one. Everything below then sees only compressed chunks: offsets and
+ * bytes_written are the file's, text_offset and bytes_text the text's.
  *
  * Error latch. The first failed write latches its error. From then on submit writes
  * nothing: the chunk's events go to events_failed and it returns to the pool at once,
@@ -64,6 +69,8 @@ static uint64_t events_in_prefix(const struct rtr__chunk *c, size_t done)
 {
 	uint64_t lines = 0, meta = 0;
 
+	if (c->gzip) /* a cut member decompresses to nothing readable */
+		return done >= c->keep ? c->events : 0;
 	if (c->nmeta > RTR_CHUNK_META_MAX)
 		return 0;
 	for (const char *p = c->data, *end = c->data + done;
@@ -74,8 +81,17 @@ static uint64_t events_in_prefix(const struct rtr__chunk *c, size_t done)
 	return lines - meta;
 }
 
+/* Text bytes the kept part of c put in the file, c->done bytes being written. */
+static size_t text_landed(const struct rtr__chunk *c)
+{
+	if (c->gzip)
+		return c->done >= c->keep ? c->keep_text : 0;
+	return c->done < c->keep ? c->done : c->keep;
+}
+
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 {
+	count(&s->bytes_text, text_landed(c));
 	if (err != 0) {
 		/* Relaxed: the latch is read by this thread, and by others as a plain
 		 * number; nothing they read depends on seeing it first. */
@@ -101,55 +117,82 @@ static void reset(struct rtr__sink *s)
 	s->fd = -1;
 	s->method = 0;
 	s->chunk_bytes = 0;
+	s->buf_bytes = 0;
 	s->nchunks = 0;
 	s->chunks = NULL;
+	s->text = NULL;
+	s->gzip = NULL;
 	s->offset = 0;
 	s->end = 0;
+	s->text_offset = 0;
 	s->impl = NULL;
 	rtr_atomic_store_relaxed(&s->bytes_written, 0);
+	rtr_atomic_store_relaxed(&s->bytes_text, 0);
 	rtr_atomic_store_relaxed(&s->events_written, 0);
 	rtr_atomic_store_relaxed(&s->events_failed, 0);
 	rtr_atomic_store_relaxed(&s->error, 0);
 }
 
+/* The chunk array: the pool, and one more for the text chunk of a gzip sink. */
+static size_t array_bytes(unsigned nchunks)
+{
+	return ((size_t)nchunks + 1) * sizeof(struct rtr__chunk);
+}
+
 static void unmap_all(struct rtr__sink *s)
 {
+	rtr__sink_gzip_close(s);
 	if (s->chunks != NULL) {
-		rtr__mem_unmap(s->chunks[0].data, s->chunk_bytes * s->nchunks);
-		rtr__mem_unmap(s->chunks, s->nchunks * sizeof(*s->chunks));
+		rtr__mem_unmap(s->chunks[0].data, s->buf_bytes * s->nchunks);
+		rtr__mem_unmap(s->chunks, array_bytes(s->nchunks));
 	}
 	s->chunks = NULL;
 	s->nchunks = 0;
 }
 
-int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks)
+static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks,
+		     int gzip)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes; /* all the chunks; the chunk array itself is smaller */
+	size_t buf_bytes = chunk_bytes;
+	size_t bytes; /* all the pool chunks; the chunk array itself is smaller */
 	char *buf;
 	int err;
 
 	reset(s);
 	if (fd < 0 || nchunks == 0 || chunk_bytes == 0 || page <= 0 ||
 	    chunk_bytes % (size_t)page != 0 ||
-	    __builtin_mul_overflow(chunk_bytes, nchunks, &bytes) ||
 	    (io != RTR_IO_AUTO && io != RTR_IO_URING && io != RTR_IO_SYNC))
+		return -EINVAL;
+	if (gzip) /* both members of a full chunk, whatever the text */
+		buf_bytes = (rtr__sink_gzip_bound(chunk_bytes) + (size_t)page - 1) &
+			    ~((size_t)page - 1);
+	if (__builtin_mul_overflow(buf_bytes, nchunks, &bytes))
 		return -EINVAL;
 
 	s->fd = fd;
 	s->chunk_bytes = chunk_bytes;
+	s->buf_bytes = buf_bytes;
 	s->nchunks = nchunks;
-	s->chunks = rtr__mem_map(nchunks * sizeof(*s->chunks));
+	s->chunks = rtr__mem_map(array_bytes(nchunks));
 	buf = rtr__mem_map(bytes);
 	if (s->chunks == NULL || buf == NULL) {
 		rtr__mem_unmap(buf, bytes);
-		rtr__mem_unmap(s->chunks, nchunks * sizeof(*s->chunks));
+		rtr__mem_unmap(s->chunks, array_bytes(nchunks));
 		reset(s);
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < nchunks; i++) {
-		s->chunks[i].data = buf + (size_t)i * chunk_bytes;
+		s->chunks[i].data = buf + (size_t)i * buf_bytes;
 		s->chunks[i].index = i;
+	}
+	if (gzip) {
+		err = rtr__sink_gzip_open(s);
+		if (err != 0) {
+			unmap_all(s);
+			reset(s);
+			return err;
+		}
 	}
 
 	if (io != RTR_IO_SYNC) {
@@ -170,7 +213,41 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 	return 0;
 }
 
+int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks)
+{
+	return open_sink(s, fd, io, chunk_bytes, nchunks, 0);
+}
+
+int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks)
+{
+	return open_sink(s, fd, io, chunk_bytes, nchunks, 1);
+}
+
+/* Hand c out empty. */
+static struct rtr__chunk *hold(struct rtr__chunk *c)
+{
+	c->busy = RTR__CHUNK_HELD;
+	c->len = 0;
+	c->keep = 0;
+	c->events = 0;
+	c->nmeta = 0;
+	c->gzip = 0;
+	c->keep_text = 0;
+	c->done = 0;
+	return c;
+}
+
 struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s)
+{
+	if (s->text == NULL)
+		return rtr__sink_take(s);
+	/* Keep the counters current, as below. */
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_reap(s, 0);
+	return s->text->busy == RTR__CHUNK_FREE ? hold(s->text) : NULL;
+}
+
+struct rtr__chunk *rtr__sink_take(struct rtr__sink *s)
 {
 	/* Take in what has completed already: it costs no system call, frees chunks
 	 * and keeps the counters current. */
@@ -180,15 +257,8 @@ struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s)
 		for (unsigned i = 0; i < s->nchunks; i++) {
 			struct rtr__chunk *c = &s->chunks[i];
 
-			if (c->busy == RTR__CHUNK_FREE) {
-				c->busy = RTR__CHUNK_HELD;
-				c->len = 0;
-				c->keep = 0;
-				c->events = 0;
-				c->nmeta = 0;
-				c->done = 0;
-				return c;
-			}
+			if (c->busy == RTR__CHUNK_FREE)
+				return hold(c);
 		}
 		/* Every chunk is held or being written. Only io_uring leaves chunks in
 		 * flight: wait for one of its writes, which completes or fails (a dead
@@ -212,6 +282,19 @@ void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c)
 	}
 	if (c->keep == 0 || c->keep > c->len)
 		c->keep = c->len;
+	if (c == s->text) {
+		/* From here on the members go out in a pool chunk; the text is free. */
+		c = rtr__sink_gzip_deflate(s, c);
+		if (c == NULL)
+			return;
+		c->busy = RTR__CHUNK_WRITING;
+		/* Own latch: only we store it; waiting for a pool chunk may have set it. */
+		err = rtr_atomic_load_relaxed(&s->error);
+		if (err != 0) {
+			rtr__sink_complete(s, c, err);
+			return;
+		}
+	}
 	if (s->end > s->offset) {
 		/* Cut the last provisional tail off before writing in its place: after
 		 * every write in flight, so that it cannot land after the cut. */
@@ -227,6 +310,7 @@ void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c)
 	c->offset = s->offset;
 	c->done = 0;
 	s->offset += c->keep; /* the next chunk goes over a provisional tail */
+	s->text_offset += c->gzip ? c->keep_text : c->keep;
 	s->end = c->offset + c->len;
 	if (s->method == RTR_IO_URING)
 		rtr__sink_uring_write(s, c);

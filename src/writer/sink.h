@@ -13,6 +13,12 @@
  *   write(2)  pwrite(2) loop in the writer thread (io_uring unavailable: old kernel,
  *             seccomp, io_uring_disabled sysctl; or RINGTRACE_IO=sync).
  *
+ * Compression (rtr__sink_open_gzip(), sink_gzip.c). The writer fills one text chunk
+ * instead of pool chunks; submit compresses it, in the writer thread, into a pool
+ * chunk as one gzip member for the kept lines and a second for the provisional tail,
+ * and writes that. So the file is a sequence of whole members, each ending after a
+ * whole line, and a cut file decompresses up to its last whole member.
+ *
  * A write error (ENOSPC, EFBIG, EIO, ...) is kept as the sink's first error. From then
  * on nothing more is written: the events of the failed chunk and of every later one
  * are counted in events_failed, so the writer never blocks or crashes on a bad disk.
@@ -27,11 +33,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct libdeflate_compressor;
+
 /* Lines of a chunk that are not events, whose ends a chunk remembers. */
 #define RTR_CHUNK_META_MAX 256
 
 struct rtr__chunk {
-	char *data; /* chunk_bytes of page-aligned memory */
+	char *data; /* buf_bytes (the text chunk: chunk_bytes) of page-aligned memory */
 	size_t len; /* bytes filled by the writer */
 	/*
 	 * Bytes that stay in the file, <= len (0 means all of len). The rest is a
@@ -50,6 +58,12 @@ struct rtr__chunk {
 	uint32_t nmeta;
 	uint32_t meta_end[RTR_CHUNK_META_MAX];
 	/* Sink-private. */
+	/*
+	 * Compressed: data[0, keep) is one gzip member of keep_text bytes of text. A
+	 * member cut short decompresses to nothing, so a partial write lands no event.
+	 */
+	int gzip;
+	size_t keep_text;
 	uint64_t offset; /* file offset of data[0] */
 	size_t done;	 /* bytes already written */
 	unsigned index;	 /* registered buffer index (= position in s->chunks) */
@@ -66,11 +80,15 @@ enum {
 struct rtr__sink {
 	int fd;
 	int method;	    /* RTR_IO_URING or RTR_IO_SYNC */
-	size_t chunk_bytes; /* capacity of each chunk */
-	unsigned nchunks;
-	struct rtr__chunk *chunks;
+	size_t chunk_bytes; /* capacity of a chunk the writer fills */
+	size_t buf_bytes;   /* capacity of a pool chunk: chunk_bytes, or a gzip bound of it */
+	unsigned nchunks;   /* pool chunks */
+	struct rtr__chunk *chunks; /* nchunks, then the text chunk when compressing */
+	struct rtr__chunk *text;   /* compressing: the one chunk the writer fills; else NULL */
+	struct libdeflate_compressor *gzip; /* compressing: level 1; else NULL */
 	uint64_t offset; /* file offset of the next submission; stops moving at the first error */
 	uint64_t end;	 /* end of the file as written: offset + a provisional tail */
+	uint64_t text_offset; /* uncompressed bytes before the next submission (= offset plain) */
 
 	/*
 	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();
@@ -78,6 +96,7 @@ struct rtr__sink {
 	 * after rtr__sink_close().
 	 */
 	uint64_t bytes_written;	 /* bytes the file accepted, partial chunks included */
+	uint64_t bytes_text;	 /* text those bytes hold: = bytes_written, or whole members' */
 	uint64_t events_written; /* events of chunks written in full */
 	uint64_t events_failed;	 /* events of chunks not written in full */
 	int error;		 /* first write error as -errno, or 0 */
@@ -93,9 +112,18 @@ struct rtr__sink {
  */
 int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks);
 
+/*
+ * rtr__sink_open(), writing gzip: acquire hands out one text chunk of chunk_bytes,
+ * and submit compresses it (libdeflate, level 1) into pool chunks of buf_bytes, a
+ * little more than chunk_bytes (incompressible text grows). Returns 0, or -errno as
+ * rtr__sink_open() (-ENOMEM also when the compressor cannot be allocated).
+ */
+int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks);
+
 /* An empty chunk (len 0, events 0), waiting for a write to complete when every chunk
  * is in flight (io_uring). Never NULL while the caller holds fewer than nchunks chunks;
- * NULL when it holds them all (a bug: nothing could ever free one). */
+ * NULL when it holds them all (a bug: nothing could ever free one). Compressing, the
+ * text chunk: NULL while the caller holds it. */
 struct rtr__chunk *rtr__sink_acquire(struct rtr__sink *s);
 
 /* Write c->len bytes after everything submitted before; c returns to the free pool
@@ -139,5 +167,18 @@ void rtr__sink_uring_close(struct rtr__sink *s);
 
 /* Write c in full (or fail) before returning. */
 void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c);
+
+/* Most bytes the two members of text_bytes of text take, however it is split. */
+size_t rtr__sink_gzip_bound(size_t text_bytes);
+/* Set up s->gzip and the text chunk (s->chunks[nchunks]); 0 or -ENOMEM. */
+int rtr__sink_gzip_open(struct rtr__sink *s);
+/* Compress text chunk t (keep set) into a pool chunk, which is returned HELD, and
+ * free t; NULL when t failed instead (counted, t freed). */
+struct rtr__chunk *rtr__sink_gzip_deflate(struct rtr__sink *s, struct rtr__chunk *t);
+/* Free what rtr__sink_gzip_open() set up; nothing when it set up nothing. */
+void rtr__sink_gzip_close(struct rtr__sink *s);
+/* A free pool chunk, HELD and emptied, waiting for io_uring as acquire does; NULL when
+ * none can come free. */
+struct rtr__chunk *rtr__sink_take(struct rtr__sink *s);
 
 #endif

@@ -143,7 +143,7 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 	if (iov != NULL) {
 		for (unsigned i = 0; i < s->nchunks; i++) {
 			iov[i].iov_base = s->chunks[i].data;
-			iov[i].iov_len = s->chunk_bytes;
+			iov[i].iov_len = s->buf_bytes;
 		}
 		u->fixed = io_uring_register_buffers(&u->ring, iov, s->nchunks) == 0;
 		rtr__mem_unmap(iov, s->nchunks * sizeof(*iov));

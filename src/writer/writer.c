@@ -28,8 +28,10 @@
 #include "common/mem.h"
 #include "recorder.h"
 #include "ring/ring.h"
+#include "tracks.h"
 #include "writer/intern.h"
 #include "writer/json.h"
+#include "writer/memstack_writer.h"
 #include "writer/sink.h"
 
 #include <errno.h>
@@ -105,9 +107,10 @@ static struct writer {
 	uint64_t last_write_ns;
 	char pid_tid[48]; /* ,"pid":P,"tid": */
 	size_t pid_tid_len;
-	struct head *heads;   /* HEAD_SLOTS */
-	uint64_t heads_epoch; /* intern.resets when the heads were last emptied */
-	int64_t ids_tid;      /* tid whose ids ends the lines now; -1: none */
+	struct head *heads;	  /* HEAD_SLOTS */
+	struct rtr__memstack mem; /* live allocations, totals, resolved frames */
+	uint64_t heads_epoch;	  /* intern.resets when the heads were last emptied */
+	int64_t ids_tid;	  /* tid whose ids ends the lines now; -1: none */
 	size_t ids_len;
 	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
 	 * 20 that rtr__json_u64() may write and the 3 of the end */
@@ -120,6 +123,7 @@ static struct writer {
 	uint64_t dropped_shown; /* drops shown in the trace's counter track */
 	uint64_t encoded;	/* events encoded into chunks */
 	int provisional;	/* close each write provisionally: a regular file */
+	int process_meta_done;	/* the process label and sort index are in this file */
 	int finishing;		/* the final end marker is being written */
 	uint64_t threads;	/* rings that recorded in this session */
 
@@ -200,10 +204,11 @@ static inline char *out_commit(struct writer *w, char *end, uint64_t events)
 	/* The chunk lands at the sink's offset. A kill stops a write at a page boundary
 	 * of the file, so a line that would cross one starts on the next page instead,
 	 * after spaces (JSON whitespace): a killed run's file then ends after a whole
-	 * line, which every viewer loads. Costs about half a line per 4 KiB. */
+	 * line, which every viewer loads. Costs about half a line per 4 KiB. Compressed
+	 * output has no such pages: a cut member is lost whole (sink_gzip.c). */
 	size_t room = PAGE_BYTES - (size_t)((w->sink.offset + start) & (PAGE_BYTES - 1));
 
-	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES) {
+	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && w->sink.gzip == NULL) {
 		memmove(c->data + start + room, c->data + start, len);
 		memset(c->data + start, ' ', room);
 		start += room;
@@ -263,6 +268,7 @@ static char *put_pid_tid(struct writer *w, char *p, int32_t tid)
 
 /* A decoded view of an event's continuation bytes (see events.c). */
 struct ext_view {
+	const struct rtr_track *track; /* with RTR__F_TRACK */
 	uint64_t word;
 	const char *name;
 	uint32_t name_len;
@@ -271,11 +277,16 @@ struct ext_view {
 	const char *strings;
 };
 
-/* Kinds whose continuation begins with a word: a value, a duration or an id. */
-static inline int has_word(uint32_t kind)
+/* Whether a record's continuation has a word (after the track, if any): a value, a
+ * duration, an id, a device. */
+static inline int has_word(const struct rtr__rec *rec)
 {
+	uint32_t kind = rec->kind;
+
 	return kind == RTR__K_COUNTER_I64 || kind == RTR__K_COUNTER_F64 ||
-	       kind == RTR__K_COMPLETE || (kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END);
+	       kind == RTR__K_COMPLETE || (kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END) ||
+	       kind == RTR__K_MEM_ALLOC || kind == RTR__K_MEM_FREE ||
+	       (kind == RTR__K_META && !(rec->flags & RTR__F_NAME_COPY));
 }
 
 /* Kinds whose line carries "id" (the record's word). */
@@ -289,8 +300,14 @@ static void decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_v
 	size_t off = 0;
 
 	memset(v, 0, sizeof(*v));
-	if (has_word(rec->kind)) {
-		memcpy(&v->word, ext, sizeof(v->word));
+	if (rec->flags & RTR__F_TRACK) {
+		uint64_t track;
+		memcpy(&track, ext, sizeof(track));
+		v->track = (const struct rtr_track *)(uintptr_t)track;
+		off += sizeof(track);
+	}
+	if (has_word(rec)) {
+		memcpy(&v->word, ext + off, sizeof(v->word));
 		off += sizeof(v->word);
 	}
 	if (rec->flags & RTR__F_NAME_COPY) {
@@ -492,6 +509,9 @@ static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct 
 	case RTR__K_END:
 		p = PUT_LIT(p, "{\"ph\":\"E\"");
 		break;
+	case RTR__K_STACK: /* a thread-scoped instant with a stack */
+		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		break;
 	case RTR__K_INSTANT:
 		p = rec->flags & RTR__F_SCOPE_GLOBAL	? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\"")
 		    : rec->flags & RTR__F_SCOPE_PROCESS ? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"p\"")
@@ -588,6 +608,259 @@ static inline void use_ids(struct writer *w, int32_t tid)
 	w->ids_tid = tid;
 }
 
+/* ------------------------------------------------------------------------- */
+/* Tracks and metadata                                                        */
+
+/* An M line: {"ph":"M","name":<what>,"pid":P,"tid":T,"args":{<key>:<value>}}, the
+ * value a string (len bytes, escaped here) or, with str NULL, the integer num. Counts
+ * `events` (1: it is a recorded event, 0: the writer's own). */
+static void put_meta_line(struct writer *w, uint64_t events, const char *what, uint32_t pid,
+			  uint32_t tid, const char *key, const char *str, size_t len, int64_t num)
+{
+	char *p = out_reserve(w, LINE_FIXED + RTR_JSON_ESCAPE_BOUND(len));
+
+	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"");
+	p = put(p, what, strlen(what));
+	p = PUT_LIT(p, "\",\"pid\":");
+	p = rtr__json_u64(p, pid);
+	p = PUT_LIT(p, ",\"tid\":");
+	p = rtr__json_u64(p, tid);
+	p = PUT_LIT(p, ",\"args\":{\"");
+	p = put(p, key, strlen(key));
+	p = PUT_LIT(p, "\":");
+	if (str != NULL) {
+		*p++ = '"';
+		p = rtr__json_escape(p, str, len);
+		*p++ = '"';
+	} else {
+		p = rtr__json_i64(p, num);
+	}
+	p = PUT_LIT(p, "}},\n");
+	out_commit(w, p, events);
+}
+
+/* The program's process label and sort index, once per file. */
+static void process_meta(struct writer *w)
+{
+	char label[RTR_NAME_MAX];
+	int sort;
+
+	w->process_meta_done = 1;
+	int has_sort = rtr__process_meta(label, &sort);
+	if (label[0] != '\0')
+		put_meta_line(w, 0, "process_labels", (uint32_t)w->s.pid, (uint32_t)w->s.start_tid,
+			      "labels", label, strlen(label), 0);
+	if (has_sort)
+		put_meta_line(w, 0, "process_sort_index", (uint32_t)w->s.pid,
+			      (uint32_t)w->s.start_tid, "sort_index", NULL, 0, sort);
+}
+
+/* An RTR__K_META record: what the program set while recording. */
+static void encode_meta(struct writer *w, const struct rtr__ring *r, const struct rtr__rec *rec,
+			const struct ext_view *v)
+{
+	uint32_t pid = (uint32_t)w->s.pid;
+
+	switch (rec->a) {
+	case RTR__META_PROCESS_LABEL:
+		put_meta_line(w, 1, "process_labels", pid, (uint32_t)r->tid, "labels", v->name,
+			      v->name_len, 0);
+		break;
+	case RTR__META_PROCESS_SORT:
+		put_meta_line(w, 1, "process_sort_index", pid, (uint32_t)r->tid, "sort_index", NULL,
+			      0, (int64_t)v->word);
+		break;
+	case RTR__META_THREAD_SORT:
+		put_meta_line(w, 1, "thread_sort_index", pid, (uint32_t)r->tid, "sort_index", NULL,
+			      0, (int64_t)v->word);
+		break;
+	}
+}
+
+/* Name the track's process (once per file) and lane `k` (once per file). */
+static void track_meta(struct writer *w, struct rtr_track *t, unsigned k)
+{
+	const struct rtr__pseudo_process *pp = rtr__track_process(t);
+	uint32_t tid = t->tid + k;
+
+	if (rtr__track_process_claim(t, w->session_id)) {
+		put_meta_line(w, 0, "process_name", pp->pid, tid, "name", pp->name,
+			      strlen(pp->name), 0);
+		if (pp->label[0] != '\0')
+			put_meta_line(w, 0, "process_labels", pp->pid, tid, "labels", pp->label,
+				      strlen(pp->label), 0);
+		if (pp->sort_index != 0)
+			put_meta_line(w, 0, "process_sort_index", pp->pid, tid, "sort_index", NULL,
+				      0, pp->sort_index);
+	}
+	if (t->lanes[k].named == w->session_id)
+		return;
+	t->lanes[k].named = w->session_id;
+	char name[RTR_NAME_MAX + 16];
+	int len = k == 0 ? snprintf(name, sizeof(name), "%s", t->lane)
+			 : snprintf(name, sizeof(name), "%s (%u)", t->lane, k + 1);
+	put_meta_line(w, 0, "thread_name", pp->pid, tid, "name", name, (size_t)len, 0);
+	/* overflow lanes sort right after their lane */
+	put_meta_line(w, 0, "thread_sort_index", pp->pid, tid, "sort_index", NULL, 0,
+		      (int64_t)t->lane_sort_index * RTR_TRACK_LANES + k);
+}
+
+/*
+ * The lane of a complete event [start, end) on track t: the first of the track's
+ * lanes where it nests inside, or comes after, every interval still open there.
+ * Viewers nest slices of one lane and drop or move one that partly overlaps another;
+ * here it moves to an overflow lane instead, visibly named. Events are expected in
+ * start order per lane, as devices report them; the last lane takes what fits nowhere.
+ */
+static unsigned track_place(struct writer *w, struct rtr_track *t, uint64_t start, uint64_t end)
+{
+	if (t->lanes_session != w->session_id) {
+		for (unsigned k = 0; k < RTR_TRACK_LANES; k++)
+			t->lanes[k].depth = 0;
+		t->lanes_session = w->session_id;
+	}
+	unsigned k = 0;
+	for (; k < RTR_TRACK_LANES; k++) {
+		struct rtr__lane *l = &t->lanes[k];
+		while (l->depth > 0 && l->end[l->depth - 1] <= start)
+			l->depth--; /* ended before this one starts */
+		if (l->depth == 0 || end <= l->end[l->depth - 1])
+			break;
+	}
+	if (k == RTR_TRACK_LANES)
+		k = RTR_TRACK_LANES - 1;
+	struct rtr__lane *l = &t->lanes[k];
+	if (l->depth < RTR_LANE_DEPTH)
+		l->end[l->depth++] = end;
+	t->last_start = start;
+	t->last_end = end;
+	t->last_lane = k;
+	return k;
+}
+
+/* Host nanoseconds of a track timestamp: its clock mapping, clamped to the clock's
+ * range rather than wrapped. */
+static uint64_t track_host_ns(const struct rtr_track *t, uint64_t ts)
+{
+	/* relaxed: one value set by the program before these events */
+	int64_t off = __atomic_load_n(&t->offset_ns, __ATOMIC_RELAXED);
+
+	if (off < 0)
+		return ts > (uint64_t)-off ? ts + (uint64_t)off : 0;
+	return ts + (uint64_t)off >= ts ? ts + (uint64_t)off : UINT64_MAX;
+}
+
+/* ,"pid":P,"tid":T},\n for lane k of track t, into ids; returns its length. */
+static size_t track_ids(const struct rtr_track *t, unsigned k, char ids[48])
+{
+	char *p = PUT_LIT(ids, ",\"pid\":");
+	p = rtr__json_u64(p, t->pid);
+	p = PUT_LIT(p, ",\"tid\":");
+	p = rtr__json_u64(p, t->tid + k);
+	p = PUT_LIT(p, "},\n");
+	return (size_t)(p - ids);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Memory events and stack samples (state: memstack_writer.c)                 */
+
+/* Most bytes of a memory line: about 110 of literals, a ts (24), the ids (45), an
+ * address (18) and two numbers (20 each); rounded up. */
+#define MEM_LINE_BOUND 320
+
+/* The thread's ids without the line's end, for lines that add arguments. */
+static inline char *put_ids_open(struct writer *w, char *p)
+{
+	return put(p, w->ids, w->ids_len - (sizeof("},\n") - 1));
+}
+
+/* An allocation or a free: an instant on the thread, then the device's bytes in use
+ * as a counter of the process. The two lines are committed as one unit counting one
+ * event, so a write that fails partway still knows which events landed. */
+static void encode_mem(struct writer *w, const struct rtr__rec *rec, uint64_t ts, int64_t device)
+{
+	uint64_t bytes = rec->b, in_use;
+
+	if (rec->kind == RTR__K_MEM_ALLOC)
+		in_use = rtr__memstack_alloc(&w->mem, device, rec->a, bytes);
+	else
+		in_use = rtr__memstack_free(&w->mem, device, rec->a, &bytes);
+
+	char *p = out_reserve(w, 2 * MEM_LINE_BOUND);
+	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"memory\",\"name\":");
+	p = rec->kind == RTR__K_MEM_ALLOC ? PUT_LIT(p, "\"alloc\",\"ts\":")
+					  : PUT_LIT(p, "\"free\",\"ts\":");
+	p = rtr__json_us(p, ts);
+	p = put_ids_open(w, p);
+	p = PUT_LIT(p, ",\"args\":{\"addr\":\"");
+	p = rtr__memstack_hex(p, rec->a);
+	p = PUT_LIT(p, "\",\"bytes\":");
+	p = rtr__json_u64(p, bytes);
+	p = PUT_LIT(p, ",\"device\":");
+	p = rtr__json_i64(p, device);
+	p = PUT_LIT(p, "}},\n");
+	if (device == RTR_MEM_HOST) {
+		p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"memory host\",\"ts\":");
+	} else {
+		p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"memory device ");
+		p = rtr__json_i64(p, device);
+		p = PUT_LIT(p, "\",\"ts\":");
+	}
+	p = rtr__json_us(p, ts);
+	p = put_ids_open(w, p);
+	p = PUT_LIT(p, ",\"args\":{\"bytes_in_use\":");
+	p = rtr__json_u64(p, in_use);
+	p = PUT_LIT(p, "}},\n");
+	out_commit(w, p, 1);
+}
+
+/* A stack sample: a thread-scoped instant whose "stack" holds the frames' names. */
+static void encode_stack(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+			 uint32_t pos, uint64_t ts)
+{
+	size_t n = rec->ext / sizeof(uint64_t);
+	const char *frames = NULL;
+	struct ext_view v;
+
+	if (n > RTR_MAX_FRAMES)
+		n = RTR_MAX_FRAMES; /* the producer never writes more: a bound for the line */
+	if (n > 0)
+		frames = rtr__ring_ext(r, pos, n * sizeof(uint64_t), w->scratch);
+	memset(&v, 0, sizeof(v));
+
+	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED +
+					 n * (RTR_SYM_MAX_ESCAPED + 3));
+	p = put_head(w, p, RTR__K_STACK, rec, &v);
+	p = rtr__json_us(p, ts);
+	p = put_ids_open(w, p);
+	p = PUT_LIT(p, ",\"args\":{\"stack\":[");
+	for (size_t k = 0; k < n; k++) {
+		uint64_t addr;
+		size_t len;
+		memcpy(&addr, frames + k * sizeof(addr), sizeof(addr));
+		const char *text = rtr__memstack_symbol(&w->mem, addr, &len);
+		if (k > 0)
+			*p++ = ',';
+		*p++ = '"';
+		p = put(p, text, len);
+		*p++ = '"';
+	}
+	p = PUT_LIT(p, "]}},\n");
+	out_commit(w, p, 1);
+}
+
+/* Kinds RTR__K_MEM_ALLOC .. RTR__K_STACK. word: a memory event's device. */
+static void encode_memstack(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+			    uint32_t pos, uint64_t word)
+{
+	uint64_t ts = rel_ns(w, ticks_ns(w, rec->ts));
+
+	if (rec->kind == RTR__K_STACK)
+		encode_stack(w, r, rec, pos, ts);
+	else
+		encode_mem(w, rec, ts, (int64_t)word);
+}
+
 /* Encode the event whose header is `rec` at record index `pos` of ring r, whose
  * thread's ids are in w->ids (use_ids()). `end` is NULL, or the E that rec, a B,
  * is folded with (span_end()): the line is then an X for both, and counts two. */
@@ -600,7 +873,7 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	if (rec->ext == 0) {
 		memset(&v, 0, sizeof(v));
 	} else if (rec->ext == sizeof(uint64_t) && rec->nargs == 0 &&
-		   !(rec->flags & RTR__F_NAME_COPY)) {
+		   !(rec->flags & (RTR__F_NAME_COPY | RTR__F_TRACK))) {
 		memset(&v, 0, sizeof(v)); /* one payload word: read it in place */
 		v.word = r->slots[(pos + 1) & r->mask].ts;
 	} else {
@@ -611,10 +884,38 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		encode_thread_name(w, r, v.name, v.name_len, 1);
 		return;
 	}
-	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_ASYNC_END))
+	if (RTR_UNLIKELY(rec->kind == RTR__K_META)) {
+		encode_meta(w, r, rec, &v);
+		return;
+	}
+	if (RTR_UNLIKELY(rec->kind >= RTR__K_MEM_ALLOC && rec->kind <= RTR__K_STACK)) {
+		encode_memstack(w, r, rec, pos, v.word);
+		return;
+	}
+	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_LAST))
 		return; /* unknown kind: cannot happen with matching library and header */
 
-	if (rec->flags & RTR__F_TS_NS) {
+	/* The end of the line: the thread's ids, or a track lane's. */
+	const char *ids = w->ids;
+	size_t ids_len = w->ids_len;
+	char lane_ids[48];
+	uint64_t host_end = 0;
+
+	if (RTR_UNLIKELY(rec->flags & RTR__F_TRACK)) {
+		struct rtr_track *t = (struct rtr_track *)(uintptr_t)v.track;
+		uint64_t host = track_host_ns(t, rec->ts);
+		unsigned k = 0;
+		if (rec->kind == RTR__K_COMPLETE) {
+			host_end = host + v.word >= host ? host + v.word : UINT64_MAX;
+			k = track_place(w, t, host, host_end);
+		} else if (host >= t->last_start && host < t->last_end) {
+			k = t->last_lane; /* inside the last complete event: on its lane */
+		}
+		track_meta(w, t, k);
+		ids_len = track_ids(t, k, lane_ids);
+		ids = lane_ids;
+		ts = rel_ns(w, host);
+	} else if (rec->flags & RTR__F_TS_NS) {
 		ts = rel_ns(w, rec->ts);
 	} else {
 		ts = rel_ns(w, ticks_ns(w, rec->ts));
@@ -640,10 +941,10 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	} else if (rec->kind == RTR__K_COMPLETE) {
 		/* the end, clamped like the start, so dur is exact inside the window */
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us(p, rel_ns(w, rec->ts + v.word) - ts);
+		p = rtr__json_us(p, rel_ns(w, host_end != 0 ? host_end : rec->ts + v.word) - ts);
 	}
-	memcpy(p, w->ids, sizeof(w->ids));
-	p += w->ids_len; /* the line ends here unless it has arguments */
+	memcpy(p, ids, sizeof(w->ids));
+	p += ids_len; /* the line ends here unless it has arguments */
 	if (RTR_UNLIKELY(rec->kind == RTR__K_COUNTER_I64 || rec->kind == RTR__K_COUNTER_F64 ||
 			 rec->nargs > 0)) {
 		p -= sizeof("},\n") - 1; /* the arguments go before the line's end */
@@ -755,6 +1056,8 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 		return 0;
 	}
 	use_ids(w, r->tid);
+	if (RTR_UNLIKELY(!w->process_meta_done))
+		process_meta(w);
 	if (RTR_UNLIKELY(w->heads_epoch != w->intern.resets)) {
 		/* the intern cache was emptied: so are the heads, a batch later at most */
 		memset(w->heads, 0, HEAD_SLOTS * sizeof(*w->heads));
@@ -764,6 +1067,11 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 		/* A thread whose first event names it needs no name from before. */
 		if (r->slots[tail & r->mask].kind != RTR__K_THREAD_NAME)
 			encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)), 0);
+		/* relaxed: set by the owning thread; a late value is in the ring too */
+		int sort = __atomic_load_n(&r->sort_index, __ATOMIC_RELAXED);
+		if (sort != 0)
+			put_meta_line(w, 0, "thread_sort_index", (uint32_t)w->s.pid,
+				      (uint32_t)r->tid, "sort_index", NULL, 0, sort - 1);
 		rd->meta_done = 1;
 		w->threads++;
 	}
@@ -890,6 +1198,12 @@ static void write_head(struct writer *w)
 	p = put_escaped_str(p, s->cfg.on_full == RTR_ON_FULL_BLOCK ? "block" : "drop");
 	p = PUT_LIT(p, ",\"flush_ms\":");
 	p = rtr__json_u64(p, s->cfg.flush_ms);
+	if (s->categories[0] != '\0') { /* the category filter: this trace holds only these */
+		p = PUT_LIT(p, ",\"categories\":");
+		p = put_escaped_str(p, s->categories);
+	}
+	p = PUT_LIT(p, ",\"compress\":");
+	p = put_escaped_str(p, w->sink.gzip != NULL ? "gzip" : "none");
 	p = PUT_LIT(p, "}},\n");
 	p = out_commit(w, p, 0);
 	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_name\"");
@@ -903,7 +1217,8 @@ static void write_head(struct writer *w)
 /*
  * The closing lines: the end marker with the totals so far, then "]". final 0: the
  * provisional close at the end of a chunk (see submit_chunk()); it goes in the room
- * out_reserve() keeps free. "bytes" counts what precedes the marker.
+ * out_reserve() keeps free. "bytes" counts the JSON text that precedes the marker
+ * (uncompressed in a .json.gz).
  */
 static void put_end(struct writer *w, int final)
 {
@@ -911,7 +1226,7 @@ static void put_end(struct writer *w, int final)
 	uint64_t full = rtr_atomic_load_relaxed(&w->st_dropped_full);
 	uint64_t large = rtr_atomic_load_relaxed(&w->st_dropped_large);
 	uint64_t io = rtr_atomic_load_relaxed(&w->sink.events_failed);
-	uint64_t bytes = w->sink.offset + w->chunk->len;
+	uint64_t bytes = w->sink.text_offset + w->chunk->len;
 	char *p = w->chunk->data + w->chunk->len;
 
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":");
@@ -933,6 +1248,10 @@ static void put_end(struct writer *w, int final)
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_args_cut));
 	p = PUT_LIT(p, ",\"threads\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_threads));
+	if (w->mem.untracked != 0) { /* allocations left out of the memory totals */
+		p = PUT_LIT(p, ",\"mem_untracked\":");
+		p = rtr__json_u64(p, w->mem.untracked);
+	}
 	p = PUT_LIT(p, ",\"bytes\":");
 	p = rtr__json_u64(p, bytes);
 	p = PUT_LIT(p, "}}\n");
@@ -1059,6 +1378,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->dropped_shown = 0;
 	w->encoded = 0;
 	w->finishing = 0;
+	w->process_meta_done = 0;
 	/* Only a regular file can have its provisional close cut off (/dev/null cannot). */
 	struct stat st;
 	w->provisional = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -1070,6 +1390,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->pid_tid_len = (size_t)snprintf(w->pid_tid, sizeof(w->pid_tid),
 					  ",\"pid\":%ld,\"tid\":", (long)s->pid);
 	w->ids_tid = -1;
+	rtr__memstack_init(&w->mem); /* maps nothing until the first use */
 
 	err = rtr__intern_init(&w->intern, INTERN_ARENA, INTERN_SLOTS);
 	if (err != 0)
@@ -1085,7 +1406,11 @@ int rtr__writer_start(const struct rtr__session *s)
 		err = -ENOMEM;
 		goto fail_scratch;
 	}
-	err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
+	/* rtr__session_config() has resolved RTR_COMPRESS_AUTO by the path's suffix. */
+	if (s->cfg.compress == RTR_COMPRESS_GZIP)
+		err = rtr__sink_open_gzip(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
+	else
+		err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
 	if (err != 0)
 		goto fail_heads;
 
@@ -1161,6 +1486,7 @@ int rtr__writer_stop(void)
 	rtr__mem_unmap(w->scratch, EXT_MAX);
 	w->scratch = NULL;
 	rtr__intern_destroy(&w->intern);
+	rtr__memstack_destroy(&w->mem);
 	return w->final_error;
 }
 
@@ -1184,4 +1510,5 @@ void rtr__writer_stats(struct rtr_stats *out)
 	out->io_method = rtr_atomic_load_relaxed(&w->st_io);
 	out->clock = rtr_atomic_load_relaxed(&w->st_clock);
 	out->write_error = rtr_atomic_load_relaxed(&w->sink.error);
+	out->bytes_uncompressed = rtr_atomic_load_relaxed(&w->sink.bytes_text);
 }

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory totals and symbol resolution for the writer. See memstack_writer.h. */
+#include "writer/memstack_writer.h"
+
+#include "common/compiler.h"
+#include "common/mem.h"
+#include "writer/json.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+struct rtr__mem_entry {
+	uint64_t addr;
+	uint64_t bytes;
+	int64_t device;
+	uint64_t used; /* 0: empty */
+};
+
+#define SYM_BITS    12
+#define SYM_SLOTS   ((size_t)1 << SYM_BITS)
+#define SYM_ARENA   ((size_t)1 << 20)
+#define MAX_LOAD(n) ((n) / 4 * 3)
+
+struct rtr__sym_slot {
+	uint64_t addr;
+	uint64_t epoch; /* sym_epoch + 1 when filled: a zeroed slot never matches */
+	uint32_t off;	/* the escaped text in sym_arena */
+	uint32_t len;
+};
+
+void rtr__memstack_init(struct rtr__memstack *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void rtr__memstack_destroy(struct rtr__memstack *m)
+{
+	rtr__mem_unmap(m->slots, m->nslots * sizeof(*m->slots));
+	rtr__mem_unmap(m->syms, SYM_SLOTS * sizeof(*m->syms));
+	rtr__mem_unmap(m->sym_arena, SYM_ARENA);
+	rtr__memstack_init(m);
+}
+
+/* The murmur3 finalizer over the address and the device: allocators hand out
+ * addresses with equal low bits, which must not land in neighbouring slots. */
+static uint64_t mix(int64_t device, uint64_t addr)
+{
+	uint64_t x = addr ^ ((uint64_t)device * 0x9e3779b97f4a7c15ull);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Devices                                                                    */
+
+/* The device's total, or NULL when RTR_MEMTAB_MAX_DEVICES others were seen first. */
+static struct rtr__mem_device *device_of(struct rtr__memstack *m, int64_t device, int add)
+{
+	size_t mask = RTR_MEMTAB_MAX_DEVICES - 1;
+
+	for (size_t i = (size_t)mix(device, 0) & mask, k = 0; k <= mask; i = (i + 1) & mask, k++) {
+		struct rtr__mem_device *d = &m->devices[i];
+		if (d->used && d->device == device)
+			return d;
+		if (!d->used) {
+			if (!add)
+				return NULL;
+			d->used = 1;
+			d->device = device;
+			m->ndevices++;
+			return d;
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Live allocations                                                           */
+
+static struct rtr__mem_entry *find(const struct rtr__memstack *m, int64_t device, uint64_t addr)
+{
+	size_t mask = m->nslots - 1;
+
+	for (size_t i = (size_t)mix(device, addr) & mask;; i = (i + 1) & mask) {
+		struct rtr__mem_entry *e = &m->slots[i];
+		if (!e->used || (e->addr == addr && e->device == device))
+			return e;
+	}
+}
+
+/* Double the table (or make its first mapping). 0, or -1 at the cap or when no
+ * memory is left: the old table then stays as it was. */
+static int grow(struct rtr__memstack *m)
+{
+	size_t n = m->nslots == 0 ? RTR_MEMTAB_MIN_SLOTS : m->nslots * 2;
+
+	if (n > RTR_MEMTAB_MAX_SLOTS)
+		return -1;
+	struct rtr__mem_entry *slots = rtr__mem_map(n * sizeof(*slots));
+	if (slots == NULL)
+		return -1;
+	struct rtr__mem_entry *old = m->slots;
+	size_t old_n = m->nslots;
+	m->slots = slots;
+	m->nslots = n;
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i].used)
+			*find(m, old[i].device, old[i].addr) = old[i];
+	rtr__mem_unmap(old, old_n * sizeof(*old));
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t bytes)
+{
+	struct rtr__mem_device *d = device_of(m, device, 1);
+
+	if (RTR_UNLIKELY(d == NULL)) {
+		m->untracked++;
+		return 0; /* a device beyond the cap has no total */
+	}
+	struct rtr__mem_entry *e = m->nslots != 0 ? find(m, device, addr) : NULL;
+	if (e != NULL && e->used) {
+		/* the same address again: its free was not seen, so the new size replaces it */
+		d->in_use -= e->bytes < d->in_use ? e->bytes : d->in_use;
+		e->bytes = bytes;
+		d->in_use = sat_add(d->in_use, bytes);
+		return d->in_use;
+	}
+	if (m->count + 1 > MAX_LOAD(m->nslots)) {
+		if (grow(m) != 0) {
+			m->untracked++; /* full: left out of the total, its free counts 0 */
+			return d->in_use;
+		}
+	}
+	e = find(m, device, addr);
+	e->addr = addr;
+	e->bytes = bytes;
+	e->device = device;
+	e->used = 1;
+	m->count++;
+	d->in_use = sat_add(d->in_use, bytes);
+	return d->in_use;
+}
+
+/* Empty slot i, moving later entries of its probe run back so that lookups never
+ * stop early at the hole (Knuth's algorithm R). */
+static void remove_at(struct rtr__memstack *m, size_t i)
+{
+	size_t mask = m->nslots - 1;
+
+	for (size_t j = (i + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
+		size_t home = (size_t)mix(m->slots[j].device, m->slots[j].addr) & mask;
+		/* j's entry may move to i when its home is not cyclically in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->slots[i] = m->slots[j];
+			i = j;
+		}
+	}
+	memset(&m->slots[i], 0, sizeof(m->slots[i]));
+	m->count--;
+}
+
+uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t *bytes)
+{
+	struct rtr__mem_device *d = device_of(m, device, 0);
+
+	*bytes = 0;
+	if (d == NULL)
+		return 0;
+	if (m->nslots == 0)
+		return d->in_use;
+	struct rtr__mem_entry *e = find(m, device, addr);
+	if (!e->used)
+		return d->in_use; /* unknown address: 0 bytes */
+	*bytes = e->bytes;
+	d->in_use -= e->bytes < d->in_use ? e->bytes : d->in_use;
+	remove_at(m, (size_t)(e - m->slots));
+	return d->in_use;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Symbols                                                                    */
+
+char *rtr__memstack_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int shift = 60;
+
+	*p++ = '0';
+	*p++ = 'x';
+	while (shift > 0 && ((v >> shift) & 0xf) == 0)
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = digits[(v >> shift) & 0xf];
+	return p;
+}
+
+/* Bytes of s to keep within max: cut before a UTF-8 continuation byte, never inside a
+ * character (an invalid sequence is the escaper's to replace). */
+static size_t utf8_cut(const char *s, size_t max)
+{
+	size_t len = strnlen(s, max + 1);
+
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+/* "symbol+0xoff", "module+0xoff" or "0xaddr" into out (RTR_SYM_MAX_TEXT bytes). */
+static size_t resolve(char *out, uint64_t addr)
+{
+	Dl_info info;
+	const char *base = NULL;
+	uint64_t from = 0;
+
+	/* The names come from the loaded objects as they are now: an object unloaded
+	 * since the sample, or another loaded in its place, resolves wrongly or not. */
+	if (dladdr((const void *)(uintptr_t)addr, &info) != 0) {
+		if (info.dli_sname != NULL && info.dli_sname[0] != '\0') {
+			base = info.dli_sname;
+			from = (uintptr_t)info.dli_saddr;
+		} else if (info.dli_fname != NULL && info.dli_fname[0] != '\0') {
+			const char *slash = strrchr(info.dli_fname, '/');
+			base = slash != NULL && slash[1] != '\0' ? slash + 1 : info.dli_fname;
+			from = (uintptr_t)info.dli_fbase;
+		}
+	}
+	if (base == NULL || from > addr)
+		return (size_t)(rtr__memstack_hex(out, addr) - out);
+
+	char off[24];
+	off[0] = '+';
+	size_t off_len = (size_t)(rtr__memstack_hex(off + 1, addr - from) - off);
+	size_t keep = utf8_cut(base, RTR_SYM_MAX_TEXT - off_len);
+	memcpy(out, base, keep);
+	memcpy(out + keep, off, off_len);
+	return keep + off_len;
+}
+
+const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t *len)
+{
+	static char fallback[RTR_SYM_MAX_ESCAPED]; /* writer only: when nothing could be mapped */
+
+	if (RTR_UNLIKELY(m->syms == NULL)) {
+		m->syms = rtr__mem_map(SYM_SLOTS * sizeof(*m->syms));
+		m->sym_arena = rtr__mem_map(SYM_ARENA);
+		if (m->syms == NULL || m->sym_arena == NULL) {
+			rtr__mem_unmap(m->syms, SYM_SLOTS * sizeof(*m->syms));
+			rtr__mem_unmap(m->sym_arena, SYM_ARENA);
+			m->syms = NULL;
+			m->sym_arena = NULL;
+		}
+	}
+
+	char raw[RTR_SYM_MAX_TEXT];
+	if (RTR_UNLIKELY(m->syms == NULL)) {
+		size_t n = resolve(raw, addr);
+		*len = (size_t)(rtr__json_escape(fallback, raw, n) - fallback);
+		return fallback;
+	}
+
+	/* Fibonacci hashing of the address: neighbouring return addresses spread out */
+	struct rtr__sym_slot *s = &m->syms[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYM_BITS)];
+	if (RTR_LIKELY(s->epoch == m->sym_epoch + 1 && s->addr == addr)) {
+		*len = s->len;
+		return m->sym_arena + s->off;
+	}
+	if (SYM_ARENA - m->sym_used < RTR_SYM_MAX_ESCAPED) {
+		m->sym_epoch++; /* every slot filled before now misses */
+		m->sym_used = 0;
+	}
+	size_t n = resolve(raw, addr);
+	char *at = m->sym_arena + m->sym_used;
+	s->addr = addr;
+	s->epoch = m->sym_epoch + 1;
+	s->off = (uint32_t)m->sym_used;
+	s->len = (uint32_t)(rtr__json_escape(at, raw, n) - at);
+	m->sym_used += s->len;
+	*len = s->len;
+	return at;
+}
