@@ -36,28 +36,6 @@ static void record(const char *name, void (*body)(void), struct tt_trace *t)
 	assert_true(t->complete);
 }
 
-/* The events that are not markers or metadata, in file order. */
-static size_t events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 1; i + 1 < t->n; i++) {
-		if (strcmp(t->ev[i].ph, "M") == 0)
-			continue;
-		assert_true(n < max);
-		out[n++] = &t->ev[i];
-	}
-	return n;
-}
-
-static const struct tt_event *end_marker(const struct tt_trace *t)
-{
-	const struct tt_event *last = &t->ev[t->n - 1];
-
-	assert_string_equal(last->name, "ringtrace: end");
-	return last;
-}
-
 static void record_scoped_instants(void)
 {
 	rtr_instant_scoped("app", "thread", RTR_INSTANT_THREAD, NULL, 0);
@@ -75,7 +53,7 @@ static void instants_carry_their_scope(void **state)
 	const struct tt_event *e[8];
 
 	record("instants", record_scoped_instants, &t);
-	assert_int_equal(events_of(&t, e, 8), 5);
+	assert_int_equal(tu_events_of(&t, e, 8), 5);
 	static const char *const scope[] = {"t", "p", "g", "p", "t"};
 	static const char *const name[] = {"thread", "process", "global", "process", "plain"};
 	for (int i = 0; i < 5; i++) {
@@ -87,7 +65,7 @@ static void instants_carry_their_scope(void **state)
 	}
 	assert_int_equal(e[2]->nargs, 1);
 	assert_string_equal(tt_arg(e[2], "why")->s, "checkpoint");
-	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 5);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 5);
 	tt_free(&t);
 }
 
@@ -114,7 +92,7 @@ static void counters_keep_every_numeric_series(void **state)
 	const struct tt_event *e[8];
 
 	record("counters", record_counters, &t);
-	assert_int_equal(events_of(&t, e, 8), 2);
+	assert_int_equal(tu_events_of(&t, e, 8), 2);
 	assert_string_equal(e[0]->ph, "C");
 	assert_string_equal(e[0]->name, "device");
 	assert_int_equal(e[0]->nargs, 3);
@@ -127,7 +105,7 @@ static void counters_keep_every_numeric_series(void **state)
 	assert_int_equal(tt_arg(e[1], "busy")->i, 1);
 	assert_int_equal(tt_arg(e[1], "free")->i, -3);
 	assert_null(tt_arg(e[1], "label"));
-	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 2);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 2);
 	tt_free(&t);
 }
 
@@ -157,7 +135,7 @@ static void flows_have_hex_ids_and_bind_to_the_enclosing_slice(void **state)
 	char want[32];
 
 	record("flows", record_flows, &t);
-	size_t n = events_of(&t, e, 16);
+	size_t n = tu_events_of(&t, e, 16);
 	assert_int_equal(n, 10);
 	/* B launch, s, E launch, B sync, t, E sync, B kernel, f, f, E kernel */
 	static const char *const ph[] = {"B", "s", "E", "B", "t", "E", "B", "f", "f", "E"};
@@ -235,7 +213,7 @@ static void async_spans_match_on_category_id_and_name(void **state)
 	const struct tt_event *e[16];
 
 	record("async", record_async, &t);
-	assert_int_equal(events_of(&t, e, 16), 7);
+	assert_int_equal(tu_events_of(&t, e, 16), 7);
 	static const char *const ph[] = {"b", "b", "n", "e", "e", "b", "e"};
 	static const char *const id[] = {"0x2a", "0x2b", "0x2a", "0x2a", "0x2b", "0x7", "0x7"};
 	for (int i = 0; i < 7; i++) {
@@ -287,7 +265,7 @@ static void array_arguments_come_back_as_json_arrays(void **state)
 	const struct tt_event *e[8];
 
 	record("arrays", record_arrays, &t);
-	assert_int_equal(events_of(&t, e, 8), 3);
+	assert_int_equal(tu_events_of(&t, e, 8), 3);
 	assert_string_equal(e[0]->ph, "X"); /* the B and its E, folded */
 	assert_int_equal(e[0]->nargs, 5);
 	assert_string_equal(tt_arg(e[0], "Input Dims")->raw,
@@ -308,7 +286,7 @@ static void array_arguments_come_back_as_json_arrays(void **state)
 	assert_string_equal(tt_arg(e[1], "v")->raw, want);
 	assert_string_equal(tt_arg(e[2], "a")->raw, "[]");
 	assert_string_equal(tt_arg(e[2], "s")->raw, "[]");
-	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 4);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 4);
 	tt_free(&t);
 }
 

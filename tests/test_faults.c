@@ -64,16 +64,6 @@ static void make_path(char *out, size_t size, const char *name)
 	make_file(out, size, name, ".json");
 }
 
-static int io_uring_works(void)
-{
-	struct io_uring ring;
-
-	if (io_uring_queue_init(8, &ring, 0) < 0)
-		return 0;
-	io_uring_queue_exit(&ring);
-	return 1;
-}
-
 /* ------------------------------------------------------------------------- */
 /* Reading a file of counter "seq" 0, 1, 2, ... from one thread               */
 
@@ -198,7 +188,7 @@ static void file_size_limit(int io, const char *name)
 	int pfd[2];
 	uint64_t events = tu_scaled(200000, 20000); /* ~90 bytes each: far past the limit */
 
-	if (io == RTR_IO_URING && !io_uring_works()) {
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}
@@ -310,7 +300,7 @@ static void sigkill(int io, const char *name)
 	int pfd[2];
 	int64_t target = (int64_t)tu_scaled(200000, 20000), last = -1;
 
-	if (io == RTR_IO_URING && !io_uring_works()) {
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}
@@ -430,7 +420,7 @@ static void forced_io_uring_is_used(void **state)
 	char trace[4096];
 	struct rtr_config cfg;
 
-	if (!io_uring_works()) {
+	if (!tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}

@@ -56,16 +56,6 @@ static void make_file(char *out, size_t size, const char *name, const char *ext)
 	tu_own_file(out, size, "gzip", name, ext);
 }
 
-static int io_uring_works(void)
-{
-	struct io_uring ring;
-
-	if (io_uring_queue_init(8, &ring, 0) < 0)
-		return 0;
-	io_uring_queue_exit(&ring);
-	return 1;
-}
-
 /* ------------------------------------------------------------------------- */
 /* Reading members                                                            */
 
@@ -366,7 +356,7 @@ static void parses_back_exactly(int io, const char *name)
 	struct members m;
 	struct rtr_stats st;
 
-	if (io == RTR_IO_URING && !io_uring_works()) {
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}
@@ -693,7 +683,7 @@ static void file_size_limit(int io, const char *name)
 	struct fsize_report rep;
 	int pfd[2];
 
-	if (io == RTR_IO_URING && !io_uring_works()) {
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}
@@ -954,7 +944,7 @@ static void gzip_sink(int io, const char *name)
 	uint64_t head, total;
 	struct rlimit saved, lim;
 
-	if (io == RTR_IO_URING && !io_uring_works()) {
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}

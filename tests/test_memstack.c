@@ -46,28 +46,6 @@ static void record(const char *name, void (*body)(void), struct tt_trace *t)
 	assert_true(t->complete);
 }
 
-/* The lines that are not markers or metadata, in file order. */
-static size_t events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 1; i + 1 < t->n; i++) {
-		if (strcmp(t->ev[i].ph, "M") == 0)
-			continue;
-		assert_true(n < max);
-		out[n++] = &t->ev[i];
-	}
-	return n;
-}
-
-static const struct tt_event *end_marker(const struct tt_trace *t)
-{
-	const struct tt_event *last = &t->ev[t->n - 1];
-
-	assert_string_equal(last->name, "ringtrace: end");
-	return last;
-}
-
 static void check_counter_name(const struct tt_event *c, int device)
 {
 	char want[64];
@@ -135,7 +113,7 @@ static void totals_run_per_device(void **state)
 	const struct tt_event *e[32];
 
 	record("devices", record_two_devices_and_host, &t);
-	assert_int_equal(events_of(&t, e, 32), 18);
+	assert_int_equal(tu_events_of(&t, e, 32), 18);
 	check_mem(e + 0, "alloc", 0, DEV_A, 4096, 4096);
 	check_mem(e + 2, "alloc", 1, DEV_A, 100, 100);
 	check_mem(e + 4, "alloc", RTR_MEM_HOST, HOST_A, 64, 64);
@@ -148,8 +126,8 @@ static void totals_run_per_device(void **state)
 	for (int i = 2; i < 18; i += 2)
 		assert_true(e[i]->ts_ns >= e[i - 2]->ts_ns);
 	/* the counters are the writer's own lines: only the nine calls are events */
-	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 9);
-	assert_null(tt_arg(end_marker(&t), "mem_untracked"));
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 9);
+	assert_null(tt_arg(tu_end_marker(&t), "mem_untracked"));
 	tt_free(&t);
 }
 
@@ -172,7 +150,7 @@ static void frees_of_unknown_addresses_count_zero(void **state)
 	const struct tt_event *e[32];
 
 	record("unknown", record_unknown_frees, &t);
-	assert_int_equal(events_of(&t, e, 32), 16);
+	assert_int_equal(tu_events_of(&t, e, 32), 16);
 	check_mem(e + 0, "alloc", 0, DEV_A, 10, 10);
 	check_mem(e + 2, "free", 0, DEV_B, 0, 10);
 	check_mem(e + 4, "free", 2, DEV_A, 0, 0);
@@ -202,12 +180,12 @@ static void totals_start_at_zero_in_each_session(void **state)
 	const struct tt_event *e[8];
 
 	record("session1", record_first_session, &t);
-	assert_int_equal(events_of(&t, e, 8), 2);
+	assert_int_equal(tu_events_of(&t, e, 8), 2);
 	check_mem(e, "alloc", 0, DEV_A, 500, 500);
 	tt_free(&t);
 
 	record("session2", record_second_session, &t);
-	assert_int_equal(events_of(&t, e, 8), 4);
+	assert_int_equal(tu_events_of(&t, e, 8), 4);
 	check_mem(e + 0, "free", 0, DEV_A, 0, 0);
 	check_mem(e + 2, "alloc", 0, DEV_B, 7, 7);
 	tt_free(&t);
@@ -230,7 +208,7 @@ static void allocations_beyond_the_bounds_are_counted_untracked(void **state)
 	const struct tt_event *e[4 * MANY_DEVICES];
 
 	record("bounds", record_many_devices, &t);
-	assert_int_equal(events_of(&t, e, 4 * MANY_DEVICES), 4 * MANY_DEVICES);
+	assert_int_equal(tu_events_of(&t, e, 4 * MANY_DEVICES), 4 * MANY_DEVICES);
 	for (int d = 0; d < MANY_DEVICES; d++) {
 		int tracked = d < 256;
 		uint64_t bytes = 1000 + (uint64_t)d;
@@ -239,7 +217,7 @@ static void allocations_beyond_the_bounds_are_counted_untracked(void **state)
 		check_mem(e + 2 * d, "alloc", d, DEV_A, bytes, tracked ? bytes : 0);
 		check_mem(e + 2 * (MANY_DEVICES + d), "free", d, DEV_A, tracked ? bytes : 0, 0);
 	}
-	assert_int_equal(tu_arg_int(end_marker(&t), "mem_untracked"), MANY_DEVICES - 256);
+	assert_int_equal(tu_arg_int(tu_end_marker(&t), "mem_untracked"), MANY_DEVICES - 256);
 	tt_free(&t);
 }
 
@@ -473,7 +451,7 @@ static void samples_resolve_known_addresses(void **state)
 	char buf[8192], *f[RTR_MAX_FRAMES + 1];
 
 	record("known", record_known_frames, &t);
-	assert_int_equal(events_of(&t, e, 8), 4);
+	assert_int_equal(tu_events_of(&t, e, 8), 4);
 	for (int i = 0; i < 4; i++) {
 		assert_string_equal(e[i]->ph, "i");
 		assert_string_equal(e[i]->scope, "t");
@@ -499,7 +477,7 @@ static void samples_resolve_known_addresses(void **state)
 	assert_string_equal(f[0] + 256 - 4, "+0x0");
 
 	assert_string_equal(tt_arg(e[3], "stack")->raw, "[]");
-	assert_int_equal(tt_arg(end_marker(&t), "events")->i, 4);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 4);
 	tt_free(&t);
 }
 
@@ -520,7 +498,7 @@ static void samples_keep_at_most_max_frames(void **state)
 	char buf[16384], *f[RTR_MAX_FRAMES + 1], want[64];
 
 	record("deep", record_too_many_frames, &t);
-	assert_int_equal(events_of(&t, e, 4), 1);
+	assert_int_equal(tu_events_of(&t, e, 4), 1);
 	assert_int_equal(
 		split_frames(tt_arg(e[0], "stack")->raw, buf, sizeof(buf), f, RTR_MAX_FRAMES + 1),
 		RTR_MAX_FRAMES);
@@ -554,7 +532,7 @@ static void sample_here_starts_at_its_caller(void **state)
 	char buf[65536], *f[RTR_MAX_FRAMES + 1];
 
 	record("here", record_here, &t);
-	assert_int_equal(events_of(&t, e, 4), 1);
+	assert_int_equal(tu_events_of(&t, e, 4), 1);
 	assert_string_equal(e[0]->name, "here");
 	size_t n =
 		split_frames(tt_arg(e[0], "stack")->raw, buf, sizeof(buf), f, RTR_MAX_FRAMES + 1);

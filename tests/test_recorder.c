@@ -78,20 +78,6 @@ static uint64_t check_frame(const struct tt_trace *t, uint64_t expect_events)
 	return strtoull(origin->s, NULL, 10);
 }
 
-/* Events other than the markers and metadata, in file order. */
-static size_t events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 1; i + 1 < t->n; i++) {
-		if (strcmp(t->ev[i].ph, "M") == 0)
-			continue;
-		assert_true(n < max);
-		out[n++] = &t->ev[i];
-	}
-	return n;
-}
-
 static const char hostile[] = "q\"b\\s/\n\r\t\b\f\x01\x1f\x7f é € 😀 end";
 static const char invalid[] = "a\xff"
 			      "b\xc0\xaf"
@@ -152,7 +138,7 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 	load(&t);
 	uint64_t origin = check_frame(&t, 16);
 	const struct tt_event *e[32];
-	size_t n = events_of(&t, e, 32);
+	size_t n = tu_events_of(&t, e, 32);
 	assert_int_equal(n, 15); /* the thread name is an M event */
 
 	/* thread names: the ring's first name, then the one set with rtr_thread_name */
@@ -557,7 +543,7 @@ static void arguments_past_the_limit_are_cut_and_counted(void **state)
 	load(&t);
 	check_frame(&t, 2);
 	const struct tt_event *e[4];
-	assert_int_equal(events_of(&t, e, 4), 2);
+	assert_int_equal(tu_events_of(&t, e, 4), 2);
 	assert_int_equal(e[0]->nargs, RTR_MAX_ARGS);
 	for (int i = 0; i < RTR_MAX_ARGS; i++) {
 		assert_string_equal(e[0]->args[i].key, keys[i]);
@@ -641,7 +627,7 @@ static void adjacent_begin_and_end_fold_into_one_complete_event(void **state)
 
 	load(&t);
 	uint64_t origin = check_frame(&t, 14);
-	size_t n = events_of(&t, e, 16);
+	size_t n = tu_events_of(&t, e, 16);
 	static const struct {
 		const char *ph, *cat, *name;
 	} want[] = {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <liburing.h>
 
 #define TU_MAX_OWNED 8
 
@@ -171,4 +172,36 @@ void tu_filter_from_env(void)
 
 	if (filter != NULL)
 		cmocka_set_test_filter(filter);
+}
+
+size_t tu_events_of(const struct tt_trace *t, const struct tt_event **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i + 1 < t->n; i++) {
+		if (strcmp(t->ev[i].ph, "M") == 0)
+			continue;
+		assert_true(n < max);
+		out[n++] = &t->ev[i];
+	}
+	return n;
+}
+
+const struct tt_event *tu_end_marker(const struct tt_trace *t)
+{
+	assert_true(t->n > 0);
+	const struct tt_event *last = &t->ev[t->n - 1];
+	assert_non_null(last->name);
+	assert_string_equal(last->name, "ringtrace: end");
+	return last;
+}
+
+int tu_io_uring_works(void)
+{
+	struct io_uring ring;
+
+	if (io_uring_queue_init(8, &ring, 0) < 0)
+		return 0;
+	io_uring_queue_exit(&ring);
+	return 1;
 }

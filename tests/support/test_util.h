@@ -123,4 +123,14 @@ void tu_expect_exit_0(int status);
  * set. Call before cmocka_run_group_tests*(). */
 void tu_filter_from_env(void);
 
+/* The events of a loaded trace other than its first and last (the markers) and the
+ * M metadata, in file order, into out (at most max: more fails the test). */
+size_t tu_events_of(const struct tt_trace *t, const struct tt_event **out, size_t max);
+
+/* The trace's last event, which must be the end marker (else the test fails). */
+const struct tt_event *tu_end_marker(const struct tt_trace *t);
+
+/* Whether this process may set up an io_uring (a kernel or seccomp may refuse). */
+int tu_io_uring_works(void);
+
 #endif /* RTR_TESTS_TEST_UTIL_H */
