@@ -35,6 +35,7 @@ static const struct choice io_choices[] = {{"auto", RTR_IO_AUTO},
 static const struct choice compress_choices[] = {{"auto", RTR_COMPRESS_AUTO},
 						 {"none", RTR_COMPRESS_NONE},
 						 {"gzip", RTR_COMPRESS_GZIP},
+						 {"gzip-members", RTR_COMPRESS_GZIP_MEMBERS},
 						 {NULL, 0}};
 static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
 					      {"monotonic", RTR_CLOCK_MONOTONIC},
@@ -130,7 +131,8 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	env_choice("RINGTRACE_IO", io_choices, "auto, uring or sync", &cfg->io);
 	env_choice("RINGTRACE_CLOCK", clock_choices, "auto, monotonic or tsc", &cfg->clock);
 	env_categories(&cfg->categories);
-	env_choice("RINGTRACE_COMPRESS", compress_choices, "auto, none or gzip", &cfg->compress);
+	env_choice("RINGTRACE_COMPRESS", compress_choices, "auto, none, gzip or gzip-members",
+		   &cfg->compress);
 }
 
 long rtr__env_rank(long *world_size)
@@ -219,7 +221,7 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
 	    (cfg->clock != RTR_CLOCK_AUTO && cfg->clock != RTR_CLOCK_MONOTONIC &&
 	     cfg->clock != RTR_CLOCK_TSC) ||
 	    (cfg->compress != RTR_COMPRESS_AUTO && cfg->compress != RTR_COMPRESS_NONE &&
-	     cfg->compress != RTR_COMPRESS_GZIP))
+	     cfg->compress != RTR_COMPRESS_GZIP && cfg->compress != RTR_COMPRESS_GZIP_MEMBERS))
 		return -EINVAL;
 
 	s->cfg = *cfg;

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Compressed output (.json.gz, src/writer/sink_gzip.c): the file is a sequence of whole
- * gzip members, one per written chunk, that decompresses to the same strict JSON a
- * plain file holds; a file cut inside a member reads up to its last whole member; a
+ * Compressed output (.json.gz, src/writer/sink_gzip.c), in its two layouts.
+ *
+ * One member (the default): the whole file is one gzip member that decompresses to the
+ * same strict JSON a plain file holds, with nothing after its trailer; between two
+ * writes it is a complete member closed by the provisional end marker; a file cut
+ * anywhere decompresses (tolerantly) to a prefix of the text, which the repair rule
+ * reads; a write cut by an error counts none of its events as written.
+ *
+ * Members (RTR_COMPRESS_GZIP_MEMBERS): a sequence of whole gzip members, one per
+ * written chunk; a file cut inside a member reads up to its last whole member; a
  * member cut by a write error counts none of its events as written.
  *
- * Files are read back with zlib, an implementation independent of the libdeflate
- * that wrote them, member by member (decode()), so that the tests see where each
- * member ends; the text of the whole members goes to a plain file that the strict
- * reader (tests/support/trace_read.h) parses. gzip(1) checks the files too.
+ * Files are read back with zlib member by member (decode()), so that the tests see
+ * where each member ends (libdeflate wrote the members; zlib's inflate is still a
+ * separate reader of the one-member stream zlib's deflate wrote, and gzip(1) checks
+ * the files too); the text goes to a plain file that the strict reader
+ * (tests/support/trace_read.h) parses.
  *
  * Faults that change the process (a file-size limit, a kill) run in a forked child.
  * Sizes scale with RTR_TEST_SCALE (a factor, default 1; 0.25 under a sanitizer).
@@ -66,6 +74,7 @@ struct members {
 	uint64_t *end;	   /* [n]: file offset just past each */
 	size_t *text_end;  /* [n]: text offset just past each */
 	int cut;	   /* the file ends inside a member (its text is left out) */
+	size_t all_len;	   /* text with what the cut member gave before its end */
 	uint64_t size;	   /* file bytes */
 	unsigned char *in; /* the file */
 };
@@ -159,6 +168,7 @@ static void decode_buf(const unsigned char *in, uint64_t size, struct members *m
 	}
 	inflateEnd(&zs);
 	m->text_len = m->n > 0 ? m->text_end[m->n - 1] : 0;
+	m->all_len = pos;
 }
 
 static void decode(const char *path, struct members *m)
@@ -178,6 +188,39 @@ static uint64_t count_in(const unsigned char *text, size_t len, const char *need
 	     (p = memmem(p, (size_t)(end - p), needle, nl)) != NULL; p += nl)
 		n++;
 	return n;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* m (decoded from path) is exactly one whole gzip member and nothing after it: the
+ * header as the sink writes it, the trailer's CRC-32 and ISIZE those of the text, and
+ * gzip(1) agrees. */
+static void assert_one_member(const struct members *m, const char *path)
+{
+	char cmd[4300];
+
+	assert_false(m->cut);
+	assert_int_equal(m->n, 1);
+	assert_int_equal(m->end[0], m->size); /* nothing follows the trailer */
+	assert_true(m->size >= 18);
+	assert_true(m->in[0] == 0x1f && m->in[1] == 0x8b && m->in[2] == 8);
+	assert_int_equal(m->in[3], 0); /* no name, no extra fields */
+	assert_int_equal(le32(m->in + m->size - 8),
+			 (uint32_t)crc32(crc32(0L, Z_NULL, 0), m->text, (uInt)m->text_len));
+	assert_int_equal(le32(m->in + m->size - 4), (uint32_t)m->text_len);
+	snprintf(cmd, sizeof(cmd), "gzip -t '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Bytes of text[0, len) up to and with its last '\n': what the repair rule keeps. */
+static size_t whole_lines(const unsigned char *text, size_t len)
+{
+	while (len > 0 && text[len - 1] != '\n')
+		len--;
+	return len;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -241,25 +284,33 @@ static void record_seq(uint64_t from, uint64_t n)
 		rtr_counter_i64(CAT, "seq", (int64_t)i);
 }
 
-static void start_at(const char *path, int io, unsigned flush_ms)
+/* compress: the layout; RTR_COMPRESS_AUTO is the default one member by the suffix. */
+static void start_with(const char *path, int io, unsigned flush_ms, int compress)
 {
 	struct rtr_config cfg;
 
 	rtr_config_init(&cfg);
 	cfg.path = path;
 	cfg.io = io;
+	cfg.compress = compress;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
 	if (flush_ms != 0)
 		cfg.flush_ms = flush_ms;
 	assert_int_equal(rtr_start(&cfg), 0);
 }
 
-/* Record n seq events in `pieces` flushed parts: at least that many members. */
-static void record_gz(const char *path, int io, uint64_t n, unsigned pieces)
+static void start_at(const char *path, int io, unsigned flush_ms)
+{
+	start_with(path, io, flush_ms, RTR_COMPRESS_AUTO);
+}
+
+/* Record n seq events in `pieces` flushed parts: at least that many writes (members,
+ * with RTR_COMPRESS_GZIP_MEMBERS). */
+static void record_gz(const char *path, int io, uint64_t n, unsigned pieces, int compress)
 {
 	struct rtr_stats st;
 
-	start_at(path, io, 0);
+	start_with(path, io, 0, compress);
 	for (unsigned k = 0; k < pieces; k++) {
 		record_seq(n * k / pieces, n * (k + 1) / pieces - n * k / pieces);
 		assert_int_equal(rtr_flush(), 0);
@@ -380,8 +431,7 @@ static void parses_back_exactly(int io, const char *name)
 	rtr_stats_get(&st);
 
 	decode(path, &m);
-	assert_false(m.cut);
-	assert_true(m.n >= 4);
+	assert_one_member(&m, path);
 	/* Stats: compressed bytes on disk, and the text they hold. */
 	assert_int_equal(st.bytes_written, m.size);
 	assert_int_equal(st.bytes_uncompressed, m.text_len);
@@ -430,6 +480,118 @@ static void a_gz_path_with_write_parses_back_exactly(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
+/* One member                                                                 */
+
+/* After each rtr_flush() the file, copied as it is, is one complete member of strict
+ * JSON closed by a provisional end marker, and its kept text grows by appending. */
+static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(void **state)
+{
+	(void)state;
+	char path[4096], copy[4200], json[4200];
+	uint64_t per = tu_scaled(30000, 5000), before = 0;
+	unsigned char *prev = NULL;
+	struct seq_walk w;
+	struct members m;
+
+	make_file(path, sizeof(path), "between", ".json.gz");
+	make_file(copy, sizeof(copy), "between-copy", ".json.gz");
+	make_file(json, sizeof(json), "between", ".json");
+	start_at(path, RTR_IO_AUTO, 60000); /* no timed writes: only the flushes */
+	for (unsigned k = 1; k <= 4; k++) {
+		uint64_t size;
+		unsigned char *in;
+
+		record_seq(per * (k - 1), per);
+		assert_int_equal(rtr_flush(), 0);
+		in = read_all(path, &size);
+		write_all(copy, in, (size_t)size);
+		free(in);
+		decode(copy, &m);
+		assert_one_member(&m, copy);
+		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+		assert_true(info.complete); /* strict JSON, not repaired */
+		assert_int_equal(w.next, (int64_t)(per * k));
+		assert_true(w.end_seen);
+		assert_false(w.end_final);
+		assert_int_equal(w.end_events, (int64_t)(per * k));
+		/* the kept text of the last copy is a prefix of this one */
+		if (prev != NULL)
+			assert_memory_equal(m.text, prev, before);
+		free(prev);
+		before = (uint64_t)w.end_bytes; /* the text before the end marker */
+		prev = malloc(before + 1);
+		assert_non_null(prev);
+		memcpy(prev, m.text, before);
+		members_free(&m);
+	}
+	assert_int_equal(rtr_stop(), 0);
+	decode(path, &m);
+	assert_one_member(&m, path);
+	assert_memory_equal(m.text, prev, before);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+	assert_true(info.complete);
+	assert_true(w.end_seen && w.end_final);
+	assert_int_equal(w.next, (int64_t)(4 * per));
+	free(prev);
+	members_free(&m);
+}
+
+/* Cut the one-member file at `cut` bytes: zlib, tolerant of the missing end, gives a
+ * prefix of the text; the repair rule reads its whole lines, every event intact. */
+static void check_stream_cut(const struct members *full, uint64_t cut, const char *cut_path,
+			     const char *json)
+{
+	struct members m;
+	struct seq_walk w;
+	char cmd[4300];
+
+	write_all(cut_path, full->in, (size_t)cut);
+	decode(cut_path, &m);
+	assert_int_equal(m.n, cut == full->size);
+	assert_int_equal(m.cut, cut > 0 && cut < full->size);
+	assert_true(m.all_len <= full->text_len);
+	assert_memory_equal(m.text, full->text, m.all_len);
+	if (m.cut) {
+		snprintf(cmd, sizeof(cmd), "gzip -t '%s' 2>/dev/null", cut_path);
+		assert_int_not_equal(system(cmd), 0);
+	}
+	size_t lines = whole_lines(m.text, m.all_len);
+	if (count_in(m.text, lines, "\n") >= 3) { /* past the head: repairable */
+		struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
+		assert_int_equal(w.next, (int64_t)count_in(m.text, lines, "\"name\":\"seq\""));
+		if (!info.complete) {
+			assert_true(info.repaired);
+			assert_false(w.end_seen);
+		}
+	}
+	members_free(&m);
+}
+
+static void a_file_cut_anywhere_reads_a_prefix_of_the_text(void **state)
+{
+	(void)state;
+	char path[4096], cut_path[4200], json[4200];
+	uint64_t n = tu_scaled(40000, 10000);
+	struct members full;
+
+	make_file(path, sizeof(path), "stream-cut", ".json.gz");
+	make_file(cut_path, sizeof(cut_path), "stream-cut-part", ".json.gz");
+	make_file(json, sizeof(json), "stream-cut", ".json");
+	record_gz(path, RTR_IO_AUTO, n, 6, RTR_COMPRESS_AUTO);
+	decode(path, &full);
+	assert_one_member(&full, path);
+
+	/* Inside the header, at many places through the stream, in the trailer. */
+	uint64_t fixed[] = {0,	      5, 10, 11, 12, full.size - 8, full.size - 4, full.size - 1,
+			    full.size};
+	for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++)
+		check_stream_cut(&full, fixed[k], cut_path, json);
+	for (unsigned k = 1; k < 97; k++)
+		check_stream_cut(&full, full.size * k / 97, cut_path, json);
+	members_free(&full);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Members                                                                    */
 
 static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void **state)
@@ -442,7 +604,7 @@ static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void
 
 	make_file(path, sizeof(path), "members", ".json.gz");
 	make_file(json, sizeof(json), "members", ".json");
-	record_gz(path, RTR_IO_AUTO, n, 8);
+	record_gz(path, RTR_IO_AUTO, n, 8, RTR_COMPRESS_GZIP_MEMBERS);
 
 	decode(path, &m);
 	assert_false(m.cut);
@@ -530,7 +692,7 @@ static void a_file_cut_inside_a_member_reads_up_to_its_last_whole_member(void **
 	make_file(path, sizeof(path), "cut", ".json.gz");
 	make_file(cut_path, sizeof(cut_path), "cut-part", ".json.gz");
 	make_file(json, sizeof(json), "cut", ".json");
-	record_gz(path, RTR_IO_AUTO, n, 6);
+	record_gz(path, RTR_IO_AUTO, n, 6, RTR_COMPRESS_GZIP_MEMBERS);
 	decode(path, &full);
 	assert_false(full.cut);
 	assert_true(full.n >= 6 + 2);
@@ -574,7 +736,7 @@ static void kill_child(const char *trace, int out_fd)
 	}
 }
 
-static void sigkill_leaves_whole_members_with_every_flushed_event(void **state)
+static void sigkill_leaves_every_flushed_event_readable(void **state)
 {
 	(void)state;
 	char trace[4096], json[4200];
@@ -620,17 +782,19 @@ static void sigkill_leaves_whole_members_with_every_flushed_event(void **state)
 	struct members m;
 	struct seq_walk w;
 	decode(trace, &m);
-	assert_true(m.n >= 2);
-	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_REPAIR, &w);
+	assert_true(m.n <= 1); /* one member, maybe cut */
+	/* all the text zlib gives, up to a cut: every flushed event is in it */
+	struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
 	assert_true(w.next > last);
 	if (info.complete) {
-		/* killed between writes: strict JSON closed by a provisional end marker */
-		assert_false(m.cut);
+		/* killed between writes (or inside the trailer): strict JSON closed by a
+		 * provisional end marker */
 		assert_true(w.end_seen);
 		assert_false(w.end_final);
 		assert_int_equal(w.end_events, w.next);
 	} else {
-		/* killed inside a write: the provisional member was cut off already */
+		/* killed inside a write: the provisional close was cut off already, or is
+		 * cut itself */
 		assert_true(info.repaired);
 		assert_false(w.end_seen);
 	}
@@ -648,7 +812,7 @@ struct fsize_report {
 	struct rtr_stats st;
 };
 
-static void fsize_child(const char *trace, int out_fd, int io, uint64_t events)
+static void fsize_child(const char *trace, int out_fd, int io, int compress, uint64_t events)
 {
 	struct fsize_report rep;
 	struct rlimit lim = {FSIZE_LIMIT, FSIZE_LIMIT};
@@ -663,8 +827,9 @@ static void fsize_child(const char *trace, int out_fd, int io, uint64_t events)
 	rtr_config_init(&cfg);
 	cfg.path = trace;
 	cfg.io = io;
+	cfg.compress = compress;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.flush_ms = 5; /* many members */
+	cfg.flush_ms = 5; /* many writes */
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
 		record_seq(0, events);
@@ -676,7 +841,7 @@ static void fsize_child(const char *trace, int out_fd, int io, uint64_t events)
 	_exit(0);
 }
 
-static void file_size_limit(int io, const char *name)
+static void file_size_limit(int io, int compress, const char *name)
 {
 	char trace[4096], json[4200];
 	uint64_t events = tu_scaled(400000, 100000); /* ~4 MB compressed: far past the limit */
@@ -696,7 +861,7 @@ static void file_size_limit(int io, const char *name)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(pfd[0]);
-		fsize_child(trace, pfd[1], io, events);
+		fsize_child(trace, pfd[1], io, compress, events);
 	}
 	close(pfd[1]);
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
@@ -711,12 +876,31 @@ static void file_size_limit(int io, const char *name)
 	assert_int_equal(rep.st.events_dropped, rep.st.events_dropped_io);
 	assert_int_equal(rep.st.events_written + rep.st.events_dropped, events);
 
-	/* Honest to the event: the whole members hold exactly the events counted as
-	 * written, and the text counted is exactly theirs. */
 	struct members m;
 	struct seq_walk w;
 	decode(trace, &m);
 	assert_true(m.size <= FSIZE_LIMIT);
+	if (compress != RTR_COMPRESS_GZIP_MEMBERS) {
+		/* One member, cut by the limit. Honest to the event: the text of the writes
+		 * that landed whole is a prefix of what zlib gives, and holds exactly the
+		 * events counted as written; a cut write gives readers more, uncounted. */
+		assert_true(m.cut);
+		assert_int_equal(m.n, 0);
+		assert_true(rep.st.bytes_written <= m.size);
+		assert_true(rep.st.bytes_uncompressed <= m.all_len);
+		walk_text(json, m.text, rep.st.bytes_uncompressed, TT_REPAIR, &w);
+		assert_false(w.end_seen);
+		assert_true(w.next > 0);
+		assert_int_equal(w.next, (int64_t)rep.st.events_written);
+		print_message("%s: %" PRIu64 " of %" PRIu64 " text bytes counted, %" PRId64
+			      " events in them; %" PRIu64 " lost to EFBIG\n",
+			      rtr_io_name(io), rep.st.bytes_uncompressed, (uint64_t)m.all_len,
+			      w.next, rep.st.events_dropped_io);
+		members_free(&m);
+		return;
+	}
+	/* Members. Honest to the event: the whole members hold exactly the events counted
+	 * as written, and the text counted is exactly theirs. */
 	/* bytes_written leaves out a provisional member, in the rare case that the limit
 	 * falls inside one: it was to be cut off */
 	assert_true(rep.st.bytes_written == m.size ||
@@ -733,16 +917,28 @@ static void file_size_limit(int io, const char *name)
 	members_free(&m);
 }
 
+static void file_size_limit_with_io_uring_counts_a_cut_write_as_lost(void **state)
+{
+	(void)state;
+	file_size_limit(RTR_IO_URING, RTR_COMPRESS_AUTO, "fsize-uring");
+}
+
+static void file_size_limit_with_write_counts_a_cut_write_as_lost(void **state)
+{
+	(void)state;
+	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_AUTO, "fsize-sync");
+}
+
 static void file_size_limit_with_io_uring_counts_a_cut_member_as_lost(void **state)
 {
 	(void)state;
-	file_size_limit(RTR_IO_URING, "fsize-uring");
+	file_size_limit(RTR_IO_URING, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-uring");
 }
 
 static void file_size_limit_with_write_counts_a_cut_member_as_lost(void **state)
 {
 	(void)state;
-	file_size_limit(RTR_IO_SYNC, "fsize-sync");
+	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-sync");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -768,6 +964,7 @@ static void config_with_env(struct rtr_config *cfg, const char *value)
 }
 
 /* Record 100 seq events with cfg; the file must be gzip or not, and say which. */
+/* gzip: 0 plain, 1 one member, 2 members. */
 static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip)
 {
 	char json[4200];
@@ -794,6 +991,10 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 		assert_true(magic[0] == 0x1f && magic[1] == 0x8b);
 		decode(path, &m);
 		assert_false(m.cut);
+		if (gzip == 1)
+			assert_one_member(&m, path);
+		else
+			assert_true(m.n >= 2); /* the head, the rest, the end */
 		assert_int_equal(st.bytes_uncompressed, m.text_len);
 		walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
 		members_free(&m);
@@ -829,6 +1030,11 @@ static void the_suffix_chooses_and_ringtrace_compress_overrides_it(void **state)
 	config_with_env(&cfg, "none");
 	assert_int_equal(cfg.compress, RTR_COMPRESS_NONE);
 	record_and_expect(&cfg, gz, 0);
+
+	config_with_env(&cfg, "gzip-members");
+	assert_int_equal(cfg.compress, RTR_COMPRESS_GZIP_MEMBERS);
+	record_and_expect(&cfg, gz, 2);
+	record_and_expect(&cfg, plain, 2);
 
 	config_with_env(&cfg, "GZip");
 	assert_int_equal(cfg.compress, RTR_COMPRESS_GZIP);
@@ -907,19 +1113,19 @@ static void bad_paths_and_values_fail_start_and_lose_nothing_recorded(void **sta
 #define KEEP_LINES 150
 
 /* Open a gzip sink on a fresh file; returns the fd. */
-static int open_gzip(struct rtr__sink *s, const char *path, int io)
+static int open_gzip(struct rtr__sink *s, const char *path, int io, int members)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	assert_true(fd >= 0);
-	assert_int_equal(rtr__sink_open_gzip(s, fd, io, CHUNK, 4), 0);
+	assert_int_equal(rtr__sink_open_gzip(s, fd, io, CHUNK, 4, members), 0);
 	assert_non_null(s->text);
 	return fd;
 }
 
-/* LINES lines of varied text, the last LINES - KEEP_LINES a provisional tail; every
- * line but the last two an event. */
-static void submit_lines(struct rtr__sink *s)
+/* LINES lines of varied text, the last LINES - KEEP_LINES a provisional tail (none
+ * when final: the last chunk); every line but the last two an event. */
+static void submit_lines_final(struct rtr__sink *s, int final)
 {
 	struct rtr__chunk *c = rtr__sink_acquire(s);
 	uint64_t x = 12345;
@@ -931,14 +1137,20 @@ static void submit_lines(struct rtr__sink *s)
 		c->data[i] = (i + 1) % LINE_BYTES == 0 ? '\n' : (char)('a' + (x >> 59));
 	}
 	c->len = LINES * LINE_BYTES;
-	c->keep = KEEP_LINES * LINE_BYTES;
+	c->keep = final ? 0 : KEEP_LINES * LINE_BYTES;
+	c->final = final;
 	c->events = LINES - 2;
 	rtr__sink_submit(s, c);
 }
 
-static void gzip_sink(int io, const char *name)
+static void submit_lines(struct rtr__sink *s)
 {
-	char path[3][4096];
+	submit_lines_final(s, 0);
+}
+
+static void gzip_sink(int io, int members, const char *name)
+{
+	char path[4][4096];
 	struct rtr__sink s;
 	struct members m;
 	uint64_t head, total;
@@ -948,14 +1160,14 @@ static void gzip_sink(int io, const char *name)
 		print_message("io_uring cannot be set up here\n");
 		skip();
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		char ext[16];
 		snprintf(ext, sizeof(ext), "-%d.gz", i);
 		make_file(path[i], sizeof(path[i]), name, ext);
 	}
 
-	/* Written in full: the kept member and the provisional one after it. */
-	int fd = open_gzip(&s, path[0], io);
+	/* Written in full: the kept part and the provisional close after it. */
+	int fd = open_gzip(&s, path[0], io, members);
 	submit_lines(&s);
 	assert_int_equal(rtr__sink_wait(&s), 0);
 	head = s.offset; /* where the next chunk would go: the provisional member's start */
@@ -971,18 +1183,25 @@ static void gzip_sink(int io, const char *name)
 	close(fd);
 	decode(path[0], &m);
 	assert_false(m.cut);
-	assert_int_equal(m.n, 2);
-	assert_int_equal(m.end[0], head);
+	if (members) {
+		assert_int_equal(m.n, 2);
+		assert_int_equal(m.end[0], head);
+		assert_int_equal(m.text_end[0], KEEP_LINES * LINE_BYTES);
+	} else {
+		/* one member: the deflate part, then a stored block and the trailer */
+		assert_one_member(&m, path[0]);
+		assert_int_equal(m.in[head], 1); /* BFINAL 1, BTYPE 00 */
+		assert_int_equal(total - head, 5 + (LINES - KEEP_LINES) * LINE_BYTES + 8);
+	}
 	assert_int_equal(m.size, total);
-	assert_int_equal(m.text_end[0], KEEP_LINES * LINE_BYTES);
 	assert_int_equal(m.text_len, LINES * LINE_BYTES);
 	members_free(&m);
 
 	getrlimit(RLIMIT_FSIZE, &saved);
 	lim = saved;
 
-	/* Cut inside the kept member: none of its events landed. */
-	fd = open_gzip(&s, path[1], io);
+	/* Cut inside the kept part: none of its events landed. */
+	fd = open_gzip(&s, path[1], io, members);
 	lim.rlim_cur = head / 2;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	submit_lines(&s);
@@ -996,8 +1215,8 @@ static void gzip_sink(int io, const char *name)
 	rtr__sink_close(&s);
 	close(fd);
 
-	/* Cut inside the provisional member: the kept one is whole, its events landed. */
-	fd = open_gzip(&s, path[2], io);
+	/* Cut inside the provisional close: the kept part is whole, its events landed. */
+	fd = open_gzip(&s, path[2], io, members);
 	lim.rlim_cur = head + (total - head) / 2;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	submit_lines(&s);
@@ -1012,21 +1231,58 @@ static void gzip_sink(int io, const char *name)
 	close(fd);
 	decode(path[2], &m);
 	assert_true(m.cut);
-	assert_int_equal(m.n, 1);
-	assert_int_equal(m.text_len, KEEP_LINES * LINE_BYTES);
+	if (members) {
+		assert_int_equal(m.n, 1);
+		assert_int_equal(m.text_len, KEEP_LINES * LINE_BYTES);
+	} else {
+		assert_int_equal(m.n, 0); /* the member is cut, but zlib gives its text */
+		assert_true(m.all_len >= KEEP_LINES * LINE_BYTES);
+	}
+	members_free(&m);
+
+	if (members)
+		return;
+	/* One member: a second chunk goes over the first's provisional close and
+	 * continues the stream; as the last, it ends it. */
+	fd = open_gzip(&s, path[3], io, members);
+	submit_lines(&s);
+	submit_lines_final(&s, 1);
+	assert_int_equal(rtr__sink_wait(&s), 0);
+	assert_int_equal(s.offset, s.end); /* nothing provisional left */
+	assert_int_equal(s.bytes_text, (KEEP_LINES + LINES) * LINE_BYTES);
+	assert_int_equal(s.events_written, 2 * (LINES - 2));
+	rtr__sink_close(&s);
+	close(fd);
+	decode(path[3], &m);
+	assert_one_member(&m, path[3]);
+	assert_int_equal(m.size, s.bytes_written);
+	assert_int_equal(m.text_len, (KEEP_LINES + LINES) * LINE_BYTES);
+	assert_memory_equal(m.text, m.text + KEEP_LINES * LINE_BYTES, KEEP_LINES * LINE_BYTES);
 	members_free(&m);
 }
 
-static void gzip_sink_with_io_uring_counts_only_whole_members(void **state)
+static void gzip_sink_with_io_uring_counts_only_whole_writes(void **state)
 {
 	(void)state;
-	gzip_sink(RTR_IO_URING, "sink-uring");
+	gzip_sink(RTR_IO_URING, 0, "sink-uring");
 }
 
-static void gzip_sink_with_write_counts_only_whole_members(void **state)
+static void gzip_sink_with_write_counts_only_whole_writes(void **state)
 {
 	(void)state;
-	gzip_sink(RTR_IO_SYNC, "sink-sync");
+	gzip_sink(RTR_IO_SYNC, 0, "sink-sync");
+}
+
+static void gzip_members_sink_with_io_uring_counts_only_whole_members(void **state)
+{
+	(void)state;
+	gzip_sink(RTR_IO_URING, 1, "sink-members-uring");
+}
+
+static void gzip_members_sink_with_write_counts_only_whole_members(void **state)
+{
+	(void)state;
+	gzip_sink(RTR_IO_SYNC, 1, "sink-members-sync");
 }
 
 /* Every test leaves the recorder stopped and its files removed, pass or fail. */
@@ -1037,15 +1293,21 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TEST(a_gz_path_with_io_uring_parses_back_exactly),
 		TEST(a_gz_path_with_write_parses_back_exactly),
+		TEST(between_writes_the_file_is_one_member_closed_by_a_provisional_end),
+		TEST(a_file_cut_anywhere_reads_a_prefix_of_the_text),
 		TEST(every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file),
 		TEST(a_file_cut_inside_a_member_reads_up_to_its_last_whole_member),
-		TEST(sigkill_leaves_whole_members_with_every_flushed_event),
+		TEST(sigkill_leaves_every_flushed_event_readable),
+		TEST(file_size_limit_with_io_uring_counts_a_cut_write_as_lost),
+		TEST(file_size_limit_with_write_counts_a_cut_write_as_lost),
 		TEST(file_size_limit_with_io_uring_counts_a_cut_member_as_lost),
 		TEST(file_size_limit_with_write_counts_a_cut_member_as_lost),
 		TEST(the_suffix_chooses_and_ringtrace_compress_overrides_it),
 		TEST(bad_paths_and_values_fail_start_and_lose_nothing_recorded),
-		TEST(gzip_sink_with_io_uring_counts_only_whole_members),
-		TEST(gzip_sink_with_write_counts_only_whole_members),
+		TEST(gzip_sink_with_io_uring_counts_only_whole_writes),
+		TEST(gzip_sink_with_write_counts_only_whole_writes),
+		TEST(gzip_members_sink_with_io_uring_counts_only_whole_members),
+		TEST(gzip_members_sink_with_write_counts_only_whole_members),
 	};
 
 	/* A write past a file-size limit must give EFBIG, never kill the test. */

@@ -69,7 +69,7 @@ static uint64_t events_in_prefix(const struct rtr__chunk *c, size_t done)
 {
 	uint64_t lines = 0, meta = 0;
 
-	if (c->gzip) /* a cut member decompresses to nothing readable */
+	if (c->gzip) /* what a cut member or stream still gives a reader is not counted */
 		return done >= c->keep ? c->events : 0;
 	if (c->nmeta > RTR_CHUNK_META_MAX)
 		return 0;
@@ -150,6 +150,7 @@ static void unmap_all(struct rtr__sink *s)
 	s->nchunks = 0;
 }
 
+/* gzip: 0 plain, 1 one gzip member, 2 gzip members. */
 static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks,
 		     int gzip)
 {
@@ -164,7 +165,7 @@ static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, un
 	    chunk_bytes % (size_t)page != 0 ||
 	    (io != RTR_IO_AUTO && io != RTR_IO_URING && io != RTR_IO_SYNC))
 		return -EINVAL;
-	if (gzip) /* both members of a full chunk, whatever the text */
+	if (gzip) /* a full chunk compressed, whatever the text */
 		buf_bytes = (rtr__sink_gzip_bound(chunk_bytes) + (size_t)page - 1) &
 			    ~((size_t)page - 1);
 	if (__builtin_mul_overflow(buf_bytes, nchunks, &bytes))
@@ -187,7 +188,7 @@ static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, un
 		s->chunks[i].index = i;
 	}
 	if (gzip) {
-		err = rtr__sink_gzip_open(s);
+		err = rtr__sink_gzip_open(s, gzip == 2);
 		if (err != 0) {
 			unmap_all(s);
 			reset(s);
@@ -218,9 +219,10 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 	return open_sink(s, fd, io, chunk_bytes, nchunks, 0);
 }
 
-int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks)
+int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks,
+			int members)
 {
-	return open_sink(s, fd, io, chunk_bytes, nchunks, 1);
+	return open_sink(s, fd, io, chunk_bytes, nchunks, members ? 2 : 1);
 }
 
 /* Hand c out empty. */
@@ -231,6 +233,7 @@ static struct rtr__chunk *hold(struct rtr__chunk *c)
 	c->keep = 0;
 	c->events = 0;
 	c->nmeta = 0;
+	c->final = 0;
 	c->gzip = 0;
 	c->keep_text = 0;
 	c->done = 0;
@@ -283,7 +286,7 @@ void rtr__sink_submit(struct rtr__sink *s, struct rtr__chunk *c)
 	if (c->keep == 0 || c->keep > c->len)
 		c->keep = c->len;
 	if (c == s->text) {
-		/* From here on the members go out in a pool chunk; the text is free. */
+		/* From here on the compressed bytes go out in a pool chunk; the text is free. */
 		c = rtr__sink_gzip_deflate(s, c);
 		if (c == NULL)
 			return;

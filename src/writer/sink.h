@@ -15,9 +15,10 @@
  *
  * Compression (rtr__sink_open_gzip(), sink_gzip.c). The writer fills one text chunk
  * instead of pool chunks; submit compresses it, in the writer thread, into a pool
- * chunk as one gzip member for the kept lines and a second for the provisional tail,
- * and writes that. So the file is a sequence of whole members, each ending after a
- * whole line, and a cut file decompresses up to its last whole member.
+ * chunk and writes that: by default the next part of one deflate stream, then the
+ * provisional tail as a final stored block and the gzip trailer; with members, one
+ * gzip member for the kept lines and a second for the provisional tail. Either way
+ * the compressed provisional tail is cut off like a plain one.
  *
  * A write error (ENOSPC, EFBIG, EIO, ...) is kept as the sink's first error. From then
  * on nothing more is written: the events of the failed chunk and of every later one
@@ -33,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct libdeflate_compressor;
+struct rtr__gzip;
 
 /* Lines of a chunk that are not events, whose ends a chunk remembers. */
 #define RTR_CHUNK_META_MAX 256
@@ -57,10 +58,16 @@ struct rtr__chunk {
 	 */
 	uint32_t nmeta;
 	uint32_t meta_end[RTR_CHUNK_META_MAX];
+	/*
+	 * The last chunk of the file (the writer is finishing): a compressed stream ends
+	 * with it. Set by the writer before submit.
+	 */
+	int final;
 	/* Sink-private. */
 	/*
-	 * Compressed: data[0, keep) is one gzip member of keep_text bytes of text. A
-	 * member cut short decompresses to nothing, so a partial write lands no event.
+	 * Compressed: data[0, keep) holds keep_text bytes of text (a gzip member, or the
+	 * next part of the one deflate stream). A partial write counts no event landed:
+	 * what a cut member or stream still gives a reader is not counted.
 	 */
 	int gzip;
 	size_t keep_text;
@@ -85,7 +92,7 @@ struct rtr__sink {
 	unsigned nchunks;   /* pool chunks */
 	struct rtr__chunk *chunks; /* nchunks, then the text chunk when compressing */
 	struct rtr__chunk *text;   /* compressing: the one chunk the writer fills; else NULL */
-	struct libdeflate_compressor *gzip; /* compressing: level 1; else NULL */
+	struct rtr__gzip *gzip;	   /* compressing: the compressor (sink_gzip.c); else NULL */
 	uint64_t offset; /* file offset of the next submission; stops moving at the first error */
 	uint64_t end;	 /* end of the file as written: offset + a provisional tail */
 	uint64_t text_offset; /* uncompressed bytes before the next submission (= offset plain) */
@@ -114,11 +121,13 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
 
 /*
  * rtr__sink_open(), writing gzip: acquire hands out one text chunk of chunk_bytes,
- * and submit compresses it (libdeflate, level 1) into pool chunks of buf_bytes, a
- * little more than chunk_bytes (incompressible text grows). Returns 0, or -errno as
+ * and submit compresses it (level 1) into pool chunks of buf_bytes, a little more
+ * than chunk_bytes (incompressible text grows). members 0: one gzip member for the
+ * whole file (zlib); 1: two members per chunk (libdeflate). Returns 0, or -errno as
  * rtr__sink_open() (-ENOMEM also when the compressor cannot be allocated).
  */
-int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks);
+int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks,
+			int members);
 
 /* An empty chunk (len 0, events 0), waiting for a write to complete when every chunk
  * is in flight (io_uring). Never NULL while the caller holds fewer than nchunks chunks;
@@ -168,10 +177,11 @@ void rtr__sink_uring_close(struct rtr__sink *s);
 /* Write c in full (or fail) before returning. */
 void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c);
 
-/* Most bytes the two members of text_bytes of text take, however it is split. */
+/* Most bytes text_bytes of text take compressed, in either layout, however it is
+ * split into kept text and a provisional tail. */
 size_t rtr__sink_gzip_bound(size_t text_bytes);
 /* Set up s->gzip and the text chunk (s->chunks[nchunks]); 0 or -ENOMEM. */
-int rtr__sink_gzip_open(struct rtr__sink *s);
+int rtr__sink_gzip_open(struct rtr__sink *s, int members);
 /* Compress text chunk t (keep set) into a pool chunk, which is returned HELD, and
  * free t; NULL when t failed instead (counted, t freed). */
 struct rtr__chunk *rtr__sink_gzip_deflate(struct rtr__sink *s, struct rtr__chunk *t);

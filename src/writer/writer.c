@@ -205,7 +205,7 @@ static inline char *out_commit(struct writer *w, char *end, uint64_t events)
 	 * of the file, so a line that would cross one starts on the next page instead,
 	 * after spaces (JSON whitespace): a killed run's file then ends after a whole
 	 * line, which every viewer loads. Costs about half a line per 4 KiB. Compressed
-	 * output has no such pages: a cut member is lost whole (sink_gzip.c). */
+	 * output has no such pages (sink_gzip.c). */
 	size_t room = PAGE_BYTES - (size_t)((w->sink.offset + start) & (PAGE_BYTES - 1));
 
 	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && w->sink.gzip == NULL) {
@@ -1358,6 +1358,7 @@ static void *writer_main(void *arg)
 	w->finishing = 1;
 	out_reserve(w, 0); /* TAIL_ROOM is free */
 	put_end(w, 1);
+	w->chunk->final = 1; /* the last write: a compressed stream ends with it */
 	write_out(w, 1);
 	w->final_error = rtr_atomic_load_relaxed(&w->sink.error);
 	return NULL;
@@ -1407,8 +1408,9 @@ int rtr__writer_start(const struct rtr__session *s)
 		goto fail_scratch;
 	}
 	/* rtr__session_config() has resolved RTR_COMPRESS_AUTO by the path's suffix. */
-	if (s->cfg.compress == RTR_COMPRESS_GZIP)
-		err = rtr__sink_open_gzip(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
+	if (s->cfg.compress == RTR_COMPRESS_GZIP || s->cfg.compress == RTR_COMPRESS_GZIP_MEMBERS)
+		err = rtr__sink_open_gzip(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS,
+					  s->cfg.compress == RTR_COMPRESS_GZIP_MEMBERS);
 	else
 		err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
 	if (err != 0)
