@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared parts of the subcommands (see cli.h).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ringtrace %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(cmd, fmt, ap);
+	va_end(ap);
+}
+
+void cli_note(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(cmd, fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringtrace %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'ringtrace %s --help'.\n", cmd);
+	return CLI_ERROR;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (*s < '0' || *s > '9' || n > (UINT64_MAX - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*v = n;
+	return 0;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+char *cli_default_output(const char *input, const char *tag)
+{
+	size_t n = strlen(input), stem = n;
+	const char *ext = ".json";
+	char *out;
+
+	if (strcmp(input, "-") == 0)
+		return strdup("-");
+	if (ends_with(input, n, ".json.gz")) {
+		stem = n - 8;
+		ext = ".json.gz";
+	} else if (ends_with(input, n, ".json")) {
+		stem = n - 5;
+	} else if (ends_with(input, n, ".gz")) {
+		stem = n - 3;
+		ext = ".json.gz";
+	}
+	out = malloc(stem + strlen(tag) + 10);
+	if (out != NULL)
+		sprintf(out, "%.*s.%s%s", (int)stem, input, tag, ext);
+	return out;
+}
+
+struct trace_reader *cli_open_trace(const char *cmd, const char *path,
+				    const struct trace_reader_options *options)
+{
+	struct trace_reader *r;
+	int err = trace_reader_open(path, options, &r);
+
+	if (err != 0) {
+		cli_error(cmd, "cannot read %s: %s", path, strerror(-err));
+		return NULL;
+	}
+	return r;
+}
+
+void cli_warn_issue(void *ctx, const struct trace_issue *issue)
+{
+	struct cli_warnings *w = ctx;
+
+	w->count++;
+	if (w->shown >= w->max)
+		return;
+	w->shown++;
+	if (issue->line > 0)
+		fprintf(stderr, "%s:%llu:%llu: warning: %s\n", w->file,
+			(unsigned long long)issue->line, (unsigned long long)issue->col,
+			issue->message);
+	else
+		fprintf(stderr, "%s: warning: %s\n", w->file, issue->message);
+}
+
+void cli_warnings_done(const struct cli_warnings *w)
+{
+	if (w->count > w->shown)
+		fprintf(stderr, "%s: ... and %llu more warnings\n", w->file,
+			(unsigned long long)(w->count - w->shown));
+}

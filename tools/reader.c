@@ -1,0 +1,1658 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming trace reader (see reader.h for the contract).
+ *
+ * Design. Bytes flow one way: input -> text -> yajl -> events -> queue -> caller.
+ *
+ *   input   read(2) in INPUT_BYTES blocks from the file or standard input;
+ *   text    the same bytes, or their inflation when the first two bytes are the gzip
+ *           magic (zlib, windowBits 15+32, reset after each member so that the
+ *           recorder's concatenated members read as one text);
+ *   yajl    the callback parser, fed SLICE_BYTES at a time;
+ *   events  the callbacks build one event: its compact JSON (every token
+ *           re-serialised as it arrives) and the values of the known keys and of
+ *           the top-level args (copied, NUL-terminated);
+ *   queue   a finished event is copied into one allocation and queued; the caller
+ *           pulls from the queue, and the next slice is parsed only when it is
+ *           empty. So memory holds one slice's events and one partial event.
+ *
+ * A pull interface over a push parser: several readers can be pulled side by side
+ * (a merge), and a caller may stop whenever it likes.
+ *
+ * Positions. Inside a callback yajl_get_bytes_consumed() is the offset just past
+ * the current token within the buffer given to yajl_parse(); feed_abs is that
+ * buffer's text offset. Lines are counted lazily: `counted` is how far into the
+ * text block '\n' bytes have been counted, and each position asked for moves it
+ * forward with memchr, so each byte is looked at once. Positions asked for out of
+ * order (rare: issues) are counted again from the start of the block without
+ * moving anything.
+ *
+ * The end. A cut is the input ending while yajl is inside the top-level value: the
+ * events finished so far were queued, the partial one is dropped. A cut inside a
+ * gzip member is the same thing seen one layer down: inflate gave what it could.
+ *
+ * Recoveries. NUL bytes are rewritten to blanks as each slice is fed (feed_slice()),
+ * after the text before them has been parsed, so that their issue keeps its place.
+ * ",]" makes yajl fail; a fresh parser is put in the state after the array by a
+ * muted synthetic prefix, and parsing goes on (recover_trailing_comma()).
+ *
+ * String rules (TRACE_READ_CHECK_STRINGS). A byte scanner runs over each slice just
+ * ahead of yajl, tracking strings and escapes across slice borders with its own line
+ * count. At each finding it first feeds yajl everything before it, so that the
+ * issue is queued after the events that precede it. A raw control byte is rewritten
+ * to a blank before yajl sees it (a raw '\n' so rewritten is remembered, so that
+ * the lazy line count still sees it).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "reader.h"
+
+#include "json.h"
+#include "progress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#define INPUT_BYTES (64 * 1024)
+#define TEXT_BYTES  (64 * 1024)
+#define SLICE_BYTES (16 * 1024) /* bounds the events queued at once */
+
+static const char *const field_names[TRACE_F_COUNT] = {
+	[TRACE_F_PH] = "ph",   [TRACE_F_NAME] = "name", [TRACE_F_CAT] = "cat",
+	[TRACE_F_TS] = "ts",   [TRACE_F_DUR] = "dur",	[TRACE_F_PID] = "pid",
+	[TRACE_F_TID] = "tid", [TRACE_F_ID] = "id",	[TRACE_F_S] = "s",
+	[TRACE_F_BP] = "bp",   [TRACE_F_ARGS] = "args",
+};
+
+static const size_t field_offsets[TRACE_F_COUNT] = {
+	[TRACE_F_PH] = offsetof(struct trace_event, ph),
+	[TRACE_F_NAME] = offsetof(struct trace_event, name),
+	[TRACE_F_CAT] = offsetof(struct trace_event, cat),
+	[TRACE_F_TS] = offsetof(struct trace_event, ts),
+	[TRACE_F_DUR] = offsetof(struct trace_event, dur),
+	[TRACE_F_PID] = offsetof(struct trace_event, pid),
+	[TRACE_F_TID] = offsetof(struct trace_event, tid),
+	[TRACE_F_ID] = offsetof(struct trace_event, id),
+	[TRACE_F_S] = offsetof(struct trace_event, s),
+	[TRACE_F_BP] = offsetof(struct trace_event, bp),
+	[TRACE_F_ARGS] = offsetof(struct trace_event, args),
+};
+
+static const char *const type_names[] = {
+	[TRACE_ABSENT] = "absent",   [TRACE_NULL] = "null",	  [TRACE_BOOL] = "a boolean",
+	[TRACE_NUMBER] = "a number", [TRACE_STRING] = "a string", [TRACE_OBJECT] = "an object",
+	[TRACE_ARRAY] = "an array",
+};
+
+/* A value being collected: its text lives in building.strs. */
+struct value_ref {
+	enum trace_type type;
+	size_t off, len;
+};
+
+struct arg_ref {
+	size_t key_off, key_len;
+	struct value_ref value;
+};
+
+/* One open container of the event being re-serialised. */
+struct level {
+	char type;  /* '{' or '[' */
+	bool first; /* nothing written in it yet */
+};
+
+/* The event being parsed. */
+struct building {
+	bool active;
+	uint64_t offset, line, col;
+	struct buf json; /* compact JSON so far */
+	struct buf strs; /* the values, each NUL-terminated */
+	struct value_ref field[TRACE_F_COUNT];
+	struct arg_ref *args;
+	size_t nargs, args_cap;
+	struct level *lv;
+	size_t nlv, lv_cap;
+	int field_key;		       /* the current top-level key: enum trace_field, or -1 */
+	bool args_open;		       /* inside the object value of "args" */
+	size_t value_start, arg_start; /* json offsets where the current values began */
+	unsigned seen, dups;
+};
+
+enum item_kind { ITEM_EVENT, ITEM_ISSUE };
+
+struct item {
+	enum item_kind kind;
+	void *mem; /* the event's text, or the issue's message */
+	union {
+		struct trace_event ev;
+		struct trace_issue issue;
+	} u;
+};
+
+/* The byte scanner of TRACE_READ_CHECK_STRINGS; its state spans slices. */
+struct scanner {
+	bool in_str, esc;
+	bool bad_utf8, bad_byte; /* this string has had its invalid-utf8 / control-byte issue */
+	int hex_left;		 /* hex digits still expected in a \u escape */
+	unsigned hex_val;
+	uint64_t esc_abs; /* text offset of the escape's backslash */
+	bool high;	  /* a \uD800..\uDBFF escape waits for its low half */
+	unsigned high_val;
+	uint64_t high_abs, high_end;
+	unsigned need;	 /* continuation bytes still expected of a UTF-8 sequence */
+	unsigned lo, hi; /* range of the next one */
+	unsigned lead;	 /* the sequence's first byte */
+	uint64_t seq_abs;
+	uint64_t lines, line_start; /* its own count of the raw text */
+};
+
+struct trace_reader {
+	char *path;
+	const char *name; /* path, or "<stdin>" */
+	struct trace_reader_options opt;
+	struct trace_reader_status st;
+	bool done;   /* no more steps: the input ended, or an error */
+	bool failed; /* the error is in st */
+
+	/* Input. */
+	int fd;
+	bool input_done; /* read(2) returned 0 */
+	bool sniffed;
+	unsigned char *in;
+	z_stream zs;
+	bool zs_ready, member_open;
+	unsigned char *out;
+
+	/* The text block: text[pos .. len) is still to be parsed. */
+	unsigned char *text;
+	size_t len, pos;
+	uint64_t text_abs; /* text offset of text[0] */
+
+	/* Lines of the block (see the design note). */
+	size_t counted;
+	uint64_t lines, line_start;
+	uint64_t lines_at_blk, line_start_at_blk;
+	size_t *patched_nl; /* block offsets of raw '\n' rewritten to blanks */
+	size_t npatched, patched_cap, patched_seen;
+
+	/* NUL bytes read as blanks. */
+	bool zero_run;
+	uint64_t zero_len, zero_line, zero_col;
+
+	/* Parsing. */
+	yajl_handle h;
+	uint64_t feed_abs;     /* text offset of the buffer yajl is parsing */
+	uint64_t last_token;   /* text offset just past the last token a callback saw */
+	bool finishing;	       /* inside yajl_complete_parse() */
+	bool muted;	       /* feeding a synthetic prefix after a trailing comma */
+	unsigned depth;	       /* open containers */
+	unsigned events_depth; /* depth directly inside the event array; 0 outside it */
+	bool top_started, top_closed;
+	bool key_is_events; /* the pending top-level key of the object form is traceEvents */
+	bool saw_events_key;
+	struct building b;
+	struct scanner sc;
+	struct item pend[4]; /* issues the scanner found at the current byte */
+	unsigned npend;
+
+	/* Queue of finished events and issues. */
+	struct item *q;
+	size_t q_len, q_head, q_cap;
+	void *handed; /* memory of the event last returned */
+};
+
+static void fail(struct trace_reader *r, enum trace_error kind, bool at, uint64_t abs,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int queue_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t line,
+		       uint64_t col, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* ------------------------------------------------------------------ positions */
+
+/* Count the lines of the block up to block offset off. */
+static void advance(struct trace_reader *r, size_t off)
+{
+	if (off > r->len)
+		off = r->len;
+	while (r->counted < off) {
+		const unsigned char *nl = memchr(r->text + r->counted, '\n', off - r->counted);
+		size_t end = nl != NULL ? (size_t)(nl - r->text) : off;
+
+		/* Raw '\n' inside strings that the scanner rewrote still end lines. */
+		while (r->patched_seen < r->npatched && r->patched_nl[r->patched_seen] < end) {
+			r->lines++;
+			r->line_start = r->text_abs + r->patched_nl[r->patched_seen] + 1;
+			r->patched_seen++;
+		}
+		if (nl == NULL) {
+			r->counted = off;
+			break;
+		}
+		r->lines++;
+		r->counted = end + 1;
+		r->line_start = r->text_abs + r->counted;
+	}
+}
+
+/*
+ * Line and column of text offset abs in the block, counting from block offset from,
+ * where lines and start describe the line count there; moves nothing.
+ */
+static void count_from(const struct trace_reader *r, size_t from, uint64_t lines, uint64_t start,
+		       uint64_t abs, uint64_t *line, uint64_t *col)
+{
+	size_t to = (size_t)(abs - r->text_abs), k = from;
+	const unsigned char *nl;
+
+	if (to > r->len)
+		to = r->len;
+	while (k < to && (nl = memchr(r->text + k, '\n', to - k)) != NULL) {
+		lines++;
+		k = (size_t)(nl - r->text) + 1;
+		start = r->text_abs + k;
+	}
+	for (size_t i = 0; i < r->npatched; i++) {
+		size_t at = r->patched_nl[i];
+
+		if (at >= from && at < to) {
+			lines++;
+			if (r->text_abs + at + 1 > start)
+				start = r->text_abs + at + 1;
+		}
+	}
+	*line = lines + 1;
+	*col = abs >= start ? abs - start + 1 : 1;
+}
+
+/* Line and column of text offset abs; moves the lazy count forward when it can. */
+static void locate(struct trace_reader *r, uint64_t abs, uint64_t *line, uint64_t *col)
+{
+	if (abs >= r->text_abs + r->counted) {
+		advance(r, (size_t)(abs - r->text_abs));
+		*line = r->lines + 1;
+		*col = abs >= r->line_start ? abs - r->line_start + 1 : 1;
+	} else if (abs >= r->line_start) {
+		*line = r->lines + 1;
+		*col = abs - r->line_start + 1;
+	} else {
+		/* Out of order (rare): count again from the start of the block. */
+		count_from(r, 0, r->lines_at_blk, r->line_start_at_blk, abs, line, col);
+	}
+}
+
+/* Text offset just past the token yajl is handing to the current callback. */
+static uint64_t here(const struct trace_reader *r)
+{
+	if (r->finishing)
+		return r->st.text_bytes;
+	return r->feed_abs + yajl_get_bytes_consumed(r->h);
+}
+
+/* ----------------------------------------------------------------- reporting */
+
+static void fail(struct trace_reader *r, enum trace_error kind, bool at, uint64_t abs,
+		 const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	if (r->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->st.line = r->st.col = 0;
+	if (at)
+		locate(r, abs, &r->st.line, &r->st.col);
+	if (at)
+		snprintf(r->st.message, sizeof(r->st.message), "%s:%llu:%llu: ", r->name,
+			 (unsigned long long)r->st.line, (unsigned long long)r->st.col);
+	else
+		snprintf(r->st.message, sizeof(r->st.message), "%s: ", r->name);
+	r->st.what = r->st.message + strlen(r->st.message);
+	snprintf(r->st.message + strlen(r->st.message),
+		 sizeof(r->st.message) - strlen(r->st.message), "%s", msg);
+	r->st.error = kind;
+	r->failed = true;
+}
+
+static int fail_nomem(struct trace_reader *r)
+{
+	fail(r, TRACE_ERR_NOMEM, false, 0, "out of memory");
+	return 0;
+}
+
+static struct item *queue_push(struct trace_reader *r)
+{
+	if (r->q_len == r->q_cap) {
+		size_t n = r->q_cap ? r->q_cap * 2 : 64;
+		struct item *q = realloc(r->q, n * sizeof(*q));
+
+		if (q == NULL)
+			return NULL;
+		r->q = q;
+		r->q_cap = n;
+	}
+	return &r->q[r->q_len++];
+}
+
+static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_kind kind,
+		      uint64_t line, uint64_t col, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_kind kind,
+		      uint64_t line, uint64_t col, const char *fmt, va_list ap)
+{
+	char msg[400];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	it->mem = strdup(msg);
+	if (it->mem == NULL)
+		return fail_nomem(r);
+	it->kind = ITEM_ISSUE;
+	it->u.issue.kind = kind;
+	it->u.issue.line = line;
+	it->u.issue.col = col;
+	it->u.issue.message = it->mem;
+	return 1;
+}
+
+/* Queue an issue; returns 1, or 0 when out of memory (so a callback can cancel). */
+static int queue_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t line,
+		       uint64_t col, const char *fmt, ...)
+{
+	struct item *it = queue_push(r);
+	va_list ap;
+	int ok;
+
+	if (it == NULL)
+		return fail_nomem(r);
+	va_start(ap, fmt);
+	ok = make_issue(r, it, kind, line, col, fmt, ap);
+	va_end(ap);
+	if (!ok)
+		r->q_len--;
+	return ok;
+}
+
+/* ------------------------------------------------------------ building events */
+
+static void building_reset(struct building *b)
+{
+	b->active = false;
+	b->json.len = 0;
+	b->strs.len = 0;
+	b->nargs = 0;
+	b->nlv = 0;
+	b->field_key = -1;
+	b->args_open = false;
+	b->seen = 0;
+	b->dups = 0;
+	memset(b->field, 0, sizeof(b->field));
+}
+
+static void building_free(struct building *b)
+{
+	buf_free(&b->json);
+	buf_free(&b->strs);
+	free(b->args);
+	free(b->lv);
+}
+
+/* Separator before a value: only arrays need one (keys write their own). */
+static int ser_sep(struct building *b)
+{
+	struct level *top;
+
+	if (b->nlv == 0)
+		return 0;
+	top = &b->lv[b->nlv - 1];
+	if (top->type == '[') {
+		if (!top->first && buf_putc(&b->json, ','))
+			return -1;
+		top->first = false;
+	}
+	return 0;
+}
+
+/* Copy a value's text into strs, NUL-terminated; strings made valid UTF-8. */
+static int store_value(struct building *b, struct value_ref *v, enum trace_type type, const void *p,
+		       size_t len)
+{
+	size_t off = b->strs.len;
+
+	if (type == TRACE_STRING) {
+		if (utf8_put_valid(&b->strs, p, len) < 0)
+			return -1;
+	} else if (buf_put(&b->strs, p, len)) {
+		return -1;
+	}
+	v->type = type;
+	v->off = off;
+	v->len = b->strs.len - off;
+	return buf_putc(&b->strs, '\0');
+}
+
+/* The known key k names, or -1. Every key of every event comes here: compare the
+ * length and first byte before the bytes. */
+static int field_lookup(const unsigned char *k, size_t len)
+{
+	static const unsigned char lengths[TRACE_F_COUNT] = {
+		[TRACE_F_PH] = 2,  [TRACE_F_NAME] = 4, [TRACE_F_CAT] = 3,  [TRACE_F_TS] = 2,
+		[TRACE_F_DUR] = 3, [TRACE_F_PID] = 3,  [TRACE_F_TID] = 3,  [TRACE_F_ID] = 2,
+		[TRACE_F_S] = 1,   [TRACE_F_BP] = 2,   [TRACE_F_ARGS] = 4,
+	};
+
+	for (int f = 0; f < TRACE_F_COUNT; f++) {
+		if (lengths[f] == len && field_names[f][0] == (char)k[0] &&
+		    memcmp(field_names[f], k, len) == 0)
+			return f;
+	}
+	return -1;
+}
+
+static int event_begin(struct trace_reader *r)
+{
+	struct building *b = &r->b;
+	uint64_t at = here(r) - 1; /* the '{' is one byte, just before the offset */
+
+	building_reset(b);
+	b->active = true;
+	b->offset = at;
+	locate(r, at, &b->line, &b->col);
+	if (b->lv_cap == 0) {
+		b->lv = malloc(16 * sizeof(*b->lv));
+		if (b->lv == NULL)
+			return fail_nomem(r);
+		b->lv_cap = 16;
+	}
+	b->lv[0].type = '{';
+	b->lv[0].first = true;
+	b->nlv = 1;
+	return buf_putc(&b->json, '{') ? fail_nomem(r) : 1;
+}
+
+/* The event's object closed: copy it into one allocation and queue it. */
+static int event_commit(struct trace_reader *r)
+{
+	struct building *b = &r->b;
+	size_t args_bytes = b->nargs * sizeof(struct trace_arg);
+	char *mem = malloc(args_bytes + b->json.len + 1 + b->strs.len);
+	struct trace_arg *args = (void *)mem;
+	char *json, *strs;
+	struct trace_event *ev;
+	struct item *it;
+
+	if (mem == NULL)
+		return fail_nomem(r);
+	json = mem + args_bytes;
+	memcpy(json, b->json.p, b->json.len);
+	json[b->json.len] = '\0';
+	strs = json + b->json.len + 1;
+	if (b->strs.len > 0)
+		memcpy(strs, b->strs.p, b->strs.len);
+	it = queue_push(r);
+	if (it == NULL) {
+		free(mem);
+		return fail_nomem(r);
+	}
+	it->kind = ITEM_EVENT;
+	it->mem = mem;
+	ev = &it->u.ev;
+	memset(ev, 0, sizeof(*ev));
+	for (int f = 0; f < TRACE_F_COUNT; f++) {
+		struct trace_value *v = (void *)((char *)ev + field_offsets[f]);
+
+		v->type = b->field[f].type;
+		if (v->type != TRACE_ABSENT) {
+			v->text = strs + b->field[f].off;
+			v->len = b->field[f].len;
+		}
+	}
+	for (size_t i = 0; i < b->nargs; i++) {
+		args[i].key = strs + b->args[i].key_off;
+		args[i].key_len = b->args[i].key_len;
+		args[i].value.type = b->args[i].value.type;
+		args[i].value.text = strs + b->args[i].value.off;
+		args[i].value.len = b->args[i].value.len;
+	}
+	ev->arg = b->nargs > 0 ? args : NULL;
+	ev->nargs = b->nargs;
+	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
+	if (ev->ts.type == TRACE_NUMBER)
+		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
+	if (ev->dur.type == TRACE_NUMBER)
+		ev->has_dur =
+			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
+	if (ev->pid.type == TRACE_NUMBER)
+		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
+	if (ev->tid.type == TRACE_NUMBER)
+		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
+	ev->json = json;
+	ev->json_len = b->json.len;
+	ev->line = b->line;
+	ev->col = b->col;
+	ev->offset = b->offset;
+	ev->duplicates = b->dups;
+	building_reset(b);
+	return 1;
+}
+
+static int ev_open(struct trace_reader *r, char c)
+{
+	struct building *b = &r->b;
+	size_t n = b->nlv;
+
+	if (ser_sep(b))
+		return fail_nomem(r);
+	if (n == 1) {
+		b->value_start = b->json.len;
+		if (b->field_key == TRACE_F_ARGS && c == '{') {
+			b->args_open = true;
+			b->nargs = 0;
+		}
+	} else if (n == 2 && b->args_open) {
+		b->arg_start = b->json.len;
+	}
+	if (b->nlv == b->lv_cap) {
+		struct level *lv = realloc(b->lv, b->lv_cap * 2 * sizeof(*lv));
+
+		if (lv == NULL)
+			return fail_nomem(r);
+		b->lv = lv;
+		b->lv_cap *= 2;
+	}
+	b->lv[b->nlv].type = c;
+	b->lv[b->nlv].first = true;
+	b->nlv++;
+	return buf_putc(&b->json, c) ? fail_nomem(r) : 1;
+}
+
+static int ev_close(struct trace_reader *r, char c)
+{
+	struct building *b = &r->b;
+	enum trace_type t = c == '}' ? TRACE_OBJECT : TRACE_ARRAY;
+
+	if (buf_putc(&b->json, c))
+		return fail_nomem(r);
+	b->nlv--;
+	if (b->nlv == 0)
+		return event_commit(r);
+	if (b->nlv == 1) {
+		if (b->field_key >= 0 &&
+		    store_value(b, &b->field[b->field_key], t, b->json.p + b->value_start,
+				b->json.len - b->value_start))
+			return fail_nomem(r);
+		if (b->field_key == TRACE_F_ARGS)
+			b->args_open = false;
+	} else if (b->nlv == 2 && b->args_open) {
+		if (store_value(b, &b->args[b->nargs - 1].value, t, b->json.p + b->arg_start,
+				b->json.len - b->arg_start))
+			return fail_nomem(r);
+	}
+	return 1;
+}
+
+static int ev_key(struct trace_reader *r, const unsigned char *k, size_t len)
+{
+	struct building *b = &r->b;
+	struct level *top = &b->lv[b->nlv - 1];
+
+	if (!top->first && buf_putc(&b->json, ','))
+		return fail_nomem(r);
+	top->first = false;
+	if (json_put_string(&b->json, k, len) < 0 || buf_putc(&b->json, ':'))
+		return fail_nomem(r);
+	if (b->nlv == 1) {
+		b->field_key = field_lookup(k, len);
+		if (b->field_key >= 0) {
+			unsigned bit = 1u << b->field_key;
+
+			if (b->seen & bit) {
+				uint64_t line, col;
+
+				b->dups |= bit;
+				locate(r, here(r), &line, &col);
+				if (!queue_issue(r, TRACE_ISSUE_DUPLICATE_KEY, line, col,
+						 "\"%s\" twice in one event: readers keep "
+						 "different ones",
+						 field_names[b->field_key]))
+					return 0;
+			}
+			b->seen |= bit;
+		}
+	} else if (b->nlv == 2 && b->args_open) {
+		struct arg_ref *a;
+		struct value_ref key;
+
+		if (b->nargs == b->args_cap) {
+			size_t n = b->args_cap ? b->args_cap * 2 : 8;
+			struct arg_ref *p = realloc(b->args, n * sizeof(*p));
+
+			if (p == NULL)
+				return fail_nomem(r);
+			b->args = p;
+			b->args_cap = n;
+		}
+		if (store_value(b, &key, TRACE_STRING, k, len))
+			return fail_nomem(r);
+		a = &b->args[b->nargs++];
+		a->key_off = key.off;
+		a->key_len = key.len;
+		memset(&a->value, 0, sizeof(a->value));
+	}
+	return 1;
+}
+
+static int ev_scalar(struct trace_reader *r, enum trace_type t, const void *p, size_t len)
+{
+	struct building *b = &r->b;
+	int err;
+
+	if (ser_sep(b))
+		return fail_nomem(r);
+	if (t == TRACE_STRING)
+		err = json_put_string(&b->json, p, len) < 0;
+	else
+		err = buf_put(&b->json, p, len);
+	if (err)
+		return fail_nomem(r);
+	if (b->nlv == 1 && b->field_key >= 0)
+		err = store_value(b, &b->field[b->field_key], t, p, len);
+	else if (b->nlv == 2 && b->args_open)
+		err = store_value(b, &b->args[b->nargs - 1].value, t, p, len);
+	return err ? fail_nomem(r) : 1;
+}
+
+/* ----------------------------------------------------------- yajl callbacks */
+
+static int not_an_event(struct trace_reader *r, enum trace_type t)
+{
+	uint64_t line, col;
+
+	locate(r, here(r), &line, &col);
+	return queue_issue(r, TRACE_ISSUE_NOT_AN_EVENT, line, col,
+			   "an element of the event array is %s, not an event object (skipped)",
+			   type_names[t]);
+}
+
+static int on_scalar(struct trace_reader *r, enum trace_type t, const void *p, size_t len)
+{
+	if (r->muted)
+		return 1;
+	r->last_token = here(r);
+	if (r->b.active)
+		return ev_scalar(r, t, p, len);
+	if (r->depth == 0) {
+		fail(r, TRACE_ERR_SYNTAX, true, here(r),
+		     "the top level is %s, not an array of events or an object with "
+		     "\"traceEvents\"",
+		     type_names[t]);
+		return 0;
+	}
+	if (r->events_depth != 0 && r->depth == r->events_depth)
+		return not_an_event(r, t);
+	if (r->key_is_events && r->depth == 1) {
+		fail(r, TRACE_ERR_SYNTAX, true, here(r), "\"traceEvents\" is %s, not an array",
+		     type_names[t]);
+		return 0;
+	}
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	return on_scalar(ctx, TRACE_NULL, "null", 4);
+}
+
+static int cb_boolean(void *ctx, int v)
+{
+	return on_scalar(ctx, TRACE_BOOL, v ? "true" : "false", v ? 4 : 5);
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+	return on_scalar(ctx, TRACE_NUMBER, s, len);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+	return on_scalar(ctx, TRACE_STRING, s, len);
+}
+
+static int on_start(struct trace_reader *r, char c)
+{
+	unsigned d = r->depth;
+
+	if (r->muted)
+		return 1;
+	r->last_token = here(r);
+	if (d >= TRACE_MAX_DEPTH) {
+		fail(r, TRACE_ERR_LIMIT, true, here(r), "nested deeper than %d levels",
+		     TRACE_MAX_DEPTH);
+		return 0;
+	}
+	r->depth++;
+	if (r->b.active)
+		return ev_open(r, c);
+	if (d == 0) {
+		r->top_started = true;
+		r->st.form = c == '[' ? TRACE_FORM_ARRAY : TRACE_FORM_OBJECT;
+		if (c == '[')
+			r->events_depth = 1;
+		return 1;
+	}
+	if (r->events_depth != 0 && d == r->events_depth) {
+		if (c == '{')
+			return event_begin(r);
+		return not_an_event(r, TRACE_ARRAY);
+	}
+	if (r->key_is_events && d == 1) {
+		r->key_is_events = false;
+		if (c == '[') {
+			r->events_depth = 2;
+			return 1;
+		}
+		fail(r, TRACE_ERR_SYNTAX, true, here(r),
+		     "\"traceEvents\" is an object, not an array");
+		return 0;
+	}
+	return 1;
+}
+
+static int on_end(struct trace_reader *r, char c)
+{
+	if (r->muted)
+		return 1;
+	r->last_token = here(r);
+	r->depth--;
+	if (r->b.active)
+		return ev_close(r, c);
+	if (r->events_depth != 0 && r->depth == r->events_depth - 1) {
+		r->events_depth = 0;
+		r->st.events_closed = true;
+	}
+	if (r->depth == 0)
+		r->top_closed = true;
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	return on_start(ctx, '{');
+}
+
+static int cb_end_map(void *ctx)
+{
+	return on_end(ctx, '}');
+}
+
+static int cb_start_array(void *ctx)
+{
+	return on_start(ctx, '[');
+}
+
+static int cb_end_array(void *ctx)
+{
+	return on_end(ctx, ']');
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
+{
+	struct trace_reader *r = ctx;
+
+	if (r->muted)
+		return 1;
+	r->last_token = here(r);
+	if (r->b.active)
+		return ev_key(r, k, len);
+	if (r->depth == 1) {
+		r->key_is_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
+		r->saw_events_key |= r->key_is_events;
+	}
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	.yajl_null = cb_null,
+	.yajl_boolean = cb_boolean,
+	.yajl_number = cb_number,
+	.yajl_string = cb_string,
+	.yajl_start_map = cb_start_map,
+	.yajl_map_key = cb_map_key,
+	.yajl_end_map = cb_end_map,
+	.yajl_start_array = cb_start_array,
+	.yajl_end_array = cb_end_array,
+};
+
+static yajl_handle parser_new(struct trace_reader *r)
+{
+	yajl_handle h = yajl_alloc(&callbacks, NULL, r);
+
+	if (h == NULL)
+		return NULL;
+	/* Strict JSON: yajl's defaults, set anyway so that they are visible. Strings are
+	 * not validated by yajl: its check is weaker than RFC 3629; the scanner or
+	 * utf8_put_valid() does it properly. */
+	yajl_config(h, yajl_allow_comments, 0);
+	yajl_config(h, yajl_dont_validate_strings, 1);
+	yajl_config(h, yajl_allow_trailing_garbage, 0);
+	yajl_config(h, yajl_allow_multiple_values, 0);
+	yajl_config(h, yajl_allow_partial_values, 0);
+	return h;
+}
+
+/* ------------------------------------------------------------------- feeding */
+
+/*
+ * ",]" closing the event array: the one syntax error the reader gets past, because
+ * writers that close a bare array by hand make it. A fresh parser is put in the
+ * state after the array by a muted synthetic prefix, and parsing goes on after ']'.
+ */
+static bool recover_trailing_comma(struct trace_reader *r, const unsigned char *p, size_t consumed)
+{
+	static const char array_prefix[] = "[]", object_prefix[] = "{\"\":[]";
+	const char *prefix = r->events_depth == 1 ? array_prefix : object_prefix;
+	uint64_t line, col;
+	yajl_handle h;
+
+	if (r->events_depth == 0 || r->depth != r->events_depth || r->b.active || consumed == 0 ||
+	    p[consumed - 1] != ']')
+		return false;
+	h = parser_new(r);
+	if (h == NULL)
+		return false;
+	yajl_free(r->h);
+	r->h = h;
+	r->muted = true;
+	yajl_parse(h, (const unsigned char *)prefix, strlen(prefix));
+	r->muted = false;
+	r->depth--;
+	r->events_depth = 0;
+	r->st.events_closed = true;
+	if (r->depth == 0)
+		r->top_closed = true;
+	locate(r, r->feed_abs + consumed - 1, &line, &col);
+	return queue_issue(r, TRACE_ISSUE_TRAILING_COMMA, line, col,
+			   "a comma before the closing ']': not strict JSON (DevTools and "
+			   "JSON.parse refuse it)");
+}
+
+static bool is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A short, printable excerpt of the text at p for an error message. */
+static void excerpt(char *out, size_t size, const unsigned char *p, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 1 < size && i < 24; i++)
+		out[n++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	out[n] = '\0';
+}
+
+/* Feed text p[0 .. len), at text offset abs, to yajl. 0, or -1 (r->failed). */
+static int feed(struct trace_reader *r, const unsigned char *p, size_t len, uint64_t abs)
+{
+	while (len > 0) {
+		yajl_status st;
+		size_t consumed;
+		unsigned char *msg;
+		char near[32];
+		size_t n, at;
+
+		r->feed_abs = abs;
+		st = yajl_parse(r->h, p, len);
+		if (st == yajl_status_ok)
+			return 0;
+		if (r->failed)
+			return -1;
+		consumed = yajl_get_bytes_consumed(r->h);
+		if (st == yajl_status_error && recover_trailing_comma(r, p, consumed)) {
+			p += consumed;
+			len -= consumed;
+			abs += consumed;
+			continue;
+		}
+		if (r->failed)
+			return -1;
+		msg = yajl_get_error(r->h, 0, NULL, 0);
+		n = msg != NULL ? strlen((char *)msg) : 0;
+		while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.'))
+			n--;
+		/*
+		 * Where the error is: a bad byte inside a string is where yajl stopped; for
+		 * "I expect ',' or '}'" yajl steps back into the token; otherwise it stops
+		 * just past it. Then back to the start of the token.
+		 */
+		if (msg != NULL && strstr((char *)msg, "inside string") != NULL) {
+			at = consumed;
+		} else {
+			at = msg != NULL && strstr((char *)msg, "I expect ',' or '}'") != NULL
+				     ? consumed
+			     : consumed > 0 ? consumed - 1
+					    : 0;
+			while (at > 0 && at <= len && !is_blank(p[at - 1]) &&
+			       strchr(",:{}[]", p[at - 1]) == NULL)
+				at--;
+		}
+		if (at > len)
+			at = len;
+		excerpt(near, sizeof(near), p + at, len - at);
+		fail(r, TRACE_ERR_SYNTAX, true, abs + at, "invalid JSON: %.*s, near `%s`", (int)n,
+		     msg != NULL ? (char *)msg : "error", near);
+		if (msg != NULL)
+			yajl_free_error(r->h, msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- the scanner */
+
+static int scan_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t abs,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Hold an issue the scanner found until yajl has parsed the text before it. */
+static int scan_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t abs,
+		      const char *fmt, ...)
+{
+	const struct scanner *sc = &r->sc;
+	uint64_t col = abs >= sc->line_start ? abs - sc->line_start + 1 : 1;
+	va_list ap;
+	int ok;
+
+	if (r->npend == sizeof(r->pend) / sizeof(r->pend[0]))
+		return 1; /* cannot happen: at most three per byte */
+	va_start(ap, fmt);
+	ok = make_issue(r, &r->pend[r->npend], kind, sc->lines + 1, col, fmt, ap);
+	va_end(ap);
+	r->npend += (unsigned)ok;
+	return ok;
+}
+
+/* Invalid UTF-8 starting with byte lead at abs: one issue per string. */
+static int scan_bad_utf8(struct trace_reader *r, uint64_t abs, unsigned lead)
+{
+	if (r->sc.bad_utf8)
+		return 1;
+	r->sc.bad_utf8 = true;
+	return scan_issue(r, TRACE_ISSUE_INVALID_UTF8, abs,
+			  "invalid UTF-8 in a string, from byte 0x%02x (a stray, overlong, "
+			  "surrogate or cut sequence): write U+FFFD in its place",
+			  lead);
+}
+
+static int scan_lone_high(struct trace_reader *r)
+{
+	r->sc.high = false;
+	return scan_issue(r, TRACE_ISSUE_SURROGATE, r->sc.high_abs,
+			  "lone surrogate escape \\u%04x in a string: not a character, and "
+			  "Perfetto rejects the whole file",
+			  r->sc.high_val);
+}
+
+/* A \u escape has been read completely; end is the offset just past it. */
+static int scan_escape(struct trace_reader *r, uint64_t end)
+{
+	struct scanner *sc = &r->sc;
+	unsigned v = sc->hex_val;
+
+	if (sc->high) {
+		if (v >= 0xdc00 && v <= 0xdfff && sc->esc_abs == sc->high_end) {
+			unsigned cp = 0x10000 + ((sc->high_val - 0xd800) << 10) + (v - 0xdc00);
+
+			sc->high = false;
+			return scan_issue(r, TRACE_ISSUE_SURROGATE, sc->high_abs,
+					  "surrogate pair \\u%04x\\u%04x (U+%04X) in a string: "
+					  "Perfetto rejects the whole file; write the character as "
+					  "raw UTF-8",
+					  sc->high_val, v, cp);
+		}
+		if (!scan_lone_high(r))
+			return 0;
+	}
+	if (v >= 0xd800 && v <= 0xdbff) {
+		sc->high = true;
+		sc->high_val = v;
+		sc->high_abs = sc->esc_abs;
+		sc->high_end = end;
+		return 1;
+	}
+	if (v >= 0xdc00 && v <= 0xdfff)
+		return scan_issue(r, TRACE_ISSUE_SURROGATE, sc->esc_abs,
+				  "lone surrogate escape \\u%04x in a string: not a character, and "
+				  "Perfetto rejects the whole file",
+				  v);
+	if (v >= 0x80)
+		return scan_issue(r, TRACE_ISSUE_UNICODE_ESCAPE, sc->esc_abs,
+				  "\\u%04x escape of non-ASCII U+%04X in a string: write it as raw "
+				  "UTF-8",
+				  v, v);
+	return 1;
+}
+
+static int hex_digit(unsigned c)
+{
+	if (c >= '0' && c <= '9')
+		return (int)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (int)(c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (int)(c - 'A' + 10);
+	return -1;
+}
+
+static int remember_patched_newline(struct trace_reader *r, uint64_t abs)
+{
+	if (r->npatched == r->patched_cap) {
+		size_t n = r->patched_cap ? r->patched_cap * 2 : 16;
+		size_t *p = realloc(r->patched_nl, n * sizeof(*p));
+
+		if (p == NULL)
+			return fail_nomem(r);
+		r->patched_nl = p;
+		r->patched_cap = n;
+	}
+	r->patched_nl[r->npatched++] = (size_t)(abs - r->text_abs);
+	return 1;
+}
+
+/* A string byte that is neither part of an escape nor a continuation byte. */
+static int scan_string_byte(struct trace_reader *r, unsigned char *p, uint64_t abs)
+{
+	struct scanner *sc = &r->sc;
+	unsigned c = *p;
+
+	if (c == '\\') {
+		/* A waiting high surrogate is settled when this escape is complete. */
+		sc->esc = true;
+		sc->esc_abs = abs;
+		return 1;
+	}
+	if (sc->high && !scan_lone_high(r))
+		return 0;
+	if (c == '"') {
+		sc->in_str = false;
+		return 1;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		/* One issue per string is enough to find it. */
+		if (!sc->bad_byte &&
+		    !scan_issue(r, TRACE_ISSUE_CONTROL_BYTE, abs,
+				"raw control byte 0x%02x in a string: Catapult, "
+				"DevTools and speedscope reject it; write it escaped "
+				"(\\u%04x)",
+				c, c))
+			return 0;
+		sc->bad_byte = true;
+		if (c == '\n') {
+			sc->lines++;
+			sc->line_start = abs + 1;
+			if (!remember_patched_newline(r, abs))
+				return 0;
+		}
+		if (c != 0x7f)
+			*p = ' '; /* so that yajl reads on */
+		return 1;
+	}
+	if (c >= 0x80) {
+		size_t n;
+
+		if (!utf8_lead(c, &n, &sc->lo, &sc->hi))
+			return scan_bad_utf8(r, abs, c);
+		sc->need = (unsigned)n - 1;
+		sc->lead = c;
+		sc->seq_abs = abs;
+	}
+	return 1;
+}
+
+/* Scan byte *p at text offset abs (it may be rewritten). 1, or 0 when out of memory. */
+static int scan_byte(struct trace_reader *r, unsigned char *p, uint64_t abs)
+{
+	struct scanner *sc = &r->sc;
+	unsigned c = *p;
+
+	if (!sc->in_str) {
+		if (c == '"') {
+			sc->in_str = true;
+			sc->bad_utf8 = sc->bad_byte = false;
+		} else if (c == '\n') {
+			sc->lines++;
+			sc->line_start = abs + 1;
+		}
+		return 1;
+	}
+	if (sc->need > 0) {
+		if (c >= sc->lo && c <= sc->hi) {
+			sc->need--;
+			sc->lo = 0x80;
+			sc->hi = 0xbf;
+			return 1;
+		}
+		sc->need = 0;
+		if (!scan_bad_utf8(r, sc->seq_abs, sc->lead))
+			return 0;
+	}
+	if (sc->hex_left > 0) {
+		int h = hex_digit(c);
+
+		if (h >= 0) {
+			sc->hex_val = sc->hex_val * 16 + (unsigned)h;
+			if (--sc->hex_left == 0)
+				return scan_escape(r, abs + 1);
+			return 1;
+		}
+		sc->hex_left = 0; /* a malformed escape: yajl reports it */
+	}
+	if (sc->esc) {
+		sc->esc = false;
+		if (c == 'u') {
+			sc->hex_left = 4;
+			sc->hex_val = 0;
+		}
+		return 1;
+	}
+	return scan_string_byte(r, p, abs);
+}
+
+/*
+ * The first byte at or after k that the scanner must look at: outside strings a
+ * quote or a newline, inside a string in its plain state anything but printable
+ * ASCII, the quote and the backslash. Most bytes of a trace are skipped here.
+ */
+static size_t scan_skip(const struct scanner *sc, const unsigned char *p, size_t k, size_t len)
+{
+	if (!sc->in_str) {
+		while (k < len && p[k] != '"' && p[k] != '\n')
+			k++;
+	} else if (sc->need == 0 && sc->hex_left == 0 && !sc->esc && !sc->high) {
+		while (k < len && p[k] >= 0x20 && p[k] < 0x7f && p[k] != '"' && p[k] != '\\')
+			k++;
+	}
+	return k;
+}
+
+/*
+ * Feed a slice through the scanner. Before an issue is queued, yajl gets the text
+ * up to the byte that raised it, so that the issue follows the events before it.
+ */
+static int scan_and_feed(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+{
+	size_t seg = 0;
+
+	for (size_t k = 0; k < len; k++) {
+		k = scan_skip(&r->sc, p, k, len);
+		if (k == len)
+			break;
+		if (!scan_byte(r, p + k, abs + k))
+			goto fail;
+		if (r->npend == 0)
+			continue;
+		if (feed(r, p + seg, k - seg, abs + seg) != 0)
+			goto fail;
+		for (unsigned i = 0; i < r->npend; i++) {
+			struct item *it = queue_push(r);
+
+			if (it == NULL) {
+				fail_nomem(r);
+				goto fail;
+			}
+			*it = r->pend[i];
+			r->pend[i].mem = NULL;
+		}
+		r->npend = 0;
+		seg = k;
+	}
+	return feed(r, p + seg, len - seg, abs + seg);
+fail:
+	for (unsigned i = 0; i < r->npend; i++)
+		free(r->pend[i].mem);
+	r->npend = 0;
+	return -1;
+}
+
+/* ------------------------------------------------------------------- input */
+
+static int read_input(struct trace_reader *r, unsigned char *buf, size_t cap, size_t *got)
+{
+	for (;;) {
+		ssize_t n = read(r->fd, buf, cap);
+
+		if (n >= 0) {
+			*got = (size_t)n;
+			r->st.input_bytes += (uint64_t)n;
+			progress_update(r->opt.progress, r->st.input_bytes);
+			return 0;
+		}
+		if (errno != EINTR) {
+			fail(r, TRACE_ERR_IO, false, 0, "read: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
+
+/* Bytes after the last gzip member: count them to the end, and say what they were. */
+static int gzip_trailing(struct trace_reader *r)
+{
+	uint64_t n = r->zs.avail_in, nonzero = 0;
+	size_t got;
+
+	for (uInt i = 0; i < r->zs.avail_in; i++)
+		nonzero += r->zs.next_in[i] != 0;
+	r->zs.avail_in = 0;
+	for (;;) {
+		if (read_input(r, r->in, INPUT_BYTES, &got))
+			return -1;
+		if (got == 0)
+			break;
+		n += got;
+		for (size_t i = 0; i < got; i++)
+			nonzero += r->in[i] != 0;
+	}
+	r->input_done = true;
+	if (!queue_issue(r, TRACE_ISSUE_GZIP_TRAILING, 0, 0,
+			 "%llu bytes after the last gzip member (%s), ignored",
+			 (unsigned long long)n, nonzero ? "not a gzip member" : "all zero"))
+		return -1;
+	return 0;
+}
+
+/* The next text from gzip input into r->out; its length, 0 at the end, -1 on error. */
+static ssize_t inflate_text(struct trace_reader *r)
+{
+	for (;;) {
+		size_t produced;
+		int ret;
+
+		if (r->zs.avail_in == 0) {
+			size_t got;
+
+			if (r->input_done)
+				break;
+			if (read_input(r, r->in, INPUT_BYTES, &got))
+				return -1;
+			if (got == 0) {
+				r->input_done = true;
+				break;
+			}
+			r->zs.next_in = r->in;
+			r->zs.avail_in = (uInt)got;
+		}
+		if (!r->member_open) {
+			if (r->zs.next_in[0] != 0x1f) {
+				if (gzip_trailing(r))
+					return -1;
+				break;
+			}
+			r->member_open = true;
+			r->st.gzip_members++;
+		}
+		r->zs.next_out = r->out;
+		r->zs.avail_out = TEXT_BYTES;
+		ret = inflate(&r->zs, Z_NO_FLUSH);
+		produced = TEXT_BYTES - r->zs.avail_out;
+		if (ret == Z_STREAM_END) {
+			/* One member done; the next one, if any, starts at next_in. */
+			r->member_open = false;
+			inflateReset(&r->zs);
+		} else if (ret == Z_MEM_ERROR) {
+			fail_nomem(r);
+			return -1;
+		} else if (ret != Z_OK && !(ret == Z_BUF_ERROR && r->zs.avail_in == 0)) {
+			fail(r, TRACE_ERR_GZIP, false, 0,
+			     "corrupt gzip data in member %llu (input byte %llu): %s",
+			     (unsigned long long)r->st.gzip_members,
+			     (unsigned long long)(r->st.input_bytes - r->zs.avail_in),
+			     r->zs.msg != NULL ? r->zs.msg : "inflate failed");
+			return -1;
+		}
+		if (produced > 0)
+			return (ssize_t)produced;
+	}
+	if (r->member_open)
+		r->st.gzip_cut = true;
+	return 0;
+}
+
+/* The next text block into text/len; 0, or -1 on error. len 0: the input ended. */
+static int next_block(struct trace_reader *r)
+{
+	ssize_t n;
+
+	advance(r, r->len); /* the block is done: count the rest of its lines */
+	r->text_abs += r->len;
+	r->len = r->pos = 0;
+	if (!r->sniffed) {
+		size_t got = 0, more;
+
+		r->sniffed = true;
+		/* Enough bytes to tell gzip and a byte-order mark, even from a pipe. */
+		do {
+			if (read_input(r, r->in + got, INPUT_BYTES - got, &more))
+				return -1;
+			got += more;
+		} while (more > 0 && got < 4);
+		r->input_done = more == 0;
+		if (got >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b) {
+			r->st.gzip = true;
+			if (inflateInit2(&r->zs, 15 + 32) != Z_OK) {
+				fail_nomem(r);
+				return -1;
+			}
+			r->zs_ready = true;
+			r->out = malloc(TEXT_BYTES);
+			if (r->out == NULL) {
+				fail_nomem(r);
+				return -1;
+			}
+			r->zs.next_in = r->in;
+			r->zs.avail_in = (uInt)got;
+			n = inflate_text(r);
+		} else {
+			n = (ssize_t)got;
+		}
+	} else if (r->st.gzip) {
+		n = inflate_text(r);
+	} else if (r->input_done) {
+		n = 0;
+	} else {
+		size_t got;
+
+		if (read_input(r, r->in, INPUT_BYTES, &got))
+			return -1;
+		r->input_done = got == 0;
+		n = (ssize_t)got;
+	}
+	if (n < 0)
+		return -1;
+	r->text = r->st.gzip ? r->out : r->in;
+	r->len = (size_t)n;
+	r->counted = 0;
+	r->lines_at_blk = r->lines;
+	r->line_start_at_blk = r->line_start;
+	r->npatched = r->patched_seen = 0;
+	if (r->text_abs < sizeof(r->st.head)) {
+		size_t take = sizeof(r->st.head) - (size_t)r->text_abs;
+
+		if (take > r->len)
+			take = r->len;
+		memcpy(r->st.head + r->text_abs, r->text, take);
+		r->st.head_len = (size_t)r->text_abs + take;
+	}
+	r->st.text_bytes += r->len;
+	if (r->text_abs == 0 && r->len >= 3 && memcmp(r->text, "\xef\xbb\xbf", 3) == 0) {
+		r->pos = 3;
+		if (!queue_issue(r, TRACE_ISSUE_BOM, 1, 1,
+				 "a UTF-8 byte-order mark: Perfetto does not recognise the file as "
+				 "JSON"))
+			return -1;
+	}
+	return 0;
+}
+
+/* The input ended: decide how. */
+static void finish(struct trace_reader *r)
+{
+	struct trace_reader_status *st = &r->st;
+
+	r->done = true;
+	if (r->zero_run) {
+		r->zero_run = false;
+		if (!queue_issue(r, TRACE_ISSUE_ZERO_BYTES, r->zero_line, r->zero_col,
+				 "%llu NUL bytes at the end (a hole a crash left?), read as blanks",
+				 (unsigned long long)r->zero_len))
+			return;
+	}
+	if (r->depth == 0) {
+		/* Flush yajl: a lone top-level number only ends with the input. */
+		r->finishing = true;
+		if (yajl_complete_parse(r->h) != yajl_status_ok && !r->failed && r->top_started)
+			fail(r, TRACE_ERR_SYNTAX, false, 0, "invalid JSON at the end");
+		r->finishing = false;
+		if (r->failed)
+			return;
+		if (!r->top_started) {
+			fail(r, TRACE_ERR_SYNTAX, false, 0, "%s",
+			     st->text_bytes == 0 ? "empty: no JSON in it" : "blank: no JSON in it");
+			return;
+		}
+		st->complete = true;
+		if (st->form == TRACE_FORM_OBJECT && !r->saw_events_key)
+			queue_issue(r, TRACE_ISSUE_NO_EVENTS_KEY, 1, 1,
+				    "an object without \"traceEvents\": no events");
+		return;
+	}
+	st->cut = true;
+	if (r->b.active) {
+		st->cut_in_event = true;
+		st->cut_bytes = st->text_bytes - r->b.offset;
+		building_reset(&r->b);
+	}
+}
+
+static int feed_text(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+{
+	if (r->opt.flags & TRACE_READ_CHECK_STRINGS)
+		return scan_and_feed(r, p, len, abs);
+	return feed(r, p, len, abs);
+}
+
+/*
+ * Feed a slice, reading NUL bytes as blanks: no JSON has them, and a crash can leave
+ * a hole of them in a file. Each run is reported once, when it ends, after the
+ * events before it; the text before a run is parsed first, so that its position is
+ * counted in order.
+ */
+static int feed_slice(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+{
+	size_t k = 0;
+
+	while (k < len) {
+		const unsigned char *z = r->zero_run ? p + k : memchr(p + k, 0, len - k);
+		size_t start = z != NULL ? (size_t)(z - p) : len, end = start;
+
+		if (start > k && feed_text(r, p + k, start - k, abs + k) != 0)
+			return -1;
+		if (z == NULL)
+			break;
+		if (!r->zero_run) {
+			r->zero_run = true;
+			r->zero_len = 0;
+			locate(r, abs + start, &r->zero_line, &r->zero_col);
+		}
+		while (end < len && p[end] == 0)
+			p[end++] = ' ';
+		r->zero_len += end - start;
+		if (feed_text(r, p + start, end - start, abs + start) != 0)
+			return -1;
+		if (end < len) {
+			r->zero_run = false;
+			if (!queue_issue(r, TRACE_ISSUE_ZERO_BYTES, r->zero_line, r->zero_col,
+					 "%llu NUL bytes (a hole a crash left?), read as blanks",
+					 (unsigned long long)r->zero_len))
+				return -1;
+		}
+		k = end;
+	}
+	return 0;
+}
+
+/* One step of work: parse a slice, read a block, or finish. A token that has run on
+ * for TRACE_MAX_EVENT_BYTES without a callback is yajl buffering one huge value (a
+ * slice ending in a blank is between tokens, or inside a string: let it pass). */
+static void step(struct trace_reader *r)
+{
+	if (r->pos < r->len) {
+		size_t n = r->len - r->pos < SLICE_BYTES ? r->len - r->pos : SLICE_BYTES;
+		unsigned char *p = r->text + r->pos;
+		uint64_t abs = r->text_abs + r->pos, end;
+		int rc;
+
+		rc = feed_slice(r, p, n, abs);
+		r->pos += n;
+		end = r->text_abs + r->pos;
+		if (rc == 0 && r->b.active && end - r->b.offset > TRACE_MAX_EVENT_BYTES)
+			fail(r, TRACE_ERR_LIMIT, true, r->b.offset, "an event over %llu MiB",
+			     (unsigned long long)(TRACE_MAX_EVENT_BYTES >> 20));
+		else if (rc == 0 && end - r->last_token > TRACE_MAX_EVENT_BYTES &&
+			 !is_blank(p[n - 1]))
+			fail(r, TRACE_ERR_LIMIT, true, r->last_token,
+			     "a single JSON value over %llu MiB",
+			     (unsigned long long)(TRACE_MAX_EVENT_BYTES >> 20));
+		if (r->failed)
+			r->done = true;
+		return;
+	}
+	if (r->len > 0 || !r->sniffed) {
+		if (next_block(r) != 0)
+			r->done = true;
+		else if (r->len == 0)
+			finish(r);
+		return;
+	}
+	finish(r);
+}
+
+/* ------------------------------------------------------------------ public */
+
+int trace_reader_open(const char *path, const struct trace_reader_options *options,
+		      struct trace_reader **out)
+{
+	struct trace_reader *r = calloc(1, sizeof(*r));
+	struct stat sb;
+	int err;
+
+	*out = NULL;
+	if (r == NULL)
+		return -ENOMEM;
+	if (options != NULL)
+		r->opt = *options;
+	r->path = strdup(path);
+	r->in = malloc(INPUT_BYTES);
+	r->h = parser_new(r);
+	r->b.field_key = -1;
+	if (r->path == NULL || r->in == NULL || r->h == NULL) {
+		trace_reader_close(r);
+		return -ENOMEM;
+	}
+	if (strcmp(path, "-") == 0) {
+		r->name = "<stdin>";
+		r->fd = STDIN_FILENO;
+	} else {
+		r->name = r->path;
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			err = errno;
+			r->fd = -1;
+			trace_reader_close(r);
+			return -err;
+		}
+	}
+	if (fstat(r->fd, &sb) == 0) {
+		if (S_ISDIR(sb.st_mode)) {
+			trace_reader_close(r);
+			return -EISDIR;
+		}
+		if (S_ISREG(sb.st_mode))
+			r->st.input_size = (uint64_t)sb.st_size;
+	}
+	progress_total(r->opt.progress, r->st.input_size);
+	*out = r;
+	return 0;
+}
+
+int trace_reader_next(struct trace_reader *r, const struct trace_event **ev)
+{
+	free(r->handed);
+	r->handed = NULL;
+	for (;;) {
+		while (r->q_head < r->q_len) {
+			struct item *it = &r->q[r->q_head++];
+
+			if (it->kind == ITEM_ISSUE) {
+				r->st.issues++;
+				if (r->opt.on_issue != NULL)
+					r->opt.on_issue(r->opt.ctx, &it->u.issue);
+				free(it->mem);
+				continue;
+			}
+			r->handed = it->mem;
+			it->u.ev.index = r->st.events++;
+			*ev = &it->u.ev;
+			return 1;
+		}
+		r->q_head = r->q_len = 0;
+		if (r->done)
+			return r->failed ? -1 : 0;
+		step(r);
+	}
+}
+
+const struct trace_reader_status *trace_reader_status(const struct trace_reader *r)
+{
+	return &r->st;
+}
+
+const char *trace_reader_name(const struct trace_reader *r)
+{
+	return r->name;
+}
+
+void trace_reader_close(struct trace_reader *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = r->q_head; i < r->q_len; i++)
+		free(r->q[i].mem);
+	free(r->q);
+	free(r->handed);
+	if (r->h != NULL)
+		yajl_free(r->h);
+	if (r->zs_ready)
+		inflateEnd(&r->zs);
+	if (r->fd > STDIN_FILENO)
+		close(r->fd);
+	building_free(&r->b);
+	free(r->patched_nl);
+	free(r->in);
+	free(r->out);
+	free(r->path);
+	free(r);
+}
+
+const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (size_t i = 0; i < ev->nargs; i++) {
+		if (ev->arg[i].key_len == len && memcmp(ev->arg[i].key, key, len) == 0)
+			return &ev->arg[i].value;
+	}
+	return NULL;
+}
+
+bool trace_value_is(const struct trace_value *v, const char *s)
+{
+	size_t len = strlen(s);
+
+	return v->type == TRACE_STRING && v->len == len && memcmp(v->text, s, len) == 0;
+}
+
+void trace_event_thread(const struct trace_event *ev, int64_t *pid, int64_t *tid)
+{
+	*pid = ev->has_pid ? ev->pid_num : 0;
+	*tid = ev->has_tid ? ev->tid_num : *pid;
+}

@@ -1,0 +1,969 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace check`: a trace against the rules the viewers enforce (FORMAT.md), and
+ * `--repair`, which completes a file cut short (repair.c).
+ *
+ * One pass over the events, with state per thread (open B slices, the last B/E
+ * time, recently closed slices, flows waiting for a slice), per open async slice and
+ * per open flow, never per event; so a file of any size is checked in bounded
+ * memory. Byte-level string rules come from the reader (TRACE_READ_CHECK_STRINGS)
+ * as issues, each mapped to a rule here.
+ *
+ * Not checked: partial overlap of X slices on a thread (they may come in any order
+ * in the file, so finding one needs all of them at once).
+ */
+#include "cli.h"
+#include "json.h"
+#include "progress.h"
+#include "reader.h"
+#include "repair.h"
+#include "table.h"
+#include "threads.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* X(id, name, what) */
+#define RULES(X)                                                                                 \
+	X(JSON, "json", "not strict JSON, or not a trace: the check stops there")                \
+	X(GZIP, "gzip", "corrupt or cut gzip data, or bytes after the last member")              \
+	X(BOM, "bom", "a UTF-8 byte-order mark at the start")                                    \
+	X(FILE_START, "file-start", "does not begin [{\" (blanks allowed) within 128 bytes")     \
+	X(EMPTY, "empty", "no events")                                                           \
+	X(CUT, "cut", "ends without its closing ']': not strict JSON")                           \
+	X(PARTIAL_EVENT, "partial-event", "ends inside an event")                                \
+	X(OBJECT_CUT, "object-cut", "the object form {\"traceEvents\":[...]}, cut short")        \
+	X(TRAILING_COMMA, "trailing-comma", "a comma before the closing ']'")                    \
+	X(ZERO_BYTES, "zero-bytes", "NUL bytes in the text")                                     \
+	X(NOT_AN_EVENT, "not-an-event", "an element of the event array that is not an object")   \
+	X(CONTROL_BYTE, "control-byte", "a raw control byte (0x00-0x1F, 0x7F) in a string")      \
+	X(INVALID_UTF8, "invalid-utf8", "a string that is not valid UTF-8")                      \
+	X(SURROGATE, "surrogate-escape", "a \\uD800-\\uDFFF escape in a string")                 \
+	X(UNICODE_ESCAPE, "unicode-escape", "non-ASCII written as a \\u escape")                 \
+	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event")                      \
+	X(FIELD_TYPE, "field-type", "a known key with a value of the wrong type")                \
+	X(PHASE, "phase", "ph missing, unknown, or not imported by Perfetto")                    \
+	X(MISSING_TS, "missing-ts", "an event other than M without ts")                          \
+	X(NEGATIVE_TS, "negative-ts", "a negative ts (Perfetto drops it)")                       \
+	X(TS_RANGE, "ts-range", "ts beyond 2^53 ns: the viewers' doubles lose nanoseconds")      \
+	X(MISSING_DUR, "missing-dur", "an X without dur (dropped)")                              \
+	X(NEGATIVE_DUR, "negative-dur", "a negative dur")                                        \
+	X(PID, "pid", "pid missing, or not an integer 0 .. 2^32-1")                              \
+	X(TID, "tid", "tid missing, or not an integer 0 .. 2^32-1")                              \
+	X(TS_ORDER, "ts-order", "B/E timestamps going backward on a thread")                     \
+	X(END_MISMATCH, "end-mismatch", "an E whose name or cat is not its B's")                 \
+	X(END_WITHOUT_BEGIN, "end-without-begin", "an E with no B open on its thread")           \
+	X(ARGS_ON_END, "args-on-end", "args on an E (they belong on the B)")                     \
+	X(UNENDED, "unended", "a B never ended (\"did not end\")")                               \
+	X(INSTANT_SCOPE, "instant-scope", "an instant whose s is not g, p or t")                 \
+	X(COUNTER_ARGS, "counter-args", "a C without args, or with args that are not numbers")   \
+	X(ASYNC_FIELDS, "async-fields", "b/e/n without cat, or without an integer or string id") \
+	X(ASYNC_UNMATCHED, "async-unmatched", "an e without its b, or a b never ended")          \
+	X(FLOW_ID, "flow-id", "s/t/f without an integer or hex-string id")                       \
+	X(FLOW_MISMATCH, "flow-mismatch", "s/t/f of one id with different names or cats")        \
+	X(FLOW_OUTSIDE, "flow-outside-slice", "s/t/f not inside a slice on its thread")          \
+	X(METADATA, "metadata", "an M event Perfetto does not understand, or with bad args")
+
+#define RULE_ENUM(id, name, what) RULE_##id,
+#define RULE_ROW(id, name, what)  {name, what},
+
+enum rule { RULES(RULE_ENUM) RULE_COUNT };
+
+static const struct {
+	const char *name, *what;
+} rules[RULE_COUNT] = {RULES(RULE_ROW)};
+
+static const enum rule issue_rules[TRACE_ISSUE_COUNT] = {
+	[TRACE_ISSUE_BOM] = RULE_BOM,
+	[TRACE_ISSUE_ZERO_BYTES] = RULE_ZERO_BYTES,
+	[TRACE_ISSUE_TRAILING_COMMA] = RULE_TRAILING_COMMA,
+	[TRACE_ISSUE_NOT_AN_EVENT] = RULE_NOT_AN_EVENT,
+	[TRACE_ISSUE_NO_EVENTS_KEY] = RULE_EMPTY,
+	[TRACE_ISSUE_GZIP_TRAILING] = RULE_GZIP,
+	[TRACE_ISSUE_CONTROL_BYTE] = RULE_CONTROL_BYTE,
+	[TRACE_ISSUE_INVALID_UTF8] = RULE_INVALID_UTF8,
+	[TRACE_ISSUE_SURROGATE] = RULE_SURROGATE,
+	[TRACE_ISSUE_UNICODE_ESCAPE] = RULE_UNICODE_ESCAPE,
+	[TRACE_ISSUE_DUPLICATE_KEY] = RULE_DUPLICATE_KEY,
+};
+
+/* Phases the viewers import, and the ones Perfetto leaves out (FORMAT.md "Phases"). */
+#define KNOWN_PHASES	  "XBEiICbenstfM"
+#define UNIMPORTED_PHASES "STFpNODc"
+
+/* Slices closed lately on a thread, kept to place flow events written after them. */
+#define RECENT_SLICES 16
+/* Flow events waiting for a slice to enclose them, per thread, before the oldest is
+ * reported anyway. */
+#define MAX_PENDING_FLOWS 4096
+
+#define TS_LIMIT_NS ((int64_t)1 << 53)
+#define ID_LIMIT    ((int64_t)UINT32_MAX)
+
+struct check_options {
+	uint64_t max_per_rule;
+	bool quiet;
+};
+
+struct interval {
+	int64_t start, end;
+};
+
+struct pending_flow {
+	int64_t ts_ns;
+	uint64_t line, col;
+	char phase;
+};
+
+/* Per thread, after the shared thread_state (threads.h). */
+struct check_thread {
+	bool has_be;
+	int64_t last_be_ns;
+	uint64_t last_be_line;
+	struct interval recent[RECENT_SLICES];
+	unsigned nrecent, next_recent;
+	struct pending_flow *pending;
+	size_t npending, pending_cap;
+};
+
+struct async_state {
+	uint64_t open;
+	uint64_t line, col;
+	char *label; /* "name" (cat "c", id 5), for the report */
+};
+
+struct flow_state {
+	char *name, *cat; /* NULL when absent */
+	size_t name_len, cat_len;
+	uint64_t line;
+	char first_phase;
+	bool saw_s, saw_f;
+};
+
+struct check {
+	const char *file;
+	const struct check_options *opt;
+	uint64_t count[RULE_COUNT];
+	uint64_t total;
+	struct threads threads;
+	struct table async, flows;
+	struct buf key;
+	bool nomem;
+};
+
+static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
+		    ...) __attribute__((format(printf, 5, 6)));
+
+static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
+		    ...)
+{
+	uint64_t n = ++c->count[rule];
+	va_list ap;
+
+	c->total++;
+	if (c->opt->quiet)
+		return;
+	if (c->opt->max_per_rule > 0 && n > c->opt->max_per_rule) {
+		if (n == c->opt->max_per_rule + 1)
+			printf("%s: %s: more findings of this rule not shown (--max-per-rule 0 "
+			       "shows all)\n",
+			       c->file, rules[rule].name);
+		return;
+	}
+	if (line > 0)
+		printf("%s:%" PRIu64 ":%" PRIu64 ": %s: ", c->file, line, col, rules[rule].name);
+	else
+		printf("%s: %s: ", c->file, rules[rule].name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void on_issue(void *ctx, const struct trace_issue *issue)
+{
+	struct check *c = ctx;
+
+	finding(c, issue_rules[issue->kind], issue->line, issue->col, "%s", issue->message);
+}
+
+/* ------------------------------------------------------------ message helpers */
+
+/* A value for a message: a string quoted and shortened, anything else as text. */
+static const char *shown(char *buf, size_t size, const struct trace_value *v)
+{
+	size_t max = size - 8, n;
+
+	if (v->type == TRACE_ABSENT)
+		return "(none)";
+	n = v->len < max ? v->len : max;
+	/* Do not cut inside a UTF-8 sequence. */
+	while (n < v->len && n > 0 && ((unsigned char)v->text[n] & 0xc0) == 0x80)
+		n--;
+	if (v->type == TRACE_STRING)
+		snprintf(buf, size, "\"%.*s%s\"", (int)n, v->text, n < v->len ? "..." : "");
+	else
+		snprintf(buf, size, "%.*s%s", (int)n, v->text, n < v->len ? "..." : "");
+	for (char *p = buf; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?'; /* nothing that moves a terminal's cursor */
+	}
+	return buf;
+}
+
+static const char *shown_str(char *buf, size_t size, const char *s, size_t len)
+{
+	struct trace_value v = {s != NULL ? TRACE_STRING : TRACE_ABSENT, s, len};
+
+	return shown(buf, size, &v);
+}
+
+/* ns as microseconds, for messages. */
+static const char *us(char *buf, int64_t ns)
+{
+	*json_put_us(buf, ns) = '\0';
+	return buf;
+}
+
+/* Is the value the string s[0 .. len)? An absent value matches only s == NULL. */
+static bool same_str(const struct trace_value *v, const char *s, size_t len)
+{
+	if (v->type != TRACE_STRING)
+		return s == NULL;
+	return s != NULL && v->len == len && memcmp(v->text, s, len) == 0;
+}
+
+/* ---------------------------------------------------------------- the fields */
+
+static bool is_integer(const struct trace_value *v)
+{
+	int64_t i;
+
+	return v->type == TRACE_NUMBER && json_parse_i64(v->text, v->len, &i) == 0;
+}
+
+static void check_id_field(struct check *c, const struct trace_event *ev, enum rule rule, bool has,
+			   int64_t v, const struct trace_value *raw, const char *key)
+{
+	char b[96];
+
+	if (raw->type == TRACE_ABSENT)
+		finding(c, rule, ev->line, ev->col, "no \"%s\": the viewers need it on every event",
+			key);
+	else if (!has || v < 0 || v > ID_LIMIT)
+		finding(c, rule, ev->line, ev->col,
+			"\"%s\" %s is not an integer 0 .. 4294967295: Perfetto reads it as 0", key,
+			shown(b, sizeof(b), raw));
+}
+
+static void check_time_field(struct check *c, const struct trace_event *ev,
+			     const struct trace_value *raw, bool has, int64_t ns, bool is_ts)
+{
+	char b[96];
+	const char *key = is_ts ? "ts" : "dur";
+
+	if (raw->type == TRACE_ABSENT)
+		return;
+	if (raw->type != TRACE_NUMBER) {
+		finding(c, RULE_FIELD_TYPE, ev->line, ev->col, "\"%s\" is %s, not a number", key,
+			shown(b, sizeof(b), raw));
+		return;
+	}
+	if (!has) {
+		finding(c, RULE_TS_RANGE, ev->line, ev->col,
+			"\"%s\" %s does not fit 64-bit nanoseconds", key, shown(b, sizeof(b), raw));
+		return;
+	}
+	if (ns < 0)
+		finding(c, is_ts ? RULE_NEGATIVE_TS : RULE_NEGATIVE_DUR, ev->line, ev->col,
+			"\"%s\" %s is negative%s", key, shown(b, sizeof(b), raw),
+			is_ts ? ": Perfetto drops the event" : "");
+	else if (ns > TS_LIMIT_NS)
+		finding(c, RULE_TS_RANGE, ev->line, ev->col,
+			"\"%s\" %s is beyond 2^53 ns: the viewers' doubles lose nanoseconds (use "
+			"a trace-relative origin)",
+			key, shown(b, sizeof(b), raw));
+}
+
+static void check_fields(struct check *c, const struct trace_event *ev)
+{
+	static const char *const string_keys[] = {"name", "cat", "s", "bp"};
+	const struct trace_value *string_values[] = {&ev->name, &ev->cat, &ev->s, &ev->bp};
+	char b[96];
+
+	if (ev->ph.type == TRACE_ABSENT)
+		finding(c, RULE_PHASE, ev->line, ev->col, "an event without \"ph\"");
+	else if (ev->ph.type != TRACE_STRING)
+		finding(c, RULE_FIELD_TYPE, ev->line, ev->col, "\"ph\" is %s, not a string",
+			shown(b, sizeof(b), &ev->ph));
+	else if (ev->phase != '\0' && strchr(UNIMPORTED_PHASES, ev->phase) != NULL)
+		finding(c, RULE_PHASE, ev->line, ev->col,
+			"phase \"%c\" is not imported by Perfetto (legacy async S/T/F/p, object "
+			"events N/O/D, clock sync c)",
+			ev->phase);
+	else if (ev->phase == '\0' || strchr(KNOWN_PHASES, ev->phase) == NULL)
+		finding(c, RULE_PHASE, ev->line, ev->col, "unknown phase %s",
+			shown(b, sizeof(b), &ev->ph));
+	for (size_t i = 0; i < sizeof(string_keys) / sizeof(string_keys[0]); i++) {
+		const struct trace_value *v = string_values[i];
+
+		if (v->type != TRACE_ABSENT && v->type != TRACE_STRING)
+			finding(c, RULE_FIELD_TYPE, ev->line, ev->col, "\"%s\" is %s, not a string",
+				string_keys[i], shown(b, sizeof(b), v));
+	}
+	if (ev->args.type != TRACE_ABSENT && ev->args.type != TRACE_OBJECT)
+		finding(c, RULE_FIELD_TYPE, ev->line, ev->col, "\"args\" is %s, not an object",
+			shown(b, sizeof(b), &ev->args));
+	if (ev->id.type != TRACE_ABSENT && ev->id.type != TRACE_STRING &&
+	    ev->id.type != TRACE_NUMBER)
+		finding(c, RULE_FIELD_TYPE, ev->line, ev->col,
+			"\"id\" is %s, not a number or a string", shown(b, sizeof(b), &ev->id));
+	check_id_field(c, ev, RULE_PID, ev->has_pid, ev->pid_num, &ev->pid, "pid");
+	check_id_field(c, ev, RULE_TID, ev->has_tid, ev->tid_num, &ev->tid, "tid");
+	if (ev->ts.type == TRACE_ABSENT && ev->phase != 'M')
+		finding(c, RULE_MISSING_TS, ev->line, ev->col,
+			"no \"ts\": every event but M needs one");
+	check_time_field(c, ev, &ev->ts, ev->has_ts, ev->ts_ns, true);
+	if (ev->dur.type == TRACE_ABSENT && ev->phase == 'X')
+		finding(c, RULE_MISSING_DUR, ev->line, ev->col,
+			"an X without \"dur\": the viewers drop it");
+	check_time_field(c, ev, &ev->dur, ev->has_dur, ev->dur_ns, false);
+}
+
+/* ----------------------------------------------------------- slices and flows */
+
+/* A slice [start, end] closed on the thread: remember it, and place waiting flows. */
+static void slice_closed(struct check_thread *ct, int64_t start, int64_t end)
+{
+	size_t kept = 0;
+	unsigned i;
+
+	for (size_t k = 0; k < ct->npending; k++) {
+		if (ct->pending[k].ts_ns < start || ct->pending[k].ts_ns > end)
+			ct->pending[kept++] = ct->pending[k];
+	}
+	ct->npending = kept;
+	/* A slice inside the new one adds nothing: take its place. */
+	for (i = 0; i < ct->nrecent; i++) {
+		if (ct->recent[i].start >= start && ct->recent[i].end <= end)
+			break;
+	}
+	if (i == ct->nrecent) {
+		if (ct->nrecent < RECENT_SLICES) {
+			ct->nrecent++;
+		} else {
+			i = ct->next_recent;
+			ct->next_recent = (ct->next_recent + 1) % RECENT_SLICES;
+		}
+	}
+	ct->recent[i].start = start;
+	ct->recent[i].end = end;
+}
+
+static bool enclosed(const struct thread_state *th, const struct check_thread *ct, int64_t ts)
+{
+	if (th->depth > 0 && th->open[0].ts_ns <= ts)
+		return true;
+	for (unsigned i = 0; i < ct->nrecent; i++) {
+		if (ct->recent[i].start <= ts && ts <= ct->recent[i].end)
+			return true;
+	}
+	return false;
+}
+
+static void report_pending(struct check *c, const struct thread_state *th,
+			   const struct pending_flow *p)
+{
+	char t[32];
+
+	finding(c, RULE_FLOW_OUTSIDE, p->line, p->col,
+		"flow event \"%c\" at ts %s is not inside any slice on thread %" PRId64 "/%" PRId64
+		": the viewers cannot bind it",
+		p->phase, us(t, p->ts_ns), th->pid, th->tid);
+}
+
+static void wait_for_slice(struct check *c, struct thread_state *th, struct check_thread *ct,
+			   const struct trace_event *ev)
+{
+	if (ct->npending == MAX_PENDING_FLOWS) {
+		report_pending(c, th, &ct->pending[0]);
+		memmove(ct->pending, ct->pending + 1, (ct->npending - 1) * sizeof(ct->pending[0]));
+		ct->npending--;
+	}
+	if (ct->npending == ct->pending_cap) {
+		size_t n = ct->pending_cap ? ct->pending_cap * 2 : 8;
+		struct pending_flow *p = realloc(ct->pending, n * sizeof(*p));
+
+		if (p == NULL) {
+			c->nomem = true;
+			return;
+		}
+		ct->pending = p;
+		ct->pending_cap = n;
+	}
+	ct->pending[ct->npending++] =
+		(struct pending_flow){ev->ts_ns, ev->line, ev->col, ev->phase};
+}
+
+static void check_begin(struct check *c, struct thread_state *th, const struct trace_event *ev)
+{
+	if (thread_push(th, ev) != 0)
+		c->nomem = true;
+}
+
+static void check_end(struct check *c, struct thread_state *th, struct check_thread *ct,
+		      const struct trace_event *ev)
+{
+	struct open_slice *b = thread_top(th);
+	char n1[96], c1[96], n2[96], c2[96];
+
+	if (ev->args.type == TRACE_OBJECT && ev->nargs > 0)
+		finding(c, RULE_ARGS_ON_END, ev->line, ev->col,
+			"args on an E: Catapult and speedscope warn; put them on the B");
+	if (b == NULL) {
+		finding(c, RULE_END_WITHOUT_BEGIN, ev->line, ev->col,
+			"E %s with no B open on thread %" PRId64 "/%" PRId64,
+			shown(n1, sizeof(n1), &ev->name), th->pid, th->tid);
+		return;
+	}
+	if (!same_str(&ev->name, b->name, b->name_len) || !same_str(&ev->cat, b->cat, b->cat_len))
+		finding(c, RULE_END_MISMATCH, ev->line, ev->col,
+			"E %s (cat %s) ends B %s (cat %s) of line %" PRIu64
+			": an E needs the name and cat of its B",
+			shown(n1, sizeof(n1), &ev->name), shown(c1, sizeof(c1), &ev->cat),
+			shown_str(n2, sizeof(n2), b->name, b->name_len),
+			shown_str(c2, sizeof(c2), b->cat, b->cat_len), b->line);
+	if (ev->has_ts && b->ts_ns <= ev->ts_ns)
+		slice_closed(ct, b->ts_ns, ev->ts_ns);
+	thread_pop(th);
+}
+
+static void check_be_order(struct check *c, struct check_thread *ct, const struct trace_event *ev)
+{
+	char t1[32], t2[32];
+
+	if (!ev->has_ts)
+		return;
+	if (ct->has_be && ev->ts_ns < ct->last_be_ns)
+		finding(c, RULE_TS_ORDER, ev->line, ev->col,
+			"%c at ts %s is before the B/E of line %" PRIu64
+			" (ts %s) on its thread: Catapult does not sort B/E events",
+			ev->phase, us(t1, ev->ts_ns), ct->last_be_line, us(t2, ct->last_be_ns));
+	ct->has_be = true;
+	ct->last_be_ns = ev->ts_ns;
+	ct->last_be_line = ev->line;
+}
+
+/* Key bytes of a table: each part as its length, then its bytes. */
+static int key_add(struct buf *k, const struct trace_value *v)
+{
+	uint64_t len = v->len;
+	char type = (char)v->type;
+
+	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
+}
+
+static bool is_hex_id(const struct trace_value *v)
+{
+	if (v->type != TRACE_STRING || v->len < 3 || v->text[0] != '0' ||
+	    (v->text[1] != 'x' && v->text[1] != 'X'))
+		return false;
+	for (size_t i = 2; i < v->len; i++) {
+		char ch = v->text[i];
+
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
+		      (ch >= 'A' && ch <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+static char *dup_value(const struct trace_value *v)
+{
+	char *p;
+
+	if (v->type != TRACE_STRING)
+		return NULL;
+	p = malloc(v->len + 1);
+	if (p != NULL)
+		memcpy(p, v->text, v->len + 1);
+	return p;
+}
+
+static void check_flow(struct check *c, struct thread_state *th, struct check_thread *ct,
+		       const struct trace_event *ev)
+{
+	struct flow_state *fs;
+	bool created;
+	char b1[96], b2[96], b3[96], b4[96];
+
+	if (ev->has_ts && !enclosed(th, ct, ev->ts_ns))
+		wait_for_slice(c, th, ct, ev);
+	if (ev->id.type == TRACE_ABSENT) {
+		finding(c, RULE_FLOW_ID, ev->line, ev->col, "flow event \"%c\" without \"id\"",
+			ev->phase);
+		return;
+	}
+	if (!is_integer(&ev->id) && !is_hex_id(&ev->id))
+		finding(c, RULE_FLOW_ID, ev->line, ev->col,
+			"flow id %s is neither an integer nor a hex string (\"0x1f\")",
+			shown(b1, sizeof(b1), &ev->id));
+	c->key.len = 0;
+	if (key_add(&c->key, &ev->id)) {
+		c->nomem = true;
+		return;
+	}
+	fs = table_put(&c->flows, c->key.p, c->key.len, &created);
+	if (fs == NULL) {
+		c->nomem = true;
+		return;
+	}
+	if (created) {
+		fs->name = dup_value(&ev->name);
+		fs->cat = dup_value(&ev->cat);
+		fs->name_len = fs->name != NULL ? ev->name.len : 0;
+		fs->cat_len = fs->cat != NULL ? ev->cat.len : 0;
+		fs->line = ev->line;
+		fs->first_phase = ev->phase;
+	} else if (!same_str(&ev->name, fs->name, fs->name_len) ||
+		   !same_str(&ev->cat, fs->cat, fs->cat_len)) {
+		finding(c, RULE_FLOW_MISMATCH, ev->line, ev->col,
+			"flow \"%c\" %s (cat %s) of id %s, but its \"%c\" of line %" PRIu64
+			" is %s (cat %s): s, t and f share name and cat",
+			ev->phase, shown(b1, sizeof(b1), &ev->name),
+			shown(b2, sizeof(b2), &ev->cat), shown(b3, sizeof(b3), &ev->id),
+			fs->first_phase, fs->line,
+			shown_str(b4, sizeof(b4), fs->name, fs->name_len),
+			shown_str(b2, sizeof(b2), fs->cat, fs->cat_len));
+	}
+	fs->saw_s |= ev->phase == 's';
+	fs->saw_f |= ev->phase == 'f';
+	if (fs->saw_s && fs->saw_f) {
+		free(fs->name);
+		free(fs->cat);
+		table_remove(&c->flows, fs);
+	}
+}
+
+static void check_async(struct check *c, const struct trace_event *ev)
+{
+	struct async_state *as;
+	bool created;
+	char b1[96], b2[96], b3[96];
+
+	if (ev->cat.type != TRACE_STRING)
+		finding(c, RULE_ASYNC_FIELDS, ev->line, ev->col,
+			"async event \"%c\" without a string \"cat\"", ev->phase);
+	if (ev->id.type == TRACE_ABSENT)
+		finding(c, RULE_ASYNC_FIELDS, ev->line, ev->col,
+			"async event \"%c\" without \"id\"", ev->phase);
+	else if (ev->id.type == TRACE_NUMBER && !is_integer(&ev->id))
+		finding(c, RULE_ASYNC_FIELDS, ev->line, ev->col,
+			"async id %s is not an integer (a float id is refused)",
+			shown(b1, sizeof(b1), &ev->id));
+	if (ev->phase == 'n' || ev->cat.type != TRACE_STRING || ev->id.type == TRACE_ABSENT)
+		return;
+	c->key.len = 0;
+	if (key_add(&c->key, &ev->cat) || key_add(&c->key, &ev->id) ||
+	    key_add(&c->key, &ev->name)) {
+		c->nomem = true;
+		return;
+	}
+	if (ev->phase == 'e') {
+		as = table_get(&c->async, c->key.p, c->key.len);
+		if (as == NULL) {
+			finding(c, RULE_ASYNC_UNMATCHED, ev->line, ev->col,
+				"e %s (cat %s, id %s) without a b open: b and e match on cat, id "
+				"and name",
+				shown(b1, sizeof(b1), &ev->name), shown(b2, sizeof(b2), &ev->cat),
+				shown(b3, sizeof(b3), &ev->id));
+		} else if (--as->open == 0) {
+			free(as->label);
+			table_remove(&c->async, as);
+		}
+		return;
+	}
+	as = table_put(&c->async, c->key.p, c->key.len, &created);
+	if (as == NULL) {
+		c->nomem = true;
+		return;
+	}
+	if (created) {
+		char label[320];
+
+		snprintf(label, sizeof(label), "%s (cat %s, id %s)",
+			 shown(b1, sizeof(b1), &ev->name), shown(b2, sizeof(b2), &ev->cat),
+			 shown(b3, sizeof(b3), &ev->id));
+		as->label = strdup(label);
+		as->line = ev->line;
+		as->col = ev->col;
+	}
+	as->open++;
+}
+
+static void check_metadata(struct check *c, const struct trace_event *ev)
+{
+	const struct trace_value *a;
+	char b[96];
+
+	if (trace_value_is(&ev->name, "process_name") || trace_value_is(&ev->name, "thread_name")) {
+		a = trace_event_arg(ev, "name");
+		if (a == NULL || a->type != TRACE_STRING || a->len == 0)
+			finding(c, RULE_METADATA, ev->line, ev->col,
+				"M %s without a non-empty string args.name",
+				shown(b, sizeof(b), &ev->name));
+	} else if (trace_value_is(&ev->name, "process_sort_index") ||
+		   trace_value_is(&ev->name, "thread_sort_index")) {
+		a = trace_event_arg(ev, "sort_index");
+		if (a == NULL || !is_integer(a))
+			finding(c, RULE_METADATA, ev->line, ev->col,
+				"M %s without an integer args.sort_index",
+				shown(b, sizeof(b), &ev->name));
+	} else {
+		finding(c, RULE_METADATA, ev->line, ev->col,
+			"M %s: Perfetto understands only process_name, thread_name, "
+			"process_sort_index and thread_sort_index (Catapult warns on others)",
+			shown(b, sizeof(b), &ev->name));
+	}
+}
+
+static void check_counter(struct check *c, const struct trace_event *ev)
+{
+	char b[96];
+
+	if (ev->nargs == 0) {
+		finding(c, RULE_COUNTER_ARGS, ev->line, ev->col,
+			"C %s without args: a counter needs at least one numeric series",
+			shown(b, sizeof(b), &ev->name));
+		return;
+	}
+	for (size_t i = 0; i < ev->nargs; i++) {
+		if (ev->arg[i].value.type != TRACE_NUMBER) {
+			finding(c, RULE_COUNTER_ARGS, ev->line, ev->col,
+				"C %s: args.%s is %s, not a number", shown(b, sizeof(b), &ev->name),
+				ev->arg[i].key,
+				ev->arg[i].value.type == TRACE_STRING ? "a string"
+								      : "not a number");
+			return;
+		}
+	}
+}
+
+static void check_event(struct check *c, const struct trace_event *ev)
+{
+	struct thread_state *th = threads_of(&c->threads, ev);
+	struct check_thread *ct;
+	char b[96];
+
+	if (th == NULL) {
+		c->nomem = true;
+		return;
+	}
+	ct = thread_extra(th);
+	check_fields(c, ev);
+	switch (ev->phase) {
+	case 'B':
+		check_be_order(c, ct, ev);
+		check_begin(c, th, ev);
+		break;
+	case 'E':
+		check_be_order(c, ct, ev);
+		check_end(c, th, ct, ev);
+		break;
+	case 'X':
+		if (ev->has_ts && ev->has_dur && ev->dur_ns >= 0)
+			slice_closed(ct, ev->ts_ns, ev->ts_ns + ev->dur_ns);
+		break;
+	case 'i':
+	case 'I':
+		if (ev->s.type != TRACE_ABSENT && !trace_value_is(&ev->s, "g") &&
+		    !trace_value_is(&ev->s, "p") && !trace_value_is(&ev->s, "t"))
+			finding(c, RULE_INSTANT_SCOPE, ev->line, ev->col,
+				"instant scope \"s\" %s is not \"g\", \"p\" or \"t\"",
+				shown(b, sizeof(b), &ev->s));
+		break;
+	case 'C':
+		check_counter(c, ev);
+		break;
+	case 'b':
+	case 'e':
+	case 'n':
+		check_async(c, ev);
+		break;
+	case 's':
+	case 't':
+	case 'f':
+		check_flow(c, th, ct, ev);
+		break;
+	case 'M':
+		check_metadata(c, ev);
+		break;
+	default:
+		break;
+	}
+}
+
+/* What is still open when the events end. */
+static void check_leftovers(struct check *c)
+{
+	char n[96], k[96];
+
+	for (struct thread_state *th = threads_first(&c->threads); th != NULL;
+	     th = threads_next(th)) {
+		struct check_thread *ct = thread_extra(th);
+
+		for (size_t i = th->depth; i-- > 0;) {
+			const struct open_slice *s = &th->open[i];
+
+			finding(c, RULE_UNENDED, s->line, 1,
+				"B %s (cat %s) on thread %" PRId64 "/%" PRId64
+				" never ended: the viewers show \"did not end\"",
+				shown_str(n, sizeof(n), s->name, s->name_len),
+				shown_str(k, sizeof(k), s->cat, s->cat_len), th->pid, th->tid);
+		}
+		for (size_t i = 0; i < ct->npending; i++)
+			report_pending(c, th, &ct->pending[i]);
+	}
+	for (struct async_state *as = table_first(&c->async); as != NULL; as = table_next(as))
+		finding(c, RULE_ASYNC_UNMATCHED, as->line, as->col,
+			"b %s never ended (%" PRIu64 " open)", as->label != NULL ? as->label : "",
+			as->open);
+}
+
+/* The file as a whole, from the reader's status. */
+static void check_file(struct check *c, const struct trace_reader_status *st)
+{
+	if (st->form == TRACE_FORM_ARRAY && st->events > 0) {
+		size_t i = st->head_len >= 3 && memcmp(st->head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+		size_t start = i;
+
+		if (i < st->head_len && st->head[i] == '[') {
+			i++;
+			while (i < st->head_len && (st->head[i] == ' ' || st->head[i] == '\t' ||
+						    st->head[i] == '\n' || st->head[i] == '\r'))
+				i++;
+		}
+		if (st->head[start] != '[' || i + 2 > st->head_len || st->head[i] != '{' ||
+		    st->head[i + 1] != '"')
+			finding(c, RULE_FILE_START, 1, 1,
+				"the file does not begin [{\" (blanks allowed after '[') within "
+				"its first 128 bytes: Perfetto does not recognise it as JSON");
+	}
+	if (st->cut && st->form == TRACE_FORM_OBJECT)
+		finding(c, RULE_OBJECT_CUT, 0, 0,
+			"the object form {\"traceEvents\":[...]} cut short: Perfetto and the "
+			"others refuse the whole file");
+	if (st->gzip_cut)
+		finding(c, RULE_GZIP, 0, 0,
+			"the last gzip member is cut short: its whole events were read");
+	if (st->cut_in_event)
+		finding(c, RULE_PARTIAL_EVENT, 0, 0,
+			"the file ends inside an event (%" PRIu64
+			" bytes, not read): Catapult and speedscope fail on it",
+			st->cut_bytes);
+	if (st->cut)
+		finding(c, RULE_CUT, 0, 0,
+			"the file ends after %" PRIu64
+			" event%s without its closing ']': Perfetto, Catapult and speedscope "
+			"load it, DevTools and JSON.parse do not ('ringtrace check --repair' "
+			"completes it)",
+			st->events, st->events == 1 ? "" : "s");
+	if (st->events == 0 && (st->complete || st->cut) && c->count[RULE_EMPTY] == 0)
+		finding(c, RULE_EMPTY, 0, 0, "no events: the viewers refuse an empty trace");
+}
+
+static void free_state(struct check *c)
+{
+	for (struct thread_state *th = threads_first(&c->threads); th != NULL;
+	     th = threads_next(th))
+		free(((struct check_thread *)thread_extra(th))->pending);
+	threads_destroy(&c->threads);
+	for (struct async_state *as = table_first(&c->async); as != NULL; as = table_next(as))
+		free(as->label);
+	table_destroy(&c->async);
+	for (struct flow_state *fs = table_first(&c->flows); fs != NULL; fs = table_next(fs)) {
+		free(fs->name);
+		free(fs->cat);
+	}
+	table_destroy(&c->flows);
+	buf_free(&c->key);
+}
+
+static void summary(const struct check *c, const struct trace_reader_status *st, size_t threads,
+		    bool stopped)
+{
+	static const char *const forms[] = {
+		[TRACE_FORM_NONE] = "no JSON value",
+		[TRACE_FORM_ARRAY] = "bare array",
+		[TRACE_FORM_OBJECT] = "object form",
+	};
+
+	printf("%s: %" PRIu64 " event%s on %zu thread%s; %s%s", c->file, st->events,
+	       st->events == 1 ? "" : "s", threads, threads == 1 ? "" : "s", forms[st->form],
+	       st->gzip ? ", gzip" : "");
+	if (stopped)
+		printf(", read stopped at an error");
+	else if (st->complete)
+		printf(", complete");
+	else if (st->cut)
+		printf(", cut short");
+	if (c->total == 0) {
+		printf("; no findings\n");
+		return;
+	}
+	printf("; %" PRIu64 " finding%s:", c->total, c->total == 1 ? "" : "s");
+	for (int r = 0, n = 0; r < RULE_COUNT; r++) {
+		if (c->count[r] > 0)
+			printf("%s %s %" PRIu64, n++ > 0 ? "," : "", rules[r].name, c->count[r]);
+	}
+	putchar('\n');
+}
+
+/* Check one file. Returns the exit status for it. */
+static int check_one(const char *path, const struct check_options *opt)
+{
+	struct progress bar;
+	struct check c = {.opt = opt};
+	struct trace_reader_options ro = {.flags = TRACE_READ_CHECK_STRINGS,
+					  .on_issue = on_issue,
+					  .ctx = &c,
+					  .progress = &bar};
+	const struct trace_reader_status *st;
+	const struct trace_event *ev;
+	struct trace_reader *r;
+	size_t nthreads = 0;
+	int rc, status;
+
+	progress_init(&bar, "checking");
+	r = cli_open_trace("check", path, &ro);
+	if (r == NULL)
+		return CLI_ERROR;
+	c.file = trace_reader_name(r);
+	threads_init(&c.threads, sizeof(struct check_thread));
+	table_init(&c.async, sizeof(struct async_state));
+	table_init(&c.flows, sizeof(struct flow_state));
+	while ((rc = trace_reader_next(r, &ev)) == 1 && !c.nomem)
+		check_event(&c, ev);
+	progress_finish(&bar);
+	st = trace_reader_status(r);
+	status = CLI_OK;
+	if (c.nomem) {
+		cli_error("check", "%s: out of memory", c.file);
+		status = CLI_ERROR;
+	} else if (rc < 0 && (st->error == TRACE_ERR_SYNTAX || st->error == TRACE_ERR_GZIP)) {
+		finding(&c, st->error == TRACE_ERR_GZIP ? RULE_GZIP : RULE_JSON, st->line, st->col,
+			"%s", st->what);
+	} else if (rc < 0) {
+		cli_error("check", "%s", st->message);
+		status = CLI_ERROR;
+	}
+	if (status == CLI_OK) {
+		if (rc == 0) {
+			check_leftovers(&c);
+			check_file(&c, st);
+		}
+		for (struct thread_state *th = threads_first(&c.threads); th != NULL;
+		     th = threads_next(th))
+			nthreads++;
+		summary(&c, st, nthreads, rc < 0);
+		status = c.total > 0 ? CLI_FINDINGS : CLI_OK;
+	}
+	free_state(&c);
+	trace_reader_close(r);
+	return status;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ringtrace check [options] FILE...\n"
+		   "       ringtrace check --repair [-o OUT] FILE\n"
+		   "\n"
+		   "Reads each trace (.json or .json.gz; - is standard input) and reports what\n"
+		   "the viewers would refuse or misread: one line per finding,\n"
+		   "FILE:LINE:COL: RULE: message, then a summary line per file.\n"
+		   "\n"
+		   "With --repair, writes a complete copy of a FILE that was cut short instead:\n"
+		   "the partial last event dropped, open B slices ended at the latest time of\n"
+		   "their thread, an end marker that records the repair, the array closed.\n"
+		   "\n"
+		   "options:\n"
+		   "  -q, --quiet            print only the summary line of each file\n"
+		   "  -n, --max-per-rule N   print at most N findings of each rule (default 20;\n"
+		   "                         0: all of them)\n"
+		   "      --rules            list the rules and exit\n"
+		   "  -r, --repair           repair instead of checking (one FILE)\n"
+		   "  -o, --output OUT       with --repair: where to write; gzip when OUT ends in\n"
+		   "                         .gz; - for standard output (default: FILE with\n"
+		   "                         .repaired before .json)\n"
+		   "  -h, --help             this help\n"
+		   "\n"
+		   "exit status: 0 no findings (--repair: the copy is written), 1 findings,\n"
+		   "2 usage error, unreadable input or failed output.\n");
+}
+
+int cmd_check(int argc, char **argv)
+{
+	enum { OPT_RULES = 256 };
+	static const struct option longopts[] = {
+		{"quiet", no_argument, NULL, 'q'},
+		{"max-per-rule", required_argument, NULL, 'n'},
+		{"rules", no_argument, NULL, OPT_RULES},
+		{"repair", no_argument, NULL, 'r'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct check_options opt = {.max_per_rule = 20};
+	const char *output = NULL;
+	bool repair = false;
+	int ch, status = CLI_OK;
+
+	while ((ch = getopt_long(argc, argv, "qn:ro:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'q':
+			opt.quiet = true;
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, &opt.max_per_rule))
+				return cli_usage_error("check",
+						       "--max-per-rule wants a number, not "
+						       "'%s'",
+						       optarg);
+			break;
+		case OPT_RULES:
+			for (int r = 0; r < RULE_COUNT; r++)
+				printf("%-19s %s\n", rules[r].name, rules[r].what);
+			return CLI_OK;
+		case 'r':
+			repair = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error("check", "unknown option");
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("check", "no FILE to check");
+	if (repair) {
+		if (argc - optind != 1)
+			return cli_usage_error("check", "--repair takes one FILE");
+		return repair_command(argv[optind], output);
+	}
+	if (output != NULL)
+		return cli_usage_error("check", "-o goes with --repair");
+	for (int i = optind; i < argc; i++) {
+		int s = check_one(argv[i], &opt);
+
+		if (s > status)
+			status = s;
+	}
+	return status;
+}

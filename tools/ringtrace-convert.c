@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace convert`: a trace in the object form, {"traceEvents":[...],
+ * "otherData":{...}}, for tools that insist on it; or back to the bare array.
+ *
+ * Streaming: events are copied through one per line as they are read. The start
+ * marker's args (origin, host, pid, rank, version, configuration) are kept, and
+ * written after the array as "otherData", the object form's key for metadata,
+ * which chrome://tracing shows in its metadata view. An input cut short gives a
+ * complete output of its whole events (its open slices stay open: `ringtrace check
+ * --repair` ends them).
+ */
+#include "cli.h"
+#include "json.h"
+#include "output.h"
+#include "progress.h"
+#include "reader.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum form { TO_OBJECT, TO_ARRAY };
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ringtrace convert [--to object|array] [-o OUT] FILE\n"
+		   "\n"
+		   "Writes the trace FILE (.json or .json.gz; - is standard input) in another\n"
+		   "form, streaming, one event per line:\n"
+		   "  object   {\"traceEvents\":[...],\"otherData\":{...}}: the start marker's\n"
+		   "           args (origin, host, pid, ...) as otherData; for tools that\n"
+		   "           want the object form. Never for a file that may be cut short:\n"
+		   "           every viewer refuses a cut object.\n"
+		   "  array    the bare array [...] the recorder writes (other top-level keys\n"
+		   "           of an object-form input are left out)\n"
+		   "\n"
+		   "options:\n"
+		   "  -t, --to FORM        object (the default) or array\n"
+		   "  -o, --output OUT     where to write; gzip when OUT ends in .gz; - for\n"
+		   "                       standard output (default: FILE with .object or .array\n"
+		   "                       before .json; standard output for standard input)\n"
+		   "  -h, --help           this help\n"
+		   "\n"
+		   "exit status: 0 written, 2 usage error, unreadable or malformed input (the\n"
+		   "output then holds the events before the error), failed output.\n");
+}
+
+/* The start marker's args: the first "ringtrace: start" event's, an object. */
+static int keep_start_args(struct buf *kept, bool *have, const struct trace_event *ev)
+{
+	if (*have || ev->phase != 'i' || !trace_value_is(&ev->name, "ringtrace: start") ||
+	    ev->args.type != TRACE_OBJECT)
+		return 0;
+	*have = true;
+	return buf_put(kept, ev->args.text, ev->args.len);
+}
+
+static int convert(struct trace_reader *r, struct output *out, enum form to, bool *nomem)
+{
+	struct buf start_args = {0};
+	bool have_start = false;
+	const struct trace_event *ev;
+	uint64_t n = 0;
+	int err;
+
+	err = output_puts(out, to == TO_OBJECT ? "{\"traceEvents\":[\n" : "[\n");
+	while (!err && trace_reader_next(r, &ev) == 1) {
+		if (keep_start_args(&start_args, &have_start, ev)) {
+			*nomem = true;
+			err = -1;
+			break;
+		}
+		/* The comma goes before each event but the first: no comma before ']'. */
+		err = (n++ > 0 && output_write(out, ",\n", 2)) ||
+		      output_write(out, ev->json, ev->json_len);
+	}
+	if (!err) {
+		const char *close = n > 0 ? "\n]" : "]";
+
+		if (to == TO_ARRAY)
+			err = output_puts(out, close) || output_puts(out, "\n");
+		else
+			err = output_puts(out, close) ||
+			      (have_start && (output_puts(out, ",\"otherData\":") ||
+					      output_write(out, start_args.p, start_args.len))) ||
+			      output_puts(out, "}\n");
+	}
+	buf_free(&start_args);
+	return err ? -1 : 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"to", required_argument, NULL, 't'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli_warnings warnings = {.max = 10};
+	struct progress bar;
+	struct trace_reader_options ro = {
+		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	const struct trace_reader_status *st;
+	enum form to = TO_OBJECT;
+	const char *output = NULL;
+	struct trace_reader *r;
+	struct output *out;
+	char *out_path;
+	bool nomem = false;
+	int ch, err, status = CLI_OK;
+
+	while ((ch = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			if (strcmp(optarg, "object") == 0)
+				to = TO_OBJECT;
+			else if (strcmp(optarg, "array") == 0)
+				to = TO_ARRAY;
+			else
+				return cli_usage_error(
+					"convert", "--to wants object or array, not '%s'", optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error("convert", "unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("convert", argc == optind ? "no FILE to convert"
+								 : "one FILE at a time");
+	progress_init(&bar, "converting");
+	r = cli_open_trace("convert", argv[optind], &ro);
+	if (r == NULL)
+		return CLI_ERROR;
+	warnings.file = trace_reader_name(r);
+	out_path = output != NULL
+			   ? strdup(output)
+			   : cli_default_output(argv[optind], to == TO_OBJECT ? "object" : "array");
+	if (out_path == NULL) {
+		cli_error("convert", "out of memory");
+		trace_reader_close(r);
+		return CLI_ERROR;
+	}
+	err = output_open(out_path, output_path_is_gzip(out_path), &out);
+	if (err != 0) {
+		cli_error("convert", "cannot write %s: %s", out_path, strerror(-err));
+		free(out_path);
+		trace_reader_close(r);
+		return CLI_ERROR;
+	}
+	err = convert(r, out, to, &nomem);
+	progress_finish(&bar);
+	cli_warnings_done(&warnings);
+	st = trace_reader_status(r);
+	if (err == 0 && st->error != TRACE_OK && st->events == 0) {
+		/* Nothing read before the error: no trace here, so write nothing. */
+		cli_error("convert", "%s", st->message);
+		status = CLI_ERROR;
+	} else if (err != 0 || output_commit(out) != 0) {
+		cli_error("convert", "%s", nomem ? "out of memory" : output_error(out));
+		status = CLI_ERROR;
+	} else if (st->error != TRACE_OK) {
+		cli_error("convert", "%s", st->message);
+		cli_error("convert", "%s holds the %" PRIu64 " events before the error",
+			  output_name(out), st->events);
+		status = CLI_ERROR;
+	} else if (st->cut) {
+		cli_note("convert",
+			 "%s was cut short: %s holds its %" PRIu64 " whole events; its open "
+			 "slices stay open ('ringtrace check --repair' ends them)",
+			 warnings.file, output_name(out), st->events);
+	} else {
+		cli_note("convert", "wrote %s: %" PRIu64 " events", output_name(out), st->events);
+	}
+	output_free(out);
+	free(out_path);
+	trace_reader_close(r);
+	return status;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DDSketch with a dense store (see sketch.h for the contract and the error bound).
+ *
+ * The bucket of v >= 1 is ceil(ln v / ln g): 0 for 1 ns, about 2218 for 2^64 - 1, so
+ * an int32 index and a store of at most a few thousand counters cover every value.
+ * The store covers [lo, lo + nbins) and grows toward a new value with some slack, so
+ * a name whose durations wander does not realloc on every new extreme.
+ */
+#include "sketch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ln g, g = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA) = 1.0202...: ln(1.01) - ln(0.99). */
+#define LN_GAMMA 0.020000666706669
+/* 2 / (g + 1) = 1 - SKETCH_ALPHA: the bucket's value that is within alpha of all of it. */
+#define MID_FACTOR (1.0 - SKETCH_ALPHA)
+
+/* Buckets added beyond the one needed when the store grows. */
+#define GROW_SLACK 32
+
+void sketch_init(struct sketch *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void sketch_free(struct sketch *s)
+{
+	free(s->bins);
+	sketch_init(s);
+}
+
+static int32_t bucket_of(uint64_t v)
+{
+	return (int32_t)ceil(log((double)v) / LN_GAMMA);
+}
+
+/* Make the store cover buckets [first, last]. 0 or -1. */
+static int cover(struct sketch *s, int32_t first, int32_t last)
+{
+	int32_t lo, hi;
+	uint32_t n;
+	uint64_t *bins;
+
+	if (s->bins != NULL && first >= s->lo && last < s->lo + (int32_t)s->nbins)
+		return 0;
+	if (s->bins == NULL) {
+		lo = first;
+		hi = last + 1;
+	} else {
+		lo = first < s->lo ? first - GROW_SLACK : s->lo;
+		hi = last >= s->lo + (int32_t)s->nbins ? last + 1 + GROW_SLACK
+						       : s->lo + (int32_t)s->nbins;
+	}
+	if (lo < 0)
+		lo = 0; /* no value below 1 has a bucket: zeros are counted apart */
+	n = (uint32_t)(hi - lo);
+	bins = calloc(n, sizeof(*bins));
+	if (bins == NULL)
+		return -1;
+	if (s->bins != NULL)
+		memcpy(bins + (s->lo - lo), s->bins, s->nbins * sizeof(*bins));
+	free(s->bins);
+	s->bins = bins;
+	s->lo = lo;
+	s->nbins = n;
+	return 0;
+}
+
+static void note_extremes(struct sketch *s, uint64_t min, uint64_t max)
+{
+	if (s->count == 0 || min < s->min)
+		s->min = min;
+	if (s->count == 0 || max > s->max)
+		s->max = max;
+}
+
+int sketch_add(struct sketch *s, uint64_t v)
+{
+	if (v == 0) {
+		s->zeros++;
+	} else {
+		int32_t i = bucket_of(v);
+
+		if (cover(s, i, i))
+			return -1;
+		s->bins[i - s->lo]++;
+	}
+	if (s->count < SKETCH_EXACT)
+		s->exact[s->count] = v;
+	note_extremes(s, v, v);
+	s->count++;
+	return 0;
+}
+
+int sketch_merge(struct sketch *into, const struct sketch *from)
+{
+	if (from->count == 0)
+		return 0;
+	if (from->bins != NULL) {
+		if (cover(into, from->lo, from->lo + (int32_t)from->nbins - 1))
+			return -1;
+		for (uint32_t k = 0; k < from->nbins; k++)
+			into->bins[from->lo - into->lo + (int32_t)k] += from->bins[k];
+	}
+	into->zeros += from->zeros;
+	if (into->count + from->count <= SKETCH_EXACT)
+		memcpy(into->exact + into->count, from->exact,
+		       from->count * sizeof(from->exact[0]));
+	note_extremes(into, from->min, from->max);
+	into->count += from->count;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t sketch_quantile(const struct sketch *s, unsigned per_10k)
+{
+	uint64_t n = s->count, rank, seen;
+
+	if (n == 0)
+		return 0;
+	if (per_10k > 10000)
+		per_10k = 10000;
+	/* ceil(n q) without overflow or rounding: n = 10000 a + b. */
+	rank = n / 10000 * per_10k + (n % 10000 * per_10k + 9999) / 10000;
+	if (rank <= 1)
+		return s->min;
+	if (rank >= n)
+		return s->max;
+	if (n <= SKETCH_EXACT) {
+		uint64_t v[SKETCH_EXACT];
+
+		memcpy(v, s->exact, n * sizeof(v[0]));
+		qsort(v, n, sizeof(v[0]), cmp_u64);
+		return v[rank - 1];
+	}
+	seen = s->zeros;
+	if (rank <= seen)
+		return 0;
+	for (uint32_t k = 0; k < s->nbins; k++) {
+		seen += s->bins[k];
+		if (seen >= rank) {
+			double mid = exp((double)(s->lo + (int32_t)k) * LN_GAMMA) * MID_FACTOR;
+			uint64_t v =
+				mid >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)(mid + 0.5);
+
+			return v < s->min ? s->min : v > s->max ? s->max : v;
+		}
+	}
+	return s->max; /* not reached: the buckets hold every nonzero value */
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread state of the tools (see threads.h). The key is the (pid, tid) pair as
+ * 16 bytes; the value is a thread_state followed by the tool's extra bytes.
+ */
+#include "threads.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the extra bytes start: after the state, aligned for any type. */
+#define EXTRA_OFFSET \
+	((sizeof(struct thread_state) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
+
+void threads_init(struct threads *t, size_t extra)
+{
+	table_init(&t->map, EXTRA_OFFSET + extra);
+	t->extra = extra;
+	t->last = NULL;
+}
+
+static void slice_free(struct open_slice *s)
+{
+	free(s->name);
+	free(s->cat);
+	free(s->json);
+}
+
+void threads_destroy(struct threads *t)
+{
+	for (struct thread_state *th = table_first(&t->map); th != NULL; th = table_next(th)) {
+		for (size_t i = 0; i < th->depth; i++)
+			slice_free(&th->open[i]);
+		free(th->open);
+	}
+	table_destroy(&t->map);
+	t->last = NULL;
+}
+
+struct thread_state *threads_get(struct threads *t, int64_t pid, int64_t tid)
+{
+	int64_t key[2] = {pid, tid};
+	bool created;
+	struct thread_state *th;
+
+	if (t->last != NULL && t->last->pid == pid && t->last->tid == tid)
+		return t->last;
+	th = table_put(&t->map, key, sizeof(key), &created);
+	if (th != NULL && created) {
+		th->pid = pid;
+		th->tid = tid;
+	}
+	t->last = th;
+	return th;
+}
+
+struct thread_state *threads_of(struct threads *t, const struct trace_event *ev)
+{
+	int64_t pid, tid;
+
+	trace_event_thread(ev, &pid, &tid);
+	return threads_get(t, pid, tid);
+}
+
+struct thread_state *threads_first(const struct threads *t)
+{
+	return table_first(&t->map);
+}
+
+struct thread_state *threads_next(const struct thread_state *th)
+{
+	return table_next(th);
+}
+
+void *thread_extra(struct thread_state *th)
+{
+	return (char *)th + EXTRA_OFFSET;
+}
+
+static char *copy_text(const struct trace_value *v)
+{
+	char *p;
+
+	if (v->type != TRACE_STRING)
+		return NULL;
+	p = malloc(v->len + 1);
+	if (p != NULL)
+		memcpy(p, v->text, v->len + 1);
+	return p;
+}
+
+int thread_push(struct thread_state *th, const struct trace_event *ev)
+{
+	struct open_slice *s;
+
+	if (th->depth == th->cap) {
+		size_t n = th->cap ? th->cap * 2 : 8;
+		struct open_slice *p = realloc(th->open, n * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		th->open = p;
+		th->cap = n;
+	}
+	s = &th->open[th->depth];
+	memset(s, 0, sizeof(*s));
+	s->name = copy_text(&ev->name);
+	s->cat = copy_text(&ev->cat);
+	s->json = malloc(ev->json_len + 1);
+	if ((s->name == NULL && ev->name.type == TRACE_STRING) ||
+	    (s->cat == NULL && ev->cat.type == TRACE_STRING) || s->json == NULL) {
+		slice_free(s);
+		return -ENOMEM;
+	}
+	s->name_len = s->name != NULL ? ev->name.len : 0;
+	s->cat_len = s->cat != NULL ? ev->cat.len : 0;
+	memcpy(s->json, ev->json, ev->json_len + 1);
+	s->json_len = ev->json_len;
+	s->ts_ns = ev->ts_ns;
+	s->line = ev->line;
+	th->depth++;
+	return 0;
+}
+
+void thread_pop(struct thread_state *th)
+{
+	if (th->depth == 0)
+		return;
+	slice_free(&th->open[--th->depth]);
+}
+
+struct open_slice *thread_top(struct thread_state *th)
+{
+	return th->depth > 0 ? &th->open[th->depth - 1] : NULL;
+}
+
+void thread_note_time(struct thread_state *th, const struct trace_event *ev)
+{
+	int64_t t;
+
+	if (!ev->has_ts)
+		return;
+	t = ev->ts_ns;
+	if (ev->phase == 'X' && ev->has_dur && ev->dur_ns > 0 && t <= INT64_MAX - ev->dur_ns)
+		t += ev->dur_ns;
+	if (!th->has_time || t > th->latest_ns) {
+		th->latest_ns = t;
+		th->has_time = true;
+	}
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The threads of a trace as a tool streams it: for each (pid, tid), the stack of B
+ * slices still open and the latest time seen. check, repair (and split, which closes
+ * and reopens slices at a cut, and stats, which needs the nesting) share it.
+ *
+ * State is per thread and per open slice, never per event. A tool that needs more
+ * per thread asks for `extra` bytes with threads_init() and finds them with
+ * thread_extra(), zero-filled when the thread is first seen.
+ *
+ * Threads are visited in the order they first appear in the file.
+ *
+ * Thread safety: none; one table per thread.
+ */
+#ifndef RTR_TOOLS_THREADS_H
+#define RTR_TOOLS_THREADS_H
+
+#include "reader.h"
+#include "table.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A B event not yet ended. Strings are copies, NUL-terminated. */
+struct open_slice {
+	char *name; /* NULL when the B had no string name */
+	char *cat;  /* NULL when the B had no string cat */
+	size_t name_len, cat_len;
+	char *json; /* the B event as compact JSON, to write it again */
+	size_t json_len;
+	int64_t ts_ns;
+	uint64_t line;
+};
+
+struct thread_state {
+	int64_t pid, tid;
+	struct open_slice *open; /* open[depth - 1] is the innermost */
+	size_t depth, cap;
+	bool has_time;
+	int64_t latest_ns; /* the latest time seen: a ts, or the end of an X */
+};
+
+struct threads {
+	struct table map;
+	size_t extra;
+	struct thread_state *last; /* the thread of the previous lookup: events come in runs */
+};
+
+void threads_init(struct threads *t, size_t extra);
+
+/* Frees every thread and its open slices (the extra bytes are the caller's). */
+void threads_destroy(struct threads *t);
+
+/* The thread (pid, tid), added when new. NULL when out of memory. */
+struct thread_state *threads_get(struct threads *t, int64_t pid, int64_t tid);
+
+/* The thread of ev (trace_event_thread()), added when new. NULL when out of memory. */
+struct thread_state *threads_of(struct threads *t, const struct trace_event *ev);
+
+/* The first thread in order of appearance, or NULL; then the next, or NULL. */
+struct thread_state *threads_first(const struct threads *t);
+struct thread_state *threads_next(const struct thread_state *th);
+
+/* The tool's own bytes of this thread. */
+void *thread_extra(struct thread_state *th);
+
+/* Open a slice for the B event ev (its name, cat, JSON and ts copied). 0 or -ENOMEM. */
+int thread_push(struct thread_state *th, const struct trace_event *ev);
+
+/* End the innermost open slice; nothing when none is open. */
+void thread_pop(struct thread_state *th);
+
+/* The innermost open slice, or NULL. */
+struct open_slice *thread_top(struct thread_state *th);
+
+/* Move latest_ns forward to ev's ts, or the end of ev when it is an X. */
+void thread_note_time(struct thread_state *th, const struct trace_event *ev);
+
+#endif /* RTR_TOOLS_THREADS_H */
