@@ -184,51 +184,6 @@ static void write_two_ranks(const char *a, const char *b, const char *host_b)
 		NULL);
 }
 
-/* The corpus of broken inputs (tests/tools/corpus/EXPECT), one path per call. */
-static size_t corpus_files(char paths[][4200], size_t max)
-{
-	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
-	size_t n = 0;
-
-	for (char *save = NULL, *line = strtok_r(manifest, "\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[256];
-
-		if (line[0] == '#' || sscanf(line, "%255s", name) != 1)
-			continue;
-		assert_true(n < max);
-		snprintf(paths[n++], 4200, "%s%s", tool_data("corpus/"), name);
-	}
-	free(manifest);
-	return n;
-}
-
-/* What a tool wrote from a broken input: exit 0 or 2 (naming the input), never a
- * crash; whatever it wrote is strict JSON. */
-static void expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input)
-{
-	char err[256], *text;
-	yajl_val v;
-
-	if (r->status != 0 && r->status != 2)
-		fail_msg("%s: exit status %d\n%s", input, r->status, r->err);
-	if (r->status == 2 && !tool_has(r->err, input) && !tool_has(r->err, "usage"))
-		fail_msg("%s: exit 2 without naming the file:\n%s", input, r->err);
-	if (access(path, F_OK) != 0) {
-		if (r->status == 0)
-			fail_msg("%s: exit 0 but nothing written", input);
-		return;
-	}
-	text = tool_read(path, NULL);
-	v = yajl_tree_parse(text, err, sizeof(err));
-	if (v == NULL)
-		fail_msg("%s: %s is not strict JSON: %s", input, path, err);
-	assert_true(YAJL_IS_ARRAY(v));
-	yajl_tree_free(v);
-	free(text);
-	unlink(path);
-}
-
 /* --------------------------------------------------------------------- tests */
 
 static void usage_errors_are_exit_2(void **state)
@@ -692,7 +647,7 @@ static void gzip_in_and_out(void **state)
 static void corpus_merges_without_a_crash(void **state)
 {
 	static char paths[64][4200];
-	size_t n = corpus_files(paths, 64);
+	size_t n = tool_corpus_files(paths, 64);
 
 	(void)state;
 	if (TT_TSAN)
@@ -702,7 +657,7 @@ static void corpus_merges_without_a_crash(void **state)
 		struct tool_run r;
 
 		tool_run(&r, NULL, "merge", "-o", out, tool_data("data/good.json"), paths[i], NULL);
-		expect_strict_or_absent(out, &r, paths[i]);
+		tool_expect_strict_or_absent(out, &r, paths[i]);
 		tool_run_free(&r);
 	}
 }

@@ -27,37 +27,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->p == NULL) {
-		t->cap = 4096;
-		t->p = malloc(t->cap);
-		assert_non_null(t->p);
-	}
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		assert_true(n >= 0);
-		if ((size_t)n < t->cap - t->len)
-			break;
-		t->cap = t->cap * 2 + (size_t)n;
-		t->p = realloc(t->p, t->cap);
-		assert_non_null(t->p);
-	}
-	t->len += (size_t)n;
-}
-
 /*
  * A trace of `steps` steps. Thread 11 has a run-long "outer" slice and per step a
  * "step" slice holding an "inner" one and an X that began before "inner" and is
@@ -68,44 +37,49 @@ static void put(struct text *t, const char *fmt, ...)
  */
 static void gen_trace(const char *path, int steps, bool cut)
 {
-	struct text t = {0};
+	struct tool_text t = {0};
 	FILE *f = fopen(path, "w");
 
 	assert_non_null(f);
-	put(&t,
-	    "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":10,"
-	    "\"tid\":10,\"args\":{\"origin_monotonic_ns\":\"7000\",\"origin_realtime_ns\":"
-	    "\"8000\",\"host\":\"h\",\"pid\":10,\"rank\":3}},\n"
-	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":10,\"tid\":10,\"args\":{\"name\":"
-	    "\"app\"}},\n"
-	    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,\"tid\":11,\"args\":{\"name\":"
-	    "\"worker 1\"}},\n"
-	    "{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"outer\",\"ts\":1,\"pid\":10,\"tid\":11,"
-	    "\"args\":{\"run\":\"x \\\"q\\\" \xc3\xa9\"}},\n"
-	    "{\"ph\":\"b\",\"cat\":\"net\",\"name\":\"req\",\"id\":\"0x2a\",\"ts\":1.5,\"pid\":10,"
-	    "\"tid\":11,\"args\":{\"url\":\"/a\"}},\n");
+	tool_text_printf(
+		&t,
+		"[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":10,"
+		"\"tid\":10,\"args\":{\"origin_monotonic_ns\":\"7000\",\"origin_realtime_ns\":"
+		"\"8000\",\"host\":\"h\",\"pid\":10,\"rank\":3}},\n"
+		"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":10,\"tid\":10,\"args\":{\"name\":"
+		"\"app\"}},\n"
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,\"tid\":11,\"args\":{\"name\":"
+		"\"worker 1\"}},\n"
+		"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"outer\",\"ts\":1,\"pid\":10,\"tid\":11,"
+		"\"args\":{\"run\":\"x \\\"q\\\" \xc3\xa9\"}},\n"
+		"{\"ph\":\"b\",\"cat\":\"net\",\"name\":\"req\",\"id\":\"0x2a\",\"ts\":1.5,\"pid\":"
+		"10,"
+		"\"tid\":11,\"args\":{\"url\":\"/a\"}},\n");
 	for (int s = 0; s < steps; s++) {
 		long base = 10 + (long)s * 10;
 
-		put(&t,
-		    "{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"step\",\"ts\":%ld,\"pid\":10,\"tid\":"
-		    "11,"
-		    "\"args\":{\"s\":%d}},\n"
-		    "{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":%ld.001,\"pid\":10,"
-		    "\"tid\":"
-		    "11},\n"
-		    "{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":%ld.002,\"pid\":10,"
-		    "\"tid\":"
-		    "11},\n"
-		    "{\"ph\":\"X\",\"cat\":\"k\",\"name\":\"late\",\"ts\":%ld.5,\"dur\":2.25,"
-		    "\"pid\":10,"
-		    "\"tid\":11,\"args\":{\"s\":%d}},\n"
-		    "{\"ph\":\"C\",\"cat\":\"c\",\"name\":\"depth\",\"ts\":%ld.75,\"pid\":10,"
-		    "\"tid\":11,"
-		    "\"args\":{\"v\":%d}},\n"
-		    "{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"step\",\"ts\":%ld,\"pid\":10,\"tid\":"
-		    "11},\n",
-		    base, s, base + 1, base + 2, base, s, base + 3, s % 7, base + 4);
+		tool_text_printf(
+			&t,
+			"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"step\",\"ts\":%ld,\"pid\":10,"
+			"\"tid\":"
+			"11,"
+			"\"args\":{\"s\":%d}},\n"
+			"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":%ld.001,\"pid\":10,"
+			"\"tid\":"
+			"11},\n"
+			"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":%ld.002,\"pid\":10,"
+			"\"tid\":"
+			"11},\n"
+			"{\"ph\":\"X\",\"cat\":\"k\",\"name\":\"late\",\"ts\":%ld.5,\"dur\":2.25,"
+			"\"pid\":10,"
+			"\"tid\":11,\"args\":{\"s\":%d}},\n"
+			"{\"ph\":\"C\",\"cat\":\"c\",\"name\":\"depth\",\"ts\":%ld.75,\"pid\":10,"
+			"\"tid\":11,"
+			"\"args\":{\"v\":%d}},\n"
+			"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"step\",\"ts\":%ld,\"pid\":10,"
+			"\"tid\":"
+			"11},\n",
+			base, s, base + 1, base + 2, base, s, base + 3, s % 7, base + 4);
 		if (t.len > (1u << 20)) {
 			/* Streamed out: the large test writes a hundred MB. */
 			assert_int_equal(fwrite(t.p, 1, t.len, f), t.len);
@@ -114,38 +88,44 @@ static void gen_trace(const char *path, int steps, bool cut)
 		if (s % 5 != 4)
 			continue;
 		if (s == 4)
-			put(&t,
-			    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,\"tid\":12,\"args\":"
-			    "{\"name\":\"io\"}},\n");
+			tool_text_printf(&t, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":10,"
+					     "\"tid\":12,\"args\":"
+					     "{\"name\":\"io\"}},\n");
 		for (int k = s - 4; k <= s; k++) {
 			long b = 10 + (long)k * 10;
 
-			put(&t,
-			    "{\"ph\":\"B\",\"cat\":\"io\",\"name\":\"write\",\"ts\":%ld.25,\"pid\":"
-			    "10,"
-			    "\"tid\":12,\"args\":{\"k\":%d}},\n"
-			    "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"io\",\"name\":\"tick\",\"ts\":%ld."
-			    "5,"
-			    "\"pid\":10,\"tid\":12},\n"
-			    "{\"ph\":\"E\",\"cat\":\"io\",\"name\":\"write\",\"ts\":%ld,\"pid\":10,"
-			    "\"tid\":12},\n",
-			    b, k, b + 1, b + 3);
+			tool_text_printf(&t,
+					 "{\"ph\":\"B\",\"cat\":\"io\",\"name\":\"write\",\"ts\":%"
+					 "ld.25,\"pid\":"
+					 "10,"
+					 "\"tid\":12,\"args\":{\"k\":%d}},\n"
+					 "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"io\",\"name\":"
+					 "\"tick\",\"ts\":%ld."
+					 "5,"
+					 "\"pid\":10,\"tid\":12},\n"
+					 "{\"ph\":\"E\",\"cat\":\"io\",\"name\":\"write\",\"ts\":%"
+					 "ld,\"pid\":10,"
+					 "\"tid\":12},\n",
+					 b, k, b + 1, b + 3);
 		}
 	}
 	if (cut) {
-		put(&t, "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"lost\",\"ts\":1");
+		tool_text_printf(&t, "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"lost\",\"ts\":1");
 	} else {
 		long end = 10 + (long)steps * 10;
 
-		put(&t,
-		    "{\"ph\":\"e\",\"cat\":\"net\",\"name\":\"req\",\"id\":\"0x2a\",\"ts\":%ld,"
-		    "\"pid\":"
-		    "10,\"tid\":12},\n"
-		    "{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"outer\",\"ts\":%ld,\"pid\":10,\"tid\":"
-		    "11},\n"
-		    "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%ld,\"pid\":10,"
-		    "\"tid\":10,\"args\":{\"final\":true,\"events\":12345,\"dropped\":7}}\n]\n",
-		    end, end + 1, end + 2);
+		tool_text_printf(
+			&t,
+			"{\"ph\":\"e\",\"cat\":\"net\",\"name\":\"req\",\"id\":\"0x2a\",\"ts\":%ld,"
+			"\"pid\":"
+			"10,\"tid\":12},\n"
+			"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"outer\",\"ts\":%ld,\"pid\":10,"
+			"\"tid\":"
+			"11},\n"
+			"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: "
+			"end\",\"ts\":%ld,\"pid\":10,"
+			"\"tid\":10,\"args\":{\"final\":true,\"events\":12345,\"dropped\":7}}\n]\n",
+			end, end + 1, end + 2);
 	}
 	assert_int_equal(fwrite(t.p, 1, t.len, f), t.len);
 	assert_int_equal(fclose(f), 0);
@@ -485,51 +465,6 @@ static void remove_pieces(const char *prefix, unsigned pieces, bool gz)
 	}
 }
 
-/* The corpus of broken inputs (tests/tools/corpus/EXPECT), one path per call. */
-static size_t corpus_files(char paths[][4200], size_t max)
-{
-	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
-	size_t n = 0;
-
-	for (char *save = NULL, *line = strtok_r(manifest, "\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[256];
-
-		if (line[0] == '#' || sscanf(line, "%255s", name) != 1)
-			continue;
-		assert_true(n < max);
-		snprintf(paths[n++], 4200, "%s%s", tool_data("corpus/"), name);
-	}
-	free(manifest);
-	return n;
-}
-
-/* What a tool wrote from a broken input: exit 0 or 2 (naming the input), never a
- * crash; whatever it wrote is strict JSON. */
-static void expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input)
-{
-	char err[256], *text;
-	yajl_val v;
-
-	if (r->status != 0 && r->status != 2)
-		fail_msg("%s: exit status %d\n%s", input, r->status, r->err);
-	if (r->status == 2 && !tool_has(r->err, input) && !tool_has(r->err, "usage"))
-		fail_msg("%s: exit 2 without naming the file:\n%s", input, r->err);
-	if (access(path, F_OK) != 0) {
-		if (r->status == 0)
-			fail_msg("%s: exit 0 but nothing written", input);
-		return;
-	}
-	text = tool_read(path, NULL);
-	v = yajl_tree_parse(text, err, sizeof(err));
-	if (v == NULL)
-		fail_msg("%s: %s is not strict JSON: %s", input, path, err);
-	assert_true(YAJL_IS_ARRAY(v));
-	yajl_tree_free(v);
-	free(text);
-	unlink(path);
-}
-
 /* --------------------------------------------------------------------- tests */
 
 static void usage_errors_are_exit_2(void **state)
@@ -821,7 +756,7 @@ static void large_file_in_bounded_memory(void **state)
 static void corpus_splits_without_a_crash(void **state)
 {
 	static char paths[64][4200];
-	size_t n = corpus_files(paths, 64);
+	size_t n = tool_corpus_files(paths, 64);
 	const char *prefix = tool_tmp("corpus-piece");
 	char piece[4200];
 
@@ -839,9 +774,9 @@ static void corpus_splits_without_a_crash(void **state)
 			snprintf(more, sizeof(more), "%s-%04u.json", prefix, k);
 			if (access(more, F_OK) != 0)
 				break;
-			expect_strict_or_absent(more, &r, paths[i]);
+			tool_expect_strict_or_absent(more, &r, paths[i]);
 		}
-		expect_strict_or_absent(piece, &r, paths[i]);
+		tool_expect_strict_or_absent(piece, &r, paths[i]);
 		tool_run_free(&r);
 	}
 }

@@ -580,41 +580,10 @@ static void late_parent_inside_a_merged_run_is_estimated(void **state)
 
 /* ---------------------------------------------- generated files, checked */
 
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_printf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->p == NULL) {
-		t->cap = 4096;
-		t->p = malloc(t->cap);
-		assert_non_null(t->p);
-	}
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		assert_true(n >= 0);
-		if ((size_t)n < t->cap - t->len)
-			break;
-		t->cap = t->cap * 2 + (size_t)n + 4096;
-		t->p = realloc(t->p, t->cap);
-		assert_non_null(t->p);
-	}
-	t->len += (size_t)n;
-}
-
 enum { GEN_THREADS = 3 };
 
 struct gen {
-	struct text th[GEN_THREADS]; /* each thread's lines, in its own order */
+	struct tool_text th[GEN_THREADS]; /* each thread's lines, in its own order */
 	uint64_t rng;
 	size_t slices;
 	bool start_order; /* X at its start; else at its end, as the recorder writes */
@@ -633,13 +602,13 @@ static const int gen_pid[GEN_THREADS] = {7, 7, 8}, gen_tid[GEN_THREADS] = {70, 7
 static void gen_event(struct gen *g, int t, const char *ph, const char *name, const char *cat,
 		      uint64_t ts, int64_t dur)
 {
-	text_printf(&g->th[t], "{\"ph\":\"%s\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%llu.%03llu",
-		    ph, cat, name, (unsigned long long)(ts / 1000),
-		    (unsigned long long)(ts % 1000));
+	tool_text_printf(
+		&g->th[t], "{\"ph\":\"%s\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%llu.%03llu", ph,
+		cat, name, (unsigned long long)(ts / 1000), (unsigned long long)(ts % 1000));
 	if (dur >= 0)
-		text_printf(&g->th[t], ",\"dur\":%lld.%03lld", (long long)dur / 1000,
-			    (long long)dur % 1000);
-	text_printf(&g->th[t], ",\"pid\":%d,\"tid\":%d},\n", gen_pid[t], gen_tid[t]);
+		tool_text_printf(&g->th[t], ",\"dur\":%lld.%03lld", (long long)dur / 1000,
+				 (long long)dur % 1000);
+	tool_text_printf(&g->th[t], ",\"pid\":%d,\"tid\":%d},\n", gen_pid[t], gen_tid[t]);
 }
 
 /* A slice [s, e] at depth with a random subtree; B/E when be, else X. */
@@ -678,9 +647,9 @@ static void gen_slice(struct gen *g, int t, uint64_t s, uint64_t e, int depth, b
 
 /* Shuffle a thread's X lines within blocks of at most 8 between two B/E lines: a
  * writer that is a little out of order (each X at most 7 places from its own). */
-static void shuffle_x(struct gen *g, struct text *t)
+static void shuffle_x(struct gen *g, struct tool_text *t)
 {
-	struct text out = {0};
+	struct tool_text out = {0};
 	const char *line[8];
 	size_t len[8], n = 0, at = 0;
 
@@ -700,7 +669,7 @@ static void shuffle_x(struct gen *g, struct text *t)
 				len[j] = tn;
 			}
 			for (size_t i = 0; i < n; i++)
-				text_printf(&out, "%.*s", (int)len[i], line[i]);
+				tool_text_printf(&out, "%.*s", (int)len[i], line[i]);
 			n = 0;
 		}
 		if (nl == NULL)
@@ -709,7 +678,7 @@ static void shuffle_x(struct gen *g, struct text *t)
 			line[n] = p;
 			len[n++] = (size_t)(nl - p) + 1;
 		} else {
-			text_printf(&out, "%.*s", (int)(nl - p) + 1, p);
+			tool_text_printf(&out, "%.*s", (int)(nl - p) + 1, p);
 		}
 		at += (size_t)(nl - p) + 1;
 	}
@@ -728,7 +697,7 @@ static char *generate(bool start_order, bool shuffle, size_t *len, size_t *slice
 {
 	static const unsigned roots[GEN_THREADS] = {1500, 3000, 2000};
 	struct gen g = {.rng = 0x9e3779b97f4a7c15u, .start_order = start_order};
-	struct text out = {0};
+	struct tool_text out = {0};
 	size_t at[GEN_THREADS] = {0};
 	const uint64_t seg = 20000;
 
@@ -752,10 +721,10 @@ static char *generate(bool start_order, bool shuffle, size_t *len, size_t *slice
 	}
 	for (int t = 0; t < GEN_THREADS && shuffle; t++)
 		shuffle_x(&g, &g.th[t]);
-	text_printf(&out, "[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":70,"
-			  "\"args\":{\"name\":\"gen\"}},\n"
-			  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":70,"
-			  "\"args\":{\"name\":\"main\"}},\n");
+	tool_text_printf(&out, "[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":70,"
+			       "\"args\":{\"name\":\"gen\"}},\n"
+			       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":70,"
+			       "\"args\":{\"name\":\"main\"}},\n");
 	for (;;) {
 		int t = (int)(rnd(&g) % GEN_THREADS), tries = 0;
 
@@ -767,12 +736,13 @@ static char *generate(bool start_order, bool shuffle, size_t *len, size_t *slice
 			const char *nl = memchr(g.th[t].p + at[t], '\n', g.th[t].len - at[t]);
 			size_t l = (size_t)(nl - (g.th[t].p + at[t])) + 1;
 
-			text_printf(&out, "%.*s", (int)l, g.th[t].p + at[t]);
+			tool_text_printf(&out, "%.*s", (int)l, g.th[t].p + at[t]);
 			at[t] += l;
 		}
 	}
-	text_printf(&out, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":1,"
-			  "\"pid\":7,\"tid\":70,\"args\":{\"final\":true,\"dropped\":0}}\n]\n");
+	tool_text_printf(&out,
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":1,"
+			 "\"pid\":7,\"tid\":70,\"args\":{\"final\":true,\"dropped\":0}}\n]\n");
 	for (int t = 0; t < GEN_THREADS; t++)
 		free(g.th[t].p);
 	*len = out.len;

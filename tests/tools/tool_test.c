@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -243,4 +244,73 @@ char *tool_gunzip(const char *path, size_t *len)
 	if (len != NULL)
 		*len = n;
 	return out;
+}
+
+/* The corpus of broken inputs (tests/tools/corpus/EXPECT), one path per call. */
+size_t tool_corpus_files(char paths[][4200], size_t max)
+{
+	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
+	size_t n = 0;
+
+	for (char *save = NULL, *line = strtok_r(manifest, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+
+		if (line[0] == '#' || sscanf(line, "%255s", name) != 1)
+			continue;
+		assert_true(n < max);
+		snprintf(paths[n++], 4200, "%s%s", tool_data("corpus/"), name);
+	}
+	free(manifest);
+	return n;
+}
+
+/* What a tool wrote from a broken input: exit 0 or 2 (naming the input), never a
+ * crash; whatever it wrote is strict JSON. */
+void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input)
+{
+	char err[256], *text;
+	yajl_val v;
+
+	if (r->status != 0 && r->status != 2)
+		fail_msg("%s: exit status %d\n%s", input, r->status, r->err);
+	if (r->status == 2 && !tool_has(r->err, input) && !tool_has(r->err, "usage"))
+		fail_msg("%s: exit 2 without naming the file:\n%s", input, r->err);
+	if (access(path, F_OK) != 0) {
+		if (r->status == 0)
+			fail_msg("%s: exit 0 but nothing written", input);
+		return;
+	}
+	text = tool_read(path, NULL);
+	v = yajl_tree_parse(text, err, sizeof(err));
+	if (v == NULL)
+		fail_msg("%s: %s is not strict JSON: %s", input, path, err);
+	assert_true(YAJL_IS_ARRAY(v));
+	yajl_tree_free(v);
+	free(text);
+	unlink(path);
+}
+
+void tool_text_printf(struct tool_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->p == NULL) {
+		t->cap = 4096;
+		t->p = malloc(t->cap);
+		assert_non_null(t->p);
+	}
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if ((size_t)n < t->cap - t->len)
+			break;
+		t->cap = t->cap * 2 + (size_t)n;
+		t->p = realloc(t->p, t->cap);
+		assert_non_null(t->p);
+	}
+	t->len += (size_t)n;
 }

@@ -93,4 +93,22 @@ unsigned char *tool_gzip(const void *text, size_t len, size_t member_bytes, size
 /* A gzip file of one or more members, inflated; NUL-terminated. */
 char *tool_gunzip(const char *path, size_t *len);
 
+/* The files of the corpus of broken inputs (corpus/EXPECT), one path of up to 4200
+ * bytes each, at most max (more fails the test). */
+size_t tool_corpus_files(char paths[][4200], size_t max);
+
+/* What a tool wrote at path from a broken input: exit 0 or 2 (naming the input),
+ * never a crash; whatever it wrote is a strict JSON array (then removed). */
+void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input);
+
+/* A growing text for generated inputs; free(p) when done. */
+struct tool_text {
+	char *p;
+	size_t len, cap;
+};
+
+/* Append to t, printf-style. */
+void tool_text_printf(struct tool_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif /* RTR_TESTS_TOOL_TEST_H */
