@@ -25,13 +25,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static void load_strict(const char *path, struct tt_trace *t)
-{
-	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
-		fail_msg("%s", t->error);
-	assert_true(t->complete);
-}
-
 static void expect_same_arg(const struct tt_arg *a, const struct tt_arg *b)
 {
 	assert_string_equal(a->key, b->key);
@@ -430,8 +423,8 @@ static void repaired_cut_file_matches_its_golden(void **state)
 	assert_true(tool_has(r.err, "a partial last event of 30 bytes dropped"));
 	assert_true(tool_has(r.err, "3 open slices ended"));
 	tool_run_free(&r);
-	load_strict(out, &got);
-	load_strict(tool_data("data/cut_midline.repaired.json"), &want);
+	tool_load_strict(out, &got);
+	tool_load_strict(tool_data("data/cut_midline.repaired.json"), &want);
 	assert_int_equal(got.n, 13);
 	assert_int_equal(got.n, want.n);
 	for (size_t i = 0; i < got.n; i++)
@@ -465,14 +458,14 @@ static void repair_writes_beside_the_input_and_says_so(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, out));
 	tool_run_free(&r);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_int_equal(t.n, 13);
 	tt_free(&t);
 	/* In place: the same path in and out. */
 	tool_run(&r, NULL, "check", "--repair", "-o", in, in, NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
-	load_strict(in, &t);
+	tool_load_strict(in, &t);
 	assert_int_equal(t.n, 13);
 	tt_free(&t);
 	unlink(in);
@@ -503,7 +496,7 @@ static void repair_output_keeps_links_and_special_files(void **state)
 	tool_run_free(&r);
 	assert_int_equal(lstat(link, &sb), 0);
 	assert_true(S_ISLNK(sb.st_mode));
-	load_strict(real, &t);
+	tool_load_strict(real, &t);
 	assert_int_equal(t.n, 13);
 	tt_free(&t);
 
@@ -520,7 +513,7 @@ static void repair_output_keeps_links_and_special_files(void **state)
 	close(fd);
 	assert_true(n > 0);
 	tool_write(got, buf, (size_t)n);
-	load_strict(got, &t);
+	tool_load_strict(got, &t);
 	assert_int_equal(t.n, 13);
 	tt_free(&t);
 	assert_int_equal(lstat(fifo, &sb), 0);
@@ -542,8 +535,8 @@ static void repair_of_a_complete_file_changes_nothing(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "was complete"));
 	tool_run_free(&r);
-	load_strict(out, &got);
-	load_strict(tool_data("data/good.json"), &want);
+	tool_load_strict(out, &got);
+	tool_load_strict(tool_data("data/good.json"), &want);
 	assert_int_equal(got.n, want.n);
 	for (size_t i = 0; i < got.n; i++)
 		expect_same_event(&got.ev[i], &want.ev[i]);
@@ -566,7 +559,7 @@ static void repair_replaces_a_provisional_end_marker(void **state)
 		 NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_int_equal(t.n, 5);
 	e = &t.ev[3];
 	assert_string_equal(e->ph, "E");
@@ -601,8 +594,8 @@ static void repair_reads_stdin_and_writes_stdout(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "<stdout>"));
 	tool_run_free(&r);
-	load_strict(out, &got);
-	load_strict(tool_data("data/cut_midline.repaired.json"), &want);
+	tool_load_strict(out, &got);
+	tool_load_strict(tool_data("data/cut_midline.repaired.json"), &want);
 	assert_int_equal(got.n, want.n);
 	for (size_t i = 0; i < got.n; i++)
 		expect_same_event(&got.ev[i], &want.ev[i]);
@@ -668,8 +661,8 @@ static void repair_of_a_gzip_cut_inside_a_member(void **state)
 	text_out = tool_gunzip(out, &len);
 	tool_write(unz, text_out, len);
 	free(text_out);
-	load_strict(unz, &got);
-	load_strict(plain, &all);
+	tool_load_strict(unz, &got);
+	tool_load_strict(plain, &all);
 	/* Kept events, then one E per slice closed, then the end marker. */
 	closed = (size_t)arg_of(&got.ev[got.n - 1], "slices_closed")->i;
 	assert_string_equal(got.ev[got.n - 1].name, "ringtrace: end");
@@ -763,8 +756,8 @@ static void convert_round_trip_keeps_every_value(void **state)
 	tool_run(&r, NULL, "convert", "--to", "array", "-o", arr, obj, NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
-	load_strict(arr, &got);
-	load_strict(tool_data("data/good.json"), &want);
+	tool_load_strict(arr, &got);
+	tool_load_strict(tool_data("data/good.json"), &want);
 	assert_int_equal(got.n, want.n);
 	for (size_t i = 0; i < got.n; i++)
 		expect_same_event(&got.ev[i], &want.ev[i]);

@@ -56,23 +56,6 @@ static void write_trace(const char *path, const char *first, ...)
 	tool_write(path, text, n);
 }
 
-static void load_strict(const char *path, struct tt_trace *t)
-{
-	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
-		fail_msg("%s", t->error);
-	assert_true(t->complete);
-}
-
-static void expect_no_findings(const char *path)
-{
-	struct tool_run r;
-
-	tool_run(&r, NULL, "check", path, NULL);
-	if (r.status != 0 || !tool_has(r.out, "no findings"))
-		fail_msg("check %s: exit %d\n%s%s", path, r.status, r.out, r.err);
-	tool_run_free(&r);
-}
-
 static void merge_ok(const char *out, const char *const *inputs, const char *extra)
 {
 	const char *args[16] = {"merge", "-o", out};
@@ -227,7 +210,7 @@ static void one_host_aligns_on_the_monotonic_origin(void **state)
 	(void)state;
 	write_two_ranks(a, b, "node1");
 	merge_ok(out, inputs, NULL);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	/* The earliest file's origin is the common one: its times are unchanged. */
 	assert_int_equal(named(&t, "a-step", 0)->ts_ns, 10000);
 	assert_int_equal(named(&t, "a-k", 0)->ts_ns, 10500);
@@ -267,7 +250,7 @@ static void one_host_aligns_on_the_monotonic_origin(void **state)
 	assert_int_equal(sort_of_process(&t, 100), 0);
 	assert_int_equal(sort_of_process(&t, 200), 1024);
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	unlink(a);
 	unlink(b);
 	unlink(out);
@@ -284,7 +267,7 @@ static void two_hosts_align_on_the_realtime_origin(void **state)
 	(void)state;
 	write_two_ranks(a, b, "node2");
 	merge_ok(out, inputs, NULL);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_string_equal(arg_of(&t.ev[0], "clock")->s, "realtime");
 	assert_null(tt_arg(&t.ev[0], "host"));
 	assert_null(tt_arg(&t.ev[0], "origin_monotonic_ns"));
@@ -293,21 +276,21 @@ static void two_hosts_align_on_the_realtime_origin(void **state)
 	assert_int_equal(named(&t, "a-step", 0)->ts_ns, 10000);
 	assert_string_equal(name_of_process(&t, 200), "rank 1 \xc2\xb7 node2 \xc2\xb7 solver");
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 
 	/* Forced: the monotonic origins, and a warning that they are unrelated. */
 	tool_run(&r, NULL, "merge", "--clock", "monotonic", "-o", out, a, b, NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "not all from one host"));
 	tool_run_free(&r);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_string_equal(arg_of(&t.ev[0], "clock")->s, "monotonic");
 	assert_int_equal(named(&t, "b-step", 0)->ts_ns, 1001 + 123456);
 	tt_free(&t);
 	/* And real time on one host, when asked. */
 	write_two_ranks(a, b, "node1");
 	merge_ok(out, inputs, "realtime");
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_int_equal(named(&t, "b-step", 0)->ts_ns, 1001 + 100000);
 	assert_string_equal(arg_of(&t.ev[0], "origin_monotonic_ns")->s, "5000000000");
 	tt_free(&t);
@@ -361,7 +344,7 @@ static void colliding_pids_are_remapped_in_every_event(void **state)
 	write_container(a, 0, "a");
 	write_container(b, 1, "b");
 	merge_ok(out, inputs, NULL);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	/* The first file keeps its pids; the second's move to a plane of their own. */
 	assert_int_equal(named(&t, "a-step", 0)->pid, 100);
 	assert_int_equal(named(&t, "a-kernel", 0)->pid, 1073741825);
@@ -397,7 +380,7 @@ static void colliding_pids_are_remapped_in_every_event(void **state)
 	assert_int_equal(sort_of_process(&t, b_gpu), 1030);
 	assert_true(raw_has(arg_of(&t.ev[0], "inputs"), "\"merged_pid\":16777316"));
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	unlink(a);
 	unlink(b);
 	unlink(out);
@@ -427,7 +410,7 @@ static void files_without_rank_or_marker_are_named_by_file(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "has no start marker: its times are taken as they are"));
 	tool_run_free(&r);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	/* b's monotonic origin (900) is the earliest: a moves by 100 ns, c not at all. */
 	assert_int_equal(named(&t, "a-step", 0)->ts_ns, 1100);
 	assert_int_equal(named(&t, "p-x", 0)->ts_ns, 3000);
@@ -442,7 +425,7 @@ static void files_without_rank_or_marker_are_named_by_file(void **state)
 	assert_int_equal(sort_of_process(&t, 100 + 2 * (1 << 24)), 3 * 1024);
 	assert_true(raw_has(arg_of(&t.ev[0], "inputs"), "\"aligned\":false"));
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	unlink(a);
 	unlink(b);
 	unlink(c);
@@ -495,7 +478,7 @@ static void flow_and_async_ids_are_kept_apart_between_files(void **state)
 	write_flows(a, 100, "a");
 	write_flows(b, 200, "b");
 	merge_ok(out, inputs, NULL);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	for (size_t i = 0; i < t.n; i++) {
 		const struct tt_event *e = &t.ev[i];
 		int file = e->pid == 100 ? 0 : 1;
@@ -525,7 +508,7 @@ static void flow_and_async_ids_are_kept_apart_between_files(void **state)
 	assert_string_not_equal(ids[0][0], ids[1][0]);
 	assert_string_not_equal(ids[0][2], ids[1][2]);
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	unlink(a);
 	unlink(b);
 	unlink(out);
@@ -556,7 +539,7 @@ static void a_cut_input_gives_its_whole_events(void **state)
 	assert_true(tool_has(r.err, "was cut short"));
 	assert_true(tool_has(r.err, "1 open slice ended"));
 	tool_run_free(&r);
-	load_strict(out, &t);
+	tool_load_strict(out, &t);
 	assert_int_equal(named(&t, "b-k", 0)->ts_ns, 2000 + 123456);
 	e = named(&t, "b-step", 1);
 	assert_string_equal(e->ph, "E");
@@ -571,7 +554,7 @@ static void a_cut_input_gives_its_whole_events(void **state)
 	assert_true(raw_has(arg_of(end, "inputs"), "\"final\":false,\"cut\":true"));
 	assert_int_equal(arg_of(end, "events")->i, 3); /* only rank 0 had an end marker */
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	unlink(a);
 	unlink(b);
 	unlink(out);
@@ -600,12 +583,12 @@ static void gzip_in_and_out(void **state)
 	text = tool_gunzip(out, &len);
 	tool_write(unz, text, len);
 	free(text);
-	load_strict(unz, &t);
+	tool_load_strict(unz, &t);
 	assert_int_equal(named(&t, "a-step", 0)->ts_ns, 10000);
 	assert_int_equal(named(&t, "b-step", 0)->ts_ns, 1001 + 123456);
 	assert_int_equal(arg_of(&t.ev[t.n - 1], "merged_events")->i, 5);
 	tt_free(&t);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 
 	/* A gzip input cut inside its second member (killed mid-write): the events of
 	 * the first member are merged, the rest is dropped with a warning. */
@@ -629,12 +612,12 @@ static void gzip_in_and_out(void **state)
 		text = tool_gunzip(out, &len);
 		tool_write(unz, text, len);
 		free(text);
-		load_strict(unz, &t);
+		tool_load_strict(unz, &t);
 		/* The first member's lines: "[", the start marker (left out), then events. */
 		assert_true(strstr(arg_of(&t.ev[t.n - 1], "inputs")->raw, "\"cut\":true") != NULL);
 		assert_int_equal(named(&t, "b-step", 1)->ts_ns, 5000 + 123456);
 		tt_free(&t);
-		expect_no_findings(out);
+		tool_expect_no_findings(out);
 		assert_true(first >= 2);
 	}
 	unlink(a);

@@ -65,23 +65,6 @@ static void record(const char *path)
 	assert_int_equal(rtr_stop(), 0);
 }
 
-static void load_strict(const char *path, struct tt_trace *t)
-{
-	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
-		fail_msg("%s", t->error);
-	assert_true(t->complete);
-}
-
-static void expect_no_findings(const char *path)
-{
-	struct tool_run r;
-
-	tool_run(&r, NULL, "check", path, NULL);
-	if (r.status != 0 || !tool_has(r.out, "no findings"))
-		fail_msg("check %s: exit %d\n%s%s", path, r.status, r.out, r.err);
-	tool_run_free(&r);
-}
-
 static bool same_str(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -98,7 +81,7 @@ static size_t expect_repaired_prefix(const char *path, const struct tt_trace *al
 	size_t kept, closed;
 	const struct tt_event *end;
 
-	load_strict(path, &t);
+	tool_load_strict(path, &t);
 	end = &t.ev[t.n - 1];
 	assert_string_equal(end->name, "ringtrace: end");
 	closed = (size_t)tt_arg(end, "slices_closed")->i;
@@ -149,8 +132,8 @@ static void recorder_output_passes_check_and_repairs_at_any_cut(void **state)
 
 	(void)state;
 	record(path);
-	expect_no_findings(path);
-	load_strict(path, &all);
+	tool_expect_no_findings(path);
+	tool_load_strict(path, &all);
 	text = tool_read(path, &len);
 	/* Cuts inside lines and just after them, spread over the file. */
 	for (int i = 1, cuts = TT_TSAN ? 3 : 12; i <= cuts; i++) {
@@ -170,7 +153,7 @@ static void recorder_output_passes_check_and_repairs_at_any_cut(void **state)
 		kept = expect_repaired_prefix(out, &all);
 		assert_true(kept >= last_kept);
 		last_kept = kept;
-		expect_no_findings(out);
+		tool_expect_no_findings(out);
 	}
 	tt_free(&all);
 	free(text);
@@ -190,18 +173,18 @@ static void recorder_gzip_output_passes_check_and_repairs(void **state)
 
 	(void)state;
 	record(path);
-	expect_no_findings(path);
+	tool_expect_no_findings(path);
 	text = tool_gunzip(path, &tlen);
 	tool_write(plain, text, tlen);
 	free(text);
-	load_strict(plain, &all);
+	tool_load_strict(plain, &all);
 	gz = tool_read(path, &len);
 	tool_write(cut, gz, len * 2 / 3);
 	tool_run(&r, NULL, "check", "--repair", "-o", out, cut, NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
 	assert_true(expect_repaired_prefix(out, &all) > 0);
-	expect_no_findings(out);
+	tool_expect_no_findings(out);
 	tt_free(&all);
 	free(gz);
 	unlink(path);

@@ -132,23 +132,6 @@ static void gen_trace(const char *path, int steps, bool cut)
 	free(t.p);
 }
 
-static void load_strict(const char *path, struct tt_trace *t)
-{
-	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
-		fail_msg("%s", t->error);
-	assert_true(t->complete);
-}
-
-static void expect_no_findings(const char *path)
-{
-	struct tool_run r;
-
-	tool_run(&r, NULL, "check", path, NULL);
-	if (r.status != 0 || !tool_has(r.out, "no findings"))
-		fail_msg("check %s: exit %d\n%s%s", path, r.status, r.out, r.err);
-	tool_run_free(&r);
-}
-
 static const struct tt_arg *arg_of(const struct tt_event *e, const char *key)
 {
 	const struct tt_arg *a = tt_arg(e, key);
@@ -356,11 +339,11 @@ static void expect_pieces(const char *prefix, const struct tt_trace *orig, bool 
 		if (max_bytes > 0 && size > max_bytes)
 			fail_msg("%s: %zu bytes, over %llu", path, size,
 				 (unsigned long long)max_bytes);
-		load_strict(plain, &p);
+		tool_load_strict(plain, &p);
 		if (max_events > 0 && p.n > max_events)
 			fail_msg("%s: %zu events, over %llu", path, p.n,
 				 (unsigned long long)max_events);
-		expect_no_findings(path);
+		tool_expect_no_findings(path);
 
 		/* The start marker: the original's, with the piece's number. */
 		start = &p.ev[0];
@@ -447,7 +430,7 @@ static void expect_last_end(const char *prefix, unsigned pieces)
 	const struct tt_event *end;
 
 	snprintf(path, sizeof(path), "%s-%04u.json", prefix, pieces);
-	load_strict(path, &p);
+	tool_load_strict(path, &p);
 	end = &p.ev[p.n - 1];
 	assert_int_equal(arg_of(end, "events")->i, 12345);
 	assert_int_equal(arg_of(end, "dropped")->i, 7);
@@ -506,7 +489,7 @@ static void slices_open_at_a_cut_are_closed_and_reopened(void **state)
 
 	(void)state;
 	gen_trace(in, 60, false);
-	load_strict(in, &orig);
+	tool_load_strict(in, &orig);
 	tool_run(&r, NULL, "split", "--max-events", "40", "-o", prefix, in, NULL);
 	if (r.status != 0)
 		fail_msg("split: exit %d\n%s", r.status, r.err);
@@ -534,7 +517,7 @@ static void pieces_stay_under_max_mb(void **state)
 	if (TT_TSAN)
 		skip();		    /* single-threaded and slow there: release and asan cover it */
 	gen_trace(in, 4000, false); /* about 2.6 MB */
-	load_strict(in, &orig);
+	tool_load_strict(in, &orig);
 	tool_run(&r, NULL, "split", "--max-mb", "1", "-o", prefix, in, NULL);
 	if (r.status != 0)
 		fail_msg("split: exit %d\n%s", r.status, r.err);
@@ -561,7 +544,7 @@ static void gzip_in_and_out(void **state)
 
 	(void)state;
 	gen_trace(in, 40, false);
-	load_strict(in, &orig);
+	tool_load_strict(in, &orig);
 	text = tool_read(in, &len);
 	z = tool_gzip(text, len, 4096, &zlen, NULL, 0, NULL);
 	tool_write(gz, z, zlen);
@@ -596,7 +579,7 @@ static void default_prefix_is_the_file_name(void **state)
 
 	(void)state;
 	gen_trace(in, 10, false);
-	load_strict(in, &orig);
+	tool_load_strict(in, &orig);
 	tool_run(&r, NULL, "split", "--max-events", "1000", in, NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
@@ -660,14 +643,14 @@ static void a_flow_goes_with_the_slice_that_encloses_it(void **state)
 	tool_run_free(&r);
 	/* Piece 1: marker, name, a, b, marker. The s waits for "work" in piece 2. */
 	snprintf(path, sizeof(path), "%s-0001.json", prefix);
-	expect_no_findings(path);
-	load_strict(path, &p);
+	tool_expect_no_findings(path);
+	tool_load_strict(path, &p);
 	assert_int_equal(p.n, 5);
 	assert_string_equal(p.ev[3].name, "b");
 	tt_free(&p);
 	snprintf(path, sizeof(path), "%s-0002.json", prefix);
-	expect_no_findings(path);
-	load_strict(path, &p);
+	tool_expect_no_findings(path);
+	tool_load_strict(path, &p);
 	assert_string_equal(p.ev[2].ph, "s");
 	assert_string_equal(p.ev[3].name, "work");
 	tt_free(&p);
@@ -675,7 +658,7 @@ static void a_flow_goes_with_the_slice_that_encloses_it(void **state)
 		snprintf(path, sizeof(path), "%s-%04u.json", prefix, k);
 		if (access(path, F_OK) != 0)
 			break;
-		expect_no_findings(path);
+		tool_expect_no_findings(path);
 	}
 	remove_pieces(prefix, 9, false);
 	unlink(in);
@@ -700,11 +683,11 @@ static void a_cut_input_is_split_and_completed(void **state)
 		snprintf(path, sizeof(path), "%s-%04u.json", prefix, k);
 		if (access(path, F_OK) != 0)
 			break;
-		expect_no_findings(path);
+		tool_expect_no_findings(path);
 	}
 	assert_true(k > 3);
 	snprintf(path, sizeof(path), "%s-%04u.json", prefix, k - 1);
-	load_strict(path, &p);
+	tool_load_strict(path, &p);
 	/* "outer" and the async span were open: ended in the last piece. */
 	assert_string_equal(p.ev[p.n - 3].ph, "E");
 	assert_string_equal(p.ev[p.n - 3].name, "outer");
@@ -740,7 +723,7 @@ static void large_file_in_bounded_memory(void **state)
 		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, k);
 		if (access(piece, F_OK) != 0)
 			break;
-		expect_no_findings(piece);
+		tool_expect_no_findings(piece);
 	}
 	assert_true(k > 3);
 	remove_pieces(prefix, k - 1, false);

@@ -3,6 +3,7 @@
  * Helpers of the tool tests (see tool_test.h).
  */
 #include "tool_test.h"
+#include "trace_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -313,4 +314,21 @@ void tool_text_printf(struct tool_text *t, const char *fmt, ...)
 		assert_non_null(t->p);
 	}
 	t->len += (size_t)n;
+}
+
+void tool_load_strict(const char *path, struct tt_trace *t)
+{
+	if (tt_load(path, TT_CHECK_ESCAPES, t) != 0)
+		fail_msg("%s", t->error);
+	assert_true(t->complete);
+}
+
+void tool_expect_no_findings(const char *path)
+{
+	struct tool_run r;
+
+	tool_run(&r, NULL, "check", path, NULL);
+	if (r.status != 0 || !tool_has(r.out, "no findings"))
+		fail_msg("check %s: exit %d\n%s%s", path, r.status, r.out, r.err);
+	tool_run_free(&r);
 }

@@ -111,4 +111,12 @@ struct tool_text {
 void tool_text_printf(struct tool_text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+struct tt_trace;
+
+/* Load path with tests/support/trace_read.c, strictly: it must be complete JSON. */
+void tool_load_strict(const char *path, struct tt_trace *t);
+
+/* `ringtrace check path` exits 0 and finds nothing. */
+void tool_expect_no_findings(const char *path);
+
 #endif /* RTR_TESTS_TOOL_TEST_H */
