@@ -138,6 +138,8 @@ RTR_API void rtr_track_instant(struct rtr_track *t, const char *cat, const char 
 RTR_API void rtr_track_counter(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
 			       const struct rtr_arg *args, unsigned n)
 {
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return; /* before copying the arguments */
 	struct rtr_arg kept[RTR_MAX_ARGS];
 	unsigned k = rtr__numeric_args(args, n, kept);
 
