@@ -184,6 +184,32 @@ static void u64_matches_printf_for_random_values_of_every_width(void **state)
 	}
 }
 
+/*
+ * An eight-digit group is made as two lanes of four digits side by side (json.c,
+ * digits8()); every value of each lane, next to a few values of the other, and in
+ * both the leading group and a full one.
+ */
+static void u64_writes_every_four_digit_lane_in_every_group(void **state)
+{
+	static const uint32_t others[] = {0, 1, 10, 999, 1000, 9999};
+	struct fixture *f = *state;
+	char want[32];
+
+	for (uint32_t lane = 0; lane < 10000; lane++) {
+		for (size_t k = 0; k < sizeof(others) / sizeof(others[0]); k++) {
+			uint64_t group[2] = {(uint64_t)lane * 10000 + others[k],
+					     (uint64_t)others[k] * 10000 + lane};
+			for (int g = 0; g < 2; g++) {
+				uint64_t v[2] = {group[g], group[g] + UINT64_C(123) * 100000000};
+				for (int j = 0; j < 2; j++) {
+					snprintf(want, sizeof(want), "%" PRIu64, v[j]);
+					assert_string_equal(u64_str(f, v[j]), want);
+				}
+			}
+		}
+	}
+}
+
 static void i64_writes_sign_and_extremes(void **state)
 {
 	struct fixture *f = *state;
@@ -259,6 +285,23 @@ static void us_drops_trailing_zeros_and_a_bare_point(void **state)
 	assert_string_equal(us_str(f, 2000000), "2000");
 	assert_string_equal(us_str(f, 2000020), "2000.02");
 	assert_string_equal(us_str(f, UINT64_C(18446744073709551000)), "18446744073709551");
+}
+
+static void us_writes_every_fraction(void **state)
+{
+	struct fixture *f = *state;
+	char want[48];
+
+	for (uint64_t whole = 0; whole <= 12345678; whole += 12345678) {
+		for (uint32_t frac = 0; frac < 1000; frac++) {
+			int n = snprintf(want, sizeof(want), "%" PRIu64 ".%03u", whole, frac);
+			while (want[n - 1] == '0')
+				want[--n] = '\0';
+			if (want[n - 1] == '.')
+				want[--n] = '\0';
+			assert_string_equal(us_str(f, whole * 1000 + frac), want);
+		}
+	}
 }
 
 static void us_matches_an_integer_reference_for_random_values(void **state)
@@ -781,6 +824,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(u64_writes_every_power_of_ten_and_its_neighbours,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(u64_writes_every_four_digit_lane_in_every_group,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(u64_matches_printf_for_random_values_of_every_width,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(i64_writes_sign_and_extremes, setup, teardown),
@@ -794,6 +839,7 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(us_drops_trailing_zeros_and_a_bare_point, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(us_writes_every_fraction, setup, teardown),
 		cmocka_unit_test_setup_teardown(us_matches_an_integer_reference_for_random_values,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
