@@ -59,6 +59,8 @@
 #define COPY_ESCAPED  RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY)
 /* Not a record kind: a B and its E folded into one X line (see span_end()). */
 #define K_SPAN 0x80u
+/* Not a record kind: an argument's key, `"key":`, kept in the head cache. */
+#define K_ARG_KEY 0x81u
 /* Most continuation bytes one event has (see events.c). */
 #define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
 
@@ -87,11 +89,19 @@ _Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
  */
 struct head {
 	uint64_t a, b; /* the record's a and b; b is 0 for RTR__K_SCOPE (a duration) */
-	uint32_t kind; /* RTR__K_* or K_SPAN, or 0 for an empty slot */
+	uint32_t kind; /* RTR__K_*, K_SPAN or K_ARG_KEY, or 0 for an empty slot */
 	uint32_t len;
 	char text[HEAD_TEXT]; /* copied whole: the bytes after len are scratch */
 };
 _Static_assert(sizeof(struct head) == 128, "a head is two cache lines");
+
+static inline size_t head_slot(uint32_t kind, uint64_t a, uint64_t b)
+{
+	/* Fibonacci hashing: the top bits of the product depend on every bit of the key */
+	uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ kind) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(x >> (64 - HEAD_BITS));
+}
 
 static struct writer {
 	struct rtr__session s;
@@ -361,6 +371,31 @@ static char *put_hex_id(char *p, uint64_t id)
 	return p;
 }
 
+/* An argument's `"key":`, from the head cache when it can (a key is a static string). */
+static inline char *put_arg_key(struct writer *w, char *p, uint64_t key)
+{
+	struct head *h = &w->heads[head_slot(K_ARG_KEY, key, 0)];
+
+	if (RTR_LIKELY(h->kind == K_ARG_KEY && h->a == key)) {
+		memcpy(p, h->text, HEAD_TEXT);
+		return p + h->len;
+	}
+	char *start = p;
+	*p++ = '"';
+	if (key != 0)
+		p = put_static(w, p, (const char *)(uintptr_t)key);
+	p = PUT_LIT(p, "\":");
+	size_t len = (size_t)(p - start);
+	if (len <= HEAD_TEXT) {
+		h->a = key;
+		h->b = 0;
+		h->kind = K_ARG_KEY;
+		h->len = (uint32_t)len;
+		memcpy(h->text, start, len);
+	}
+	return p;
+}
+
 static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
 		      const struct ext_view *v)
 {
@@ -373,10 +408,7 @@ static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
 		memcpy(&val, v->pairs + i * 16 + 8, sizeof(val));
 		if (i > 0)
 			*p++ = ',';
-		*p++ = '"';
-		if (key != 0)
-			p = put_static(w, p, (const char *)(uintptr_t)key);
-		p = PUT_LIT(p, "\":");
+		p = put_arg_key(w, p, key);
 		switch (v->types[i]) {
 		case RTR_ARG_TYPE_I64:
 			p = rtr__json_i64(p, (int64_t)val);
@@ -561,14 +593,6 @@ static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct 
 	p = put_cat(w, p, (const char *)(uintptr_t)rec->b);
 	p = put_name(w, p, rec, v);
 	return PUT_LIT(p, ",\"ts\":");
-}
-
-static inline size_t head_slot(uint32_t kind, uint64_t a, uint64_t b)
-{
-	/* Fibonacci hashing: the top bits of the product depend on every bit of the key */
-	uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ kind) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(x >> (64 - HEAD_BITS));
 }
 
 /* An event line's head, from the head cache when it can (see struct head). */
