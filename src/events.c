@@ -119,8 +119,98 @@ static void put_strings(struct ext_cursor *c, const char *const *items, uint64_t
 	}
 }
 
-/* Returns whether the event was recorded. */
+/* Whether every argument is a number or a static string: nothing to measure or copy
+ * besides its pair. */
+static inline bool scalars_only(const struct rtr_arg *args, unsigned nargs)
+{
+	unsigned i = 0;
+
+	while (i < nargs && args[i].type < RTR_ARG_TYPE_STR_COPY)
+		i++;
+	return i == nargs;
+}
+
+/* The pair's value of a number or static string argument. */
+static inline uint64_t scalar_value(const struct rtr_arg *a)
+{
+	uint64_t v = 0;
+
+	if (a->type == RTR_ARG_TYPE_BOOL)
+		v = a->v.b;
+	else if (a->type >= RTR_ARG_TYPE_I64 && a->type <= RTR_ARG_TYPE_STR)
+		memcpy(&v, &a->v, sizeof(v)); /* i64, u64, f64 bits or the pointer */
+	return v; /* unknown type: written as null */
+}
+
+/*
+ * The usual argument event, numbers and static strings with nothing else to copy,
+ * as plain stores: no per-field wrap check, no measuring pass. Returns whether it was
+ * recorded, or -1, having published nothing, when its bytes would wrap past the
+ * ring's last slot; the general path then splits them.
+ */
+static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
+{
+	unsigned nargs = e->nargs;
+	size_t ext = (e->has_word ? sizeof(uint64_t) : 0) + nargs * (1 + 2 * sizeof(uint64_t));
+	uint32_t nrec = rtr__ring_event_records((uint32_t)ext);
+	uint32_t head;
+	struct rtr__ring *r = rtr__reserve(nrec, &head);
+
+	if (RTR_UNLIKELY(r == NULL))
+		return 0;
+	if (RTR_UNLIKELY(((head + 1) & r->mask) + nrec - 1 > r->mask + 1))
+		return -1; /* reserved, not published: the general path reserves again */
+
+	struct rtr__rec *rec = &r->slots[head & r->mask];
+	rec->ts = e->ts;
+	rec->a = e->kind == RTR__K_META ? e->meta : (uintptr_t)e->name;
+	rec->b = (uintptr_t)e->cat;
+	rec->kind = e->kind;
+	rec->nargs = (uint8_t)nargs;
+	rec->flags = e->flags;
+	rec->ext = (uint32_t)ext;
+
+	char *p = (char *)&r->slots[(head + 1) & r->mask];
+	if (e->has_word) {
+		memcpy(p, &e->word, sizeof(e->word));
+		p += sizeof(e->word);
+	}
+	char *pairs = p + nargs;
+	for (unsigned i = 0; i < nargs; i++) {
+		const struct rtr_arg *a = &e->args[i];
+		uint64_t key = (uintptr_t)a->key, value = scalar_value(a);
+		p[i] = (char)a->type;
+		memcpy(pairs + 16 * i, &key, sizeof(key));
+		memcpy(pairs + 16 * i + 8, &value, sizeof(value));
+	}
+	rtr__publish(r, head, nrec);
+	return 1;
+}
+
+static bool emit_general(const struct rtr__ext_event *e);
+
+/*
+ * Record e; returns whether it was recorded. Inline in this file's calls, so that an
+ * event with a few numbers costs its stores and not the general path's passes.
+ */
+static RTR_INLINE bool emit_event(const struct rtr__ext_event *e)
+{
+	if (!(e->flags & (RTR__F_NAME_COPY | RTR__F_TRACK)) && e->nargs <= RTR_MAX_ARGS &&
+	    (e->args != NULL || e->nargs == 0) && scalars_only(e->args, e->nargs)) {
+		int recorded = emit_scalars(e);
+		if (RTR_LIKELY(recorded >= 0))
+			return recorded;
+	}
+	return emit_general(e);
+}
+
 bool rtr__emit_ext(const struct rtr__ext_event *e)
+{
+	return emit_event(e);
+}
+
+/* Any event: measures, reserves, then copies field by field, split at the wrap. */
+static bool emit_general(const struct rtr__ext_event *e)
 {
 	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
 	uint32_t name_len = 0;
@@ -238,7 +328,7 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 				   .name = name,
 				   .args = args,
 				   .nargs = n};
-	rtr__begin_done(rtr__emit_ext(&e));
+	rtr__begin_done(emit_event(&e));
 }
 
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
@@ -252,7 +342,7 @@ RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rt
 				   .name = name,
 				   .args = args,
 				   .nargs = n};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns,
@@ -269,7 +359,7 @@ RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns
 				   .word = dur_ns,
 				   .args = args,
 				   .nargs = n};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_begin_copy(const char *cat, const char *name)
@@ -281,7 +371,7 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name)
 				   .ts = rtr__ticks(),
 				   .cat = cat,
 				   .name = name};
-	rtr__begin_done(rtr__emit_ext(&e));
+	rtr__begin_done(emit_event(&e));
 }
 
 RTR_API void rtr_instant_copy(const char *cat, const char *name)
@@ -293,7 +383,7 @@ RTR_API void rtr_instant_copy(const char *cat, const char *name)
 				   .ts = rtr__ticks(),
 				   .cat = cat,
 				   .name = name};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns)
@@ -307,7 +397,7 @@ RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns
 				   .name = name,
 				   .has_word = 1,
 				   .word = dur_ns};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value)
@@ -331,7 +421,7 @@ RTR_API void rtr_thread_name(const char *name)
 				   .flags = RTR__F_NAME_COPY,
 				   .ts = rtr__ticks(),
 				   .name = name};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
@@ -348,7 +438,7 @@ RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
 				   .name = name,
 				   .args = args,
 				   .nargs = n};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 unsigned rtr__numeric_args(const struct rtr_arg *args, unsigned n,
@@ -380,7 +470,7 @@ RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rt
 				   .name = name,
 				   .args = kept,
 				   .nargs = k};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 /* Flow ids: the process id in the top bits, so that the files of several processes
@@ -416,7 +506,7 @@ static void emit_id(uint8_t kind, const char *cat, const char *name, uint64_t id
 				   .word = id,
 				   .args = args,
 				   .nargs = n};
-	rtr__emit_ext(&e);
+	emit_event(&e);
 }
 
 RTR_API void rtr_flow_start(const char *cat, const char *name, uint64_t id)

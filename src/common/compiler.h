@@ -6,5 +6,6 @@
 #define RTR_LIKELY(x)	__builtin_expect(!!(x), 1)
 #define RTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RTR_COLD	__attribute__((cold, noinline))
+#define RTR_INLINE	inline __attribute__((always_inline))
 
 #endif
