@@ -133,13 +133,13 @@ static inline bool scalars_only(const struct rtr_arg *args, unsigned nargs)
 /* The pair's value of a number or static string argument. */
 static inline uint64_t scalar_value(const struct rtr_arg *a)
 {
-	uint64_t v = 0;
+	uint64_t v = 0; /* an unknown type: written as null */
 
 	if (a->type == RTR_ARG_TYPE_BOOL)
 		v = a->v.b;
 	else if (a->type >= RTR_ARG_TYPE_I64 && a->type <= RTR_ARG_TYPE_STR)
 		memcpy(&v, &a->v, sizeof(v)); /* i64, u64, f64 bits or the pointer */
-	return v; /* unknown type: written as null */
+	return v;
 }
 
 /*

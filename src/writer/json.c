@@ -886,17 +886,21 @@ struct us_frac {
 	char text[4];
 	uint8_t len;
 };
-#define US_FRAC(h, t, o) \
-	{{'.', (char)('0' + (h)), (char)('0' + (t)), (char)('0' + (o))}, \
-	 (o) ? 4 : (t) ? 3 : (h) ? 2 : 0}
-#define US_FRAC10(h, t)                                                                   \
-	US_FRAC(h, t, 0), US_FRAC(h, t, 1), US_FRAC(h, t, 2), US_FRAC(h, t, 3),            \
-		US_FRAC(h, t, 4), US_FRAC(h, t, 5), US_FRAC(h, t, 6), US_FRAC(h, t, 7),    \
-		US_FRAC(h, t, 8), US_FRAC(h, t, 9)
-#define US_FRAC100(h)                                                                     \
-	US_FRAC10(h, 0), US_FRAC10(h, 1), US_FRAC10(h, 2), US_FRAC10(h, 3),                \
-		US_FRAC10(h, 4), US_FRAC10(h, 5), US_FRAC10(h, 6), US_FRAC10(h, 7),        \
-		US_FRAC10(h, 8), US_FRAC10(h, 9)
+/* Significant bytes of ".hto": trailing zeros and a bare point dropped. */
+#define US_FRAC_LEN(h, t, o) ((o) ? 4 : (t) ? 3 : (h) ? 2 : 0)
+#define US_FRAC(h, t, o)                                                        \
+	{                                                                       \
+		{'.', (char)('0' + (h)), (char)('0' + (t)), (char)('0' + (o))}, \
+			US_FRAC_LEN(h, t, o)                                    \
+	}
+#define US_FRAC10(h, t)                                                                           \
+	US_FRAC(h, t, 0), US_FRAC(h, t, 1), US_FRAC(h, t, 2), US_FRAC(h, t, 3), US_FRAC(h, t, 4), \
+		US_FRAC(h, t, 5), US_FRAC(h, t, 6), US_FRAC(h, t, 7), US_FRAC(h, t, 8),           \
+		US_FRAC(h, t, 9)
+#define US_FRAC100(h)                                                                        \
+	US_FRAC10(h, 0), US_FRAC10(h, 1), US_FRAC10(h, 2), US_FRAC10(h, 3), US_FRAC10(h, 4), \
+		US_FRAC10(h, 5), US_FRAC10(h, 6), US_FRAC10(h, 7), US_FRAC10(h, 8),          \
+		US_FRAC10(h, 9)
 static const struct us_frac us_fracs[1000] = {
 	US_FRAC100(0), US_FRAC100(1), US_FRAC100(2), US_FRAC100(3), US_FRAC100(4),
 	US_FRAC100(5), US_FRAC100(6), US_FRAC100(7), US_FRAC100(8), US_FRAC100(9),
