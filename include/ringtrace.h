@@ -120,6 +120,12 @@ struct rtr_config {
 	 * are never filtered. Filtered events are not recorded at all (not counted as
 	 * dropped). A session keeps the list it started with. RINGTRACE_CATEGORIES. */
 	const char *categories;
+	/* Page cache the trace file keeps, in MiB. The writer has what it wrote written back
+	 * and dropped from the page cache once the file has grown this far past it, so a
+	 * long run does not fill the machine's memory with its trace and keeps its pace
+	 * as the file grows. Regular files only. Default 64, rounded up to 8 MiB steps; 0
+	 * leaves the pages to the kernel; at most 1048576. RINGTRACE_CACHE_MB. */
+	unsigned cache_mb;
 };
 
 /*

@@ -19,6 +19,8 @@
 #define MIN_RING_BYTES	   ((size_t)4 << 10)
 #define MAX_RING_BYTES	   ((size_t)1 << 30)
 #define MAX_FLUSH_MS	   60000u
+#define DEFAULT_CACHE_MB   64u
+#define MAX_CACHE_MB	   (1u << 20)
 
 struct choice {
 	const char *word;
@@ -116,6 +118,7 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	cfg->io = RTR_IO_AUTO;
 	cfg->clock = RTR_CLOCK_AUTO;
 	cfg->compress = RTR_COMPRESS_AUTO;
+	cfg->cache_mb = DEFAULT_CACHE_MB;
 
 	if ((v = getenv("RINGTRACE_FILE")) != NULL && *v != '\0')
 		cfg->path = v;
@@ -127,6 +130,9 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	if (env_number("RINGTRACE_FLUSH_MS", 1, MAX_FLUSH_MS,
 		       "a flush interval in milliseconds (1 .. 60000)", &n))
 		cfg->flush_ms = (unsigned)n;
+	if (env_number("RINGTRACE_CACHE_MB", 0, MAX_CACHE_MB,
+		       "a page cache size in MiB (0 .. 1048576)", &n))
+		cfg->cache_mb = (unsigned)n;
 	env_choice("RINGTRACE_ON_FULL", on_full_choices, "drop or block", &cfg->on_full);
 	env_choice("RINGTRACE_IO", io_choices, "auto, uring or sync", &cfg->io);
 	env_choice("RINGTRACE_CLOCK", clock_choices, "auto, monotonic or tsc", &cfg->clock);
@@ -216,7 +222,7 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
 {
 	if (cfg->ring_bytes < MIN_RING_BYTES || cfg->ring_bytes > MAX_RING_BYTES ||
 	    (cfg->on_full != RTR_ON_FULL_DROP && cfg->on_full != RTR_ON_FULL_BLOCK) ||
-	    cfg->flush_ms < 1 || cfg->flush_ms > MAX_FLUSH_MS ||
+	    cfg->flush_ms < 1 || cfg->flush_ms > MAX_FLUSH_MS || cfg->cache_mb > MAX_CACHE_MB ||
 	    (cfg->io != RTR_IO_AUTO && cfg->io != RTR_IO_URING && cfg->io != RTR_IO_SYNC) ||
 	    (cfg->clock != RTR_CLOCK_AUTO && cfg->clock != RTR_CLOCK_MONOTONIC &&
 	     cfg->clock != RTR_CLOCK_TSC) ||

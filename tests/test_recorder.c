@@ -813,6 +813,54 @@ static void path_pattern_expands_pid_and_percent(void **state)
 	unlink(expect);
 }
 
+/* The page cache window the start marker of a file written with cfg reports. */
+static int64_t reported_cache_mb(struct rtr_config *cfg)
+{
+	struct tt_trace t = {0};
+
+	cfg->path = path;
+	assert_int_equal(rtr_start(cfg), 0);
+	assert_int_equal(rtr_stop(), 0);
+	load(&t);
+	const struct tt_arg *mb = tt_arg(&t.ev[0], "cache_mb");
+	assert_non_null(mb);
+	int64_t v = mb->i;
+	tt_free(&t);
+	unlink(path);
+	return v;
+}
+
+static void page_cache_window_is_configured_and_reported(void **state)
+{
+	(void)state;
+	struct rtr_config cfg;
+
+	make_path("cache");
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.cache_mb, 64);
+	assert_int_equal(reported_cache_mb(&cfg), 64);
+	cfg.cache_mb = 20; /* whole 8 MiB steps */
+	assert_int_equal(reported_cache_mb(&cfg), 24);
+	cfg.cache_mb = 0;
+	assert_int_equal(reported_cache_mb(&cfg), 0);
+	cfg.cache_mb = (1u << 20) + 1;
+	assert_int_equal(rtr_start(&cfg), -EINVAL);
+
+	setenv("RINGTRACE_CACHE_MB", "0", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.cache_mb, 0);
+	setenv("RINGTRACE_CACHE_MB", "1048576", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.cache_mb, 1048576);
+	setenv("RINGTRACE_CACHE_MB", "plenty", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.cache_mb, 64);
+	setenv("RINGTRACE_CACHE_MB", "1048577", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.cache_mb, 64);
+	unsetenv("RINGTRACE_CACHE_MB");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +879,7 @@ int main(void)
 		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),
 		cmocka_unit_test(dev_null_takes_everything),
 		cmocka_unit_test(path_pattern_expands_pid_and_percent),
+		cmocka_unit_test(page_cache_window_is_configured_and_reported),
 	};
 	return cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
 }

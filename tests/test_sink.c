@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -29,9 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -763,6 +766,105 @@ static void uring_resubmits_the_rest_of_a_short_write(void **state)
 	assert_file_is_pattern(f->fd[0], 60000);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Page cache hints                                                           */
+
+#define CACHE_WINDOW (16u << 20)
+#define CACHE_FILE   (80u << 20) /* ten steps of 8 MiB */
+
+/* Write CACHE_FILE bytes of pattern through sink 0 with a 16 MiB window, and close. */
+static void write_with_cache_window(struct fixture *f, int io, struct feed *fd)
+{
+	open_sink(f, 0, io, CHUNK, 4);
+	rtr__sink_cache_window(&f->sink[0], CACHE_WINDOW);
+	while (fd->pos < CACHE_FILE)
+		feed_one(&f->sink[0], fd, CHUNK, 1);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	assert_counts(&f->sink[0], CACHE_FILE, CACHE_FILE / CHUNK, 0);
+	rtr__sink_close(&f->sink[0]);
+	f->open[0] = false;
+}
+
+/* Pages of [from, to) of fd in the page cache. */
+static size_t resident_pages(int fd, uint64_t from, uint64_t to)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)(to - from) / page, count = 0;
+	unsigned char *vec = malloc(n);
+	void *map = mmap(NULL, (size_t)(to - from), PROT_READ, MAP_SHARED, fd, (off_t)from);
+
+	assert_non_null(vec);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mincore(map, (size_t)(to - from), vec), 0);
+	for (size_t i = 0; i < n; i++)
+		count += vec[i] & 1;
+	munmap(map, (size_t)(to - from));
+	free(vec);
+	return count;
+}
+
+/* Whether dropped pages leave the page cache here (tmpfs pages are the file itself). */
+static bool pages_can_be_dropped(int fd)
+{
+	struct statfs sf;
+
+	assert_int_equal(fstatfs(fd, &sf), 0);
+	return sf.f_type != TMPFS_MAGIC;
+}
+
+/*
+ * After an io_uring sink closed: each drop waited for its writeback and close waited
+ * for the drops, so every step before the window is out of the page cache and the
+ * window is in it. Then what was dropped is read back from the disk, byte for byte.
+ */
+static void assert_only_the_window_cached(int fd)
+{
+	uint64_t kept_from = CACHE_FILE - CACHE_WINDOW;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	assert_int_equal(resident_pages(fd, 0, kept_from), 0);
+	assert_true(resident_pages(fd, kept_from, CACHE_FILE) > CACHE_WINDOW / page / 2);
+	assert_file_is_pattern(fd, CACHE_FILE);
+}
+
+static void uring_drops_what_lies_a_window_behind_from_the_page_cache(void **state)
+{
+	struct fixture *f = *state;
+	struct feed fd = {0};
+
+	SKIP_WITHOUT_URING();
+	if (!pages_can_be_dropped(f->fd[0]))
+		skip();
+	write_with_cache_window(f, RTR_IO_URING, &fd);
+	assert_only_the_window_cached(f->fd[0]);
+}
+
+static void sync_hints_leave_the_bytes_intact(void **state)
+{
+	struct fixture *f = *state;
+	struct feed fd = {0};
+
+	write_with_cache_window(f, RTR_IO_SYNC, &fd);
+	assert_file_is_pattern(f->fd[0], CACHE_FILE);
+}
+
+static void uring_hints_pass_through_a_refused_submit(void **state)
+{
+	struct fixture *f = *state;
+	struct feed fd = {0};
+
+	SKIP_WITHOUT_URING();
+	if (!pages_can_be_dropped(f->fd[0]))
+		skip();
+	/* io_uring_submit() always refused (EAGAIN): writes and hints wait in their SQ
+	 * rings until a submit_and_wait passes them on; nothing is lost, close does not
+	 * hang, and the window is still all that stays cached. */
+	seam.refuse_submits = UINT_MAX;
+	will_return_always(__wrap_io_uring_submit, -EAGAIN);
+	write_with_cache_window(f, RTR_IO_URING, &fd);
+	assert_true(seam.waits > 0);
+	assert_only_the_window_cached(f->fd[0]);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -789,6 +891,9 @@ int main(void)
 		T(uring_fails_what_is_in_flight_when_the_ring_breaks),
 		T(uring_keeps_writing_while_the_writer_is_away),
 		T(uring_resubmits_the_rest_of_a_short_write),
+		T(uring_drops_what_lies_a_window_behind_from_the_page_cache),
+		T(sync_hints_leave_the_bytes_intact),
+		T(uring_hints_pass_through_a_refused_submit),
 	};
 #undef T
 

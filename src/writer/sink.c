@@ -89,8 +89,46 @@ static size_t text_landed(const struct rtr__chunk *c)
 	return c->done < c->keep ? c->done : c->keep;
 }
 
+/* Page cache hints (sink.h): start writeback of each whole step written, and drop
+ * each step the written end has left a window behind. Returns 0 when io_uring had too
+ * many hints in flight to take the rest (the next completion tries again). */
+static int cache_trim(struct rtr__sink *s)
+{
+	const uint64_t step = RTR__SINK_CACHE_STEP;
+
+	while (s->written_end - s->cache_flushed >= step) {
+		if (s->method == RTR_IO_URING &&
+		    !rtr__sink_uring_hint(s, s->cache_flushed, step, 0))
+			return 0;
+		if (s->method == RTR_IO_SYNC)
+			rtr__sink_sync_hint(s, s->cache_flushed, step, 0);
+		s->cache_flushed += step;
+	}
+	while (s->cache_flushed - s->cache_dropped >= s->cache_window + step) {
+		if (s->method == RTR_IO_URING &&
+		    !rtr__sink_uring_hint(s, s->cache_dropped, step, 1))
+			return 0;
+		if (s->method == RTR_IO_SYNC)
+			rtr__sink_sync_hint(s, s->cache_dropped, step, 1);
+		s->cache_dropped += step;
+	}
+	return 1;
+}
+
+void rtr__sink_cache_window(struct rtr__sink *s, uint64_t window)
+{
+	const uint64_t step = RTR__SINK_CACHE_STEP;
+
+	s->cache_window = window == 0 ? 0 : (window + step - 1) / step * step;
+}
+
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 {
+	if (err == 0 && c->done > 0 && c->offset + c->keep > s->written_end) {
+		s->written_end = c->offset + c->keep;
+		if (s->cache_window != 0)
+			cache_trim(s);
+	}
 	count(&s->bytes_text, text_landed(c));
 	if (err != 0) {
 		/* Relaxed: the latch is read by this thread, and by others as a plain
@@ -125,6 +163,10 @@ static void reset(struct rtr__sink *s)
 	s->offset = 0;
 	s->end = 0;
 	s->text_offset = 0;
+	s->cache_window = 0;
+	s->cache_flushed = 0;
+	s->cache_dropped = 0;
+	s->written_end = 0;
 	s->impl = NULL;
 	rtr_atomic_store_relaxed(&s->bytes_written, 0);
 	rtr_atomic_store_relaxed(&s->bytes_text, 0);
@@ -335,6 +377,10 @@ void rtr__sink_close(struct rtr__sink *s)
 	if (s->chunks == NULL)
 		return;
 	rtr__sink_wait(s);
+	/* The hints the last completions could not queue, so that the file ends with no
+	 * more than the window cached, as it ran. */
+	while (s->cache_window != 0 && s->method == RTR_IO_URING && !cache_trim(s))
+		rtr__sink_uring_hints_wait(s);
 	if (s->method == RTR_IO_URING)
 		rtr__sink_uring_close(s);
 	s->impl = NULL;

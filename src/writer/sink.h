@@ -20,6 +20,17 @@
  * gzip member for the kept lines and a second for the provisional tail. Either way
  * the compressed provisional tail is cut off like a plain one.
  *
+ * Page cache (rtr__sink_cache_window()). Left alone, a trace's pages stay in the page
+ * cache after they are written: a long run fills memory with them, and the kernel
+ * takes fresh pages for each new part of the file (on a VM that returns free memory
+ * to its host, a fresh page is a fault to the host: a write(2) loop took 2 s of CPU
+ * per GB there, against 0.2 s in recycled pages). So for a regular file the sink starts
+ * writeback of every 8 MiB step it has written and drops each step from the page cache
+ * once the file has grown a window past it; the kernel then hands the freed pages to
+ * the next writes. With io_uring both run in the kernel's workers on a small ring of
+ * their own (a slow disk holds them up, never the writes); with write(2) the writer
+ * makes the calls itself, without waiting for the disk.
+ *
  * A write error (ENOSPC, EFBIG, EIO, ...) is kept as the sink's first error. From then
  * on nothing more is written: the events of the failed chunk and of every later one
  * are counted in events_failed, so the writer never blocks or crashes on a bad disk.
@@ -96,6 +107,12 @@ struct rtr__sink {
 	uint64_t offset; /* file offset of the next submission; stops moving at the first error */
 	uint64_t end;	 /* end of the file as written: offset + a provisional tail */
 	uint64_t text_offset; /* uncompressed bytes before the next submission (= offset plain) */
+	/* Page cache: bytes of the file's written end that stay cached (0: no hints), and
+	 * how far writeback was started and the pages dropped, in RTR__SINK_CACHE_STEPs. */
+	uint64_t cache_window;
+	uint64_t cache_flushed;
+	uint64_t cache_dropped;
+	uint64_t written_end; /* the kept bytes of every completed write end here */
 
 	/*
 	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();
@@ -128,6 +145,11 @@ int rtr__sink_open(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsi
  */
 int rtr__sink_open_gzip(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, unsigned nchunks,
 			int members);
+
+/* Page cache hints for a regular file (see the top): keep about `window` bytes behind
+ * the written end cached, rounded up to RTR__SINK_CACHE_STEP; 0 (the default) gives none. */
+#define RTR__SINK_CACHE_STEP ((uint64_t)8 << 20)
+void rtr__sink_cache_window(struct rtr__sink *s, uint64_t window);
 
 /* An empty chunk (len 0, events 0), waiting for a write to complete when every chunk
  * is in flight (io_uring). Never NULL while the caller holds fewer than nchunks chunks;
@@ -173,6 +195,17 @@ void rtr__sink_uring_reap(struct rtr__sink *s, int wait);
 int rtr__sink_uring_busy(const struct rtr__sink *s);
 /* Tear the ring down; nothing may be in flight. */
 void rtr__sink_uring_close(struct rtr__sink *s);
+/* Start writeback of [off, off + len) (drop 0), or wait for it and drop those pages
+ * from the page cache (drop 1), in the kernel's workers. Returns whether it was
+ * queued: 0 when too many hints are still in flight (the caller tries later). */
+int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop);
+
+/* Wait for every hint in flight. */
+void rtr__sink_uring_hints_wait(struct rtr__sink *s);
+
+/* The same with plain system calls in the calling thread; drop does not wait for the
+ * disk (pages still dirty or under writeback stay cached). */
+void rtr__sink_sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop);
 
 /* Write c in full (or fail) before returning. */
 void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c);

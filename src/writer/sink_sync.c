@@ -16,6 +16,7 @@
 #include "writer/sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* Largest single pwrite(): Linux caps one at MAX_RW_COUNT (2 GiB less a page). */
@@ -38,4 +39,13 @@ void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c)
 		c->done += (size_t)n;
 	}
 	rtr__sink_complete(s, c, 0);
+}
+
+void rtr__sink_sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
+{
+	/* Hints only: a refusal (a file system without them) changes nothing written. */
+	if (drop)
+		(void)posix_fadvise(s->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+	else
+		(void)sync_file_range(s->fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }

@@ -63,6 +63,16 @@
  * failed with that error and the ring is not used again: the writer never waits on a
  * ring that cannot deliver.
  *
+ * Page cache hints (sink.h) go on a second, small ring: a write carries DRAIN, which
+ * would also wait for every hint queued before it, and a hint waits for the disk.
+ * Starting writeback is one IORING_OP_SYNC_FILE_RANGE; dropping a step is a
+ * SYNC_FILE_RANGE that waits for its writeback, linked to an IORING_OP_FADVISE
+ * (DONTNEED), so the pages are clean when they are dropped. Both block, so the kernel
+ * runs them in io-wq; the writer only queues them and counts what comes back. At most
+ * HINT_ENTRIES are in flight: on a disk slower than the trace the cache simply grows
+ * as it would without hints, and the steps are dropped later. No hint ring (its setup
+ * failed) means no hints.
+ *
  * Threads. The writer thread makes every call. The ring may be set up by another
  * thread (rtr_start()), so no IORING_SETUP_SINGLE_ISSUER; and no COOP_TASKRUN or
  * DEFER_TASKRUN, which would hold the next drained write back until the writer
@@ -71,6 +81,7 @@
 #include "writer/sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -97,13 +108,18 @@
 #define MAX_FIXED 16384U
 /* EAGAIN/EINTR completions in a row without a byte written before we give up. */
 #define MAX_RETRIES 1000U
+/* Page cache hints in flight at most (requests; a drop takes two). */
+#define HINT_ENTRIES 16U
 
 struct uring {
 	struct io_uring ring;
-	unsigned inflight; /* chunks RTR__CHUNK_WRITING: one request each */
-	unsigned retries;  /* EAGAIN/EINTR results since the last byte written */
-	int fixed;	   /* chunks registered: IORING_OP_WRITE_FIXED */
-	int dead;	   /* the ring failed: never touched again but to close it */
+	unsigned inflight;	 /* chunks RTR__CHUNK_WRITING: one request each */
+	unsigned retries;	 /* EAGAIN/EINTR results since the last byte written */
+	int fixed;		 /* chunks registered: IORING_OP_WRITE_FIXED */
+	int dead;		 /* the ring failed: never touched again but to close it */
+	struct io_uring hints;	 /* page cache hints, valid when has_hints */
+	int has_hints;		 /* set up, and not failed since */
+	unsigned hints_inflight; /* requests queued on it, not yet reaped */
 };
 
 /* Sanitizer builds: the kernel reads [p, p + n); make sure we own it (liburing
@@ -148,6 +164,8 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 		u->fixed = io_uring_register_buffers(&u->ring, iov, s->nchunks) == 0;
 		rtr__mem_unmap(iov, s->nchunks * sizeof(*iov));
 	}
+	/* Hints are an optimization too: without their ring there are none. */
+	u->has_hints = io_uring_queue_init(HINT_ENTRIES, &u->hints, 0) == 0;
 	s->impl = u;
 	return 0;
 }
@@ -170,6 +188,70 @@ static void abandon(struct rtr__sink *s, int err)
 static int transient(int err)
 {
 	return err == -EINTR || err == -EAGAIN || err == -EBUSY;
+}
+
+/* Count the hints that have come back; their results do not matter (sink.h). With
+ * wait, until none is in flight, passing on any a refused submit left queued. */
+static void reap_hints(struct uring *u, int wait)
+{
+	struct io_uring_cqe *cqe;
+
+	while (u->hints_inflight > 0) {
+		if (io_uring_peek_cqe(&u->hints, &cqe) == 0) {
+			io_uring_cqe_seen(&u->hints, cqe);
+			u->hints_inflight--;
+			continue;
+		}
+		if (!wait)
+			return;
+		int ret = io_uring_submit_and_wait(&u->hints, 1);
+		if (ret < 0 && ret != -EINTR) {
+			u->has_hints = 0; /* the ring cannot deliver: stop using it */
+			return;
+		}
+	}
+}
+
+void rtr__sink_uring_hints_wait(struct rtr__sink *s)
+{
+	struct uring *u = s->impl;
+
+	if (u->has_hints)
+		reap_hints(u, 1);
+}
+
+int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
+{
+	struct uring *u = s->impl;
+	unsigned need = drop ? 2 : 1;
+	struct io_uring_sqe *sqe, *fadv = NULL;
+	int ret;
+
+	if (!u->has_hints)
+		return 1; /* no hints: nothing to retry */
+	reap_hints(u, 0);
+	if (u->hints_inflight + need > HINT_ENTRIES || io_uring_sq_space_left(&u->hints) < need)
+		return 0;
+	sqe = io_uring_get_sqe(&u->hints);
+	if (drop) {
+		io_uring_prep_sync_file_range(sqe, s->fd, (unsigned)len, off,
+					      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+						      SYNC_FILE_RANGE_WAIT_AFTER);
+		io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK); /* the pages are clean first */
+		fadv = io_uring_get_sqe(&u->hints);
+		io_uring_prep_fadvise(fadv, s->fd, off, (off_t)len, POSIX_FADV_DONTNEED);
+	} else {
+		io_uring_prep_sync_file_range(sqe, s->fd, (unsigned)len, off,
+					      SYNC_FILE_RANGE_WRITE);
+	}
+	u->hints_inflight += need;
+	ret = io_uring_submit(&u->hints);
+	if (ret < 0 && !transient(ret)) {
+		/* Never submitted: forget them, and the ring with them. */
+		u->hints_inflight -= need;
+		u->has_hints = 0;
+	}
+	return 1;
 }
 
 /* Queue the rest of c (from c->done) and hand it to the kernel. Never waits. */
@@ -301,6 +383,11 @@ void rtr__sink_uring_close(struct rtr__sink *s)
 	 * requests; exit cancels them, and the pages they use stay pinned (fixed) or
 	 * are read through our own mapping, which the caller unmaps after this. */
 	io_uring_queue_exit(&u->ring);
+	/* The hints finish first: they use the file, which the caller closes next. */
+	if (u->has_hints) {
+		rtr__sink_uring_hints_wait(s);
+		io_uring_queue_exit(&u->hints);
+	}
 	rtr__mem_unmap(u, sizeof(*u));
 	s->impl = NULL;
 }

@@ -1228,6 +1228,8 @@ static void write_head(struct writer *w)
 	}
 	p = PUT_LIT(p, ",\"compress\":");
 	p = put_escaped_str(p, w->sink.gzip != NULL ? "gzip" : "none");
+	p = PUT_LIT(p, ",\"cache_mb\":");
+	p = rtr__json_u64(p, w->sink.cache_window >> 20);
 	p = PUT_LIT(p, "}},\n");
 	p = out_commit(w, p, 0);
 	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_name\"");
@@ -1439,6 +1441,8 @@ int rtr__writer_start(const struct rtr__session *s)
 		err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
 	if (err != 0)
 		goto fail_heads;
+	if (w->provisional) /* a regular file: its pages would otherwise stay cached */
+		rtr__sink_cache_window(&w->sink, (uint64_t)s->cfg.cache_mb << 20);
 
 	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
