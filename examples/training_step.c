@@ -147,7 +147,7 @@ static float dot(const float *a, const float *b, size_t n)
 	for (; i + 8 <= n; i += 8)
 		for (int j = 0; j < 8; j++)
 			s[j] += a[i + (size_t)j] * b[i + (size_t)j];
-	for (; i < n; i++)
+	for (size_t left = n % 8; left > 0; left--, i++) /* fewer than 8 */
 		s[0] += a[i] * b[i];
 	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }

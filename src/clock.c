@@ -85,7 +85,7 @@ static void sample(uint64_t *ticks, uint64_t *ns)
 		uint64_t t0 = rdtsc();
 		uint64_t n = rtr__mono_ns();
 		uint64_t t1 = rdtsc();
-		if (t1 - t0 < best) {
+		if (i == 0 || t1 - t0 < best) {
 			best = t1 - t0;
 			*ticks = t0 + (t1 - t0) / 2;
 			*ns = n;
