@@ -846,18 +846,15 @@ static void page_cache_window_is_configured_and_reported(void **state)
 	cfg.cache_mb = (1u << 20) + 1;
 	assert_int_equal(rtr_start(&cfg), -EINVAL);
 
-	setenv("RINGTRACE_CACHE_MB", "0", 1);
-	rtr_config_init(&cfg);
-	assert_int_equal(cfg.cache_mb, 0);
-	setenv("RINGTRACE_CACHE_MB", "1048576", 1);
-	rtr_config_init(&cfg);
-	assert_int_equal(cfg.cache_mb, 1048576);
-	setenv("RINGTRACE_CACHE_MB", "plenty", 1);
-	rtr_config_init(&cfg);
-	assert_int_equal(cfg.cache_mb, 64);
-	setenv("RINGTRACE_CACHE_MB", "1048577", 1);
-	rtr_config_init(&cfg);
-	assert_int_equal(cfg.cache_mb, 64);
+	static const struct {
+		const char *env;
+		unsigned mb;
+	} cases[] = {{"0", 0}, {"1048576", 1048576}, {"plenty", 64}, {"1048577", 64}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("RINGTRACE_CACHE_MB", cases[i].env, 1);
+		rtr_config_init(&cfg);
+		assert_int_equal(cfg.cache_mb, cases[i].mb);
+	}
 	unsetenv("RINGTRACE_CACHE_MB");
 }
 

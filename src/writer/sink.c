@@ -89,6 +89,15 @@ static size_t text_landed(const struct rtr__chunk *c)
 	return c->done < c->keep ? c->done : c->keep;
 }
 
+/* One page cache hint for the step at off; 0 when io_uring cannot take it yet. */
+static int hint(struct rtr__sink *s, uint64_t off, int drop)
+{
+	if (s->method == RTR_IO_URING)
+		return rtr__sink_uring_hint(s, off, RTR__SINK_CACHE_STEP, drop);
+	rtr__sink_sync_hint(s, off, RTR__SINK_CACHE_STEP, drop);
+	return 1;
+}
+
 /* Page cache hints (sink.h): start writeback of each whole step written, and drop
  * each step the written end has left a window behind. Returns 0 when io_uring had too
  * many hints in flight to take the rest (the next completion tries again). */
@@ -96,22 +105,13 @@ static int cache_trim(struct rtr__sink *s)
 {
 	const uint64_t step = RTR__SINK_CACHE_STEP;
 
-	while (s->written_end - s->cache_flushed >= step) {
-		if (s->method == RTR_IO_URING &&
-		    !rtr__sink_uring_hint(s, s->cache_flushed, step, 0))
+	for (; s->written_end - s->cache_flushed >= step; s->cache_flushed += step)
+		if (!hint(s, s->cache_flushed, 0))
 			return 0;
-		if (s->method == RTR_IO_SYNC)
-			rtr__sink_sync_hint(s, s->cache_flushed, step, 0);
-		s->cache_flushed += step;
-	}
-	while (s->cache_flushed - s->cache_dropped >= s->cache_window + step) {
-		if (s->method == RTR_IO_URING &&
-		    !rtr__sink_uring_hint(s, s->cache_dropped, step, 1))
+	for (; s->cache_flushed - s->cache_dropped >= s->cache_window + step;
+	     s->cache_dropped += step)
+		if (!hint(s, s->cache_dropped, 1))
 			return 0;
-		if (s->method == RTR_IO_SYNC)
-			rtr__sink_sync_hint(s, s->cache_dropped, step, 1);
-		s->cache_dropped += step;
-	}
 	return 1;
 }
 
