@@ -98,18 +98,18 @@ static int hint(struct rtr__sink *s, uint64_t off, int drop)
 	return 1;
 }
 
-/* Page cache hints (sink.h): start writeback of each whole step written, and drop
- * each step the written end has left a window behind. Returns 0 when io_uring had too
+/* Page cache hints (sink.h): start writeback of each step the written end has left
+ * half a window behind, and drop each step it has left a whole window behind. Returns 0 when io_uring had too
  * many hints in flight to take the rest (the next completion tries again). */
 static int cache_trim(struct rtr__sink *s)
 {
 	const uint64_t step = RTR__SINK_CACHE_STEP;
 
-	for (; s->written_end - s->cache_flushed >= step; s->cache_flushed += step)
+	for (; s->written_end - s->cache_flushed >= s->cache_window / 2 + step;
+	     s->cache_flushed += step)
 		if (!hint(s, s->cache_flushed, 0))
 			return 0;
-	for (; s->cache_flushed - s->cache_dropped >= s->cache_window + step;
-	     s->cache_dropped += step)
+	for (; s->written_end - s->cache_dropped >= s->cache_window + step; s->cache_dropped += step)
 		if (!hint(s, s->cache_dropped, 1))
 			return 0;
 	return 1;

@@ -25,9 +25,10 @@
  * takes fresh pages for each new part of the file (on a VM that returns free memory
  * to its host, a fresh page is a fault to the host: a write(2) loop took 2 s of CPU
  * per GB there, against 0.2 s in recycled pages). So for a regular file the sink starts
- * writeback of every 8 MiB step it has written and drops each step from the page cache
- * once the file has grown a window past it; the kernel then hands the freed pages to
- * the next writes. With io_uring both run in the kernel's workers on a small ring of
+ * writeback of each 8 MiB step once the file has grown half a window past it, and
+ * drops the step from the page cache once the file has grown a whole window past it;
+ * the kernel then hands the freed pages to the next writes. A file under half a window
+ * gets no hint at all. With io_uring both run in the kernel's workers on a small ring of
  * their own (a slow disk holds them up, never the writes); with write(2) the writer
  * makes the calls itself, without waiting for the disk.
  *
