@@ -98,9 +98,12 @@ static int hint(struct rtr__sink *s, uint64_t off, int drop)
 	return 1;
 }
 
-/* Page cache hints (sink.h): start writeback of each step the written end has left
- * half a window behind, and drop each step it has left a whole window behind. Returns 0 when io_uring had too
- * many hints in flight to take the rest (the next completion tries again). */
+/*
+ * Page cache hints (sink.h): start writeback of each step the written end has left
+ * half a window behind, and drop each step it has left a whole window behind. Returns
+ * 0 when io_uring had too many hints in flight to take the rest (the next completion
+ * tries again).
+ */
 static int cache_trim(struct rtr__sink *s)
 {
 	const uint64_t step = RTR__SINK_CACHE_STEP;
@@ -109,7 +112,8 @@ static int cache_trim(struct rtr__sink *s)
 	     s->cache_flushed += step)
 		if (!hint(s, s->cache_flushed, 0))
 			return 0;
-	for (; s->written_end - s->cache_dropped >= s->cache_window + step; s->cache_dropped += step)
+	for (; s->written_end - s->cache_dropped >= s->cache_window + step;
+	     s->cache_dropped += step)
 		if (!hint(s, s->cache_dropped, 1))
 			return 0;
 	return 1;
