@@ -117,8 +117,9 @@ struct uring {
 	unsigned retries;	 /* EAGAIN/EINTR results since the last byte written */
 	int fixed;		 /* chunks registered: IORING_OP_WRITE_FIXED */
 	int dead;		 /* the ring failed: never touched again but to close it */
-	struct io_uring hints;	 /* page cache hints, valid when has_hints */
-	int has_hints;		 /* set up, and not failed since */
+	struct io_uring hints;	 /* page cache hints, set up when hints_ring */
+	int hints_ring;		 /* the hint ring was set up: exit it at close */
+	int has_hints;		 /* and has not failed since: hints go on it */
 	unsigned hints_inflight; /* requests queued on it, not yet reaped */
 };
 
@@ -165,7 +166,8 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 		rtr__mem_unmap(iov, s->nchunks * sizeof(*iov));
 	}
 	/* Hints are an optimization too: without their ring there are none. */
-	u->has_hints = io_uring_queue_init(HINT_ENTRIES, &u->hints, 0) == 0;
+	u->hints_ring = io_uring_queue_init(HINT_ENTRIES, &u->hints, 0) == 0;
+	u->has_hints = u->hints_ring;
 	s->impl = u;
 	return 0;
 }
@@ -384,7 +386,7 @@ void rtr__sink_uring_close(struct rtr__sink *s)
 	 * are read through our own mapping, which the caller unmaps after this. */
 	io_uring_queue_exit(&u->ring);
 	/* The hints finish first: they use the file, which the caller closes next. */
-	if (u->has_hints) {
+	if (u->hints_ring) {
 		rtr__sink_uring_hints_wait(s);
 		io_uring_queue_exit(&u->hints);
 	}
