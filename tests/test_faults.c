@@ -23,7 +23,6 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -298,7 +297,7 @@ static void sigkill(int io, const char *name)
 {
 	char trace[4096];
 	int pfd[2];
-	int64_t target = (int64_t)tu_scaled(200000, 20000), last = -1;
+	int64_t target = (int64_t)tu_scaled(200000, 20000);
 
 	if (io == RTR_IO_URING && !tu_io_uring_works()) {
 		print_message("io_uring cannot be set up here\n");
@@ -315,33 +314,7 @@ static void sigkill(int io, const char *name)
 		kill_child(io, trace, pfd[1]);
 	}
 	close(pfd[1]);
-
-	/* Read flushed sequence numbers until the target, then kill. */
-	while (last < target) {
-		struct pollfd pf = {pfd[0], POLLIN, 0};
-		int64_t v;
-		int r = poll(&pf, 1, TU_CHILD_TIMEOUT_S * 1000);
-		if (r == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("child sent nothing for %d s (hung at seq %" PRId64 ")",
-				 TU_CHILD_TIMEOUT_S, last);
-		}
-		assert_int_equal(r, 1);
-		ssize_t got = read(pfd[0], &v, sizeof(v));
-		if (got == 0) {
-			int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
-			tu_expect_exit_0(status);
-			fail_msg("child exited");
-		}
-		assert_int_equal(got, (ssize_t)sizeof(v));
-		assert_true(v > last);
-		last = v;
-	}
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
-	close(pfd[0]);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	int64_t last = tu_kill_after(pid, pfd[0], target);
 
 	/* Every flushed event is there, in order, with no gap or hole. */
 	char lastc = 0;

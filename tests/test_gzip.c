@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <liburing.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -740,7 +739,7 @@ static void sigkill_leaves_every_flushed_event_readable(void **state)
 {
 	(void)state;
 	char trace[4096], json[4200];
-	int64_t target = (int64_t)tu_scaled(200000, 20000), last = -1;
+	int64_t target = (int64_t)tu_scaled(200000, 20000);
 	int pfd[2];
 
 	make_file(trace, sizeof(trace), "kill", ".json.gz");
@@ -755,29 +754,7 @@ static void sigkill_leaves_every_flushed_event_readable(void **state)
 		kill_child(trace, pfd[1]);
 	}
 	close(pfd[1]);
-	while (last < target) {
-		struct pollfd pf = {pfd[0], POLLIN, 0};
-		int64_t v;
-		int r = poll(&pf, 1, TU_CHILD_TIMEOUT_S * 1000);
-		if (r == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("child sent nothing for %d s (at seq %" PRId64 ")",
-				 TU_CHILD_TIMEOUT_S, last);
-		}
-		assert_int_equal(r, 1);
-		ssize_t got = read(pfd[0], &v, sizeof(v));
-		if (got == 0) {
-			tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
-			fail_msg("child exited");
-		}
-		assert_int_equal(got, (ssize_t)sizeof(v));
-		last = v;
-	}
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
-	close(pfd[0]);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	int64_t last = tu_kill_after(pid, pfd[0], target);
 
 	struct members m;
 	struct seq_walk w;

@@ -6,6 +6,8 @@
 
 #include <ringtrace.h>
 
+#include <inttypes.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -204,4 +206,35 @@ int tu_io_uring_works(void)
 		return 0;
 	io_uring_queue_exit(&ring);
 	return 1;
+}
+
+int64_t tu_kill_after(pid_t pid, int fd, int64_t target)
+{
+	int64_t last = -1;
+
+	while (last < target) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		int64_t v;
+		int r = poll(&pf, 1, TU_CHILD_TIMEOUT_S * 1000);
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("child sent nothing for %d s (hung at seq %" PRId64 ")",
+				 TU_CHILD_TIMEOUT_S, last);
+		}
+		assert_int_equal(r, 1);
+		ssize_t got = read(fd, &v, sizeof(v));
+		if (got == 0) {
+			tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+			fail_msg("child exited");
+		}
+		assert_int_equal(got, (ssize_t)sizeof(v));
+		assert_true(v > last);
+		last = v;
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
+	close(fd);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	return last;
 }

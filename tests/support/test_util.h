@@ -119,6 +119,15 @@ int tu_wait_child(pid_t pid, int timeout_s);
 /* Fail the test unless a child's wait status says it exited with status 0. */
 void tu_expect_exit_0(int status);
 
+/*
+ * The parent's side of a kill test: read the increasing sequence numbers (int64_t) a
+ * forked child writes to fd, each one already flushed to its trace, until one reaches
+ * target; then SIGKILL the child and reap it. Fails the test if the child goes quiet
+ * for TU_CHILD_TIMEOUT_S, exits, sends a number out of order or is not killed by the
+ * signal. Closes fd and returns the last number read.
+ */
+int64_t tu_kill_after(pid_t pid, int fd, int64_t target);
+
 /* Run only the tests that match $RTR_TEST_FILTER (cmocka's filter syntax), when it is
  * set. Call before cmocka_run_group_tests*(). */
 void tu_filter_from_env(void);
