@@ -169,7 +169,7 @@ RTR__DECL int rtr_stop(void);
 struct rtr_stats {
 	uint64_t events_recorded;	   /* events the program recorded in this session */
 	uint64_t events_written;	   /* events in bytes the file accepted */
-	uint64_t events_dropped;	   /* = dropped_full + dropped_io + dropped_too_large */
+	uint64_t events_dropped;	   /* the sum of the events_dropped_* below */
 	uint64_t events_dropped_full;	   /* dropped because a ring was full (drop mode) */
 	uint64_t events_dropped_io;	   /* lost to a write error */
 	uint64_t events_dropped_too_large; /* one event larger than half a ring */
@@ -184,6 +184,13 @@ struct rtr_stats {
 	/* JSON text in bytes_written: equal to it for plain output; for gzip, the text of
 	 * the writes that landed whole (one cut by an error counts 0). */
 	uint64_t bytes_uncompressed;
+	/* An event call made inside another on the same thread (a signal handler that
+	 * interrupted it): dropped, see "Signal handlers" in the README. */
+	uint64_t events_dropped_reentrant;
+	/* Records the writer found malformed (a ring overwritten by the program): skipped. */
+	uint64_t events_dropped_corrupt;
+	/* Events on a track rtr_track_create() could not make (NULL: RTR_MAX_TRACKS). */
+	uint64_t events_dropped_no_track;
 };
 
 /*

@@ -39,6 +39,8 @@ struct ext_cursor {
 
 static inline void put(struct ext_cursor *c, const void *src, size_t len)
 {
+	if (len == 0)
+		return; /* src may be NULL then: memcpy must not see it */
 	if (RTR_LIKELY(c->at + len <= c->ring_bytes)) {
 		memcpy(c->base + c->at, src, len);
 		c->at += len;
@@ -158,8 +160,10 @@ static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
 
 	if (RTR_UNLIKELY(r == NULL))
 		return 0;
-	if (RTR_UNLIKELY(((head + 1) & r->mask) + nrec - 1 > r->mask + 1))
-		return -1; /* reserved, not published: the general path reserves again */
+	if (RTR_UNLIKELY(((head + 1) & r->mask) + nrec - 1 > r->mask + 1)) {
+		rtr__unreserve(r); /* the general path reserves again */
+		return -1;
+	}
 
 	struct rtr__rec *rec = &r->slots[head & r->mask];
 	rec->ts = e->ts;
@@ -221,10 +225,6 @@ static bool emit_general(const struct rtr__ext_event *e)
 
 	if (e->args == NULL)
 		nargs = 0;
-	else if (RTR_UNLIKELY(e->nargs > RTR_MAX_ARGS) && rtr__tls_ring != NULL)
-		/* own counter: only this thread stores it */
-		__atomic_store_n(&rtr__tls_ring->args_cut, rtr__tls_ring->args_cut + 1,
-				 __ATOMIC_RELAXED);
 	if (e->flags & RTR__F_NAME_COPY) {
 		name_len = e->name != NULL ? (uint32_t)strnlen(e->name, RTR_MAX_COPY) : 0;
 		ext += sizeof(name_len) + name_len;
@@ -253,6 +253,10 @@ static bool emit_general(const struct rtr__ext_event *e)
 	rec->nargs = (uint8_t)nargs;
 	rec->flags = e->flags;
 	rec->ext = (uint32_t)ext;
+	if (RTR_UNLIKELY(nargs < e->nargs))
+		/* own counter, inside the reserved window: only this thread stores it, and
+		 * only an event that is recorded counts */
+		__atomic_store_n(&r->args_cut, r->args_cut + 1, __ATOMIC_RELAXED);
 
 	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
 	struct ext_cursor c = {(char *)r->slots, (size_t)((head + 1) & r->mask) * RTR_REC_BYTES,
@@ -314,6 +318,56 @@ static bool emit_general(const struct rtr__ext_event *e)
 		}
 	}
 	rtr__publish(r, head, nrec);
+	return true;
+}
+
+/* ------------------------------------------------------------------------- */
+/* B/E balance under drops (emit.h)                                           */
+
+/* The bits of levels 0 .. depth - 1 (the 64 innermost that are tracked). */
+static uint64_t levels_below(uint32_t depth)
+{
+	return depth >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << depth) - 1;
+}
+
+/* Doom the E of `levels`. busy set means the drop that dooms them happened inside an
+ * interrupted event call: a reentrant drop, and so is the count of their Es. */
+static void doom(struct rtr__ring *r, uint64_t levels)
+{
+	r->dropped_begins |= levels;
+	if (r->busy) /* own flag */
+		r->doomed_reentrant |= levels;
+	else
+		r->doomed_reentrant &= ~levels;
+}
+
+RTR_API void rtr__begin_lost(struct rtr__ring *r, uint32_t depth)
+{
+	/* A B lost to a stop: the E comes after it, when nothing is recorded. */
+	if (depth < 64 && rtr__recording())
+		doom(r, (uint64_t)1 << depth);
+}
+
+RTR_API void rtr__end_lost(void)
+{
+	struct rtr__ring *r = rtr__tls_ring;
+
+	/* The E of level `depth` is gone and its B stays open in the viewer: the E of
+	 * every enclosing level would end the wrong slice. */
+	if (r != NULL && rtr__recording())
+		doom(r, levels_below(r->depth));
+}
+
+RTR_API bool rtr__end_doomed(struct rtr__ring *r, uint32_t depth)
+{
+	uint64_t bit = (uint64_t)1 << depth;
+
+	if (depth >= 64 || !(r->dropped_begins & bit))
+		return false;
+	r->dropped_begins &= ~bit;
+	/* relaxed: one instruction, so a signal handler's count on this thread is not lost */
+	__atomic_fetch_add((r->doomed_reentrant & bit) ? &r->dropped_reentrant : &r->dropped_full,
+			   1, __ATOMIC_RELAXED);
 	return true;
 }
 

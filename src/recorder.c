@@ -81,6 +81,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	session.origin_ticks = rtr__ticks();
 	session.origin_ns = rtr__clock_ns(&session.clock, session.origin_ticks);
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
+	rtr__rings_barrier_init(); /* for the stop's exact totals (ring.h) */
 
 	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
 	err = rtr__writer_start(&session);

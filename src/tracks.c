@@ -104,12 +104,28 @@ RTR_API void rtr_track_clock_offset(struct rtr_track *t, int64_t offset_ns)
 		__atomic_store_n(&t->offset_ns, offset_ns, __ATOMIC_RELAXED);
 }
 
+/* An event on a track that rtr_track_create() could not make: counted, not lost. */
+static RTR_COLD void count_no_track(void)
+{
+	struct rtr__ring *r = rtr__tls_ring;
+
+	if (r == NULL && (r = rtr__ring_attach()) == NULL)
+		return;
+	/* relaxed, one instruction: a count the writer sums, that a signal handler on
+	 * this thread may add to at the same time */
+	__atomic_fetch_add(&r->dropped_no_track, 1, __ATOMIC_RELAXED);
+}
+
 static void on_track(const struct rtr_track *t, uint8_t kind, const char *cat, const char *name,
 		     uint64_t ts, int has_word, uint64_t word, const struct rtr_arg *args,
 		     unsigned n)
 {
-	if (RTR_LIKELY(!rtr__recording_cat(cat)) || t == NULL)
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	if (RTR_UNLIKELY(t == NULL)) {
+		count_no_track();
+		return;
+	}
 	struct rtr__ext_event e = {.kind = kind,
 				   .flags = RTR__F_TS_NS | RTR__F_TRACK,
 				   .ts = ts,

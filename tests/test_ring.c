@@ -204,6 +204,78 @@ static void end_of_a_dropped_begin_is_dropped_too(void **state)
 	rtr__ring_consume(r, 1);
 }
 
+static void end_lost_on_a_full_ring_dooms_the_enclosing_ends(void **state)
+{
+	(void)state;
+	struct rtr__ring *r = my_ring();
+	uint64_t dropped = r->dropped_full;
+
+	rtr_begin("t", "outer");
+	rtr_begin("t", "inner");
+	while (rtr__ring_readable(r) < RECORDS)
+		rtr_instant("t", "fill");
+	rtr_end("t", "inner"); /* ring full: dropped, its B stays open in the viewer */
+	assert_int_equal(r->dropped_full, dropped + 1);
+	rtr__ring_consume(r, rtr__ring_readable(r));
+
+	/* A pair inside still nests whole under the open B. */
+	rtr_begin("t", "later");
+	rtr_end("t", "later");
+	assert_int_equal(rtr__ring_readable(r), 2);
+	/* The outer E would end "inner" in a viewer: it goes too, and counts. */
+	rtr_end("t", "outer");
+	assert_int_equal(rtr__ring_readable(r), 2);
+	assert_int_equal(r->dropped_full, dropped + 2);
+	assert_int_equal(r->depth, 0);
+	assert_int_equal(r->dropped_begins, 0);
+	rtr__ring_consume(r, 2);
+}
+
+static void event_inside_an_event_call_is_dropped_as_reentrant(void **state)
+{
+	(void)state;
+	struct rtr__ring *r = my_ring();
+	uint64_t reentrant = r->dropped_reentrant, events = r->events;
+
+	/* What a signal handler finds when it interrupts an event call on its thread. */
+	r->busy = 1;
+	rtr_instant("t", "nested");
+	rtr_counter_i64("t", "nested", 1);
+	rtr_instant_v("t", "nested", RTR_ARG_I64("a", 1), RTR_ARG_STR_COPY("s", "x"));
+	rtr_begin("t", "nested slice"); /* dropped: its E is doomed */
+	rtr_end("t", "nested slice");
+	r->busy = 0;
+	assert_int_equal(rtr__ring_readable(r), 0);
+	assert_int_equal(r->events, events);
+	assert_int_equal(r->dropped_reentrant, reentrant + 5);
+	assert_int_equal(r->depth, 0);
+	assert_int_equal(r->dropped_begins, 0);
+
+	rtr_instant("t", "after");
+	assert_int_equal(rtr__ring_readable(r), 1);
+	assert_int_equal(r->busy, 0);
+	rtr__ring_consume(r, 1);
+}
+
+static void high_water_mark_is_tested_on_the_published_fill(void **state)
+{
+	(void)state;
+	struct rtr__ring *r = my_ring();
+
+	while (rtr__ring_readable(r) < r->hwm)
+		rtr_instant("t", "fill");
+	assert_int_equal(r->limit, r->hwm);
+	/* This event carries the fill over the mark, unpublished yet: the writer would
+	 * not see it over, so the producer must look again at its next event. */
+	rtr_instant("t", "crosses");
+	assert_true(rtr__ring_over_mark(r, rtr__ring_readable(r)));
+	assert_int_equal(r->limit, r->hwm);
+	/* Now the published fill is over: the writer is woken and the limit rises. */
+	rtr_instant("t", "over");
+	assert_int_equal(r->limit, r->capacity);
+	rtr__ring_consume(r, rtr__ring_readable(r));
+}
+
 static void event_larger_than_half_the_ring_is_dropped_as_too_large(void **state)
 {
 	(void)state;
@@ -340,6 +412,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(end_of_a_dropped_begin_is_dropped_too, setup_drop,
 						teardown),
+		cmocka_unit_test_setup_teardown(end_lost_on_a_full_ring_dooms_the_enclosing_ends,
+						setup_drop, teardown),
+		cmocka_unit_test_setup_teardown(event_inside_an_event_call_is_dropped_as_reentrant,
+						setup_drop, teardown),
+		cmocka_unit_test_setup_teardown(high_water_mark_is_tested_on_the_published_fill,
+						setup_drop, teardown),
 		cmocka_unit_test_setup_teardown(
 			event_larger_than_half_the_ring_is_dropped_as_too_large, setup_drop,
 			teardown),

@@ -162,10 +162,12 @@ struct label {
 	size_t len;
 };
 
-#define END_COUNTS(X)                \
-	X(DROPPED, "dropped")        \
-	X(FULL, "dropped_ring_full") \
-	X(LARGE, "dropped_too_large") X(IO, "dropped_io") X(ARGS_CUT, "args_cut")
+#define END_COUNTS(X)                                                                 \
+	X(DROPPED, "dropped")                                                         \
+	X(FULL, "dropped_ring_full")                                                  \
+	X(LARGE, "dropped_too_large")                                                 \
+	X(IO, "dropped_io") X(ARGS_CUT, "args_cut") X(REENTRANT, "dropped_reentrant") \
+		X(CORRUPT, "dropped_corrupt") X(NO_TRACK, "dropped_no_track")
 #define END_ENUM(id, key) END_##id,
 #define END_KEY(id, key)  key,
 enum { END_COUNTS(END_ENUM) END_NCOUNTS };
@@ -1092,9 +1094,16 @@ static void print_header(const struct stats *c, const struct trace_reader_status
 		const struct end_marker *m = &c->end;
 
 		printf("recorder: dropped %" PRIu64 " (ring full %" PRIu64 ", too large %" PRIu64
-		       ", I/O %" PRIu64 "), args cut %" PRIu64 "; end marker %s%s\n",
-		       m->v[END_DROPPED], m->v[END_FULL], m->v[END_LARGE], m->v[END_IO],
-		       m->v[END_ARGS_CUT],
+		       ", I/O %" PRIu64,
+		       m->v[END_DROPPED], m->v[END_FULL], m->v[END_LARGE], m->v[END_IO]);
+		/* reasons newer files have: shown when they happened */
+		if (m->v[END_REENTRANT] != 0)
+			printf(", reentrant %" PRIu64, m->v[END_REENTRANT]);
+		if (m->v[END_CORRUPT] != 0)
+			printf(", corrupt %" PRIu64, m->v[END_CORRUPT]);
+		if (m->v[END_NO_TRACK] != 0)
+			printf(", no track %" PRIu64, m->v[END_NO_TRACK]);
+		printf("), args cut %" PRIu64 "; end marker %s%s\n", m->v[END_ARGS_CUT],
 		       !m->has_final ? "without final"
 		       : m->final    ? "final"
 				     : "not final",

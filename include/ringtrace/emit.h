@@ -82,22 +82,30 @@ enum {
  * holds mask + 1 records. Protocol essay and the slow paths: src/ring/ring.h.
  */
 struct rtr__ring {
-	/* Producer's line: written only by the owning thread. head: next record to write. */
+	/* Producer's lines: written only by the owning thread. head: next record to write. */
 	uint32_t head __attribute__((aligned(RTR__CACHELINE)));
 
-	uint32_t cached_tail;	 /* producer's last view of tail */
-	uint32_t limit;		 /* take the slow path when the fill would pass this */
-	uint32_t mask;		 /* copy of the read-only mask, on the producer's line */
-	struct rtr__rec *slots;	 /* copy of the read-only slot pointer */
-	uint64_t events;	 /* events published; relaxed, summed by the writer */
-	uint64_t dropped_full;	 /* events dropped on a full ring; relaxed */
-	uint64_t dropped_large;	 /* events larger than half the ring; relaxed */
-	uint64_t args_cut;	 /* events with more than RTR_MAX_ARGS arguments; relaxed */
-	uint64_t dropped_begins; /* bit d: the B opened at depth d was dropped; own only */
-	uint32_t depth;		 /* B slices open on this thread, recorded or dropped; own only */
+	uint32_t cached_tail;	/* producer's last view of tail */
+	uint32_t limit;		/* take the slow path when the fill would pass this */
+	uint32_t mask;		/* copy of the read-only mask, on the producer's line */
+	struct rtr__rec *slots; /* copy of the read-only slot pointer */
+	/* Inside an event call, from reserve to publish (a signal handler's event on this
+	 * thread finds it set); read by the writer when the session stops. */
+	uint32_t busy;
+	uint32_t depth;		   /* B slices open on this thread, recorded or dropped; own only */
+	uint64_t events;	   /* events published; relaxed, summed by the writer */
+	uint64_t dropped_full;	   /* events dropped on a full ring; relaxed */
+	uint64_t dropped_large;	   /* events larger than half the ring; relaxed */
+	uint64_t dropped_begins;   /* bit d: the E closing depth d must go; own only */
+	uint64_t doomed_reentrant; /* of those, the ones counted as dropped_reentrant; own only */
+	uint64_t dropped_reentrant; /* events begun inside another on this thread; relaxed */
+	uint64_t dropped_no_track;  /* events on a track that could not be made; relaxed */
+	uint64_t args_cut;	    /* events recorded with only RTR_MAX_ARGS arguments; relaxed */
 
 	/* Consumer's line: written only by the writer. tail: next record to read. */
 	uint32_t tail __attribute__((aligned(RTR__CACHELINE)));
+	uint32_t rmask; /* the writer's copy of mask, so it never reads the producer's line */
+	struct rtr__rec *rslots; /* ... and of slots */
 
 	/* Read-mostly: set at creation, or rarely. closed: the owning thread has exited. */
 	uint32_t closed __attribute__((aligned(RTR__CACHELINE)));
@@ -110,7 +118,7 @@ struct rtr__ring {
 	size_t map_bytes;	/* size of the mapping that holds this ring */
 	char name[64];		/* the thread's name when the ring was made */
 	int32_t sort_index;	/* rtr_thread_sort_index() + 1, 0 if none; relaxed */
-	uint64_t reader[8];	/* the writer's per-ring state; writer only */
+	uint64_t reader[16];	/* the writer's per-ring state; writer only */
 };
 
 #ifndef RINGTRACE_DISABLE
@@ -133,7 +141,8 @@ extern RTR_API int rtr__clock_is_tsc;
 /* The calling thread's ring, NULL until its first event. */
 extern RTR_API __thread struct rtr__ring *rtr__tls_ring __attribute__((tls_model("initial-exec")));
 
-/* Cold paths, out of line: register the thread's ring; make room in a full ring. */
+/* Cold paths, out of line: register the thread's ring; make room in a full ring (it
+ * may let a signal handler record meanwhile: head is read again after it). */
 RTR_API struct rtr__ring *rtr__ring_attach(void);
 RTR_API bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n);
 RTR_API uint64_t rtr__ticks_slow(void);
@@ -220,19 +229,66 @@ static inline uint64_t rtr__ticks(void)
 	return rtr__ticks_slow();
 }
 
+/* A signal fence: orders this thread's accesses against a signal handler that
+ * interrupts it on the same thread; costs no instruction. */
+#define RTR__SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/* Rare: count an event dropped because it began inside another event call on the
+ * same thread (a signal handler's). */
+static inline void rtr__reentered(struct rtr__ring *r)
+{
+	/* relaxed: one instruction, so a handler nested in this one cannot lose it */
+	__atomic_fetch_add(&r->dropped_reentrant, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Reserve n records at the head, or return NULL (dropped, or recorder stopping).
- * The caller fills them and calls rtr__publish().
+ * The caller fills them and calls rtr__publish(), or rtr__unreserve() to give up.
+ *
+ * Reentrancy. From here to publish the thread is `busy`. A signal handler that
+ * records on this thread in that window would reserve the same head, so its event
+ * is dropped instead and counted (dropped_reentrant). A handler that interrupts
+ * before busy is set runs to its end before this thread reads head, and one that
+ * interrupts after publish finds busy clear: both record normally.
+ *
+ * Stop. After busy is set the recorder is checked once more: rtr_stop() stores the
+ * state word, then a process-wide barrier (membarrier), then waits for every ring's
+ * busy to clear, so an event either got in before that wait ended and is drained,
+ * or sees the recorder off here and is not recorded at all (see ring.h).
  */
+/* Give up a reservation without publishing anything (or leave the window). */
+static inline void rtr__unreserve(struct rtr__ring *r)
+{
+	/* R8: pairs with A8 in the writer's stop; drop counts are stored */
+	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
+}
+
 static inline struct rtr__ring *rtr__reserve(uint32_t n, uint32_t *head_out)
 {
 	struct rtr__ring *r = rtr__tls_ring;
 
 	if (RTR__UNLIKELY(r == NULL) && (r = rtr__ring_attach()) == NULL)
 		return NULL;
-	uint32_t head = r->head; /* own index: only this thread stores it */
-	if (RTR__UNLIKELY(head + n - r->cached_tail > r->limit) && !rtr__ring_make_room(r, n))
+	if (RTR__UNLIKELY(r->busy)) { /* own flag: only this thread stores it */
+		rtr__reentered(r);
 		return NULL;
+	}
+	/* relaxed: a handler on this thread reads it (the fence orders it for that), and
+	 * the writer at stop, after the barrier that rtr_stop() makes */
+	__atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
+	RTR__SIGNAL_FENCE(); /* busy before head and the state word, for a handler */
+	if (RTR__UNLIKELY(!rtr__recording())) {
+		rtr__unreserve(r);
+		return NULL;
+	}
+	uint32_t head = r->head; /* own index: only this thread stores it */
+	if (RTR__UNLIKELY(head + n - r->cached_tail > r->limit)) {
+		if (!rtr__ring_make_room(r, n)) {
+			rtr__unreserve(r);
+			return NULL;
+		}
+		head = r->head; /* a signal handler may have recorded meanwhile */
+	}
 	*head_out = head;
 	return r;
 }
@@ -243,6 +299,8 @@ static inline void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
 	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
 	/* R1: pairs with A1 in the writer's drain; the records are visible before head */
 	__atomic_store_n(&r->head, head + n, __ATOMIC_RELEASE);
+	/* R8: pairs with A8 in the writer's stop; head and events are stored */
+	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Returns whether the event was recorded (not dropped, recorder not stopping). */
@@ -288,10 +346,18 @@ static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uin
 
 /*
  * B/E balance under drops. Viewers match an E with the innermost open B, so an E
- * whose B was dropped would end the wrong slice. A thread's ring keeps its B depth
- * and which of the innermost 64 levels lost their B; the E of such a level is
- * dropped too (and counted), so the trace keeps only whole pairs and unterminated Bs.
+ * whose B was dropped would end the wrong slice, and so would the E after an E that
+ * was dropped. A thread's ring keeps its B depth and which of the innermost 64
+ * levels must lose their E: a level whose B was dropped, and every level enclosing an
+ * E that was dropped (their Bs stay open in the viewer, unterminated). Such an E is
+ * dropped too and counted under the reason of the drop that doomed it, so the trace
+ * keeps only whole pairs and unterminated Bs. The masks are updated outside the
+ * reserved window; a signal handler's events nest whole, so they leave them as found.
  */
+RTR_API void rtr__begin_lost(struct rtr__ring *r, uint32_t depth);
+RTR_API void rtr__end_lost(void);
+RTR_API bool rtr__end_doomed(struct rtr__ring *r, uint32_t depth);
+
 static inline void rtr__begin_done(bool recorded)
 {
 	struct rtr__ring *r = rtr__tls_ring;
@@ -299,11 +365,11 @@ static inline void rtr__begin_done(bool recorded)
 	if (RTR__UNLIKELY(r == NULL))
 		return; /* never recorded on this thread: nothing to balance */
 	uint32_t d = r->depth++;
-	if (RTR__UNLIKELY(!recorded) && d < 64)
-		r->dropped_begins |= (uint64_t)1 << d;
+	if (RTR__UNLIKELY(!recorded))
+		rtr__begin_lost(r, d);
 }
 
-/* Whether the E closing the current level must go because its B went. */
+/* Whether the E closing the current level must go (it is then counted). */
 static inline bool rtr__end_dropped(void)
 {
 	struct rtr__ring *r = rtr__tls_ring;
@@ -311,13 +377,9 @@ static inline bool rtr__end_dropped(void)
 	if (RTR__UNLIKELY(r == NULL) || r->depth == 0)
 		return false; /* an E without a B: written, the viewer judges it */
 	uint32_t d = --r->depth;
-	if (RTR__LIKELY(r->dropped_begins == 0) || d >= 64 ||
-	    !(r->dropped_begins & ((uint64_t)1 << d)))
+	if (RTR__LIKELY(r->dropped_begins == 0))
 		return false;
-	r->dropped_begins &= ~((uint64_t)1 << d);
-	/* own counter: only this thread stores it; the E is dropped with its B */
-	__atomic_store_n(&r->dropped_full, r->dropped_full + 1, __ATOMIC_RELAXED);
-	return true;
+	return rtr__end_doomed(r, d);
 }
 
 /* Record a slice beginning on the calling thread. Any thread; wait-free in drop mode. */
@@ -331,8 +393,9 @@ RTR_HOT void rtr_begin(const char *cat, const char *name)
 /* Record the end of the innermost slice begun with the same cat and name. */
 RTR_HOT void rtr_end(const char *cat, const char *name)
 {
-	if (RTR__LIKELY(rtr__recording_cat(cat)) && !rtr__end_dropped())
-		rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat);
+	if (RTR__LIKELY(rtr__recording_cat(cat)) && !rtr__end_dropped() &&
+	    RTR__UNLIKELY(!rtr__emit(RTR__K_END, rtr__ticks(), (uintptr_t)name, (uintptr_t)cat)))
+		rtr__end_lost();
 }
 
 /* Record a thread-scoped instant. */

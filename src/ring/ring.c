@@ -8,10 +8,12 @@
 #include "recorder.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,12 @@ __thread char rtr__tls_thread_name[64];
 __thread int rtr__tls_thread_sort;
 /* Set when this thread's key destructor ran: it must not make a new ring. */
 static __thread int tls_exited;
+/* This thread is registering a ring or holds the registry lock: a signal handler's
+ * event on it must not try to take the lock again. Own only; fenced for a handler. */
+static __thread int tls_in_registry;
+/* Events dropped because they came from a signal handler while their thread was in
+ * the registry (it has no ring to count them in yet). */
+static uint64_t reentrant_unattached; /* relaxed: a count; the writer sums it */
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t ring_key;
@@ -35,15 +43,29 @@ static uint64_t rings_created;		/* under registry_lock */
 static uint32_t ring_records = 1u << 15; /* under registry_lock */
 static int on_full_policy;		 /* relaxed: rtr_start() stores it before R0 */
 
+static void registry_enter(void)
+{
+	tls_in_registry++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag before the lock, for a handler */
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void registry_leave(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the lock released before the flag */
+	tls_in_registry--;
+}
+
 void rtr__rings_configure(size_t ring_bytes, int on_full)
 {
 	uint32_t records = 128;
 
 	while ((size_t)records * RTR_REC_BYTES < ring_bytes && records < (1u << 25))
 		records <<= 1;
-	pthread_mutex_lock(&registry_lock);
+	registry_enter();
 	ring_records = records;
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 	/* published to producers by R0 in rtr_start(), which follows */
 	rtr_atomic_store_relaxed(&on_full_policy, on_full);
 }
@@ -77,6 +99,8 @@ static struct rtr__ring *ring_create(uint32_t records)
 	r->hwm = records / 2;
 	r->limit = r->hwm;
 	r->slots = (struct rtr__rec *)(void *)((char *)r + head_bytes); /* page-aligned */
+	r->rmask = r->mask;
+	r->rslots = r->slots;
 	r->tid = (int32_t)gettid();
 	if (rtr__tls_thread_name[0] != '\0')
 		memcpy(r->name, rtr__tls_thread_name, sizeof(r->name));
@@ -91,18 +115,21 @@ RTR_COLD struct rtr__ring *rtr__ring_attach(void)
 {
 	if (tls_exited || !rtr__recording())
 		return NULL;
-	pthread_once(&key_once, make_key);
-	if (key_error != 0)
+	if (tls_in_registry) {
+		/* A signal handler interrupted this thread in the registry (making its
+		 * ring, or in rtr_start()): the lock is taken. */
+		__atomic_fetch_add(&reentrant_unattached, 1, __ATOMIC_RELAXED); /* a count */
 		return NULL;
-
-	pthread_mutex_lock(&registry_lock);
-	struct rtr__ring *r = ring_create(ring_records);
+	}
+	registry_enter();
+	pthread_once(&key_once, make_key);
+	struct rtr__ring *r = key_error == 0 ? ring_create(ring_records) : NULL;
 	if (r != NULL) {
 		r->id = ++rings_created;
 		r->next = registry_head;
 		registry_head = r;
 	}
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 	if (r == NULL)
 		return NULL;
 	if (pthread_setspecific(ring_key, r) != 0) {
@@ -129,31 +156,71 @@ static void backoff(unsigned round)
 	}
 }
 
+/*
+ * Leave the reserved window around a system call (a wake-up, a wait): a signal is
+ * delivered as the call returns, so a handler that records then would otherwise
+ * always find the thread busy. Nothing of the event is written yet; a handler's event
+ * lands at head, and the caller reads head again afterwards. Returns false when the
+ * recorder stopped meanwhile (the state is tested again inside the window, as in
+ * rtr__reserve()).
+ */
+static bool outside_window(struct rtr__ring *r, void (*call)(unsigned), unsigned arg)
+{
+	/* R8: pairs with A8 in the writer's stop, as in rtr__unreserve() */
+	rtr_atomic_store_release(&r->busy, 0);
+	call(arg);
+	/* relaxed: as in rtr__reserve(), whose order this repeats */
+	rtr_atomic_store_relaxed(&r->busy, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return rtr__recording() != 0;
+}
+
+static void wake_writer(unsigned unused)
+{
+	(void)unused;
+	rtr__writer_wake();
+}
+
 RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 {
-	uint32_t head = r->head; /* own index */
+	int woke = 0;
 
 	if (n > r->capacity / 2) {
-		/* own counter: only this thread stores it */
-		rtr_atomic_store_relaxed(&r->dropped_large, r->dropped_large + 1);
+		/* relaxed, one instruction: a count that a signal handler on this thread
+		 * may add to at the same time (an E doomed with its B, emit.h) */
+		__atomic_fetch_add(&r->dropped_large, 1, __ATOMIC_RELAXED);
 		return false;
 	}
 	for (unsigned round = 0;; round++) {
+		uint32_t head = r->head; /* own index; a handler may have moved it, see above */
 		/* A3: pairs with R3 in rtr__ring_consume(); the writer is done with slots below */
 		uint32_t tail = rtr_atomic_load_acquire(&r->tail);
 		uint32_t fill = head + n - tail;
 
 		r->cached_tail = tail;
-		if (fill > r->hwm) {
-			/* Orders our head stores before reading the writer's sleep flag; pairs
-			 * with the fence in the writer's sleep (no lost wake-up). */
-			rtr_atomic_fence_seq_cst();
-			rtr__writer_wake();
+		/* The mark is tested on the published fill, head - tail, without this
+		 * event: the very predicate the writer tests before it sleeps. Were it
+		 * tested with this event, not yet published, a writer going to sleep in
+		 * between would see the ring under the mark, this thread would not wake it
+		 * and would not look again until the ring is full. */
+		if (rtr__ring_over_mark(r, head - tail)) {
 			/* Woken once: come back only when this view of the ring is full. By
 			 * then the writer has drained (the limit drops back to the mark) or
 			 * the ring is really full. */
 			r->limit = r->capacity;
+			if (!woke) {
+				woke = 1;
+				/* Orders our head stores before reading the writer's sleep
+				 * flag; pairs with the fence in the writer's sleep (no lost
+				 * wake-up). */
+				rtr_atomic_fence_seq_cst();
+				if (!outside_window(r, wake_writer, 0))
+					return false;
+				continue; /* head may have moved */
+			}
 		} else {
+			/* Under the mark, or this event crosses it: the next event looks
+			 * again, with this one published. */
 			r->limit = r->hwm;
 		}
 		if (fill <= r->capacity)
@@ -161,11 +228,12 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 		if (!rtr__recording())
 			return false; /* stopping: the event is outside the session */
 		if (rtr_atomic_load_relaxed(&on_full_policy) == RTR_ON_FULL_DROP) {
-			/* own counter: only this thread stores it */
-			rtr_atomic_store_relaxed(&r->dropped_full, r->dropped_full + 1);
+			/* relaxed, one instruction: as dropped_large above */
+			__atomic_fetch_add(&r->dropped_full, 1, __ATOMIC_RELAXED);
 			return false;
 		}
-		backoff(round);
+		if (!outside_window(r, backoff, round))
+			return false;
 	}
 }
 
@@ -173,7 +241,7 @@ size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap)
 {
 	size_t n = 0;
 
-	pthread_mutex_lock(&registry_lock);
+	registry_enter();
 	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next)
 		n++;
 	if (n > *cap) {
@@ -190,29 +258,61 @@ size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap)
 	size_t i = 0;
 	for (struct rtr__ring *r = registry_head; r != NULL && i < n; r = r->next)
 		(*arr)[i++] = r;
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 	return i;
 }
 
 void rtr__rings_free(struct rtr__ring *r)
 {
-	pthread_mutex_lock(&registry_lock);
+	registry_enter();
 	for (struct rtr__ring **p = &registry_head; *p != NULL; p = &(*p)->next) {
 		if (*p == r) {
 			*p = r->next;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 	rtr__mem_unmap(r, r->map_bytes);
 }
 
 uint64_t rtr__rings_created(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	registry_enter();
 	uint64_t n = rings_created;
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 	return n;
+}
+
+uint64_t rtr__rings_reentrant_unattached(void)
+{
+	return __atomic_load_n(&reentrant_unattached, __ATOMIC_RELAXED); /* a count */
+}
+
+/*
+ * The process-wide barrier of a stop (ring.h): MEMBARRIER_CMD_PRIVATE_EXPEDITED when
+ * the process could register for it at start (Linux 4.14), else the global command
+ * (Linux 4.3, slower: it waits for every CPU to pass a grace period).
+ */
+static int barrier_cmd; /* relaxed: set by rtr_start() before the writer runs */
+
+void rtr__rings_barrier_init(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	int cmd = 0;
+
+	if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+	else if (cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL))
+		cmd = MEMBARRIER_CMD_GLOBAL;
+	rtr_atomic_store_relaxed(&barrier_cmd, cmd);
+}
+
+bool rtr__rings_barrier(void)
+{
+	int cmd = rtr_atomic_load_relaxed(&barrier_cmd);
+
+	return cmd != 0 && syscall(SYS_membarrier, cmd, 0, 0) == 0;
 }
 
 void rtr__rings_after_fork_child(void)

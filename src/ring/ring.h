@@ -18,8 +18,14 @@
  *   A1 writer:   head loaded with acquire, then records read        (rtr__ring_readable)
  *   R3 writer:   records read, then tail stored with release        (rtr__ring_consume)
  *   A3 producer: tail loaded with acquire, then slots reused        (rtr__ring_make_room)
- * plus R2/A2 for `closed` (thread exit) and a seq_cst fence pair with the writer's
- * sleep flag so that a wake-up is never lost (rtr__ring_make_room / writer sleep).
+ * plus R2/A2 for `closed` (thread exit), R8/A8 for `busy` (a stop, below), and a
+ * seq_cst fence pair with the writer's sleep flag so that a wake-up is never lost
+ * (rtr__ring_make_room / writer sleep).
+ *
+ * Cache lines. The producer's line holds head, its view of tail and its copies of
+ * mask and slots; the consumer's line holds tail and the writer's own copies of
+ * mask and slots (rmask, rslots), so that per record the writer reads its own line
+ * and the slots, never the line the producer keeps writing (as ck_ring does).
  *
  * Events. One event is one header record plus ceil(ext / 32) continuation records,
  * published together, so an event is always whole and contiguous modulo wrap-around.
@@ -28,10 +34,35 @@
  *
  * Full ring. In drop mode the event is dropped and counted in the ring (producer-only
  * relaxed counters the writer sums); in block mode the producer waits for the writer,
- * spinning briefly, then yielding, then sleeping in short steps. When the fill passes
- * the high-water mark (half the ring) the producer wakes the writer early, once: its
- * fast-path limit then rises to the whole ring, and falls back to the mark when a
- * later look at tail finds the ring drained below it.
+ * spinning briefly, then yielding, then sleeping in short steps. When the published
+ * fill passes the high-water mark (half the ring) the producer wakes the writer
+ * early, once: its fast-path limit then rises to the whole ring, and falls back to
+ * the mark when a later look at tail finds the ring drained below it. Producer and
+ * writer test the same predicate on the same state (rtr__ring_over_mark(): published
+ * head, tail), with the seq_cst fence pair between the test and the sleep flag, so a
+ * ring over the mark either keeps the writer from sleeping or wakes it: the wake-up
+ * is never lost. An event that carries the fill over the mark, not yet published,
+ * leaves the limit at the mark, so the next event tests again with it published.
+ *
+ * Reentrancy. From reserve to publish the producer sets `busy` in its ring. A signal
+ * handler that records on the same thread inside that window finds it set and its
+ * event is dropped and counted (dropped_reentrant); one that runs outside it records
+ * normally, since it runs whole before the interrupted code goes on. The slow path
+ * leaves the window around its system calls (the wake-up, the waits of block mode),
+ * where a signal is most likely delivered: nothing of the event is written yet, and
+ * head is read again after them. A handler on a
+ * thread that is registering its ring, or holds the registry lock, is dropped the
+ * same way (rtr__rings_reentrant_unattached()).
+ *
+ * Stop. rtr_stop() turns the recorder off (R0); the writer then makes a process-wide
+ * memory barrier (membarrier) and waits until no ring is busy (A8). A producer sets
+ * busy, then reads the recorder's state once more (emit.h): either its busy store
+ * came before the barrier, and the writer waits for its publish, or its state load
+ * came after, and it sees the recorder off and records nothing. After that wait no
+ * ring of the session changes, so the writer's final totals are exact:
+ * recorded = written + dropped. Without membarrier (seccomp), the wait is a grace
+ * period of a few milliseconds, and the totals are exact unless a producer was
+ * preempted for longer between its state test and its reserve.
  *
  * Thread exit. A pthread key destructor marks the ring closed; the writer drains what
  * is left and frees it. A thread that records after its destructor ran (from another
@@ -61,6 +92,25 @@ extern __thread int rtr__tls_thread_sort;
  * publishes rtr__active. on_full is RTR_ON_FULL_*. */
 void rtr__rings_configure(size_t ring_bytes, int on_full);
 
+/* Both sides: whether the published fill (head - tail) is over the high-water mark. */
+static inline bool rtr__ring_over_mark(const struct rtr__ring *r, uint32_t published_fill)
+{
+	return published_fill > r->hwm;
+}
+
+/* Writer, at a stop: whether the owner is inside an event call. A8. */
+static inline bool rtr__ring_busy(struct rtr__ring *r)
+{
+	/* A8: pairs with R8 in rtr__publish(); its head and counters are visible */
+	return __atomic_load_n(&r->busy, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Writer: the record at index pos. */
+static inline const struct rtr__rec *rtr__ring_rec(const struct rtr__ring *r, uint32_t pos)
+{
+	return &r->rslots[pos & r->rmask];
+}
+
 /* Writer: records published and not yet consumed. A1. */
 static inline uint32_t rtr__ring_readable(struct rtr__ring *r)
 {
@@ -76,8 +126,8 @@ static inline const char *rtr__ring_ext(const struct rtr__ring *r, uint32_t pos,
 					char *scratch)
 {
 	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES; /* a power of two */
-	size_t at = (size_t)((pos + 1) & r->mask) * RTR_REC_BYTES;
-	const char *base = (const char *)r->slots;
+	size_t at = (size_t)((pos + 1) & r->rmask) * RTR_REC_BYTES;
+	const char *base = (const char *)r->rslots;
 
 	if (__builtin_expect(at + len <= ring_bytes, 1))
 		return base + at;
@@ -113,6 +163,14 @@ void rtr__rings_free(struct rtr__ring *r);
 
 /* Number of rings registered since the process started (monotonic). */
 uint64_t rtr__rings_created(void);
+
+/* Events dropped from signal handlers on threads without a usable ring (see the top). */
+uint64_t rtr__rings_reentrant_unattached(void);
+
+/* rtr_start(): register for the stop's barrier. Writer, at a stop: make it; false when
+ * the kernel refuses membarrier (the caller waits a grace period instead). */
+void rtr__rings_barrier_init(void);
+bool rtr__rings_barrier(void);
 
 /* After fork, in the child: rings of threads that do not exist there are closed. */
 void rtr__rings_after_fork_child(void);

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,10 +71,14 @@ struct reader {
 	uint64_t base_events; /* producer counters when the session began */
 	uint64_t base_full;
 	uint64_t base_large;
+	uint64_t base_reentrant;
+	uint64_t base_no_track;
 	uint64_t base_args_cut;
-	uint64_t events;       /* events consumed in this session */
+	uint64_t events;       /* events consumed and encoded in this session */
+	uint64_t corrupt;      /* events skipped as malformed in this session */
 	uint64_t dropped_seen; /* drops already shown in the trace */
 	uint32_t meta_done;    /* thread_name written */
+	uint32_t unframed;     /* a header could not be framed: corrupt is P - events at the end */
 };
 _Static_assert(sizeof(struct reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -128,14 +133,18 @@ static struct writer {
 	int error_reported;
 	int final_error;
 
-	/* Private totals. */
-	uint64_t retired_events, retired_full, retired_large, retired_args_cut;
-	uint64_t dropped_shown; /* drops shown in the trace's counter track */
-	uint64_t encoded;	/* events encoded into chunks */
-	int provisional;	/* close each write provisionally: a regular file */
-	int process_meta_done;	/* the process label and sort index are in this file */
-	int finishing;		/* the final end marker is being written */
-	uint64_t threads;	/* rings that recorded in this session */
+	/* Private totals: the producer counters of freed rings, and what was consumed. */
+	struct totals {
+		uint64_t events, full, large, reentrant, no_track, args_cut, consumed, corrupt;
+	} retired;
+	uint64_t base_unattached; /* rtr__rings_reentrant_unattached() at the start */
+	int corrupt_reported;	  /* the first malformed record is on stderr */
+	uint64_t dropped_shown;	  /* drops shown in the trace's counter track */
+	uint64_t encoded;	  /* events encoded into chunks */
+	int provisional;	  /* close each write provisionally: a regular file */
+	int process_meta_done;	  /* the process label and sort index are in this file */
+	int finishing;		  /* the final end marker is being written */
+	uint64_t threads;	  /* rings that recorded in this session */
 
 	/* Control words; futexes where noted. */
 	uint32_t stop;	     /* set by rtr__writer_stop() */
@@ -146,7 +155,8 @@ static struct writer {
 
 	/* Published counters: relaxed, stored by the writer, read by rtr_stats_get(). */
 	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
-		st_wakeups;
+		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
+		st_unwritten;
 	int st_io, st_clock;
 } W;
 
@@ -305,31 +315,97 @@ static inline int has_id(uint32_t kind)
 	return kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END;
 }
 
-static void decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_view *v)
+/* The bytes of the blob of argument i (its pair's value `val`) at `blob`, `room` of
+ * them readable; SIZE_MAX when the blob does not fit or breaks the producer's limits. */
+static size_t blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t room)
 {
-	size_t off = 0;
+	size_t bytes = 0;
+
+	switch (type) {
+	case RTR_ARG_TYPE_STR_COPY:
+		return val == UINT64_MAX ? 0 : val <= RTR_MAX_COPY ? (size_t)val : SIZE_MAX;
+	case RTR_ARG_TYPE_I64_ARRAY:
+		return val <= RTR_MAX_COPY / sizeof(int64_t) ? (size_t)val * sizeof(int64_t)
+							     : SIZE_MAX;
+	case RTR_ARG_TYPE_I64_LISTS:
+		if (val > RTR_MAX_COPY / sizeof(uint32_t) || val * sizeof(uint32_t) > room)
+			return SIZE_MAX;
+		for (uint64_t k = 0; k < val; k++) {
+			uint32_t len;
+			memcpy(&len, blob + k * sizeof(len), sizeof(len));
+			bytes += sizeof(len) + (size_t)len * sizeof(int64_t);
+			if (bytes > RTR_MAX_COPY)
+				return SIZE_MAX;
+		}
+		return bytes;
+	case RTR_ARG_TYPE_STR_ARRAY:
+		for (uint64_t k = 0; k < val; k++) {
+			uint32_t len;
+			if (bytes + sizeof(len) > room || bytes + sizeof(len) > RTR_MAX_COPY)
+				return SIZE_MAX;
+			memcpy(&len, blob + bytes, sizeof(len));
+			bytes += sizeof(len) + (len == UINT32_MAX ? 0 : len);
+			if (len != UINT32_MAX && bytes > RTR_MAX_COPY)
+				return SIZE_MAX;
+		}
+		return bytes;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Decode rec's continuation bytes `ext` (rec->ext of them) into v. Returns false,
+ * having read nothing past ext, when they do not hold what the header says: a length
+ * that runs past the end, a blob over the producer's limits, or bytes left over. The
+ * writer never trusts a record (a program may scribble over its ring): what does not
+ * decode is skipped and counted, never followed.
+ */
+static bool decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_view *v)
+{
+	size_t off = 0, len = rec->ext;
 
 	memset(v, 0, sizeof(*v));
 	if (rec->flags & RTR__F_TRACK) {
 		uint64_t track;
+		if (len - off < sizeof(track))
+			return false;
 		memcpy(&track, ext, sizeof(track));
 		v->track = (const struct rtr_track *)(uintptr_t)track;
 		off += sizeof(track);
 	}
 	if (has_word(rec)) {
+		if (len - off < sizeof(v->word))
+			return false;
 		memcpy(&v->word, ext + off, sizeof(v->word));
 		off += sizeof(v->word);
 	}
 	if (rec->flags & RTR__F_NAME_COPY) {
+		if (len - off < sizeof(v->name_len))
+			return false;
 		memcpy(&v->name_len, ext + off, sizeof(v->name_len));
-		v->name = ext + off + sizeof(v->name_len);
-		off += sizeof(v->name_len) + v->name_len;
+		off += sizeof(v->name_len);
+		if (v->name_len > RTR_MAX_COPY || len - off < v->name_len)
+			return false;
+		v->name = ext + off;
+		off += v->name_len;
 	}
+	if (len - off < (size_t)rec->nargs * 17)
+		return false;
 	v->types = (const uint8_t *)ext + off;
 	off += rec->nargs;
 	v->pairs = ext + off;
 	off += (size_t)rec->nargs * 16;
 	v->strings = ext + off;
+	for (unsigned i = 0; i < rec->nargs; i++) {
+		uint64_t val;
+		memcpy(&val, v->pairs + i * 16 + 8, sizeof(val));
+		size_t bytes = blob_bytes(v->types[i], val, ext + off, len - off);
+		if (bytes > len - off)
+			return false;
+		off += bytes;
+	}
+	return off == len;
 }
 
 static char *put_f64_bits(char *p, uint64_t bits)
@@ -679,12 +755,15 @@ static void process_meta(struct writer *w)
 			      (uint32_t)w->s.start_tid, "sort_index", NULL, 0, sort);
 }
 
-/* An RTR__K_META record: what the program set while recording. */
-static void encode_meta(struct writer *w, const struct rtr__ring *r, const struct rtr__rec *rec,
+/* An RTR__K_META record: what the program set while recording. False for an unknown
+ * `what`, having written nothing. */
+static bool encode_meta(struct writer *w, const struct rtr__ring *r, const struct rtr__rec *rec,
 			const struct ext_view *v)
 {
 	uint32_t pid = (uint32_t)w->s.pid;
 
+	if (rec->a == RTR__META_PROCESS_LABEL && v->name == NULL)
+		return false; /* a label is a copied name */
 	switch (rec->a) {
 	case RTR__META_PROCESS_LABEL:
 		put_meta_line(w, 1, "process_labels", pid, (uint32_t)r->tid, "labels", v->name,
@@ -698,7 +777,10 @@ static void encode_meta(struct writer *w, const struct rtr__ring *r, const struc
 		put_meta_line(w, 1, "thread_sort_index", pid, (uint32_t)r->tid, "sort_index", NULL,
 			      0, (int64_t)v->word);
 		break;
+	default:
+		return false;
 	}
+	return true;
 }
 
 /* Name the track's process (once per file) and lane `k` (once per file). */
@@ -885,10 +967,14 @@ static void encode_memstack(struct writer *w, struct rtr__ring *r, const struct 
 		encode_mem(w, rec, ts, (int64_t)word);
 }
 
-/* Encode the event whose header is `rec` at record index `pos` of ring r, whose
+/*
+ * Encode the event whose header is `rec` at record index `pos` of ring r, whose
  * thread's ids are in w->ids (use_ids()). `end` is NULL, or the E that rec, a B,
- * is folded with (span_end()): the line is then an X for both, and counts two. */
-static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+ * is folded with (span_end()): the line is then an X for both, and counts two.
+ * Returns false, having written nothing, when the record does not decode (its
+ * framing, kind and size are checked before: record_framed()).
+ */
+static bool encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
 			 uint32_t pos, const struct rtr__rec *end)
 {
 	struct ext_view v;
@@ -899,25 +985,30 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 	} else if (rec->ext == sizeof(uint64_t) && rec->nargs == 0 &&
 		   !(rec->flags & (RTR__F_NAME_COPY | RTR__F_TRACK))) {
 		memset(&v, 0, sizeof(v)); /* one payload word: read it in place */
-		v.word = r->slots[(pos + 1) & r->mask].ts;
-	} else {
-		decode_ext(rec, rtr__ring_ext(r, pos, rec->ext, w->scratch), &v);
+		v.word = rtr__ring_rec(r, pos + 1)->ts;
+	} else if (rec->kind == RTR__K_STACK) {
+		memset(&v, 0, sizeof(v)); /* frames: encode_stack() reads them */
+		if (rec->ext % sizeof(uint64_t) != 0 ||
+		    rec->ext > RTR_MAX_FRAMES * sizeof(uint64_t))
+			return false;
+	} else if (!decode_ext(rec, rtr__ring_ext(r, pos, rec->ext, w->scratch), &v)) {
+		return false;
 	}
 
+	if (RTR_UNLIKELY((rec->flags & RTR__F_NAME_COPY) && v.name == NULL))
+		return false; /* a copied name without its bytes */
 	if (rec->kind == RTR__K_THREAD_NAME) {
+		if (v.name == NULL)
+			return false;
 		encode_thread_name(w, r, v.name, v.name_len, 1);
-		return;
+		return true;
 	}
-	if (RTR_UNLIKELY(rec->kind == RTR__K_META)) {
-		encode_meta(w, r, rec, &v);
-		return;
-	}
+	if (RTR_UNLIKELY(rec->kind == RTR__K_META))
+		return encode_meta(w, r, rec, &v);
 	if (RTR_UNLIKELY(rec->kind >= RTR__K_MEM_ALLOC && rec->kind <= RTR__K_STACK)) {
 		encode_memstack(w, r, rec, pos, v.word);
-		return;
+		return true;
 	}
-	if (RTR_UNLIKELY(rec->kind < RTR__K_BEGIN || rec->kind > RTR__K_LAST))
-		return; /* unknown kind: cannot happen with matching library and header */
 
 	/* The end of the line: the thread's ids, or a track lane's. */
 	const char *ids = w->ids;
@@ -986,6 +1077,7 @@ static void encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 		p = PUT_LIT(p, "},\n");
 	}
 	out_commit(w, p, end != NULL ? 2 : 1);
+	return true;
 }
 
 /*
@@ -1004,7 +1096,7 @@ static inline const struct rtr__rec *span_end(const struct rtr__ring *r,
 	if (begin->kind != RTR__K_BEGIN || (begin->flags & RTR__F_NAME_COPY) ||
 	    next - tail >= avail)
 		return NULL;
-	const struct rtr__rec *e = &r->slots[next & r->mask];
+	const struct rtr__rec *e = rtr__ring_rec(r, next);
 	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
 	    e->flags != 0)
 		return NULL;
@@ -1023,7 +1115,9 @@ static uint64_t ring_dropped(struct rtr__ring *r)
 {
 	/* producer-owned counters: a stale value only delays the report */
 	return rtr_atomic_load_relaxed(&r->dropped_full) +
-	       rtr_atomic_load_relaxed(&r->dropped_large);
+	       rtr_atomic_load_relaxed(&r->dropped_large) +
+	       rtr_atomic_load_relaxed(&r->dropped_reentrant) +
+	       rtr_atomic_load_relaxed(&r->dropped_no_track);
 }
 
 /* Give a ring its reader state for this session. Rings made before the session
@@ -1040,8 +1134,11 @@ static struct reader *reader_attach(struct writer *w, struct rtr__ring *r)
 		rd->base_events = rtr_atomic_load_relaxed(&r->events);
 		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
 		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
+		rd->base_reentrant = rtr_atomic_load_relaxed(&r->dropped_reentrant);
+		rd->base_no_track = rtr_atomic_load_relaxed(&r->dropped_no_track);
 		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
-		rd->dropped_seen = rd->base_full + rd->base_large;
+		rd->dropped_seen =
+			rd->base_full + rd->base_large + rd->base_reentrant + rd->base_no_track;
 	}
 	return rd;
 }
@@ -1064,6 +1161,46 @@ static void show_drops(struct writer *w, struct rtr__ring *r, struct reader *rd)
 	p = rtr__json_u64(p, w->dropped_shown);
 	p = PUT_LIT(p, "}},\n");
 	out_commit(w, p, 0);
+}
+
+/*
+ * Whether the header rec, with `left` records published from it on, frames an event
+ * the writer can read: a known kind, at most RTR_MAX_ARGS arguments, and continuation
+ * bytes within EXT_MAX and within what was published. Checked before anything of the
+ * event is read past its header.
+ */
+static inline bool record_framed(const struct rtr__rec *rec, uint32_t left)
+{
+	return rec->kind >= RTR__K_BEGIN && rec->kind <= RTR__K_LAST &&
+	       rec->nargs <= RTR_MAX_ARGS && rec->ext <= EXT_MAX &&
+	       rtr__ring_event_records(rec->ext) <= left;
+}
+
+/*
+ * Skip `records` records of r from the malformed header rec, counted as
+ * dropped_corrupt and reported once. unframed: rec's own length is not to be trusted,
+ * so every published record is skipped, and how many events they held is known only
+ * from the producer's count (exactly once the session has stopped: account()).
+ */
+static RTR_COLD void skip_corrupt(struct writer *w, struct rtr__ring *r, struct reader *rd,
+				  const struct rtr__rec *rec, uint32_t records, int unframed)
+{
+	if (unframed) {
+		rd->unframed = 1;
+		/* producer-owned counter, relaxed: at most the event in flight too many */
+		uint64_t published = rtr_atomic_load_relaxed(&r->events) - rd->base_events;
+		rd->corrupt = published > rd->events ? published - rd->events : rd->corrupt;
+	} else {
+		rd->corrupt++;
+	}
+	if (w->corrupt_reported)
+		return;
+	w->corrupt_reported = 1;
+	fprintf(stderr,
+		"ringtrace: thread %d's ring holds a malformed record (kind %u, %u arguments, "
+		"%u bytes after it); %u records skipped, their events counted as "
+		"dropped_corrupt\n",
+		(int)r->tid, rec->kind, rec->nargs, rec->ext, records);
 }
 
 /* Drain up to `max` records of r. Returns the records consumed. */
@@ -1089,7 +1226,7 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	}
 	if (!rd->meta_done) {
 		/* A thread whose first event names it needs no name from before. */
-		if (r->slots[tail & r->mask].kind != RTR__K_THREAD_NAME)
+		if (rtr__ring_rec(r, tail)->kind != RTR__K_THREAD_NAME)
 			encode_thread_name(w, r, r->name, strnlen(r->name, sizeof(r->name)), 0);
 		/* relaxed: set by the owning thread; a late value is in the ring too */
 		int sort = __atomic_load_n(&r->sort_index, __ATOMIC_RELAXED);
@@ -1101,16 +1238,28 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	}
 	while (done < avail && done < max) {
 		uint32_t pos = tail + done;
-		const struct rtr__rec *rec = &r->slots[pos & r->mask];
+		const struct rtr__rec *rec = rtr__ring_rec(r, pos);
+		if (RTR_UNLIKELY(!record_framed(rec, avail - done))) {
+			/* Where the next event starts is unknown: skip what is published. */
+			rd->events += events;
+			events = 0;
+			skip_corrupt(w, r, rd, rec, avail - done, 1);
+			done = avail;
+			break;
+		}
 		uint32_t next = pos + rtr__ring_event_records(rec->ext);
 		const struct rtr__rec *end = span_end(r, rec, tail, next, avail);
-		__builtin_prefetch(&r->slots[(pos + 8) & r->mask]);
-		encode_event(w, r, rec, pos, end);
-		if (end != NULL) {
-			next++;
+		__builtin_prefetch(rtr__ring_rec(r, pos + 8));
+		if (RTR_UNLIKELY(!encode_event(w, r, rec, pos, end))) {
+			skip_corrupt(w, r, rd, rec, next - pos, 0);
+			end = NULL; /* a folded E is read again as an event of its own */
+		} else {
+			if (end != NULL) {
+				next++;
+				events++;
+			}
 			events++;
 		}
-		events++;
 		done = next - tail;
 		if (done - released >= RELEASE_EVERY) {
 			rtr__ring_consume(r, done - released);
@@ -1123,15 +1272,34 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	return done;
 }
 
+/*
+ * Add ring r's share of the session to t: the producer's counters since the session
+ * began, and what the writer consumed. A ring whose framing broke counts as corrupt
+ * what the producer published and the writer did not encode; exact once the ring is
+ * drained after the stop's wait (then nothing else is in it).
+ */
+static void ring_totals(struct writer *w, struct rtr__ring *r, struct totals *t)
+{
+	struct reader *rd = reader_attach(w, r);
+	/* producer-owned counters, relaxed: a stale value is one pass old */
+	uint64_t events = rtr_atomic_load_relaxed(&r->events) - rd->base_events;
+
+	t->events += events;
+	t->full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
+	t->large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
+	t->reentrant += rtr_atomic_load_relaxed(&r->dropped_reentrant) - rd->base_reentrant;
+	t->no_track += rtr_atomic_load_relaxed(&r->dropped_no_track) - rd->base_no_track;
+	t->args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
+	t->consumed += rd->events;
+	if (rd->unframed && rtr__ring_readable(r) == 0 && events >= rd->events)
+		rd->corrupt = events - rd->events;
+	t->corrupt += rd->corrupt;
+}
+
 /* Fold a drained, closed ring into the retired totals and free it. */
 static void retire_ring(struct writer *w, struct rtr__ring *r)
 {
-	struct reader *rd = reader_attach(w, r);
-
-	w->retired_events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
-	w->retired_full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
-	w->retired_large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
-	w->retired_args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
+	ring_totals(w, r, &w->retired);
 	rtr__rings_free(r);
 }
 
@@ -1152,28 +1320,33 @@ static uint64_t drain_all(struct writer *w, uint32_t batch)
 	return work;
 }
 
-/* Publish the session's counters for rtr_stats_get(). */
-static void account(struct writer *w)
+/*
+ * Publish the session's counters for rtr_stats_get() and the end marker:
+ *	recorded = published + dropped by producers (full, too large, reentrant, no track)
+ *	published = consumed (encoded: written or lost to I/O) + corrupt + unwritten
+ * where unwritten is what a stop left in the rings (final: after the stop's wait, so
+ * the identity recorded = written + dropped holds exactly, see ring.h).
+ */
+static void account(struct writer *w, int final)
 {
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
-	uint64_t events = w->retired_events, full = w->retired_full, large = w->retired_large;
-	uint64_t args_cut = w->retired_args_cut;
+	struct totals t = w->retired;
 
-	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->rings[i];
-		struct reader *rd = reader_attach(w, r);
-		/* producer-owned counters, relaxed: a stale value is one pass old */
-		events += rtr_atomic_load_relaxed(&r->events) - rd->base_events;
-		full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
-		large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
-		args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
-	}
+	for (size_t i = 0; i < n; i++)
+		ring_totals(w, w->rings[i], &t);
+	t.reentrant += rtr__rings_reentrant_unattached() - w->base_unattached;
 	/* stats: relaxed; readers accept a value one pass old */
-	rtr_atomic_store_relaxed(&w->st_recorded, events + full + large);
-	rtr_atomic_store_relaxed(&w->st_dropped_full, full);
-	rtr_atomic_store_relaxed(&w->st_dropped_large, large);
-	rtr_atomic_store_relaxed(&w->st_args_cut, args_cut);
+	rtr_atomic_store_relaxed(&w->st_recorded,
+				 t.events + t.full + t.large + t.reentrant + t.no_track);
+	rtr_atomic_store_relaxed(&w->st_dropped_full, t.full);
+	rtr_atomic_store_relaxed(&w->st_dropped_large, t.large);
+	rtr_atomic_store_relaxed(&w->st_dropped_reentrant, t.reentrant);
+	rtr_atomic_store_relaxed(&w->st_dropped_no_track, t.no_track);
+	rtr_atomic_store_relaxed(&w->st_dropped_corrupt, t.corrupt);
+	rtr_atomic_store_relaxed(&w->st_args_cut, t.args_cut);
 	rtr_atomic_store_relaxed(&w->st_threads, w->threads);
+	if (final && t.events > t.consumed + t.corrupt)
+		rtr_atomic_store_relaxed(&w->st_unwritten, t.events - t.consumed - t.corrupt);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1251,7 +1424,11 @@ static void put_end(struct writer *w, int final)
 	const struct rtr__session *s = &w->s;
 	uint64_t full = rtr_atomic_load_relaxed(&w->st_dropped_full);
 	uint64_t large = rtr_atomic_load_relaxed(&w->st_dropped_large);
-	uint64_t io = rtr_atomic_load_relaxed(&w->sink.events_failed);
+	uint64_t reentrant = rtr_atomic_load_relaxed(&w->st_dropped_reentrant);
+	uint64_t corrupt = rtr_atomic_load_relaxed(&w->st_dropped_corrupt);
+	uint64_t no_track = rtr_atomic_load_relaxed(&w->st_dropped_no_track);
+	uint64_t failed = rtr_atomic_load_relaxed(&w->sink.events_failed);
+	uint64_t io = failed + rtr_atomic_load_relaxed(&w->st_unwritten);
 	uint64_t bytes = w->sink.text_offset + w->chunk->len;
 	char *p = w->chunk->data + w->chunk->len;
 
@@ -1261,15 +1438,21 @@ static void put_end(struct writer *w, int final)
 	p = PUT_LIT(p, ",\"args\":{\"final\":");
 	p = final ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
 	p = PUT_LIT(p, ",\"events\":");
-	p = rtr__json_u64(p, w->encoded - io);
+	p = rtr__json_u64(p, w->encoded - failed);
 	p = PUT_LIT(p, ",\"dropped\":");
-	p = rtr__json_u64(p, full + large + io);
+	p = rtr__json_u64(p, full + large + reentrant + corrupt + no_track + io);
 	p = PUT_LIT(p, ",\"dropped_ring_full\":");
 	p = rtr__json_u64(p, full);
 	p = PUT_LIT(p, ",\"dropped_too_large\":");
 	p = rtr__json_u64(p, large);
 	p = PUT_LIT(p, ",\"dropped_io\":");
 	p = rtr__json_u64(p, io);
+	p = PUT_LIT(p, ",\"dropped_reentrant\":");
+	p = rtr__json_u64(p, reentrant);
+	p = PUT_LIT(p, ",\"dropped_corrupt\":");
+	p = rtr__json_u64(p, corrupt);
+	p = PUT_LIT(p, ",\"dropped_no_track\":");
+	p = rtr__json_u64(p, no_track);
 	p = PUT_LIT(p, ",\"args_cut\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->st_args_cut));
 	p = PUT_LIT(p, ",\"threads\":");
@@ -1297,7 +1480,7 @@ static int work_pending(struct writer *w)
 		return 1;
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
 	for (size_t i = 0; i < n; i++)
-		if (rtr__ring_readable(w->rings[i]) > w->rings[i]->hwm)
+		if (rtr__ring_over_mark(w->rings[i], rtr__ring_readable(w->rings[i])))
 			return 1;
 	return 0;
 }
@@ -1341,10 +1524,45 @@ static void write_out(struct writer *w, int wait)
 	w->last_write_ns = rtr__mono_ns();
 }
 
+/* Most the stop waits for an event call in progress to finish (a thread stopped in
+ * one, or a signal handler that never returns, must not hold the stop forever). */
+#define QUIESCE_MAX_NS (1000u * 1000u * 1000u)
+/* The grace period that stands in for the barrier where membarrier is refused. */
+#define GRACE_NS (5u * 1000u * 1000u)
+
+/*
+ * The stop's wait (ring.h): after the state word went to 0, a process-wide barrier,
+ * then until no ring is busy. From then on no producer of this session publishes, so
+ * the drain that follows empties every ring and the totals are final.
+ */
+static void quiesce(struct writer *w)
+{
+	uint64_t start = rtr__mono_ns();
+
+	if (!rtr__rings_barrier()) {
+		struct timespec grace = {0, GRACE_NS};
+		nanosleep(&grace, NULL);
+	}
+	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned round = 0; rtr__ring_busy(w->rings[i]); round++) {
+			if (rtr__mono_ns() - start > QUIESCE_MAX_NS)
+				return;
+			if (round < 64) {
+				sched_yield();
+			} else {
+				struct timespec ts = {0, 50 * 1000};
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 	uint64_t flush_ns = (uint64_t)w->s.cfg.flush_ms * 1000000u;
+	int quiesced = 0;
 
 	for (;;) {
 		/* A5: pairs with R5 in rtr__writer_stop(); producers are already off */
@@ -1356,9 +1574,14 @@ static void *writer_main(void *arg)
 		 * every event recorded before the flush or stop request. */
 		uint64_t work = drain_all(w, urgent ? UINT32_MAX : DRAIN_BATCH);
 
-		account(w);
+		account(w, 0);
 		uint64_t now = rtr__mono_ns();
 		if (stop) {
+			if (!quiesced) { /* then drain once more: what came in while we waited */
+				quiesce(w);
+				quiesced = 1;
+				continue;
+			}
 			if (work == 0) /* producers are off: a pass with nothing left ends it */
 				break;
 			continue;
@@ -1380,7 +1603,7 @@ static void *writer_main(void *arg)
 		}
 	}
 
-	account(w);
+	account(w, 1);
 	w->finishing = 1;
 	out_reserve(w, 0); /* TAIL_ROOM is free */
 	put_end(w, 1);
@@ -1401,7 +1624,10 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->s.cfg.process_name = w->s.process_name;
 	w->session_id = ++session_counter;
 	w->first_ring_id = rtr__rings_created();
-	w->retired_events = w->retired_full = w->retired_large = w->retired_args_cut = 0;
+	memset(&w->retired, 0, sizeof(w->retired));
+	w->base_unattached = rtr__rings_reentrant_unattached();
+	w->corrupt_reported = 0;
+	rtr_atomic_store_relaxed(&w->st_unwritten, 0);
 	w->dropped_shown = 0;
 	w->encoded = 0;
 	w->finishing = 0;
@@ -1457,7 +1683,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->chunk = rtr__sink_acquire(&w->sink);
 	write_head(w);
 	submit_chunk(w); /* a valid file from the first moment, closed provisionally */
-	account(w);
+	account(w, 0);
 	rtr_atomic_store_relaxed(&w->st_io, w->sink.method);
 	rtr_atomic_store_relaxed(&w->st_clock, s->clock.kind);
 	rtr_atomic_store_relaxed(&w->st_wakeups, 0);
@@ -1529,10 +1755,15 @@ void rtr__writer_stats(struct rtr_stats *out)
 	out->events_recorded = rtr_atomic_load_relaxed(&w->st_recorded);
 	out->events_dropped_full = rtr_atomic_load_relaxed(&w->st_dropped_full);
 	out->events_dropped_too_large = rtr_atomic_load_relaxed(&w->st_dropped_large);
-	out->events_dropped_io = rtr_atomic_load_relaxed(&w->sink.events_failed);
+	out->events_dropped_io = rtr_atomic_load_relaxed(&w->sink.events_failed) +
+				 rtr_atomic_load_relaxed(&w->st_unwritten);
 	out->events_written = rtr_atomic_load_relaxed(&w->sink.events_written);
-	out->events_dropped =
-		out->events_dropped_full + out->events_dropped_too_large + out->events_dropped_io;
+	out->events_dropped_reentrant = rtr_atomic_load_relaxed(&w->st_dropped_reentrant);
+	out->events_dropped_corrupt = rtr_atomic_load_relaxed(&w->st_dropped_corrupt);
+	out->events_dropped_no_track = rtr_atomic_load_relaxed(&w->st_dropped_no_track);
+	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
+			      out->events_dropped_io + out->events_dropped_reentrant +
+			      out->events_dropped_corrupt + out->events_dropped_no_track;
 	out->bytes_written = rtr_atomic_load_relaxed(&w->sink.bytes_written);
 	out->events_args_cut = rtr_atomic_load_relaxed(&w->st_args_cut);
 	out->threads = rtr_atomic_load_relaxed(&w->st_threads);
