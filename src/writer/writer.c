@@ -1545,6 +1545,10 @@ static void quiesce(struct writer *w)
 	}
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
 	for (size_t i = 0; i < n; i++) {
+		/* closed (A2): its thread is gone and publishes nothing more (a fork's
+		 * child may find one busy that will never finish) */
+		if (rtr__ring_closed(w->rings[i]))
+			continue;
 		for (unsigned round = 0; rtr__ring_busy(w->rings[i]); round++) {
 			if (rtr__mono_ns() - start > QUIESCE_MAX_NS)
 				return;
