@@ -253,7 +253,7 @@ static bool emit_general(const struct rtr__ext_event *e)
 	rec->nargs = (uint8_t)nargs;
 	rec->flags = e->flags;
 	rec->ext = (uint32_t)ext;
-	if (RTR_UNLIKELY(nargs < e->nargs))
+	if (RTR_UNLIKELY(e->nargs > RTR_MAX_ARGS) && e->args != NULL)
 		/* own counter, inside the reserved window: only this thread stores it, and
 		 * only an event that is recorded counts */
 		__atomic_store_n(&r->args_cut, r->args_cut + 1, __ATOMIC_RELAXED);
