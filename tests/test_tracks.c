@@ -230,6 +230,50 @@ static void a_partial_overlap_goes_to_an_overflow_lane(void **state)
 	assert_int_equal(s1, s0 + 1);
 }
 
+/* Offsets at the ends of int64: mapped exactly where the result fits, clamped to the
+ * clock's range where it does not, never wrapped (issue 10: INT64_MIN was negated). */
+static void extreme_clock_offsets_clamp_issue10(void **state)
+{
+	(void)state;
+	struct rtr_track_desc dmin = {"Edge", "min", NULL, 0, 0};
+	struct rtr_track_desc dmax = {"Edge", "max", NULL, 0, 0};
+	struct rtr_track *tmin = rtr_track_create(&dmin);
+	struct rtr_track *tmax = rtr_track_create(&dmax);
+	const uint64_t half = UINT64_C(1) << 63; /* -INT64_MIN */
+
+	assert_non_null(tmin);
+	assert_non_null(tmax);
+	start("extreme-offsets");
+	uint64_t base = rtr_now_ns();
+	rtr_track_clock_offset(tmin, INT64_MIN);
+	rtr_track_clock_offset(tmax, INT64_MAX);
+	rtr_track_complete(tmin, "e", "min exact", base + half, 100, NULL, 0); /* host = base */
+	rtr_track_instant(tmin, "e", "min clamped", half - 1, NULL, 0);	      /* host < 0: 0 */
+	rtr_track_instant(tmin, "e", "min zero", 0, NULL, 0);
+	rtr_track_instant(tmax, "e", "max exact", 0, NULL, 0); /* host = INT64_MAX */
+	rtr_track_complete(tmax, "e", "max clamped", UINT64_MAX - 10, 5, NULL, 0);
+	assert_int_equal(rtr_stop(), 0);
+	load_trace();
+
+	const struct tt_event *e = find("X", "min exact", 0);
+	assert_non_null(e);
+	assert_int_equal(e->ts_ns, base - origin);
+	assert_int_equal(e->dur_ns, 100);
+	e = find("i", "min clamped", 0);
+	assert_non_null(e);
+	assert_int_equal(e->ts_ns, 0);
+	e = find("i", "min zero", 0);
+	assert_non_null(e);
+	assert_int_equal(e->ts_ns, 0);
+	e = find("i", "max exact", 0);
+	assert_non_null(e);
+	assert_int_equal(e->ts_ns, (uint64_t)INT64_MAX - origin);
+	e = find("X", "max clamped", 0);
+	assert_non_null(e);
+	assert_int_equal(e->ts_ns, UINT64_MAX - origin);
+	assert_int_equal(e->dur_ns, 0);
+}
+
 #define THREADS 4
 #define EACH	2000
 static struct rtr_track *shared;
@@ -328,6 +372,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(lanes_get_pseudo_ids_names_and_the_track_clock, teardown),
 		cmocka_unit_test_teardown(a_partial_overlap_goes_to_an_overflow_lane, teardown),
+		cmocka_unit_test_teardown(extreme_clock_offsets_clamp_issue10, teardown),
 		cmocka_unit_test_teardown(many_threads_record_on_one_track, teardown),
 		cmocka_unit_test_teardown(process_and_thread_metadata_reach_every_file, teardown),
 	};

@@ -851,8 +851,10 @@ static uint64_t track_host_ns(const struct rtr_track *t, uint64_t ts)
 	/* relaxed: one value set by the program before these events */
 	int64_t off = __atomic_load_n(&t->offset_ns, __ATOMIC_RELAXED);
 
-	if (off < 0)
-		return ts > (uint64_t)-off ? ts + (uint64_t)off : 0;
+	if (off < 0) {
+		uint64_t back = -(uint64_t)off; /* unsigned: INT64_MIN's magnitude too */
+		return ts > back ? ts - back : 0;
+	}
 	return ts + (uint64_t)off >= ts ? ts + (uint64_t)off : UINT64_MAX;
 }
 
