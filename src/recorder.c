@@ -76,7 +76,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		goto out;
 	}
 	rtr__clock_setup(&session.clock, session.cfg.clock);
-	rtr__clock_current = session.clock;
+	rtr__clock_publish(&session.clock); /* rtr_now_ns() follows the new clock */
 	session.origin_real_ns = rtr__real_ns();
 	session.origin_ticks = rtr__ticks();
 	session.origin_ns = rtr__clock_ns(&session.clock, session.origin_ticks);

@@ -1582,6 +1582,8 @@ static void *writer_main(void *arg)
 
 		account(w, 0);
 		uint64_t now = rtr__mono_ns();
+		/* after the drain: every tick converted so far is below the new pair */
+		rtr__clock_repair(&w->s.clock, now);
 		if (stop) {
 			if (!quiesced) { /* then drain once more: what came in while we waited */
 				quiesce(w);
