@@ -250,6 +250,13 @@ struct rtr_arg {
 	} v;
 };
 
+/* A conversion that -Wold-style-cast accepts in C++. */
+#ifdef __cplusplus
+#define RTR__CAST(type, v) static_cast<type>(v)
+#else
+#define RTR__CAST(type, v) ((type)(v))
+#endif
+
 #ifdef __cplusplus
 #define RTR__ARG(k, t, field, val)  \
 	([&]() {                    \
@@ -262,10 +269,10 @@ struct rtr_arg {
 #else
 #define RTR__ARG(k, t, field, val) ((struct rtr_arg){.key = (k), .type = (t), .v.field = (val)})
 #endif
-#define RTR_ARG_I64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_I64, i64, (int64_t)(val))
-#define RTR_ARG_U64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_U64, u64, (uint64_t)(val))
-#define RTR_ARG_F64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_F64, f64, (double)(val))
-#define RTR_ARG_BOOL(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_BOOL, b, (bool)(val))
+#define RTR_ARG_I64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_I64, i64, RTR__CAST(int64_t, val))
+#define RTR_ARG_U64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_U64, u64, RTR__CAST(uint64_t, val))
+#define RTR_ARG_F64(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_F64, f64, RTR__CAST(double, val))
+#define RTR_ARG_BOOL(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_BOOL, b, RTR__CAST(bool, val))
 #define RTR_ARG_STR(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_STR, str, (val))
 #define RTR_ARG_STR_COPY(key, val) RTR__ARG(key, RTR_ARG_TYPE_STR_COPY, str, (val))
 #ifdef __cplusplus
@@ -275,7 +282,7 @@ struct rtr_arg {
 		a_.key = (k_);                   \
 		a_.type = (t_);                  \
 		a_.v.field.v = (v_);             \
-		a_.v.field.n = (uint32_t)(n_);   \
+		a_.v.field.n = RTR__CAST(uint32_t, n_); \
 		ls;                              \
 		return a_;                       \
 	}())
@@ -474,22 +481,58 @@ RTR_API void rtr_stack_sample_here(const char *cat, const char *name);
 }
 #endif
 
-#include "ringtrace/emit.h"
-
-/* Variadic conveniences: rtr_begin_v("app", "load", RTR_ARG_I64("bytes", n), ...). */
+/* The inline hot path is C: its casts and 0 pointers are not the caller's to see
+ * under C++'s -Wold-style-cast and -Wzero-as-null-pointer-constant. */
 #ifdef __cplusplus
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
+#endif
+#include "ringtrace/emit.h"
+#ifdef __cplusplus
+#pragma GCC diagnostic pop
+#endif
+
+/*
+ * Variadic conveniences: rtr_begin_v("app", "load", RTR_ARG_I64("bytes", n), ...).
+ * Each argument is evaluated exactly once. C builds one compound literal and counts
+ * it with sizeof, which does not evaluate it; C++ builds one initializer list, whose
+ * array lives to the end of the full expression, so past the call.
+ */
+#if defined(RINGTRACE_DISABLE)
+#define rtr_begin_v(cat, name, ...)		      RTR__UNUSED(cat, name, __VA_ARGS__)
+#define rtr_instant_v(cat, name, ...)		      RTR__UNUSED(cat, name, __VA_ARGS__)
+#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) RTR__UNUSED(cat, name, ts_ns, dur_ns, __VA_ARGS__)
+#elif defined(__cplusplus)
 #include <initializer_list>
 #define RTR__ARGV(...) (std::initializer_list<struct rtr_arg>{__VA_ARGS__}.begin())
-#define RTR__ARGC(...) ((unsigned)std::initializer_list<struct rtr_arg>{__VA_ARGS__}.size())
+typedef std::initializer_list<struct rtr_arg> rtr__arg_list;
+static inline void rtr__begin_list(const char *cat, const char *name, rtr__arg_list a)
+{
+	rtr_begin_args(cat, name, a.begin(), static_cast<unsigned>(a.size()));
+}
+static inline void rtr__instant_list(const char *cat, const char *name, rtr__arg_list a)
+{
+	rtr_instant_args(cat, name, a.begin(), static_cast<unsigned>(a.size()));
+}
+static inline void rtr__complete_list(const char *cat, const char *name, uint64_t ts_ns,
+				      uint64_t dur_ns, rtr__arg_list a)
+{
+	rtr_complete_args(cat, name, ts_ns, dur_ns, a.begin(), static_cast<unsigned>(a.size()));
+}
+#define rtr_begin_v(cat, name, ...)   rtr__begin_list(cat, name, {__VA_ARGS__})
+#define rtr_instant_v(cat, name, ...) rtr__instant_list(cat, name, {__VA_ARGS__})
+#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) \
+	rtr__complete_list(cat, name, ts_ns, dur_ns, {__VA_ARGS__})
 #else
 #define RTR__ARGV(...) ((const struct rtr_arg[]){__VA_ARGS__})
 #define RTR__ARGC(...) ((unsigned)(sizeof(RTR__ARGV(__VA_ARGS__)) / sizeof(struct rtr_arg)))
-#endif
 #define rtr_begin_v(cat, name, ...) \
 	rtr_begin_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
 #define rtr_instant_v(cat, name, ...) \
 	rtr_instant_args(cat, name, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
 #define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) \
 	rtr_complete_args(cat, name, ts_ns, dur_ns, RTR__ARGV(__VA_ARGS__), RTR__ARGC(__VA_ARGS__))
+#endif
 
 #endif /* RINGTRACE_H */
