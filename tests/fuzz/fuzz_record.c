@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the record encoder (src/events.c) and the writer's decoder and
+ * JSON encoder (src/writer/writer.c) as a pair, through the public calls that copy.
+ *
+ * The recorder runs once for the whole fuzzing session (blocking mode, a ring big
+ * enough for the largest event, the file in $TMPDIR). Each input is a few calls:
+ *
+ *	op 0	rtr_instant_copy(cat, name)
+ *	op 1	rtr_begin_copy(cat, name), then rtr_end()
+ *	op 2	rtr_instant_args(cat, "args", args, n), 0 to 18 arguments of the types
+ *		STR_COPY (NULL too), STR_ARRAY (NULL items too), I64_ARRAY (NULL
+ *		too), I64
+ *
+ * with names and values cut from the input. Then rtr_flush(), and every line the
+ * file gained must be strict JSON (fuzz_check.h), and each event of these calls, in
+ * order, must carry exactly what was passed: the name or each argument decoded from
+ * the file equal to the input cut as the library cuts (fuzz_check.h) with invalid
+ * UTF-8 replaced by U+FFFD; the first RTR_MAX_ARGS arguments of a call with more.
+ */
+#include <ringtrace.h>
+
+#include "fuzz_check.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CAT	    "fuzz"
+#define MAX_OPS	    8
+#define MAX_ITEMS   8 /* items of a STR_ARRAY */
+#define MAX_VALUES  600
+#define MAX_ARGS_IN (RTR_MAX_ARGS + 2)
+
+/* Argument keys: static strings, interned by pointer, one per position. */
+static const char *const keys[MAX_ARGS_IN] = {
+	"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9",
+	"a10", "a11", "a12", "a13", "a14", "a15", "a16", "a17",
+};
+
+/* The input, taken from the front. */
+struct input {
+	const uint8_t *p;
+	size_t n;
+};
+
+static unsigned take_u8(struct input *in)
+{
+	if (in->n == 0)
+		return 0;
+	in->n--;
+	return *in->p++;
+}
+
+static unsigned take_u16(struct input *in)
+{
+	unsigned lo = take_u8(in);
+	return lo | take_u8(in) << 8;
+}
+
+/* Up to len bytes of the input, NUL-terminated in a buffer of ours (one per use). */
+static char *take_str(struct input *in, size_t len, char *buf)
+{
+	if (len > in->n)
+		len = in->n;
+	memcpy(buf, in->p, len);
+	buf[len] = 0;
+	in->p += len;
+	in->n -= len;
+	return buf;
+}
+
+/* What one call recorded, to compare the file with. */
+struct op {
+	int kind;
+	const char *name; /* op 0, 1 */
+	struct rtr_arg args[MAX_ARGS_IN];
+	unsigned nargs;
+};
+
+static struct op ops[MAX_OPS];
+static char bufs[MAX_OPS][MAX_ARGS_IN + 1][MAX_ITEMS][RTR_MAX_COPY + 64];
+static const char *items[MAX_OPS][MAX_ARGS_IN][MAX_ITEMS];
+static int64_t values[MAX_OPS][MAX_ARGS_IN][MAX_VALUES];
+
+static char path[4096];
+static int rfd = -1;
+static off_t consumed; /* bytes of the file checked: whole lines before any provisional end */
+static char *text;
+static size_t text_cap;
+static char arena_bytes[64 << 20];
+
+static void start_recorder(void)
+{
+	struct rtr_config cfg;
+	const char *dir = getenv("TMPDIR");
+
+	snprintf(path, sizeof(path), "%s/ringtrace-fuzz-%d.json", dir ? dir : "/tmp", getpid());
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.on_full = RTR_ON_FULL_BLOCK;
+	cfg.ring_bytes = 4 << 20; /* 18 arguments of 4 KiB fit many times over */
+	cfg.flush_ms = 60000; /* written on rtr_flush(), in practice */
+	int err = rtr_start(&cfg);
+	if (err != 0)
+		FUZZ_FAIL("rtr_start: %s", strerror(-err));
+	rfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0)
+		FUZZ_FAIL("cannot read %s", path);
+	if (getenv("RTR_FUZZ_KEEP") == NULL)
+		unlink(path); /* gone when the fuzzer ends, however it ends */
+}
+
+/* A new file now and then: the trace of a long run stays small, and the fuzzing
+ * goes through stop and start too. */
+#define FILE_BYTES (64 << 20)
+
+static void restart_recorder(void)
+{
+	if (rtr_stop() != 0)
+		FUZZ_FAIL("rtr_stop failed");
+	close(rfd);
+	consumed = 0;
+	start_recorder();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	start_recorder();
+	return 0;
+}
+
+/* The expected text of a copied string: up to its NUL, at most `room` bytes. */
+static void expect_copy(const struct jnode *v, const char *s, size_t room, const char *what)
+{
+	expect_str(v, s, strnlen(s, room), what);
+}
+
+static void check_args(const struct op *o, const struct jnode *ev)
+{
+	const struct jnode *args = jget(ev, "args");
+	unsigned kept = o->nargs < RTR_MAX_ARGS ? o->nargs : RTR_MAX_ARGS;
+
+	if (kept == 0) {
+		if (args != NULL && args->n != 0)
+			FUZZ_FAIL("arguments on an event without any");
+		return;
+	}
+	if (args == NULL || args->type != J_OBJ || args->n != kept)
+		FUZZ_FAIL("want %u arguments, have %zu", kept, args ? args->n : 0);
+	for (unsigned i = 0; i < kept; i++) {
+		const struct rtr_arg *a = &o->args[i];
+		const struct jnode *v = jget(args, keys[i]);
+		if (v == NULL)
+			FUZZ_FAIL("argument %s missing", keys[i]);
+		switch (a->type) {
+		case RTR_ARG_TYPE_I64:
+			if (v->type != J_NUM || strtoll(v->s, NULL, 10) != a->v.i64)
+				FUZZ_FAIL("%s: want %lld", keys[i], (long long)a->v.i64);
+			break;
+		case RTR_ARG_TYPE_STR_COPY:
+			if (a->v.str == NULL) {
+				if (v->type != J_NULL)
+					FUZZ_FAIL("%s: want null", keys[i]);
+				break;
+			}
+			expect_copy(v, a->v.str, RTR_MAX_COPY, keys[i]);
+			break;
+		case RTR_ARG_TYPE_I64_ARRAY: {
+			uint32_t n = a->v.i64s.v == NULL ? 0 : a->v.i64s.n;
+			if (n > RTR_MAX_COPY / sizeof(int64_t))
+				n = RTR_MAX_COPY / sizeof(int64_t); /* whole values in 4 KiB */
+			if (v->type != J_ARR || v->n != n)
+				FUZZ_FAIL("%s: want %u values, have %zu", keys[i], n, v->n);
+			const struct jnode *x = v->kids;
+			for (uint32_t k = 0; k < n; k++, x = x->next)
+				if (x->type != J_NUM || strtoll(x->s, NULL, 10) != a->v.i64s.v[k])
+					FUZZ_FAIL("%s[%u]: want %lld", keys[i], k,
+						  (long long)a->v.i64s.v[k]);
+			break;
+		}
+		case RTR_ARG_TYPE_STR_ARRAY: {
+			/* the items share RTR_MAX_COPY bytes, 4 of length each besides */
+			size_t bytes = 0, n = 0;
+			if (a->v.strs.v != NULL)
+				for (; n < a->v.strs.n && RTR_MAX_COPY - bytes >= 4; n++) {
+					const char *s = a->v.strs.v[n];
+					bytes += 4 + (s ? strnlen(s, RTR_MAX_COPY - bytes - 4) : 0);
+				}
+			if (v->type != J_ARR || v->n != n)
+				FUZZ_FAIL("%s: want %zu items, have %zu", keys[i], n, v->n);
+			bytes = 0;
+			const struct jnode *x = v->kids;
+			for (size_t k = 0; k < n; k++, x = x->next) {
+				const char *s = a->v.strs.v[k];
+				if (s == NULL) {
+					if (x->type != J_NULL)
+						FUZZ_FAIL("%s[%zu]: want null", keys[i], k);
+					bytes += 4;
+					continue;
+				}
+				size_t room = RTR_MAX_COPY - bytes - 4;
+				expect_copy(x, s, room, keys[i]);
+				bytes += 4 + strnlen(s, room);
+			}
+			break;
+		}
+		}
+	}
+}
+
+/* Line by line, the file's new text against ops[0 .. nops). */
+static void check_file(int nops)
+{
+	struct stat st;
+	int next = 0;
+
+	if (fstat(rfd, &st) != 0)
+		FUZZ_FAIL("fstat");
+	size_t n = (size_t)(st.st_size - consumed);
+	if (n + 1 > text_cap) {
+		text_cap = n + 1 > 2 * text_cap ? n + 1 : 2 * text_cap;
+		text = realloc(text, text_cap);
+		if (text == NULL)
+			FUZZ_FAIL("out of memory");
+	}
+	if (pread(rfd, text, n, consumed) != (ssize_t)n)
+		FUZZ_FAIL("short read of the trace");
+	const off_t base = consumed;
+	size_t at = 0;
+	while (at < n) {
+		char *nl = memchr(text + at, '\n', n - at);
+		if (nl == NULL)
+			FUZZ_FAIL("a line without its end at byte %lld", (long long)(base + (off_t)at));
+		size_t len = (size_t)(nl - (text + at)), pad = 0;
+		const char *line = text + at;
+		/* a line that would cross a 4 KiB page of the file starts on the next one,
+		 * after spaces (out_commit() in src/writer/writer.c) */
+		while (pad < len && line[pad] == ' ')
+			pad++;
+		if (pad > 0 && ((uint64_t)(base + (off_t)(at + pad)) & 4095) != 0)
+			FUZZ_FAIL("spaces before a line that starts inside a page");
+		line += pad;
+		at += pad;
+		len -= pad;
+		if (base + (off_t)at == 0) { /* the file's "[" */
+			if (len != 1 || line[0] != '[')
+				FUZZ_FAIL("the file does not start with [");
+			at += len + 1;
+			consumed = base + (off_t)at;
+			continue;
+		}
+		if (len == 1 && line[0] == ']')
+			break; /* the provisional close: the next write goes over it */
+		if (len == 0)
+			FUZZ_FAIL("an empty line at byte %lld", (long long)(base + (off_t)at));
+		int comma = line[len - 1] == ',';
+		struct jarena arena = {arena_bytes, 0, sizeof(arena_bytes)};
+		const struct jnode *ev = json_parse(&arena, line, len - (size_t)comma);
+		if (ev->type != J_OBJ)
+			FUZZ_FAIL("a line that is not an object");
+		if (!comma) { /* the provisional end marker */
+			const struct jnode *name = jget(ev, "name");
+			if (name == NULL || strcmp(name->s, "ringtrace: end") != 0)
+				FUZZ_FAIL("a line without a comma that is not the end marker");
+			at += len + 1;
+			continue;
+		}
+		at += len + 1;
+		consumed = base + (off_t)at;
+		const struct jnode *cat = jget(ev, "cat"), *ph = jget(ev, "ph");
+		if (cat == NULL || strcmp(cat->s, CAT) != 0 || ph == NULL || strcmp(ph->s, "E") == 0)
+			continue; /* metadata, markers, the ends of op 1 */
+		if (next == nops)
+			FUZZ_FAIL("more events than calls");
+		const struct op *o = &ops[next++];
+		const struct jnode *name = jget(ev, "name");
+		if (o->kind == 2) {
+			if (strcmp(ph->s, "i") != 0 || name == NULL || strcmp(name->s, "args") != 0)
+				FUZZ_FAIL("want the instant \"args\"");
+			check_args(o, ev);
+		} else {
+			if (strcmp(ph->s, o->kind == 0 ? "i" : "B") != 0)
+				FUZZ_FAIL("want ph %s, have %s", o->kind == 0 ? "i" : "B", ph->s);
+			expect_copy(name, o->name, RTR_MAX_COPY, "name");
+		}
+	}
+	if (next != nops)
+		FUZZ_FAIL("%d events for %d calls", next, nops);
+}
+
+static void make_args(struct input *in, int i, struct op *o)
+{
+	o->nargs = take_u8(in) % (MAX_ARGS_IN + 1);
+	for (unsigned k = 0; k < o->nargs; k++) {
+		struct rtr_arg *a = &o->args[k];
+		unsigned type = take_u8(in);
+		memset(a, 0, sizeof(*a));
+		a->key = keys[k];
+		switch (type % 5) {
+		case 0:
+			a->type = RTR_ARG_TYPE_STR_COPY;
+			a->v.str = take_str(in, take_u16(in) % (RTR_MAX_COPY + 64), bufs[i][k][0]);
+			break;
+		case 1:
+			a->type = RTR_ARG_TYPE_STR_COPY; /* NULL: null */
+			break;
+		case 2: {
+			a->type = RTR_ARG_TYPE_STR_ARRAY;
+			unsigned n = take_u8(in) % (MAX_ITEMS + 2); /* MAX_ITEMS + 1: NULL array */
+			if (n > MAX_ITEMS)
+				break;
+			for (unsigned j = 0; j < n; j++) {
+				unsigned len = take_u16(in);
+				items[i][k][j] = len == 0xffff ? NULL
+							       : take_str(in, len % (RTR_MAX_COPY + 64),
+									  bufs[i][k][j]);
+			}
+			a->v.strs.v = items[i][k];
+			a->v.strs.n = n;
+			break;
+		}
+		case 3: {
+			a->type = RTR_ARG_TYPE_I64_ARRAY;
+			unsigned n = take_u16(in) % (MAX_VALUES + 2); /* MAX_VALUES + 1: NULL */
+			if (n > MAX_VALUES) {
+				a->v.i64s.n = 3; /* a count without values: [] */
+				break;
+			}
+			for (unsigned j = 0; j < n; j++) {
+				uint64_t v = 0;
+				for (int b = 0; b < 8; b++)
+					v |= (uint64_t)take_u8(in) << (8 * b);
+				values[i][k][j] = (int64_t)v;
+			}
+			a->v.i64s.v = values[i][k];
+			a->v.i64s.n = n;
+			break;
+		}
+		default: {
+			a->type = RTR_ARG_TYPE_I64;
+			uint64_t v = 0;
+			for (int b = 0; b < 8; b++)
+				v |= (uint64_t)take_u8(in) << (8 * b);
+			a->v.i64 = (int64_t)v;
+			break;
+		}
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct input in = {data, size};
+	int nops = 0;
+
+	while (in.n > 0 && nops < MAX_OPS) {
+		struct op *o = &ops[nops];
+		o->kind = (int)(take_u8(&in) % 3);
+		o->nargs = 0;
+		if (o->kind == 2) {
+			make_args(&in, nops, o);
+			rtr_instant_args(CAT, "args", o->args, o->nargs);
+		} else {
+			o->name = take_str(&in, take_u16(&in) % (RTR_MAX_COPY + 64),
+					   bufs[nops][MAX_ARGS_IN][0]);
+			if (o->kind == 0) {
+				rtr_instant_copy(CAT, o->name);
+			} else {
+				rtr_begin_copy(CAT, o->name);
+				rtr_end(CAT, "end");
+			}
+		}
+		nops++;
+	}
+	if (rtr_flush() != 0)
+		FUZZ_FAIL("rtr_flush failed");
+	check_file(nops);
+	if (consumed > FILE_BYTES)
+		restart_recorder();
+	return 0;
+}
