@@ -272,6 +272,11 @@ static void check_file(int nops)
 			const struct jnode *name = jget(ev, "name");
 			if (name == NULL || strcmp(name->s, "ringtrace: end") != 0)
 				FUZZ_FAIL("a line without a comma that is not the end marker");
+			/* blocking mode: nothing dropped, no record of ours taken as corrupt */
+			const struct jnode *dropped = jget(jget(ev, "args"), "dropped");
+			if (dropped == NULL || dropped->type != J_NUM || strcmp(dropped->s, "0") != 0)
+				FUZZ_FAIL("the end marker counts dropped events: %s",
+					  dropped ? dropped->s : "(none)");
 			at += len + 1;
 			continue;
 		}
