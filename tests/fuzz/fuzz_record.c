@@ -6,7 +6,7 @@
  * The recorder runs once for the whole fuzzing session (blocking mode, a ring big
  * enough for the largest event, the file in $TMPDIR). Each input is a few calls:
  *
- *	op 0	rtr_instant_copy(cat, name)
+ *	op 0	rtr_instant_copy(cat, name), name NULL too (recorded as "")
  *	op 1	rtr_begin_copy(cat, name), then rtr_end()
  *	op 2	rtr_instant_args(cat, "args", args, n), 0 to 18 arguments of the types
  *		STR_COPY (NULL too), STR_ARRAY (NULL items too), I64_ARRAY (NULL
@@ -296,7 +296,7 @@ static void check_file(int nops)
 		} else {
 			if (strcmp(ph->s, o->kind == 0 ? "i" : "B") != 0)
 				FUZZ_FAIL("want ph %s, have %s", o->kind == 0 ? "i" : "B", ph->s);
-			expect_copy(name, o->name, RTR_MAX_COPY, "name");
+			expect_copy(name, o->name != NULL ? o->name : "", RTR_MAX_COPY, "name");
 		}
 	}
 	if (next != nops)
@@ -376,8 +376,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			make_args(&in, nops, o);
 			rtr_instant_args(CAT, "args", o->args, o->nargs);
 		} else {
-			o->name = take_str(&in, take_u16(&in) % (RTR_MAX_COPY + 64),
-					   bufs[nops][MAX_ARGS_IN][0]);
+			unsigned len = take_u16(&in);
+			/* 0xffff: a NULL name, recorded as "" */
+			o->name = len == 0xffff ? NULL
+						: take_str(&in, len % (RTR_MAX_COPY + 64),
+							   bufs[nops][MAX_ARGS_IN][0]);
 			if (o->kind == 0) {
 				rtr_instant_copy(CAT, o->name);
 			} else {
