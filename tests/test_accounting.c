@@ -14,17 +14,36 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TA_ASAN 1
+#endif
+#endif
+#ifdef TA_ASAN
+/* The test's own SIGSEGV handler must run (see the stuck event below). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allow_user_segv_handler=1:handle_segv=0";
+}
+#endif
 
 #define CAT "accounting"
 
@@ -42,10 +61,10 @@ struct count_walk {
 	uint64_t events;
 	const struct tt_event *end;
 	int64_t end_events, end_dropped, end_corrupt, end_no_track;
-	int64_t named[4];
+	int64_t named[5];
 };
 
-static const char *const names[4] = {"before", "after", "good", "lost track"};
+static const char *const names[5] = {"before", "after", "good", "lost track", "stuck"};
 
 static int visit_count(const struct tt_event *e, void *ctx)
 {
@@ -63,7 +82,7 @@ static int visit_count(const struct tt_event *e, void *ctx)
 		return 0;
 	/* a slice recorded as rtr_begin + rtr_end and written as one X line */
 	w->events += tu_is(e->ph, "X") && tu_is(e->name, "span") ? 2 : 1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		w->named[i] += tu_is(e->name, names[i]);
 	return 0;
 }
@@ -141,6 +160,90 @@ static void stop_while_threads_record_keeps_totals_exact(void **state)
 		assert_int_equal(st.events_dropped_io, 0);
 		check_file(&st);
 	}
+}
+
+/*
+ * An event call held inside its reserved window while rtr_stop() runs: its argument
+ * array sits on a page the test made unreadable, so the copy faults, and the SIGSEGV
+ * handler waits until a third thread lets it go, 100 ms into the stop. The stop must
+ * wait for it (it began while the recorder ran) and write it.
+ */
+static char *stuck_page;
+static size_t stuck_bytes;
+static int stuck_in, stuck_go; /* atomics: handler <-> test */
+
+static void on_stuck_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	char *addr = si->si_addr;
+
+	if (addr < stuck_page || addr >= stuck_page + stuck_bytes) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	__atomic_store_n(&stuck_in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stuck_go, __ATOMIC_ACQUIRE)) {
+		struct timespec ts = {0, 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	mprotect(stuck_page, stuck_bytes, PROT_READ | PROT_WRITE);
+}
+
+static void *stuck_main(void *arg)
+{
+	(void)arg;
+	rtr_instant_v(CAT, "stuck", RTR_ARG_I64_ARRAY("v", (const int64_t *)(void *)stuck_page, 2),
+		      RTR_ARG_I64("n", 2));
+	return NULL;
+}
+
+static void *release_main(void *arg)
+{
+	struct timespec ts = {0, 100 * 1000 * 1000};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&stuck_go, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void stop_waits_for_an_event_call_in_progress(void **state)
+{
+	(void)state;
+	struct sigaction sa, old;
+	pthread_t stuck, release;
+	struct rtr_stats st;
+
+	stuck_bytes = (size_t)sysconf(_SC_PAGESIZE);
+	stuck_page = mmap(NULL, stuck_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(stuck_page != MAP_FAILED);
+	stuck_in = stuck_go = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stuck_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+
+	make_path("stuck");
+	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 16);
+	rtr_instant(CAT, "before");
+	assert_int_equal(pthread_create(&stuck, NULL, stuck_main, NULL), 0);
+	while (!__atomic_load_n(&stuck_in, __ATOMIC_ACQUIRE))
+		sched_yield();
+	assert_int_equal(pthread_create(&release, NULL, release_main, NULL), 0);
+	assert_int_equal(rtr_stop(), 0);
+	pthread_join(release, NULL);
+	pthread_join(stuck, NULL);
+	sigaction(SIGSEGV, &old, NULL);
+	munmap(stuck_page, stuck_bytes);
+
+	rtr_stats_get(&st);
+	assert_int_equal(st.events_recorded, 2);
+	assert_int_equal(st.events_written, 2);
+	assert_int_equal(st.events_dropped, 0);
+	struct count_walk w = check_file(&st);
+	assert_int_equal(w.named[0], 1);
+	assert_int_equal(w.named[4], 1);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -297,6 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(stop_while_threads_record_keeps_totals_exact,
 					  tu_teardown),
+		cmocka_unit_test_teardown(stop_waits_for_an_event_call_in_progress, tu_teardown),
 		cmocka_unit_test_teardown(unframed_record_is_skipped_counted_and_reported_once,
 					  tu_teardown),
 		cmocka_unit_test_teardown(record_with_bad_contents_is_skipped_alone, tu_teardown),
