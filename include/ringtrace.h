@@ -126,6 +126,12 @@ struct rtr_config {
 	 * as the file grows. Regular files only. Default 64, rounded up to 8 MiB steps; 0
 	 * leaves the pages to the kernel; at most 1048576. RINGTRACE_CACHE_MB. */
 	unsigned cache_mb;
+	/* How long rtr_flush() and rtr_stop() wait for the file, in ms. A file that blocks
+	 * for good (a FIFO nobody reads, a hung NFS mount) then costs the program this
+	 * much at most: past it, stop gives up on what is left (counted in
+	 * events_dropped_io) and returns -ETIMEDOUT, flush returns -ETIMEDOUT. Default
+	 * 10000; 0 waits forever; at most 3600000. RINGTRACE_STOP_TIMEOUT_MS. */
+	unsigned stop_timeout_ms;
 };
 
 /*

@@ -21,6 +21,8 @@
 #define MAX_FLUSH_MS	   60000u
 #define DEFAULT_CACHE_MB   64u
 #define MAX_CACHE_MB	   (1u << 20)
+#define DEFAULT_STOP_MS	   10000u
+#define MAX_STOP_MS	   3600000u
 
 struct choice {
 	const char *word;
@@ -119,6 +121,7 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	cfg->clock = RTR_CLOCK_AUTO;
 	cfg->compress = RTR_COMPRESS_AUTO;
 	cfg->cache_mb = DEFAULT_CACHE_MB;
+	cfg->stop_timeout_ms = DEFAULT_STOP_MS;
 
 	if ((v = getenv("RINGTRACE_FILE")) != NULL && *v != '\0')
 		cfg->path = v;
@@ -133,6 +136,9 @@ RTR_API void rtr_config_init(struct rtr_config *cfg)
 	if (env_number("RINGTRACE_CACHE_MB", 0, MAX_CACHE_MB,
 		       "a page cache size in MiB (0 .. 1048576)", &n))
 		cfg->cache_mb = (unsigned)n;
+	if (env_number("RINGTRACE_STOP_TIMEOUT_MS", 0, MAX_STOP_MS,
+		       "a timeout in milliseconds (0 .. 3600000)", &n))
+		cfg->stop_timeout_ms = (unsigned)n;
 	env_choice("RINGTRACE_ON_FULL", on_full_choices, "drop or block", &cfg->on_full);
 	env_choice("RINGTRACE_IO", io_choices, "auto, uring or sync", &cfg->io);
 	env_choice("RINGTRACE_CLOCK", clock_choices, "auto, monotonic or tsc", &cfg->clock);
@@ -223,6 +229,7 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
 	if (cfg->ring_bytes < MIN_RING_BYTES || cfg->ring_bytes > MAX_RING_BYTES ||
 	    (cfg->on_full != RTR_ON_FULL_DROP && cfg->on_full != RTR_ON_FULL_BLOCK) ||
 	    cfg->flush_ms < 1 || cfg->flush_ms > MAX_FLUSH_MS || cfg->cache_mb > MAX_CACHE_MB ||
+	    cfg->stop_timeout_ms > MAX_STOP_MS ||
 	    (cfg->io != RTR_IO_AUTO && cfg->io != RTR_IO_URING && cfg->io != RTR_IO_SYNC) ||
 	    (cfg->clock != RTR_CLOCK_AUTO && cfg->clock != RTR_CLOCK_MONOTONIC &&
 	     cfg->clock != RTR_CLOCK_TSC) ||
