@@ -12,6 +12,7 @@
  *   io_uring_register_buffers  registration failure (will_return); records the result
  *   io_uring_submit            a submit the kernel refuses (will_return); counts calls
  *   io_uring_submit_and_wait   counts the waits
+ *   sync_file_range            a writeback error (EIO) for the write(2) method's hints
  * Real kernel failures come from RLIMIT_FSIZE (short writes, EFBIG; SIGXFSZ ignored)
  * and RLIMIT_MEMLOCK (buffer registration). Without io_uring the io_uring tests skip.
  */
@@ -43,6 +44,7 @@
 
 #include <ringtrace.h>
 
+#include "common/atomic.h"
 #include "writer/sink.h"
 
 #define KIB   1024u
@@ -61,6 +63,8 @@ int __real_io_uring_submit(struct io_uring *ring);
 int __wrap_io_uring_submit(struct io_uring *ring);
 int __real_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
 int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int __real_sync_file_range(int fd, off_t off, off_t n, unsigned flags);
+int __wrap_sync_file_range(int fd, off_t off, off_t n, unsigned flags);
 
 /* Seam state: set by a test, reset by setup. Only the test thread touches it. */
 static struct {
@@ -73,7 +77,19 @@ static struct {
 	unsigned refuse_submits;     /* that many io_uring_submit calls return mock() */
 	unsigned submits;	     /* io_uring_submit calls */
 	unsigned waits;		     /* io_uring_submit_and_wait calls */
+	int sfr_errno;		     /* > 0: sync_file_range fails with it */
+	unsigned sfr_calls;	     /* sync_file_range calls */
 } seam;
+
+int __wrap_sync_file_range(int fd, off_t off, off_t n, unsigned flags)
+{
+	seam.sfr_calls++;
+	if (seam.sfr_errno != 0) {
+		errno = seam.sfr_errno;
+		return -1;
+	}
+	return __real_sync_file_range(fd, off, n, flags);
+}
 
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
@@ -137,7 +153,6 @@ struct feed {
 	uint64_t pos;	 /* bytes submitted = file offset of the next chunk */
 	uint64_t events; /* events submitted */
 };
-
 static int setup(void **state)
 {
 	const char *dir = getenv("RTR_TEST_TMPDIR");
@@ -215,6 +230,7 @@ static unsigned char pattern(uint64_t off)
 static void open_sink(struct fixture *f, int i, int io, size_t chunk_bytes, unsigned nchunks)
 {
 	assert_int_equal(rtr__sink_open(&f->sink[i], f->fd[i], io, chunk_bytes, nchunks), 0);
+	rtr__sink_setup(&f->sink[i]); /* the writer thread's first call */
 	f->open[i] = true;
 }
 
@@ -652,6 +668,8 @@ static void uring_writes_unregistered_buffers_over_rlimit_memlock(void **state)
 	rl.rlim_cur = 64 * KIB;
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
 	err = rtr__sink_open(&f->sink[0], f->fd[0], RTR_IO_URING, 1024 * KIB, 4);
+	if (err == 0)
+		rtr__sink_setup(&f->sink[0]);
 	setrlimit(RLIMIT_MEMLOCK, &f->memlock);
 	if (dropped)
 		set_ipc_lock(true);
@@ -865,6 +883,120 @@ static void uring_hints_pass_through_a_refused_submit(void **state)
 	assert_only_the_window_cached(f->fd[0]);
 }
 
+/* Issue 10, item 8: a writeback error that sync_file_range() reports is not dropped. */
+static void sync_writeback_error_from_a_hint_fails_the_writes_after_it(void **state)
+{
+	struct fixture *f = *state;
+	struct feed fd = {0};
+
+	seam.sfr_errno = EIO;
+	open_sink(f, 0, RTR_IO_SYNC, CHUNK, 4);
+	rtr__sink_cache_window(&f->sink[0], CACHE_WINDOW);
+	while (fd.pos < CACHE_FILE)
+		feed_one(&f->sink[0], &fd, CHUNK, 1);
+	assert_true(seam.sfr_calls > 0);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), -EIO);
+	uint64_t written = rtr_atomic_load_relaxed(&f->sink[0].events_written);
+	uint64_t failed = rtr_atomic_load_relaxed(&f->sink[0].events_failed);
+	/* The writes before the hint landed; every one after it failed and is counted. */
+	assert_int_equal(written, (CACHE_WINDOW / 2 + RTR__SINK_CACHE_STEP) / CHUNK);
+	assert_int_equal(written + failed, CACHE_FILE / CHUNK);
+}
+
+struct pipe_reader {
+	int fd;
+	uint64_t bytes;
+	bool in_order;
+};
+
+static void *read_pipe(void *arg)
+{
+	struct pipe_reader *r = arg;
+	unsigned char buf[8192];
+	ssize_t n;
+
+	r->in_order = true;
+	while ((n = read(r->fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			r->in_order &= buf[i] == pattern(r->bytes + (uint64_t)i);
+		r->bytes += (uint64_t)n;
+	}
+	return NULL;
+}
+
+/* Issue 10, item 5: a pipe takes every chunk whole and in order, with either method
+ * asked for, and is never cut (no provisional tail there). */
+static void write_a_pipe(struct fixture *f, int io)
+{
+	struct pipe_reader r = {0};
+	struct feed fd = {0};
+	pthread_t t;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	close(f->fd[0]);
+	f->fd[0] = p[1];
+	r.fd = p[0];
+	assert_int_equal(pthread_create(&t, NULL, read_pipe, &r), 0);
+	open_sink(f, 0, io, CHUNK, 4);
+	assert_true(f->sink[0].stream);
+	assert_int_equal(f->sink[0].method, RTR_IO_SYNC);
+	for (int k = 0; k < 64; k++) /* 4 MiB: the pipe holds 64 KiB */
+		feed_one(&f->sink[0], &fd, CHUNK - (size_t)k * 7, 1);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	rtr__sink_close(&f->sink[0]);
+	f->open[0] = false;
+	close(p[1]);
+	f->fd[0] = open("/dev/null", O_WRONLY | O_CLOEXEC); /* for the teardown */
+	pthread_join(t, NULL);
+	close(p[0]);
+	assert_int_equal(r.bytes, fd.pos);
+	assert_true(r.in_order);
+	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].events_written), 64);
+}
+
+static void sync_writes_a_pipe_in_order(void **state)
+{
+	write_a_pipe(*state, RTR_IO_SYNC);
+}
+
+static void uring_asked_for_writes_a_pipe_in_order_with_write(void **state)
+{
+	write_a_pipe(*state, RTR_IO_URING);
+}
+
+/* Issue 10, item 9: a full pipe nobody reads fails the write with -ETIMEDOUT once the
+ * writer is told to give up, instead of blocking for ever. */
+static void *cancel_later(void *arg)
+{
+	nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+	rtr_atomic_store_relaxed((uint32_t *)arg, 1); /* relaxed: a flag alone */
+	return NULL;
+}
+
+static void a_stream_that_blocks_gives_up_when_cancelled(void **state)
+{
+	struct fixture *f = *state;
+	struct feed fd = {0};
+	uint32_t cancel = 0;
+	pthread_t t;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	close(f->fd[0]);
+	f->fd[0] = p[1];
+	open_sink(f, 0, RTR_IO_SYNC, CHUNK, 4);
+	f->sink[0].cancel = &cancel;
+	feed_one(&f->sink[0], &fd, CHUNK, 1); /* 64 KiB: fills the pipe */
+	assert_int_equal(pthread_create(&t, NULL, cancel_later, &cancel), 0);
+	feed_one(&f->sink[0], &fd, CHUNK, 1); /* cannot go: waits until the cancel */
+	pthread_join(t, NULL);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), -ETIMEDOUT);
+	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].events_written), 1);
+	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].events_failed), 1);
+	close(p[0]);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -894,6 +1026,10 @@ int main(void)
 		T(uring_drops_what_lies_a_window_behind_from_the_page_cache),
 		T(sync_hints_leave_the_bytes_intact),
 		T(uring_hints_pass_through_a_refused_submit),
+		T(sync_writeback_error_from_a_hint_fails_the_writes_after_it),
+		T(sync_writes_a_pipe_in_order),
+		T(uring_asked_for_writes_a_pipe_in_order_with_write),
+		T(a_stream_that_blocks_gives_up_when_cancelled),
 	};
 #undef T
 

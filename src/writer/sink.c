@@ -31,7 +31,9 @@
 #include "writer/sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ringtrace.h>
@@ -126,6 +128,39 @@ void rtr__sink_cache_window(struct rtr__sink *s, uint64_t window)
 	s->cache_window = window == 0 ? 0 : (window + step - 1) / step * step;
 }
 
+/*
+ * c failed with done bytes landed: keep the places its kept lines let the file be
+ * closed at (sink.h), when it left the file shorter than any failure before it. With
+ * io_uring a chunk drained behind a short write can fail first, at a higher offset;
+ * the one that left the file shortest is where the file really ends.
+ */
+static void note_close_points(struct rtr__sink *s, const struct rtr__chunk *c)
+{
+	size_t lim = c->done < c->keep ? c->done : c->keep;
+	uint64_t landed;
+	unsigned n = 0;
+
+	if (s->stream || c->gzip || c->nmeta > RTR_CHUNK_META_MAX || c->offset == UINT64_MAX)
+		return; /* (a chunk failed by the latch never had a place in the file) */
+	if (s->nclose > 0 && s->close_off[0] <= c->offset + lim)
+		return;
+	landed = events_in_prefix(c, lim);
+	for (size_t p = lim; p > 0 && n < RTR__SINK_CLOSE_POINTS; p--) {
+		if (c->data[p - 1] != '\n')
+			continue;
+		s->close_off[n] = c->offset + p;
+		s->close_lost[n++] = landed - events_in_prefix(c, p);
+	}
+	/* The chunk's start ends the chunk before it, which landed whole: also a place
+	 * (but the file's start is not: the "[" line must stay). */
+	if (n < RTR__SINK_CLOSE_POINTS && c->offset > 0 &&
+	    (n == 0 || s->close_off[n - 1] != c->offset)) {
+		s->close_off[n] = c->offset;
+		s->close_lost[n++] = landed;
+	}
+	s->nclose = n;
+}
+
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 {
 	if (err == 0 && c->done > 0 && c->offset + c->keep > s->written_end) {
@@ -139,6 +174,7 @@ void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err)
 		 * number; nothing they read depends on seeing it first. */
 		if (rtr_atomic_load_relaxed(&s->error) == 0)
 			rtr_atomic_store_relaxed(&s->error, err);
+		note_close_points(s, c);
 		uint64_t landed = events_in_prefix(c, c->done < c->len ? c->done : c->len);
 		if (landed > c->events) /* not a chunk of the writer's lines */
 			landed = c->events;
@@ -171,6 +207,10 @@ static void reset(struct rtr__sink *s)
 	s->cache_flushed = 0;
 	s->cache_dropped = 0;
 	s->written_end = 0;
+	s->stream = 0;
+	s->nonblock = 0;
+	s->cancel = NULL;
+	s->nclose = 0;
 	s->impl = NULL;
 	rtr_atomic_store_relaxed(&s->bytes_written, 0);
 	rtr_atomic_store_relaxed(&s->bytes_text, 0);
@@ -217,6 +257,13 @@ static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, un
 	if (__builtin_mul_overflow(buf_bytes, nchunks, &bytes))
 		return -EINVAL;
 
+	/* A stream is written in order from where it stands; only a regular file we may
+	 * write from 0 gets explicit offsets, a provisional tail and cache hints. */
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	s->stream = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_APPEND) ||
+		    lseek(fd, 0, SEEK_CUR) != 0;
+	s->nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	s->fd = fd;
 	s->chunk_bytes = chunk_bytes;
 	s->buf_bytes = buf_bytes;
@@ -242,7 +289,8 @@ static int open_sink(struct rtr__sink *s, int fd, int io, size_t chunk_bytes, un
 		}
 	}
 
-	if (io != RTR_IO_SYNC) {
+	/* A stream always goes through write(2), one write at a time (sink_sync.c). */
+	if (io != RTR_IO_SYNC && !s->stream) {
 		err = rtr__sink_uring_open(s);
 		if (err == 0) {
 			s->method = RTR_IO_URING;
@@ -282,6 +330,7 @@ static struct rtr__chunk *hold(struct rtr__chunk *c)
 	c->final = 0;
 	c->gzip = 0;
 	c->keep_text = 0;
+	c->offset = UINT64_MAX; /* none until submit gives it one */
 	c->done = 0;
 	return c;
 }
@@ -389,4 +438,68 @@ void rtr__sink_close(struct rtr__sink *s)
 		rtr__sink_uring_close(s);
 	s->impl = NULL;
 	unmap_all(s);
+}
+
+void rtr__sink_setup(struct rtr__sink *s)
+{
+	if (s->chunks != NULL && s->method == RTR_IO_URING) {
+		rtr__sink_wait(s);
+		rtr__sink_uring_setup(s);
+	}
+}
+
+void rtr__sink_forget(struct rtr__sink *s)
+{
+	if (s->chunks == NULL)
+		return;
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_forget(s);
+	s->impl = NULL;
+	unmap_all(s);
+}
+
+void rtr__sink_fail(struct rtr__sink *s, int err)
+{
+	/* Relaxed, as in rtr__sink_complete(): the latch is a plain number to others. */
+	if (rtr_atomic_load_relaxed(&s->error) == 0)
+		rtr_atomic_store_relaxed(&s->error, err);
+}
+
+void rtr__sink_hint_result(struct rtr__sink *s, int res)
+{
+	if (res == -EIO || res == -ENOSPC || res == -EDQUOT)
+		rtr__sink_fail(s, res);
+}
+
+int rtr__sink_cancelled(const struct rtr__sink *s)
+{
+	/* Relaxed: a flag alone; we only stop waiting, nothing is read behind it. */
+	return s->cancel != NULL && rtr_atomic_load_relaxed(s->cancel) != 0;
+}
+
+int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, size_t len)
+{
+	uint64_t off = s->close_off[i], lost = s->close_lost[i];
+	struct stat st;
+	size_t done = 0;
+
+	if (i >= s->nclose || s->stream || fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < off)
+		return -EINVAL; /* never past what is in the file: that would leave a hole */
+	if (ftruncate(s->fd, (off_t)off) != 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = pwrite(s->fd, text + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	/* The lines cut off are lost after all; the file is now exactly this long. */
+	count(&s->events_failed, lost);
+	rtr_atomic_store_relaxed(&s->events_written, rtr_atomic_load_relaxed(&s->events_written) - lost);
+	rtr_atomic_store_relaxed(&s->bytes_written, off + len);
+	rtr_atomic_store_relaxed(&s->bytes_text, off + len);
+	return 0;
 }

@@ -96,6 +96,9 @@ enum {
 	RTR__CHUNK_WRITING = 2, /* submitted; the method owns it until the write completes */
 };
 
+/* Places kept after a failed write to close the file at (rtr__sink.close_off). */
+#define RTR__SINK_CLOSE_POINTS 24
+
 struct rtr__sink {
 	int fd;
 	int method;	    /* RTR_IO_URING or RTR_IO_SYNC */
@@ -114,6 +117,30 @@ struct rtr__sink {
 	uint64_t cache_flushed;
 	uint64_t cache_dropped;
 	uint64_t written_end; /* the kept bytes of every completed write end here */
+	/*
+	 * A stream: a pipe, FIFO, tty, socket or device, or a regular file we were handed
+	 * at a position other than 0 or in O_APPEND. Written in order with write(2), never
+	 * cut (no provisional tail, no ftruncate), no page cache hints; whichever method
+	 * was asked for (sink_sync.c says why). nonblock: its fd is O_NONBLOCK (a FIFO or
+	 * device we opened ourselves), so a full pipe is EAGAIN and we wait in poll().
+	 */
+	int stream;
+	int nonblock;
+	/*
+	 * Set by the writer, read by the sink while it waits for the file: nonzero means
+	 * give up (the stop timeout passed). The write in progress and every later one
+	 * then fail with -ETIMEDOUT. NULL: wait as long as it takes.
+	 */
+	const uint32_t *cancel;
+	/*
+	 * After a failed write, where the file can still be closed: offsets just after a
+	 * whole kept line that landed, newest first, and the events in the lines that
+	 * landed after each (they go if the file is cut there). From the failure that
+	 * left the file shortest. Plain regular files only (see rtr__sink_write_close()).
+	 */
+	unsigned nclose;
+	uint64_t close_off[RTR__SINK_CLOSE_POINTS];
+	uint64_t close_lost[RTR__SINK_CLOSE_POINTS];
 
 	/*
 	 * Results. Only the writer thread stores them, with rtr_atomic_store_relaxed();
@@ -170,6 +197,32 @@ int rtr__sink_wait(struct rtr__sink *s);
  * held (acquired, not submitted) is dropped uncounted. The results stay readable. */
 void rtr__sink_close(struct rtr__sink *s);
 
+/* The parts of open that take time and that a sink can do without: io_uring's buffer
+ * registration and its page cache hint ring. Call once, after open, from the thread
+ * that writes from then on; waits for what is in flight first. */
+void rtr__sink_setup(struct rtr__sink *s);
+
+/* In a child after fork(): let go of everything the sink holds (memory, the io_uring
+ * fds) without waiting for anything or writing a byte: the parent's writes are the
+ * parent's. Does not close fd. */
+void rtr__sink_forget(struct rtr__sink *s);
+
+/* Latch err as the sink's error, with no chunk (a writeback error reported by a page
+ * cache hint). The first error stays. */
+void rtr__sink_fail(struct rtr__sink *s, int err);
+
+/*
+ * Close a file that a write error cut short (ENOSPC, EFBIG): cut it at close_off[i]
+ * and write text there (the end marker and "]"), with pwrite(2) whatever the method,
+ * after everything in flight. Returns 0, and counts the close_lost[i] events as
+ * failed and the bytes as the file's; or -errno, the file then cut somewhere after
+ * close_off[i] (try i + 1). Nothing in flight may remain.
+ */
+int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, size_t len);
+
+/* Whether the sink should stop waiting for the file (s->cancel). */
+int rtr__sink_cancelled(const struct rtr__sink *s);
+
 /*
  * Between sink.c and its methods (sink_uring.c, sink_sync.c); nothing else calls these.
  *
@@ -196,6 +249,10 @@ void rtr__sink_uring_reap(struct rtr__sink *s, int wait);
 int rtr__sink_uring_busy(const struct rtr__sink *s);
 /* Tear the ring down; nothing may be in flight. */
 void rtr__sink_uring_close(struct rtr__sink *s);
+/* Register the buffers and set up the hint ring (rtr__sink_setup()). */
+void rtr__sink_uring_setup(struct rtr__sink *s);
+/* Drop the rings without waiting (rtr__sink_forget()). */
+void rtr__sink_uring_forget(struct rtr__sink *s);
 /* Start writeback of [off, off + len) (drop 0), or wait for it and drop those pages
  * from the page cache (drop 1), in the kernel's workers. Returns whether it was
  * queued: 0 when too many hints are still in flight (the caller tries later). */
@@ -203,6 +260,10 @@ int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int dr
 
 /* Wait for every hint in flight. */
 void rtr__sink_uring_hints_wait(struct rtr__sink *s);
+
+/* A hint's result: a writeback error (EIO, ENOSPC, EDQUOT) is a write error like any
+ * other and latches; a hint the file system refuses (EINVAL, ESPIPE, ...) is nothing. */
+void rtr__sink_hint_result(struct rtr__sink *s, int res);
 
 /* The same with plain system calls in the calling thread; drop does not wait for the
  * disk (pages still dirty or under writeback stay cached). */

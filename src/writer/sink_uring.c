@@ -141,7 +141,6 @@ static void check_region(const void *p, size_t n)
 int rtr__sink_uring_open(struct rtr__sink *s)
 {
 	struct uring *u;
-	struct iovec *iov;
 	int err;
 
 	if (s->nchunks > 32768)
@@ -154,7 +153,20 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 		rtr__mem_unmap(u, sizeof(*u));
 		return err;
 	}
+	s->impl = u;
+	return 0;
+}
 
+/* After open, once the file's head is written (rtr__sink_setup()): pinning the
+ * buffers and a second ring take milliseconds, and a kill meanwhile must find the
+ * head in the file already. */
+void rtr__sink_uring_setup(struct rtr__sink *s)
+{
+	struct uring *u = s->impl;
+	struct iovec *iov;
+
+	if (u->dead || u->inflight != 0)
+		return; /* registering under writes in flight would fail them */
 	/* Registration is an optimization: any failure leaves plain writes. */
 	iov = s->nchunks <= MAX_FIXED ? rtr__mem_map(s->nchunks * sizeof(*iov)) : NULL;
 	if (iov != NULL) {
@@ -168,8 +180,19 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 	/* Hints are an optimization too: without their ring there are none. */
 	u->hints_ring = io_uring_queue_init(HINT_ENTRIES, &u->hints, 0) == 0;
 	u->has_hints = u->hints_ring;
-	s->impl = u;
-	return 0;
+}
+
+void rtr__sink_uring_forget(struct rtr__sink *s)
+{
+	struct uring *u = s->impl;
+
+	/* Unmaps the child's view of the rings and closes its fds: no request is
+	 * cancelled or waited for, the parent's ring lives on with the parent's fd. */
+	io_uring_queue_exit(&u->ring);
+	if (u->hints_ring)
+		io_uring_queue_exit(&u->hints);
+	rtr__mem_unmap(u, sizeof(*u));
+	s->impl = NULL;
 }
 
 /* The ring is unusable: fail every chunk in flight with err and stop using it. */
@@ -192,14 +215,16 @@ static int transient(int err)
 	return err == -EINTR || err == -EAGAIN || err == -EBUSY;
 }
 
-/* Count the hints that have come back; their results do not matter (sink.h). With
- * wait, until none is in flight, passing on any a refused submit left queued. */
-static void reap_hints(struct uring *u, int wait)
+/* Count the hints that have come back; a writeback error among their results is a
+ * write error (rtr__sink_hint_result()). With wait, until none is in flight, passing
+ * on any a refused submit left queued. */
+static void reap_hints(struct rtr__sink *s, struct uring *u, int wait)
 {
 	struct io_uring_cqe *cqe;
 
 	while (u->hints_inflight > 0) {
 		if (io_uring_peek_cqe(&u->hints, &cqe) == 0) {
+			rtr__sink_hint_result(s, cqe->res);
 			io_uring_cqe_seen(&u->hints, cqe);
 			u->hints_inflight--;
 			continue;
@@ -219,7 +244,7 @@ void rtr__sink_uring_hints_wait(struct rtr__sink *s)
 	struct uring *u = s->impl;
 
 	if (u->has_hints)
-		reap_hints(u, 1);
+		reap_hints(s, u, 1);
 }
 
 int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
@@ -231,7 +256,7 @@ int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int dr
 
 	if (!u->has_hints)
 		return 1; /* no hints: nothing to retry */
-	reap_hints(u, 0);
+	reap_hints(s, u, 0);
 	if (u->hints_inflight + need > HINT_ENTRIES || io_uring_sq_space_left(&u->hints) < need)
 		return 0;
 	sqe = io_uring_get_sqe(&u->hints);
@@ -336,6 +361,29 @@ static void complete_one(struct rtr__sink *s, struct io_uring_cqe *cqe)
 	queue_write(s, c, 0);
 }
 
+/* A slice of a wait the writer may be told to give up (rtr__sink.cancel): -ETIME when
+ * nothing came in it; once cancelled, ask the kernel to cancel every write and fail
+ * them all with -ETIMEDOUT (the ring is dead from then on). */
+static int wait_slice(struct rtr__sink *s)
+{
+	struct uring *u = s->impl;
+	struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000 * 1000};
+	struct io_uring_cqe *cqe;
+
+	if (rtr__sink_cancelled(s)) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+		if (sqe != NULL) {
+			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+			(void)io_uring_submit(&u->ring);
+		}
+		abandon(s, -ETIMEDOUT);
+		return 0;
+	}
+	int ret = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts, NULL);
+	return ret == -ETIME || ret == -EINTR ? -ETIME : ret < 0 ? ret : 0;
+}
+
 void rtr__sink_uring_reap(struct rtr__sink *s, int wait)
 {
 	struct uring *u = s->impl;
@@ -357,7 +405,13 @@ void rtr__sink_uring_reap(struct rtr__sink *s, int wait)
 			return;
 
 		/* Also passes on any SQE a refused submit left behind. */
-		ret = io_uring_submit_and_wait(&u->ring, 1);
+		if (s->cancel != NULL) {
+			ret = wait_slice(s);
+			if (ret == -ETIME)
+				continue;
+		} else {
+			ret = io_uring_submit_and_wait(&u->ring, 1);
+		}
 		if (ret >= 0 || ret == -EINTR)
 			continue;
 		if (!transient(ret)) {
