@@ -19,7 +19,9 @@
  *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
  */
 #include "events.h"
+#include "recorder.h"
 
+#include "common/atomic.h"
 #include "common/compiler.h"
 #include "ring/ring.h"
 
@@ -533,6 +535,14 @@ RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rt
 #define FLOW_BLOCK 4096u
 static uint64_t flow_blocks; /* blocks handed out */
 static __thread uint64_t flow_next, flow_end;
+
+void rtr__flow_after_fork_child(void)
+{
+	/* The child's pid is in the top bits of every id it takes from a new block:
+	 * drop the block this thread had from the parent, and count blocks from 0. */
+	flow_next = flow_end = 0;
+	rtr_atomic_store_relaxed(&flow_blocks, 0); /* relaxed: only this thread exists */
+}
 
 RTR_API uint64_t rtr_flow_id(void)
 {

@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 RTR_API int rtr__active;
@@ -28,24 +30,121 @@ static void stop_at_exit(void)
 	rtr_stop();
 }
 
+/* Both locks are held across fork(), so the child's copies of the session and the
+ * ring registry are whole (in that order, as rtr_start() takes them). */
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&lifecycle_lock);
+	rtr__rings_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	rtr__rings_fork_parent();
 	pthread_mutex_unlock(&lifecycle_lock);
 }
 
-/* The child has no writer thread: it records nothing until it starts its own. */
+/*
+ * The child has no writer thread: it records nothing until it starts its own, in a
+ * file of its own. It lets go of the parent's session (memory, the trace fd and the
+ * io_uring fds: a FIFO reader sees EOF when the parent stops, whatever children live;
+ * nothing of the parent's file is written or waited for), of the rings of threads
+ * that do not exist here, and of the flow ids this thread had in hand.
+ */
 static void fork_child(void)
 {
 	/* R0': producers of the child see the recorder off */
 	rtr_atomic_store_release(&rtr__active, 0);
-	running = 0;
 	rtr__rings_after_fork_child();
+	rtr__flow_after_fork_child();
+	rtr__writer_after_fork_child();
+	if (session.tmp_path[0] != '\0')
+		session.tmp_path[0] = '\0'; /* the parent's to rename or remove */
+	running = 0;
 	pthread_mutex_init(&lifecycle_lock, NULL);
+}
+
+/* Paths that name the descriptor the program inherited rather than a file. */
+static int inherited_fd(const char *path)
+{
+	if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)
+		return STDOUT_FILENO;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return STDERR_FILENO;
+	return -1;
+}
+
+/*
+ * Open s->path for writing: s->fd, and s->tmp_path when rtr_start() renames it there.
+ *
+ * "-", /dev/stdout, /dev/stderr: a copy of the inherited descriptor, so that stop
+ * closes ours only. (They are symlinks to /proc/self/fd/N, which O_NOFOLLOW refuses.)
+ *
+ * Something that is there and is not a regular file (a FIFO, a tty, /dev/null) is
+ * opened in place, O_NONBLOCK: a FIFO with no reader is ENXIO at once, not an open()
+ * that never returns while holding the lifecycle lock.
+ *
+ * A regular file is never written in place: the trace goes to a new file beside it,
+ * created 0644 less the umask, which replaces the path by rename() once the start
+ * cannot fail. So a failed start leaves a file that was there byte for byte, and a
+ * file another user made at the path (root tracing into a shared directory) is
+ * replaced, never written through with that user's owner and mode. Every open is
+ * O_NOFOLLOW: a symlink at the path is ELOOP, and rename() replaces a link planted
+ * meanwhile instead of following it.
+ */
+static int open_trace(struct rtr__session *s)
+{
+	int std = inherited_fd(s->path);
+	struct stat st;
+	int fd, err;
+
+	s->tmp_path[0] = '\0';
+	if (std >= 0) {
+		s->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
+		return s->fd < 0 ? -errno : 0;
+	}
+	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd >= 0) {
+		if (fstat(fd, &st) != 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			s->fd = fd;
+			return 0;
+		}
+		close(fd);
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	for (unsigned i = 0;; i++) {
+		if ((size_t)snprintf(s->tmp_path, sizeof(s->tmp_path), "%s.%ld-%u.tmp", s->path,
+				     (long)s->pid, i) >= sizeof(s->tmp_path)) {
+			s->tmp_path[0] = '\0';
+			return -ENAMETOOLONG;
+		}
+		fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd >= 0)
+			break;
+		if (errno != EEXIST || i == 99) {
+			err = -errno;
+			s->tmp_path[0] = '\0';
+			return err;
+		}
+	}
+	s->fd = fd;
+	return 0;
+}
+
+/* Why a start failed, once, on stderr: a program that ignores the result must not be
+ * left wondering where its trace went. */
+static void report_start_error(const char *path, int err)
+{
+	fprintf(stderr, "ringtrace: cannot start: %s: %s%s\n", path, strerror(-err),
+		err == -ENXIO	? " (a FIFO with no reader?)"
+		: err == -EBUSY ? " (the last session's writer is still stuck in its file)"
+				: "");
 }
 
 RTR_API int rtr_start(const struct rtr_config *cfg)
@@ -66,13 +165,14 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	session.pid = getpid();
 	session.start_tid = gettid();
 	err = rtr__session_config(&session, cfg);
-	if (err != 0)
+	if (err != 0) {
+		report_start_error(session.path[0] != '\0' ? session.path : cfg->path, err);
 		goto out;
+	}
 
-	session.fd =
-		open(session.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (session.fd < 0) {
-		err = -errno;
+	err = open_trace(&session);
+	if (err != 0) {
+		report_start_error(session.path, err);
 		goto out;
 	}
 	rtr__clock_setup(&session.clock, session.cfg.clock);
@@ -83,13 +183,26 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
 	rtr__rings_barrier_init(); /* for the stop's exact totals (ring.h) */
 
-	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
 	err = rtr__writer_start(&session);
 	if (err != 0) {
 		close(session.fd);
-		unlink(session.path);
+		if (session.tmp_path[0] != '\0')
+			unlink(session.tmp_path);
+		report_start_error(session.path, err);
 		goto out;
 	}
+	if (session.tmp_path[0] != '\0') {
+		/* The head is in the file: from here a kill leaves a readable trace. */
+		if (rename(session.tmp_path, session.path) != 0) {
+			err = -errno;
+			rtr__writer_stop(); /* closes the file */
+			unlink(session.tmp_path);
+			report_start_error(session.path, err);
+			goto out;
+		}
+		session.tmp_path[0] = '\0';
+	}
+	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
 	if (!hooks_installed) {
 		atexit(stop_at_exit);
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -107,13 +220,20 @@ out:
 
 RTR_API int rtr_flush(void)
 {
-	int err = 0;
+	uint32_t ticket;
+	unsigned timeout_ms;
 
 	pthread_mutex_lock(&lifecycle_lock);
-	if (running)
-		err = rtr__writer_flush();
+	if (!running) {
+		pthread_mutex_unlock(&lifecycle_lock);
+		return 0;
+	}
+	ticket = rtr__writer_flush_request();
+	timeout_ms = session.cfg.stop_timeout_ms;
 	pthread_mutex_unlock(&lifecycle_lock);
-	return err;
+	/* Not under the lock: a slow file must hold neither fork() nor rtr_stop() up. A
+	 * stop meanwhile serves every ticket. */
+	return rtr__writer_flush_wait(ticket, timeout_ms);
 }
 
 RTR_API int rtr_stop(void)
@@ -124,9 +244,7 @@ RTR_API int rtr_stop(void)
 	if (running) {
 		/* R0: producers see the recorder off; the writer drains what came before */
 		rtr_atomic_store_release(&rtr__active, 0);
-		err = rtr__writer_stop();
-		if (close(session.fd) != 0 && err == 0)
-			err = -errno;
+		err = rtr__writer_stop(); /* closes the file */
 		running = 0;
 	}
 	pthread_mutex_unlock(&lifecycle_lock);

@@ -17,6 +17,9 @@ struct rtr__session {
 	char process_name[256];
 	char host[256];
 	int fd;
+	/* A regular file goes to this new name first and is renamed to path once the
+	 * recorder has started (rtr_start()); "" when fd is the path's own file. */
+	char tmp_path[PATH_MAX];
 	pid_t pid;
 	pid_t start_tid;
 	long rank;	 /* -1 when unknown */
@@ -42,14 +45,26 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 /* The rank of this process from the launcher's environment, or -1; world size too. */
 long rtr__env_rank(long *world_size);
 
+/* src/events.c: forget the flow ids this thread took (a child after fork()). */
+void rtr__flow_after_fork_child(void);
+
 /* src/writer/writer.c — called by rtr_start/rtr_flush/rtr_stop under their lock. */
 
 /* Write the file's head, start the writer thread. 0 or -errno (nothing left open). */
 int rtr__writer_start(const struct rtr__session *s);
-/* Everything recorded before is in the file; 0 or the first write error. */
-int rtr__writer_flush(void);
-/* Drain, write the end marker, join. 0 or the first write error. */
+/* Ask the writer to write everything recorded before; returns the ticket to wait on. */
+uint32_t rtr__writer_flush_request(void);
+/* Wait up to timeout_ms (0: no limit) until the ticket is served. 0, the first write
+ * error, or -ETIMEDOUT. Needs no lock: a flush must not hold fork() or stop up. */
+int rtr__writer_flush_wait(uint32_t ticket, unsigned timeout_ms);
+/* Drain, write the end marker, join, close the file. 0, the first write error, or
+ * -ETIMEDOUT when the file blocked past cfg.stop_timeout_ms (what was left is counted
+ * as dropped_io; a writer stuck in a system call is left to free the session and
+ * close the file itself when the call returns). */
 int rtr__writer_stop(void);
+/* In a child after fork(): release the parent's writer state and close the file
+ * without waiting or writing anything. */
+void rtr__writer_after_fork_child(void);
 /* Counters of the running or last session. Any thread. */
 void rtr__writer_stats(struct rtr_stats *out);
 

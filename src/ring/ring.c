@@ -315,15 +315,32 @@ bool rtr__rings_barrier(void)
 	return cmd != 0 && syscall(SYS_membarrier, cmd, 0, 0) == 0;
 }
 
+void rtr__rings_fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void rtr__rings_fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
 void rtr__rings_after_fork_child(void)
 {
 	/* Only the forking thread exists in the child; its ring stays usable, under the
-	 * child's own thread id. */
+	 * child's own thread id. The others have no producer and no writer here: nothing
+	 * in the child can hold a pointer into them but the registry (the registry lock
+	 * was held across fork(), so the list is whole), and they go now. */
 	pthread_mutex_init(&registry_lock, NULL);
-	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next) {
-		if (r == rtr__tls_ring)
+	for (struct rtr__ring **p = &registry_head; *p != NULL;) {
+		struct rtr__ring *r = *p;
+
+		if (r == rtr__tls_ring) {
 			r->tid = (int32_t)gettid();
-		else
-			rtr_atomic_store_release(&r->closed, 1); /* R2: no producer left */
+			p = &r->next;
+			continue;
+		}
+		*p = r->next;
+		rtr__mem_unmap(r, r->map_bytes);
 	}
 }

@@ -172,7 +172,10 @@ uint64_t rtr__rings_reentrant_unattached(void);
 void rtr__rings_barrier_init(void);
 bool rtr__rings_barrier(void);
 
-/* After fork, in the child: rings of threads that do not exist there are closed. */
+/* After fork, in the child: rings of threads that do not exist there are freed. */
 void rtr__rings_after_fork_child(void);
+/* Around fork() in the parent: hold the registry lock, so the child's copy is whole. */
+void rtr__rings_fork_prepare(void);
+void rtr__rings_fork_parent(void);
 
 #endif

@@ -498,7 +498,8 @@ int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, siz
 	}
 	/* The lines cut off are lost after all; the file is now exactly this long. */
 	count(&s->events_failed, lost);
-	rtr_atomic_store_relaxed(&s->events_written, rtr_atomic_load_relaxed(&s->events_written) - lost);
+	rtr_atomic_store_relaxed(&s->events_written,
+				 rtr_atomic_load_relaxed(&s->events_written) - lost);
 	rtr_atomic_store_relaxed(&s->bytes_written, off + len);
 	rtr_atomic_store_relaxed(&s->bytes_text, off + len);
 	return 0;

@@ -152,6 +152,8 @@ static struct writer {
 	uint32_t sleeping;   /* the writer is about to sleep or sleeps */
 	uint32_t flush_req;  /* flush tickets handed out */
 	uint32_t flush_done; /* futex: last flush ticket served */
+	uint32_t give_up;    /* set by rtr__writer_stop() past the timeout: stop waiting */
+	uint32_t state;	     /* futex: WRITER_*; who frees the session (rtr__writer_stop()) */
 
 	/* Published counters: relaxed, stored by the writer, read by rtr_stats_get(). */
 	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
@@ -161,6 +163,14 @@ static struct writer {
 } W;
 
 static uint64_t session_counter;
+
+/* Values of writer.state. */
+enum {
+	WRITER_IDLE = 0,      /* no writer thread */
+	WRITER_RUNNING = 1,   /* the thread runs; rtr__writer_stop() will join it */
+	WRITER_EXITED = 2,    /* the thread is done with the session, about to return */
+	WRITER_ABANDONED = 3, /* stop gave up on it: the thread frees the session itself */
+};
 
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *timeout)
 {
@@ -176,6 +186,14 @@ static void report_error_once(struct writer *w)
 
 	if (err != 0 && !w->error_reported) {
 		w->error_reported = 1;
+		if (err == -ETIMEDOUT) {
+			fprintf(stderr,
+				"ringtrace: writing %s: gave up after %u ms "
+				"(RINGTRACE_STOP_TIMEOUT_MS); "
+				"the events not written are counted as dropped\n",
+				w->s.path, w->s.cfg.stop_timeout_ms);
+			return;
+		}
 		fprintf(stderr,
 			"ringtrace: writing %s failed: %s; the events not written are counted as "
 			"dropped\n",
@@ -228,7 +246,8 @@ static inline char *out_commit(struct writer *w, char *end, uint64_t events)
 	 * output has no such pages (sink_gzip.c). */
 	size_t room = PAGE_BYTES - (size_t)((w->sink.offset + start) & (PAGE_BYTES - 1));
 
-	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && w->sink.gzip == NULL) {
+	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && w->sink.gzip == NULL &&
+	    w->provisional) { /* a stream has no pages to keep lines in */
 		memmove(c->data + start + room, c->data + start, len);
 		memset(c->data + start, ' ', room);
 		start += room;
@@ -1564,16 +1583,60 @@ static void quiesce(struct writer *w)
 	}
 }
 
+/*
+ * A write error (ENOSPC, EFBIG) cut the file: give it back its end marker and "]" so
+ * that it loads without repair, at the latest place the device takes them (the sink
+ * keeps the line ends before the cut; each one further back costs the events of the
+ * lines after it, counted as lost to the error). A stream cannot be cut; a compressed
+ * file is left to the repair rule.
+ */
+static void close_after_error(struct writer *w)
+{
+	int err = rtr_atomic_load_relaxed(&w->sink.error);
+
+	if ((err != -ENOSPC && err != -EFBIG && err != -EDQUOT) || !w->provisional ||
+	    w->sink.gzip != NULL || w->chunk == NULL)
+		return;
+	rtr__sink_wait(&w->sink);
+	for (unsigned i = 0; i < w->sink.nclose; i++) {
+		uint64_t lost = w->sink.close_lost[i];
+		uint64_t failed = rtr_atomic_load_relaxed(&w->sink.events_failed);
+
+		/* The marker counts as rtr__sink_write_close() will, once it succeeds. */
+		rtr_atomic_store_relaxed(&w->sink.events_failed, failed + lost);
+		w->chunk->len = 0;
+		w->chunk->nmeta = 0;
+		w->sink.offset = w->sink.text_offset = w->sink.close_off[i];
+		put_end(w, 1);
+		rtr_atomic_store_relaxed(&w->sink.events_failed, failed);
+		if (rtr__sink_write_close(&w->sink, i, w->chunk->data, w->chunk->len) == 0)
+			return;
+	}
+}
+
+/* Free what rtr__writer_start() set up (not the file). */
+static void release_session(struct writer *w)
+{
+	rtr__sink_close(&w->sink);
+	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
+	w->heads = NULL;
+	rtr__mem_unmap(w->scratch, EXT_MAX);
+	w->scratch = NULL;
+	rtr__intern_destroy(&w->intern);
+	rtr__memstack_destroy(&w->mem);
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 	uint64_t flush_ns = (uint64_t)w->s.cfg.flush_ms * 1000000u;
 	int quiesced = 0;
 
+	rtr__sink_setup(&w->sink); /* what rtr__writer_start() left out: it takes time */
 	for (;;) {
 		/* A5: pairs with R5 in rtr__writer_stop(); producers are already off */
 		uint32_t stop = rtr_atomic_load_acquire(&w->stop);
-		/* A6: pairs with R6 in rtr__writer_flush(); what came before it is in the rings */
+		/* A6: pairs with R6 in rtr__writer_flush_request(); earlier events in the rings */
 		uint32_t flush = rtr_atomic_load_acquire(&w->flush_req);
 		int urgent = stop || flush != w->flush_done;
 		/* An urgent pass drains each ring up to the head it reads, which is past
@@ -1598,7 +1661,7 @@ static void *writer_main(void *arg)
 			/* Done after one pass even if producers keep going: they cannot
 			 * hold a flush up. */
 			write_out(w, 1);
-			/* R7: pairs with A7 in rtr__writer_flush(); the file has it all */
+			/* R7: pairs with A7 in rtr__writer_flush_wait(); the file has it all */
 			rtr_atomic_store_release(&w->flush_done, flush);
 			futex(&w->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 			continue;
@@ -1617,7 +1680,25 @@ static void *writer_main(void *arg)
 	put_end(w, 1);
 	w->chunk->final = 1; /* the last write: a compressed stream ends with it */
 	write_out(w, 1);
+	close_after_error(w);
 	w->final_error = rtr_atomic_load_relaxed(&w->sink.error);
+	/* Flushes waiting now wait for nothing more: serve them all. */
+	/* A8: pairs with R6 in rtr__writer_flush_request(); no ticket is handed out while
+	 * stopping (the lifecycle lock), this is the last */
+	uint32_t last = rtr_atomic_load_acquire(&w->flush_req);
+	/* R7: pairs with A7 in rtr__writer_flush_wait() */
+	rtr_atomic_store_release(&w->flush_done, last);
+	futex(&w->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	/* R9: pairs with A9 in rtr__writer_stop(); the session's results are final */
+	if (rtr_atomic_exchange_acq_rel(&w->state, WRITER_EXITED) == WRITER_ABANDONED) {
+		/* Stop left without us (we were stuck in the file): nobody else frees. */
+		release_session(w);
+		close(w->s.fd);
+		/* R10: pairs with A10 in rtr__writer_start(); the session is freed */
+		rtr_atomic_store_release(&w->state, WRITER_IDLE);
+		return NULL;
+	}
+	futex(&w->state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	return NULL;
 }
 
@@ -1626,6 +1707,9 @@ int rtr__writer_start(const struct rtr__session *s)
 	struct writer *w = &W;
 	int err;
 
+	/* A10: pairs with R10 in writer_main(); an abandoned writer has freed all */
+	if (rtr_atomic_load_acquire(&w->state) != WRITER_IDLE)
+		return -EBUSY; /* the last session's writer is still stuck in the file */
 	/* Keep the published counters of the last session until this one is ready. */
 	w->s = *s;
 	w->s.cfg.path = w->s.path;
@@ -1640,14 +1724,13 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->encoded = 0;
 	w->finishing = 0;
 	w->process_meta_done = 0;
-	/* Only a regular file can have its provisional close cut off (/dev/null cannot). */
-	struct stat st;
-	w->provisional = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
 	w->threads = 0;
 	w->error_reported = 0;
 	w->final_error = 0;
 	w->stop = 0;
-	w->flush_req = w->flush_done = 0;
+	w->give_up = 0;
+	/* flush_req and flush_done run on across sessions: a flush that waits through a
+	 * stop and a start must not see its ticket served by counters set back. */
 	w->pid_tid_len = (size_t)snprintf(w->pid_tid, sizeof(w->pid_tid),
 					  ",\"pid\":%ld,\"tid\":", (long)s->pid);
 	w->ids_tid = -1;
@@ -1675,8 +1758,12 @@ int rtr__writer_start(const struct rtr__session *s)
 		err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
 	if (err != 0)
 		goto fail_heads;
-	if (w->provisional) /* a regular file: its pages would otherwise stay cached */
+	/* Only a regular file can have its provisional close cut off (a pipe, /dev/null
+	 * cannot); its pages would otherwise stay cached. */
+	w->provisional = !w->sink.stream;
+	if (w->provisional)
 		rtr__sink_cache_window(&w->sink, (uint64_t)s->cfg.cache_mb << 20);
+	w->sink.cancel = &w->give_up;
 
 	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
 	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
@@ -1691,6 +1778,9 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->chunk = rtr__sink_acquire(&w->sink);
 	write_head(w);
 	submit_chunk(w); /* a valid file from the first moment, closed provisionally */
+	/* In the file before anything slow (buffer registration, the thread, libgcc): a
+	 * kill from here on leaves a trace with its head, never an empty file. */
+	rtr__sink_wait(&w->sink);
 	account(w, 0);
 	rtr_atomic_store_relaxed(&w->st_io, w->sink.method);
 	rtr_atomic_store_relaxed(&w->st_clock, s->clock.kind);
@@ -1702,10 +1792,13 @@ int rtr__writer_start(const struct rtr__session *s)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* relaxed: pthread_create() orders it before the thread's first read */
+	rtr_atomic_store_relaxed(&w->state, WRITER_RUNNING);
 	err = -pthread_create(&w->thread, NULL, writer_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err == 0)
 		return 0;
+	rtr_atomic_store_relaxed(&w->state, WRITER_IDLE); /* no thread: ours alone */
 
 	rtr__sink_close(&w->sink);
 fail_heads:
@@ -1719,39 +1812,132 @@ fail_intern:
 	return err;
 }
 
-int rtr__writer_flush(void)
+uint32_t rtr__writer_flush_request(void)
 {
 	struct writer *w = &W;
 	/* R6: pairs with A6 in writer_main(); our earlier events are in the rings */
 	uint32_t ticket = rtr_atomic_add_acq_rel(&w->flush_req, 1);
 
 	wake(w);
+	return ticket;
+}
+
+/* The time left until deadline (CLOCK_MONOTONIC ns), as a futex timeout; 0 if none. */
+static int time_left(uint64_t deadline, struct timespec *ts)
+{
+	uint64_t now = rtr__mono_ns();
+
+	if (now >= deadline)
+		return 0;
+	ts->tv_sec = (time_t)((deadline - now) / 1000000000u);
+	ts->tv_nsec = (long)((deadline - now) % 1000000000u);
+	return 1;
+}
+
+/* CLOCK_MONOTONIC ns timeout_ms from now; UINT64_MAX for 0 (no limit). */
+static uint64_t deadline_in(unsigned timeout_ms)
+{
+	return timeout_ms == 0 ? UINT64_MAX : rtr__mono_ns() + (uint64_t)timeout_ms * 1000000u;
+}
+
+int rtr__writer_flush_wait(uint32_t ticket, unsigned timeout_ms)
+{
+	struct writer *w = &W;
+	uint64_t deadline = deadline_in(timeout_ms);
+	struct timespec ts;
+
 	for (;;) {
 		/* A7: pairs with R7 in writer_main() */
 		uint32_t done = rtr_atomic_load_acquire(&w->flush_done);
 		if ((int32_t)(done - ticket) >= 0)
 			break;
-		futex(&w->flush_done, FUTEX_WAIT_PRIVATE, done, NULL);
+		if (deadline != UINT64_MAX && !time_left(deadline, &ts))
+			return -ETIMEDOUT;
+		futex(&w->flush_done, FUTEX_WAIT_PRIVATE, done,
+		      deadline == UINT64_MAX ? NULL : &ts);
 	}
 	return rtr_atomic_load_relaxed(&w->sink.error);
 }
 
+/* Wait until the writer thread is done with the session or deadline passes. */
+static int wait_exited(struct writer *w, uint64_t deadline)
+{
+	struct timespec ts;
+
+	for (;;) {
+		/* A9: pairs with R9 in writer_main(); the session's results are final */
+		uint32_t st = rtr_atomic_load_acquire(&w->state);
+		if (st != WRITER_RUNNING)
+			return 1;
+		if (deadline != UINT64_MAX && !time_left(deadline, &ts))
+			return 0;
+		futex(&w->state, FUTEX_WAIT_PRIVATE, st, deadline == UINT64_MAX ? NULL : &ts);
+	}
+}
+
+/* How long a writer told to give up may take to notice: it waits in slices of 50 ms
+ * (sink_sync.c, sink_uring.c); only a system call nothing interrupts takes longer. */
+#define GIVE_UP_MS 500u
+
 int rtr__writer_stop(void)
 {
 	struct writer *w = &W;
+	int err;
 
 	/* R5: pairs with A5 in writer_main() */
 	rtr_atomic_store_release(&w->stop, 1);
 	wake(w);
+	if (!wait_exited(w, deadline_in(w->s.cfg.stop_timeout_ms))) {
+		/* The file blocks (a FIFO nobody reads, a hung mount): what is not written
+		 * yet fails with -ETIMEDOUT, counted as dropped_io. Relaxed: the sink only
+		 * stops waiting, nothing is read behind the flag. */
+		rtr_atomic_store_relaxed(&w->give_up, 1);
+		wake(w);
+		if (!wait_exited(w, deadline_in(GIVE_UP_MS)) &&
+		    rtr_atomic_exchange_acq_rel(&w->state, WRITER_ABANDONED) == WRITER_RUNNING) {
+			/* Stuck in a call nothing interrupts (pwrite on a hung NFS mount):
+			 * leave it. When the call returns it fails what is left, frees the
+			 * session and closes the file itself (writer_main()); until then
+			 * rtr_start() returns -EBUSY. Its memory and fd stay valid. */
+			pthread_detach(w->thread);
+			return -ETIMEDOUT;
+		}
+		/* It finished meanwhile (the exchange found WRITER_EXITED): join it. */
+		rtr_atomic_store_relaxed(&w->state, WRITER_EXITED);
+	}
 	pthread_join(w->thread, NULL);
-	rtr__sink_close(&w->sink);
+	release_session(w);
+	err = w->final_error;
+	if (close(w->s.fd) != 0 && err == 0)
+		err = -errno;
+	/* relaxed: joined, nobody else reads it until our caller's lock is released */
+	rtr_atomic_store_relaxed(&w->state, WRITER_IDLE);
+	return err;
+}
+
+void rtr__writer_after_fork_child(void)
+{
+	struct writer *w = &W;
+
+	/* Only this thread exists: the writer's last state is a snapshot of a thread
+	 * that may have been anywhere. What it set up at start and never moves (the
+	 * sink's pool and rings, the intern tables, heads, scratch) is released; what
+	 * it grows as it runs (the memory event tables) may be mid-update and is left
+	 * mapped (copy-on-write: it costs the child nothing it touches). */
+	if (rtr_atomic_load_relaxed(&w->state) == WRITER_IDLE) /* relaxed: one thread */
+		return;
+	rtr__sink_forget(&w->sink);
 	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
 	w->heads = NULL;
 	rtr__mem_unmap(w->scratch, EXT_MAX);
 	w->scratch = NULL;
 	rtr__intern_destroy(&w->intern);
-	rtr__memstack_destroy(&w->mem);
-	return w->final_error;
+	rtr__memstack_init(&w->mem);
+	/* Ours is a copy of the parent's descriptor: a FIFO reader sees EOF when the
+	 * parent closes it, whatever its children do. */
+	close(w->s.fd);
+	w->chunk = NULL;
+	rtr_atomic_store_relaxed(&w->state, WRITER_IDLE);
 }
 
 void rtr__writer_stats(struct rtr_stats *out)
