@@ -147,8 +147,15 @@ RTR__DECL void rtr_config_init(struct rtr_config *cfg);
 /*
  * Open the trace file, write its start marker and start the writer thread.
  * cfg NULL means rtr_config_init() defaults. The config is copied (strings too).
- * Returns 0, or a negative errno: -EBUSY already started, -EINVAL bad config,
- * the open(2) error for the file, the io_uring error with RTR_IO_URING, -ENOMEM.
+ * A regular file is written under a new name and renamed to the path once started
+ * (a file there survives a failed start; one another user owns is replaced, never
+ * written through); "-", "/dev/stdout" and "/dev/stderr" mean the inherited
+ * descriptor; a FIFO, tty or device is written in place, in order.
+ * Returns 0, or a negative errno: -EBUSY already started (or the last session's
+ * writer is still stuck in its file after a timed-out stop), -EINVAL bad config,
+ * the open(2) or rename(2) error for the file (-ELOOP for a symlink, -ENXIO for a
+ * FIFO with no reader), the io_uring error with RTR_IO_URING, -ENOMEM. A failure
+ * is also reported once on stderr with the expanded path.
  * Call from one thread at a time, with rtr_stop(). A program that exits without
  * rtr_stop() still gets a finished file (an atexit handler stops the recorder).
  */
@@ -157,14 +164,19 @@ RTR__DECL int rtr_start(const struct rtr_config *cfg);
 /*
  * Wait until every event recorded before the call (by any thread, as ordered by
  * happens-before) has been written to the file. Returns 0, the first write error
- * as a negative errno, or 0 when the recorder is not running. Any thread.
+ * as a negative errno, -ETIMEDOUT after cfg.stop_timeout_ms, or 0 when the recorder
+ * is not running. Any thread; it holds no lock while it waits (fork() and
+ * rtr_stop() in other threads go on).
  */
 RTR__DECL int rtr_flush(void);
 
 /*
  * Stop recording: drain every ring, write the end marker and close the array, close
  * the file, join the writer. Returns 0, or the first write error as a negative errno
- * (the events that could not be written are counted as dropped). 0 when not running.
+ * (the events that could not be written are counted as dropped); -ETIMEDOUT when the
+ * file blocked past cfg.stop_timeout_ms (the rest is counted as dropped_io). After
+ * ENOSPC or EFBIG the file still gets its end marker and "]" where the device takes
+ * them. 0 when not running.
  * A later rtr_start() begins a new file.
  */
 RTR__DECL int rtr_stop(void);
