@@ -58,8 +58,6 @@ static void fork_child(void)
 	rtr__rings_after_fork_child();
 	rtr__flow_after_fork_child();
 	rtr__writer_after_fork_child();
-	if (session.tmp_path[0] != '\0')
-		session.tmp_path[0] = '\0'; /* the parent's to rename or remove */
 	running = 0;
 	pthread_mutex_init(&lifecycle_lock, NULL);
 }
@@ -90,15 +88,18 @@ static int inherited_fd(const char *path)
  * file another user made at the path (root tracing into a shared directory) is
  * replaced, never written through with that user's owner and mode. Every open is
  * O_NOFOLLOW: a symlink at the path is ELOOP, and rename() replaces a link planted
- * meanwhile instead of following it.
+ * meanwhile instead of following it. One exception: a file of our own in a directory
+ * where we may not create one is written in place, truncated only once the start is
+ * certain.
  */
 static int open_trace(struct rtr__session *s)
 {
 	int std = inherited_fd(s->path);
 	struct stat st;
-	int fd, err;
+	int fd, err = 0, ours = 0;
 
 	s->tmp_path[0] = '\0';
+	s->truncate = 0;
 	if (std >= 0) {
 		s->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
 		return s->fd < 0 ? -errno : 0;
@@ -114,6 +115,7 @@ static int open_trace(struct rtr__session *s)
 			s->fd = fd;
 			return 0;
 		}
+		ours = st.st_uid == geteuid();
 		close(fd);
 	} else if (errno != ENOENT) {
 		return -errno;
@@ -130,10 +132,22 @@ static int open_trace(struct rtr__session *s)
 		if (errno != EEXIST || i == 99) {
 			err = -errno;
 			s->tmp_path[0] = '\0';
-			return err;
+			break;
 		}
 	}
+	if (fd >= 0) {
+		s->fd = fd;
+		return 0;
+	}
+	/* A directory we may not create in, holding a file of ours: write that in place,
+	 * cut to 0 only once the start is certain (rtr__writer_start()). */
+	if (!ours || (err != -EACCES && err != -EPERM && err != -EROFS))
+		return err;
+	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
 	s->fd = fd;
+	s->truncate = 1;
 	return 0;
 }
 

@@ -20,6 +20,7 @@ struct rtr__session {
 	/* A regular file goes to this new name first and is renamed to path once the
 	 * recorder has started (rtr_start()); "" when fd is the path's own file. */
 	char tmp_path[PATH_MAX];
+	int truncate; /* fd is the path's own regular file: cut it to 0 once start is sure */
 	pid_t pid;
 	pid_t start_tid;
 	long rank;	 /* -1 when unknown */

@@ -1224,6 +1224,62 @@ static void a_file_another_user_owns_is_replaced_not_written_through(void **stat
 	close(old);
 }
 
+
+/* A file of our own in a directory we may not create in is written in place, and
+ * still survives a failed start (the cut to 0 waits until the start is certain). */
+static void own_file_in_a_read_only_directory_is_kept_by_a_failed_start(void **state)
+{
+	(void)state;
+	char dir[4096], trace[4200];
+
+	if (geteuid() != 0) {
+		print_message("needs root (to become another user)\n");
+		skip();
+	}
+	snprintf(dir, sizeof(dir), "%s/faults-rodir-%d", tu_tmpdir(), (int)getpid());
+	snprintf(trace, sizeof(trace), "%s/trace.json", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_precious(trace);
+	assert_int_equal(chown(trace, 65534, 65534), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	assert_int_equal(chmod(dir, 0555), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rtr_config cfg;
+
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(100);
+		if (refuse_io_uring() != 0)
+			_exit(77);
+		rtr_config_init(&cfg);
+		cfg.path = trace;
+		cfg.on_full = RTR_ON_FULL_BLOCK;
+		cfg.io = RTR_IO_URING;
+		if (rtr_start(&cfg) != -EPERM)
+			_exit(101);
+		if (!is_precious(trace))
+			_exit(102);
+		cfg.io = RTR_IO_SYNC;
+		if (rtr_start(&cfg) != 0)
+			_exit(103);
+		record_seq(FORK_EVENTS);
+		_exit(rtr_stop() == 0 ? 0 : 104);
+	}
+	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 77)) {
+		tu_expect_exit_0(status);
+		check_whole_seq_file(trace, pid, FORK_EVENTS);
+	}
+	unlink(trace);
+	chmod(dir, 0755);
+	rmdir(dir);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		skip();
+}
+
 /* A kill at the first moment the file is at the path leaves its head (11d). */
 static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 {
@@ -1297,6 +1353,7 @@ int main(void)
 		TEST(fifo_reader_sees_eof_at_stop_while_a_forked_child_lives),
 		TEST(failed_start_leaves_a_file_that_was_there_byte_for_byte),
 		TEST(a_file_another_user_owns_is_replaced_not_written_through),
+		TEST(own_file_in_a_read_only_directory_is_kept_by_a_failed_start),
 		TEST(kill_as_soon_as_the_file_appears_leaves_its_head),
 	};
 

@@ -1756,6 +1756,12 @@ int rtr__writer_start(const struct rtr__session *s)
 					  s->cfg.compress == RTR_COMPRESS_GZIP_MEMBERS);
 	else
 		err = rtr__sink_open(&w->sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS);
+	/* The start cannot fail from here on but for pthread_create(): only now may a
+	 * file written in place lose what it held. */
+	if (err == 0 && s->truncate && ftruncate(s->fd, 0) != 0) {
+		err = -errno;
+		rtr__sink_close(&w->sink);
+	}
 	if (err != 0)
 		goto fail_heads;
 	/* Only a regular file can have its provisional close cut off (a pipe, /dev/null
