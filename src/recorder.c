@@ -184,6 +184,11 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		goto out;
 	}
 
+	if (!rtr__writer_idle()) {
+		err = -EBUSY; /* before the file is touched */
+		report_start_error(session.path, err);
+		goto out;
+	}
 	err = open_trace(&session);
 	if (err != 0) {
 		report_start_error(session.path, err);

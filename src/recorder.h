@@ -63,6 +63,9 @@ int rtr__writer_flush_wait(uint32_t ticket, unsigned timeout_ms);
  * as dropped_io; a writer stuck in a system call is left to free the session and
  * close the file itself when the call returns). */
 int rtr__writer_stop(void);
+/* Whether no writer thread is left from a session (a stop that timed out may leave
+ * one stuck in its file until its call returns). */
+int rtr__writer_idle(void);
 /* In a child after fork(): release the parent's writer state and close the file
  * without waiting or writing anything. */
 void rtr__writer_after_fork_child(void);

@@ -54,6 +54,33 @@ const char *__tsan_default_options(void)
 }
 #endif
 
+/*
+ * Seam (-Wl,--wrap=write, tests/CMakeLists.txt): a write(2) to the inode hang_ino
+ * blocks, deaf to signals and to the stop timeout, until hang_release is set, then
+ * fails with EIO: a write on a hung NFS mount, which nothing interrupts.
+ */
+ssize_t __real_write(int fd, const void *buf, size_t n);
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+static ino_t hang_ino;	      /* atomic: 0, or the inode whose writes hang */
+static uint32_t hang_release; /* atomic: set by the test to let the write return */
+static uint32_t hanging;      /* atomic: a write is hanging now */
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	struct stat st;
+
+	ino_t ino = __atomic_load_n(&hang_ino, __ATOMIC_RELAXED);
+
+	if (ino != 0 && fstat(fd, &st) == 0 && st.st_ino == ino) {
+		__atomic_store_n(&hanging, 1, __ATOMIC_RELAXED);
+		while (!__atomic_load_n(&hang_release, __ATOMIC_RELAXED))
+			nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
+		errno = EIO;
+		return -1;
+	}
+	return __real_write(fd, buf, n);
+}
+
 #define CAT	    "faults"
 #define FSIZE_LIMIT ((rlim_t)256 << 10)
 
@@ -998,6 +1025,89 @@ static void fork_is_not_held_by_a_flush_waiting_for_the_file(void **state)
 	tu_expect_exit_0(tu_wait_child(pid, 20));
 }
 
+
+/* A writer stuck in a call nothing interrupts: stop returns at its timeout anyway,
+ * the writer frees the session and closes the file itself when the call returns, and
+ * a start meanwhile is -EBUSY without touching any file. */
+static void stuck_writer_child(const char *fifo, const char *other)
+{
+	struct rtr_config cfg;
+	struct stat st;
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (rd < 0 || devnull < 0 || stat(fifo, &st) != 0 || dup2(devnull, STDERR_FILENO) < 0)
+		_exit(110);
+	close(devnull);
+	int fds = count_fds();
+	rtr_config_init(&cfg);
+	cfg.path = fifo;
+	cfg.io = RTR_IO_SYNC;
+	cfg.stop_timeout_ms = 200;
+	if (rtr_start(&cfg) != 0)
+		_exit(111);
+	__atomic_store_n(&hang_ino, st.st_ino, __ATOMIC_RELAXED);
+	record_seq(1000);
+	while (!__atomic_load_n(&hanging, __ATOMIC_RELAXED))
+		nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL); /* the flush period */
+	if (rtr_stop() != -ETIMEDOUT)
+		_exit(112);
+	cfg.path = other;
+	if (rtr_start(&cfg) != -EBUSY)
+		_exit(113);
+	if (access(other, F_OK) == 0)
+		_exit(114);
+	__atomic_store_n(&hang_release, 1, __ATOMIC_RELAXED);
+	/* The writer finishes on its own: the FIFO's writer end closes. */
+	char buf[65536];
+	struct pollfd p = {.fd = rd, .events = POLLIN};
+	for (;;) {
+		if (poll(&p, 1, TU_CHILD_TIMEOUT_S * 1000) != 1)
+			_exit(115);
+		ssize_t n = read(rd, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EAGAIN)
+			_exit(116);
+	}
+	close(rd);
+	/* And it gives the recorder back: a new session starts and finishes. */
+	int rc = -EBUSY;
+	for (int i = 0; i < 1000 && rc == -EBUSY; i++) {
+		rc = rtr_start(&cfg);
+		if (rc == -EBUSY)
+			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+	if (rc != 0)
+		_exit(117);
+	__atomic_store_n(&hang_ino, 0, __ATOMIC_RELAXED);
+	record_seq(100);
+	if (rtr_stop() != 0)
+		_exit(118);
+	if (count_fds() != fds - 1) /* the FIFO's reader, closed above */
+		_exit(119);
+	_exit(0);
+}
+
+static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself(
+	void **state)
+{
+	(void)state;
+	char fifo[4096], other[4096];
+
+	make_file(fifo, sizeof(fifo), "stuck", ".fifo");
+	make_path(other, sizeof(other), "stuck-next");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		stuck_writer_child(fifo, other);
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	check_whole_seq_file(other, pid, 100);
+}
+
 /* ------------------------------------------------------------------------- */
 /* fork() (issue 10, item 4)                                                  */
 
@@ -1348,6 +1458,7 @@ int main(void)
 		TEST(stop_on_a_fifo_nobody_reads_times_out_with_write),
 		TEST(stop_on_a_fifo_nobody_reads_times_out_with_io_uring),
 		TEST(fork_is_not_held_by_a_flush_waiting_for_the_file),
+		TEST(stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself),
 		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_write),
 		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_io_uring),
 		TEST(fifo_reader_sees_eof_at_stop_while_a_forked_child_lives),

@@ -1783,10 +1783,14 @@ int rtr__writer_start(const struct rtr__session *s)
 
 	w->chunk = rtr__sink_acquire(&w->sink);
 	write_head(w);
-	submit_chunk(w); /* a valid file from the first moment, closed provisionally */
-	/* In the file before anything slow (buffer registration, the thread, libgcc): a
-	 * kill from here on leaves a trace with its head, never an empty file. */
-	rtr__sink_wait(&w->sink);
+	if (w->provisional) {
+		submit_chunk(w); /* a valid file from the first moment, closed provisionally */
+		/* In the file before anything slow (buffer registration, the thread,
+		 * libgcc): a kill from here on leaves a trace with its head, never an
+		 * empty file. A stream's head waits for the writer thread instead: a
+		 * full pipe must not hold rtr_start() up, and there is no file to leave. */
+		rtr__sink_wait(&w->sink);
+	}
 	account(w, 0);
 	rtr_atomic_store_relaxed(&w->st_io, w->sink.method);
 	rtr_atomic_store_relaxed(&w->st_clock, s->clock.kind);
@@ -1919,6 +1923,12 @@ int rtr__writer_stop(void)
 	/* relaxed: joined, nobody else reads it until our caller's lock is released */
 	rtr_atomic_store_relaxed(&w->state, WRITER_IDLE);
 	return err;
+}
+
+int rtr__writer_idle(void)
+{
+	/* A10: pairs with R10 in writer_main(); an abandoned writer has freed all */
+	return rtr_atomic_load_acquire(&W.state) == WRITER_IDLE;
 }
 
 void rtr__writer_after_fork_child(void)
