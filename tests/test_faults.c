@@ -646,8 +646,17 @@ static uint64_t drain_to_file(int fd, const char *out)
 struct child_report {
 	int start_rc, flush_rc, stop_rc;
 	int io_method;
+	uint64_t flush_ns, stop_ns, run_ns; /* how long they took (printed, not checked) */
 	struct rtr_stats st;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void send_report(int fd, const struct child_report *rep)
 {
@@ -679,7 +688,7 @@ static void check_whole_seq_file(const char *file, pid_t pid, uint64_t n)
 /* ------------------------------------------------------------------------- */
 /* Pipes, FIFOs, stdout (issue 10, item 5)                                    */
 
-#define STREAM_EVENTS 100000 /* ~5 MB: far more than a pipe holds */
+#define STREAM_EVENTS 100000 /* ~10 MB: far more than a pipe holds */
 
 /* In a child whose stdout is a pipe: record into path ("-", "/dev/stdout"). */
 static void stdout_child(const char *path, int io, int compress, int rep_fd)
@@ -692,11 +701,13 @@ static void stdout_child(const char *path, int io, int compress, int rep_fd)
 	cfg.io = io;
 	cfg.compress = compress;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
+	uint64_t t0 = now_ns();
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
 		record_seq(STREAM_EVENTS);
 		rep.stop_rc = rtr_stop();
 	}
+	rep.run_ns = now_ns() - t0;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
@@ -735,6 +746,8 @@ static void trace_to_stdout(const char *path, int io, int compress, const char *
 	assert_int_equal(rep.st.events_written, STREAM_EVENTS);
 	assert_int_equal(rep.st.events_dropped, 0);
 	assert_int_equal(rep.st.bytes_written, bytes);
+	print_message("%s: %" PRIu64 " events, %" PRIu64 " bytes through the pipe in %.1f ms\n",
+		      name, rep.st.events_written, bytes, (double)rep.run_ns / 1e6);
 	/* A stream goes through write(2), one write at a time, whatever was asked. */
 	assert_int_equal(rep.st.io_method, RTR_IO_SYNC);
 	if (compress == RTR_COMPRESS_GZIP) {
@@ -903,8 +916,12 @@ static void blocked_fifo_child(const char *fifo, int io, unsigned timeout_ms, in
 		record_seq(10000);
 		nanosleep(&(struct timespec){.tv_nsec = 2 * 1000 * 1000}, NULL);
 	}
+	uint64_t t0 = now_ns();
 	rep.flush_rc = rtr_flush();
+	uint64_t t1 = now_ns();
 	rep.stop_rc = rtr_stop();
+	rep.flush_ns = t1 - t0;
+	rep.stop_ns = now_ns() - t1;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
@@ -940,6 +957,8 @@ static void stop_gives_up(int io, const char *name)
 		      " bytes: what the pipe took), dropped_io %" PRIu64 ", full %" PRIu64 "\n",
 		      name, rep.st.events_recorded, rep.st.events_written, rep.st.bytes_written,
 		      rep.st.events_dropped_io, rep.st.events_dropped_full);
+	print_message("%s: with a 200 ms timeout, flush returned after %.1f ms, stop after %.1f ms\n",
+		      name, (double)rep.flush_ns / 1e6, (double)rep.stop_ns / 1e6);
 }
 
 static void stop_on_a_fifo_nobody_reads_times_out_with_write(void **state)

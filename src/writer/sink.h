@@ -12,6 +12,8 @@
  *             resubmitted for the remainder (sink_uring.c says why and what it costs).
  *   write(2)  pwrite(2) loop in the writer thread (io_uring unavailable: old kernel,
  *             seccomp, io_uring_disabled sysctl; or RINGTRACE_IO=sync).
+ *   streams   a pipe, FIFO, tty or device: write(2) in order, whichever method was
+ *             asked for, never cut, waiting in poll() so that a stop can give up.
  *
  * Compression (rtr__sink_open_gzip(), sink_gzip.c). The writer fills one text chunk
  * instead of pool chunks; submit compresses it, in the writer thread, into a pool
