@@ -780,6 +780,37 @@ static void bad_config_is_refused_and_bad_environment_keeps_defaults(void **stat
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* RINGTRACE_STOP_TIMEOUT_MS (issue 10, item 9): parsed, a bad value keeps 10000, and
+ * a value past the maximum set in code is -EINVAL. */
+static void stop_timeout_comes_from_the_environment_and_is_checked(void **state)
+{
+	(void)state;
+	struct rtr_config cfg;
+
+	unsetenv("RINGTRACE_STOP_TIMEOUT_MS");
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.stop_timeout_ms, 10000);
+	setenv("RINGTRACE_STOP_TIMEOUT_MS", "250", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.stop_timeout_ms, 250);
+	setenv("RINGTRACE_STOP_TIMEOUT_MS", "0", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.stop_timeout_ms, 0); /* no limit */
+	setenv("RINGTRACE_STOP_TIMEOUT_MS", "soon", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.stop_timeout_ms, 10000);
+	setenv("RINGTRACE_STOP_TIMEOUT_MS", "3600001", 1);
+	rtr_config_init(&cfg);
+	assert_int_equal(cfg.stop_timeout_ms, 10000);
+	unsetenv("RINGTRACE_STOP_TIMEOUT_MS");
+
+	make_path("badtimeout");
+	cfg.path = path;
+	cfg.stop_timeout_ms = 3600001;
+	assert_int_equal(rtr_start(&cfg), -EINVAL);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 static void dev_null_takes_everything(void **state)
 {
 	(void)state;
@@ -873,6 +904,7 @@ int main(void)
 		cmocka_unit_test(tsc_clock_keeps_times_ordered_and_explicit_times_exact),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),
+		cmocka_unit_test(stop_timeout_comes_from_the_environment_and_is_checked),
 		cmocka_unit_test(bad_config_is_refused_and_bad_environment_keeps_defaults),
 		cmocka_unit_test(dev_null_takes_everything),
 		cmocka_unit_test(path_pattern_expands_pid_and_percent),

@@ -1940,8 +1940,18 @@ void rtr__writer_after_fork_child(void)
 	 * sink's pool and rings, the intern tables, heads, scratch) is released; what
 	 * it grows as it runs (the memory event tables) may be mid-update and is left
 	 * mapped (copy-on-write: it costs the child nothing it touches). */
-	if (rtr_atomic_load_relaxed(&w->state) == WRITER_IDLE) /* relaxed: one thread */
+	uint32_t st = rtr_atomic_load_relaxed(&w->state); /* relaxed: one thread now */
+
+	if (st == WRITER_IDLE)
 		return;
+	if (st == WRITER_ABANDONED) {
+		/* The parent's writer may have been freeing the session and closing the
+		 * file itself: its mappings and fd number may be gone and reused by the
+		 * program. Touch nothing; the child starts afresh. */
+		rtr__memstack_init(&w->mem);
+		rtr_atomic_store_relaxed(&w->state, WRITER_IDLE);
+		return;
+	}
 	rtr__sink_forget(&w->sink);
 	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
 	w->heads = NULL;
