@@ -80,7 +80,8 @@ static int inherited_fd(const char *path)
  *
  * Something that is there and is not a regular file (a FIFO, a tty, /dev/null) is
  * opened in place, O_NONBLOCK: a FIFO with no reader is ENXIO at once, not an open()
- * that never returns while holding the lifecycle lock.
+ * that never returns while holding the lifecycle lock (and O_NOCTTY: a tty must not
+ * become the program's controlling terminal).
  *
  * A regular file is never written in place: the trace goes to a new file beside it,
  * created 0644 less the umask, which replaces the path by rename() once the start
@@ -104,7 +105,7 @@ static int open_trace(struct rtr__session *s)
 		s->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
 		return s->fd < 0 ? -errno : 0;
 	}
-	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0) {
 		if (fstat(fd, &st) != 0) {
 			err = -errno;
