@@ -200,8 +200,8 @@ int rtr__sink_wait(struct rtr__sink *s);
 void rtr__sink_close(struct rtr__sink *s);
 
 /* The parts of open that take time and that a sink can do without: io_uring's buffer
- * registration and its page cache hint ring. Call once, after open, from the thread
- * that writes from then on; waits for what is in flight first. */
+ * registration and its page cache hint ring. Call once, after open, when the file's
+ * head is written; waits for what is in flight first. */
 void rtr__sink_setup(struct rtr__sink *s);
 
 /* In a child after fork(): let go of everything the sink holds (memory, the io_uring

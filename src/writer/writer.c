@@ -1632,7 +1632,6 @@ static void *writer_main(void *arg)
 	uint64_t flush_ns = (uint64_t)w->s.cfg.flush_ms * 1000000u;
 	int quiesced = 0;
 
-	rtr__sink_setup(&w->sink); /* what rtr__writer_start() left out: it takes time */
 	for (;;) {
 		/* A5: pairs with R5 in rtr__writer_stop(); producers are already off */
 		uint32_t stop = rtr_atomic_load_acquire(&w->stop);
@@ -1791,6 +1790,10 @@ int rtr__writer_start(const struct rtr__session *s)
 		 * full pipe must not hold rtr_start() up, and there is no file to leave. */
 		rtr__sink_wait(&w->sink);
 	}
+	/* Then the slow part: buffer registration, the hint ring. Here, under the
+	 * lifecycle lock, not in the writer thread: a fork() meanwhile would leave the
+	 * child an io_uring fd it does not know of. */
+	rtr__sink_setup(&w->sink);
 	account(w, 0);
 	rtr_atomic_store_relaxed(&w->st_io, w->sink.method);
 	rtr_atomic_store_relaxed(&w->st_clock, s->clock.kind);
