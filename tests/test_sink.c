@@ -903,6 +903,23 @@ static void sync_writeback_error_from_a_hint_fails_the_writes_after_it(void **st
 	assert_int_equal(written + failed, CACHE_FILE / CHUNK);
 }
 
+/* The one rule both methods' hints go through (the io_uring hint ring's completions
+ * too): a writeback error latches, a refused hint does not; the first error stays. */
+static void hint_results_latch_writeback_errors_only(void **state)
+{
+	struct fixture *f = *state;
+
+	open_sink(f, 0, RTR_IO_SYNC, CHUNK, 4);
+	rtr__sink_hint_result(&f->sink[0], 0);
+	rtr__sink_hint_result(&f->sink[0], -EINVAL);
+	rtr__sink_hint_result(&f->sink[0], -ESPIPE);
+	rtr__sink_hint_result(&f->sink[0], -ECANCELED); /* a link cut by the one before */
+	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].error), 0);
+	rtr__sink_hint_result(&f->sink[0], -EIO);
+	rtr__sink_hint_result(&f->sink[0], -ENOSPC);
+	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].error), -EIO);
+}
+
 struct pipe_reader {
 	int fd;
 	uint64_t bytes;
@@ -1027,6 +1044,7 @@ int main(void)
 		T(sync_hints_leave_the_bytes_intact),
 		T(uring_hints_pass_through_a_refused_submit),
 		T(sync_writeback_error_from_a_hint_fails_the_writes_after_it),
+		T(hint_results_latch_writeback_errors_only),
 		T(sync_writes_a_pipe_in_order),
 		T(uring_asked_for_writes_a_pipe_in_order_with_write),
 		T(a_stream_that_blocks_gives_up_when_cancelled),
