@@ -497,9 +497,11 @@ int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, siz
 		done += (size_t)n;
 	}
 	/* The lines cut off are lost after all; the file is now exactly this long. */
+	uint64_t written = rtr_atomic_load_relaxed(&s->events_written);
+	if (lost > written) /* cannot happen: they were counted written when they landed */
+		lost = written;
 	count(&s->events_failed, lost);
-	rtr_atomic_store_relaxed(&s->events_written,
-				 rtr_atomic_load_relaxed(&s->events_written) - lost);
+	rtr_atomic_store_relaxed(&s->events_written, written - lost);
 	rtr_atomic_store_relaxed(&s->bytes_written, off + len);
 	rtr_atomic_store_relaxed(&s->bytes_text, off + len);
 	return 0;
