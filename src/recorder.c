@@ -201,7 +201,6 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	session.origin_ticks = rtr__ticks();
 	session.origin_ns = rtr__clock_ns(&session.clock, session.origin_ticks);
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
-	rtr__rings_barrier_init(); /* for the stop's exact totals (ring.h) */
 
 	err = rtr__writer_start(&session);
 	if (err != 0) {
@@ -223,6 +222,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		session.tmp_path[0] = '\0';
 	}
 	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
+	rtr__rings_barrier_init(); /* for the stop's exact totals (ring.h); after the head */
 	if (!hooks_installed) {
 		atexit(stop_at_exit);
 		pthread_atfork(fork_prepare, fork_parent, fork_child);

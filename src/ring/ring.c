@@ -293,10 +293,15 @@ uint64_t rtr__rings_reentrant_unattached(void)
  * the process could register for it at start (Linux 4.14), else the global command
  * (Linux 4.3, slower: it waits for every CPU to pass a grace period).
  */
-static int barrier_cmd; /* relaxed: set by rtr_start() before the writer runs */
+static int barrier_cmd;	 /* relaxed: set by rtr_start() before a stop can use it */
+static pid_t barrier_pid; /* the process that registered (a fork's child registers anew) */
 
 void rtr__rings_barrier_init(void)
 {
+	/* Once per process: registering may wait for an RCU grace period. */
+	if (barrier_pid == getpid())
+		return;
+	barrier_pid = getpid();
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	int cmd = 0;
 

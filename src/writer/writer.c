@@ -1546,7 +1546,8 @@ static void write_out(struct writer *w, int wait)
 }
 
 /* Most the stop waits for an event call in progress to finish (a thread stopped in
- * one, or a signal handler that never returns, must not hold the stop forever). */
+ * one, or a signal handler that never returns, must not hold the stop forever); a
+ * stop past its timeout (give_up) ends the wait at once. */
 #define QUIESCE_MAX_NS (1000u * 1000u * 1000u)
 /* The grace period that stands in for the barrier where membarrier is refused. */
 #define GRACE_NS (5u * 1000u * 1000u)
@@ -1571,7 +1572,9 @@ static void quiesce(struct writer *w)
 		if (rtr__ring_closed(w->rings[i]))
 			continue;
 		for (unsigned round = 0; rtr__ring_busy(w->rings[i]); round++) {
-			if (rtr__mono_ns() - start > QUIESCE_MAX_NS)
+			/* relaxed: a flag the stop sets past its timeout, nothing behind it */
+			if (rtr__mono_ns() - start > QUIESCE_MAX_NS ||
+			    rtr_atomic_load_relaxed(&w->give_up))
 				return;
 			if (round < 64) {
 				sched_yield();
