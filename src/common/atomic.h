@@ -15,8 +15,5 @@
 #define rtr_atomic_fence_seq_cst()	  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define rtr_atomic_fence_acquire()	  __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define rtr_atomic_fence_release()	  __atomic_thread_fence(__ATOMIC_RELEASE)
-/* A weak compare-exchange, relaxed both ways: *e gets the value seen when it fails. */
-#define rtr_atomic_cas_relaxed(p, e, v) \
-	__atomic_compare_exchange_n((p), (e), (v), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
 
 #endif
