@@ -189,7 +189,7 @@ struct rtr_stats {
 	uint64_t events_written;	   /* events in bytes the file accepted */
 	uint64_t events_dropped;	   /* the sum of the events_dropped_* below */
 	uint64_t events_dropped_full;	   /* dropped because a ring was full (drop mode) */
-	uint64_t events_dropped_io;	   /* lost to a write error */
+	uint64_t events_dropped_io;	   /* a write error, or a stop that timed out */
 	uint64_t events_dropped_too_large; /* one event larger than half a ring */
 	uint64_t bytes_written;		   /* bytes the file accepted (compressed, for gzip) */
 	uint64_t threads;		   /* producer threads that recorded in this session */
@@ -361,7 +361,9 @@ struct rtr_track_desc {
 #ifndef RINGTRACE_DISABLE
 
 /* Nanoseconds on the recorder's clock (CLOCK_MONOTONIC's time base), for
- * rtr_complete(). Any thread; works whether or not the recorder runs. */
+ * rtr_complete(). Any thread, a signal handler too; works whether or not the recorder
+ * runs. Never less than a value it returned before on the same thread, across
+ * restarts (which may recalibrate the clock) too. */
 RTR_API uint64_t rtr_now_ns(void);
 
 /* Name the calling thread in the trace (copied). Any thread, while recording. */
