@@ -59,7 +59,9 @@ static void fork_child(void)
 	rtr__flow_after_fork_child();
 	rtr__writer_after_fork_child();
 	running = 0;
-	pthread_mutex_init(&lifecycle_lock, NULL);
+	/* Held across fork() by this thread, which is the child's only one: its owner
+	 * unlocks it (initializing it over a held lock is undefined). */
+	pthread_mutex_unlock(&lifecycle_lock);
 }
 
 /* Paths that name the descriptor the program inherited rather than a file. */

@@ -322,12 +322,12 @@ bool rtr__rings_barrier(void)
 
 void rtr__rings_fork_prepare(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	registry_enter();
 }
 
 void rtr__rings_fork_parent(void)
 {
-	pthread_mutex_unlock(&registry_lock);
+	registry_leave();
 }
 
 void rtr__rings_after_fork_child(void)
@@ -335,8 +335,9 @@ void rtr__rings_after_fork_child(void)
 	/* Only the forking thread exists in the child; its ring stays usable, under the
 	 * child's own thread id. The others have no producer and no writer here: nothing
 	 * in the child can hold a pointer into them but the registry (the registry lock
-	 * was held across fork(), so the list is whole), and they go now. */
-	pthread_mutex_init(&registry_lock, NULL);
+	 * was held across fork(), so the list is whole), and they go now. This thread
+	 * holds the lock here too and lets it go at the end: unlocked by its owner, not
+	 * initialized over (which ThreadSanitizer takes for a second lock). */
 	for (struct rtr__ring **p = &registry_head; *p != NULL;) {
 		struct rtr__ring *r = *p;
 
@@ -348,4 +349,5 @@ void rtr__rings_after_fork_child(void)
 		*p = r->next;
 		rtr__mem_unmap(r, r->map_bytes);
 	}
+	registry_leave();
 }
