@@ -16,14 +16,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +39,7 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
-	return "allow_user_segv_handler=1:handle_segv=0";
+	return TU_ASAN_OWN_SEGV;
 }
 #endif
 
@@ -168,32 +166,22 @@ static void stop_while_threads_record_keeps_totals_exact(void **state)
  * handler waits until a third thread lets it go, 100 ms into the stop. The stop must
  * wait for it (it began while the recorder ran) and write it.
  */
-static char *stuck_page;
-static size_t stuck_bytes;
+static const int64_t *stuck_page;
 static int stuck_in, stuck_go; /* atomics: handler <-> test */
 
-static void on_stuck_segv(int sig, siginfo_t *si, void *uc)
+static void hold_until_released(void)
 {
-	(void)uc;
-	char *addr = si->si_addr;
-
-	if (addr < stuck_page || addr >= stuck_page + stuck_bytes) {
-		signal(sig, SIG_DFL);
-		return;
-	}
 	__atomic_store_n(&stuck_in, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stuck_go, __ATOMIC_ACQUIRE)) {
 		struct timespec ts = {0, 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	mprotect(stuck_page, stuck_bytes, PROT_READ | PROT_WRITE);
 }
 
 static void *stuck_main(void *arg)
 {
 	(void)arg;
-	rtr_instant_v(CAT, "stuck", RTR_ARG_I64_ARRAY("v", (const int64_t *)(void *)stuck_page, 2),
-		      RTR_ARG_I64("n", 2));
+	rtr_instant_v(CAT, "stuck", RTR_ARG_I64_ARRAY("v", stuck_page, 2), RTR_ARG_I64("n", 2));
 	return NULL;
 }
 
@@ -210,20 +198,11 @@ static void *release_main(void *arg)
 static void stop_waits_for_an_event_call_in_progress(void **state)
 {
 	(void)state;
-	struct sigaction sa, old;
 	pthread_t stuck, release;
 	struct rtr_stats st;
 
-	stuck_bytes = (size_t)sysconf(_SC_PAGESIZE);
-	stuck_page = mmap(NULL, stuck_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(stuck_page != MAP_FAILED);
 	stuck_in = stuck_go = 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_stuck_segv;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
-
+	stuck_page = tu_trap_arm(hold_until_released, NULL, 0);
 	make_path("stuck");
 	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_instant(CAT, "before");
@@ -234,8 +213,8 @@ static void stop_waits_for_an_event_call_in_progress(void **state)
 	assert_int_equal(rtr_stop(), 0);
 	pthread_join(release, NULL);
 	pthread_join(stuck, NULL);
-	sigaction(SIGSEGV, &old, NULL);
-	munmap(stuck_page, stuck_bytes);
+	assert_int_equal(tu_trap_hits(), 1);
+	tu_trap_disarm();
 
 	rtr_stats_get(&st);
 	assert_int_equal(st.events_recorded, 2);

@@ -23,7 +23,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +40,7 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {
-	return "allow_user_segv_handler=1:handle_segv=0";
+	return TU_ASAN_OWN_SEGV;
 }
 #endif
 
@@ -98,58 +97,31 @@ static void check_totals(const struct tt_trace *t, const struct rtr_stats *st, s
 /* ------------------------------------------------------------------------- */
 /* A handler inside an event call, for certain                                */
 
-static char *trap_page;
-static size_t page_bytes;
-static volatile sig_atomic_t trap_hits;
-
-static void on_segv(int sig, siginfo_t *si, void *uc)
+static void record_in_handler(void)
 {
-	(void)uc;
-	char *addr = si->si_addr;
-
-	if (addr < trap_page || addr >= trap_page + page_bytes) {
-		signal(sig, SIG_DFL); /* a real crash: let it happen */
-		return;
-	}
-	trap_hits++;
 	rtr_instant_v(CAT, "in handler", RTR_ARG_I64("a", 1), RTR_ARG_I64("b", 2),
 		      RTR_ARG_I64("c", 3), RTR_ARG_I64("d", 4));
 	rtr_begin(CAT, "handler slice");
 	rtr_end(CAT, "handler slice");
-	mprotect(trap_page, page_bytes, PROT_READ | PROT_WRITE);
 }
 
 static void handler_inside_an_event_call_is_dropped_and_counted(void **state)
 {
 	(void)state;
-	struct sigaction sa, old;
 	struct tt_trace t = {0};
 	struct rtr_stats st;
 	const struct tt_event *e[8];
+	static const int64_t fill[] = {10, -20, 30};
 
-	page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-	trap_page =
-		mmap(NULL, page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(trap_page != MAP_FAILED);
-	int64_t *values = (int64_t *)(void *)trap_page;
-	values[0] = 10;
-	values[1] = -20;
-	values[2] = 30;
-	assert_int_equal(mprotect(trap_page, page_bytes, PROT_NONE), 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
-
+	const int64_t *values = tu_trap_arm(record_in_handler, fill, sizeof(fill));
 	make_path("trap");
 	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_begin(CAT, "outer");
 	rtr_instant_v(CAT, "copies", RTR_ARG_I64_ARRAY("v", values, 3), RTR_ARG_I64("n", 3));
 	rtr_end(CAT, "outer");
 	assert_int_equal(rtr_stop(), 0);
-	sigaction(SIGSEGV, &old, NULL);
-	assert_int_equal(trap_hits, 1);
+	assert_int_equal(tu_trap_hits(), 1);
+	tu_trap_disarm();
 
 	rtr_stats_get(&st);
 	/* the handler's instant, its B, and the E that went with the B */
@@ -170,53 +142,33 @@ static void handler_inside_an_event_call_is_dropped_and_counted(void **state)
 	assert_string_equal(e[2]->ph, "E");
 	assert_string_equal(e[2]->name, "outer");
 	tt_free(&t);
-	munmap(trap_page, page_bytes);
 }
 
 /* An E lost inside an event call leaves its B open: the enclosing E must go too. */
-static void on_segv_end(int sig, siginfo_t *si, void *uc)
+static void end_in_handler(void)
 {
-	(void)uc;
-	char *addr = si->si_addr;
-
-	if (addr < trap_page || addr >= trap_page + page_bytes) {
-		signal(sig, SIG_DFL);
-		return;
-	}
-	trap_hits++;
 	rtr_end(CAT, "inner"); /* the program's E, from a handler: dropped */
-	mprotect(trap_page, page_bytes, PROT_READ | PROT_WRITE);
 }
 
 static void end_lost_in_a_handler_drops_the_enclosing_end(void **state)
 {
 	(void)state;
-	struct sigaction sa, old;
 	struct tt_trace t = {0};
 	struct rtr_stats st;
 	const struct tt_event *e[8];
 
-	page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-	trap_page = mmap(NULL, page_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(trap_page != MAP_FAILED);
-	trap_hits = 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv_end;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
-
+	const int64_t *values = tu_trap_arm(end_in_handler, NULL, 0);
 	make_path("trap-end");
 	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 16);
 	rtr_begin(CAT, "outer");
 	rtr_begin(CAT, "inner");
-	rtr_instant_v(CAT, "copies", RTR_ARG_I64_ARRAY("v", (const int64_t *)(void *)trap_page, 2));
+	rtr_instant_v(CAT, "copies", RTR_ARG_I64_ARRAY("v", values, 2));
 	rtr_begin(CAT, "after");
 	rtr_end(CAT, "after");
 	rtr_end(CAT, "outer"); /* would end "inner" in a viewer: dropped */
 	assert_int_equal(rtr_stop(), 0);
-	sigaction(SIGSEGV, &old, NULL);
-	assert_int_equal(trap_hits, 1);
+	assert_int_equal(tu_trap_hits(), 1);
+	tu_trap_disarm();
 
 	rtr_stats_get(&st);
 	assert_int_equal(st.events_dropped_reentrant, 2);
@@ -235,7 +187,6 @@ static void end_lost_in_a_handler_drops_the_enclosing_end(void **state)
 	assert_string_equal(e[3]->name, "after");
 	assert_string_equal(e[3]->ph, "X");
 	tt_free(&t);
-	munmap(trap_page, page_bytes);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -237,4 +238,62 @@ int64_t tu_kill_after(pid_t pid, int fd, int64_t target)
 	close(fd);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	return last;
+}
+
+static char *trap_page;
+static size_t trap_bytes;
+static void (*trap_fn)(void);
+static char trap_fill[64];
+static size_t trap_fill_len;
+static volatile sig_atomic_t trap_hits;
+static struct sigaction trap_old;
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+	char *addr = si->si_addr;
+
+	(void)uc;
+	if (addr < trap_page || addr >= trap_page + trap_bytes) {
+		signal(sig, SIG_DFL); /* a real crash: let it happen */
+		return;
+	}
+	trap_hits++;
+	trap_fn();
+	mprotect(trap_page, trap_bytes, PROT_READ | PROT_WRITE);
+	if (trap_fill_len > 0)
+		memcpy(trap_page, trap_fill, trap_fill_len);
+}
+
+void *tu_trap_arm(void (*on_fault)(void), const void *fill, size_t len)
+{
+	struct sigaction sa;
+
+	assert_true(len <= sizeof(trap_fill));
+	if (len > 0)
+		memcpy(trap_fill, fill, len);
+	trap_fill_len = len;
+
+	trap_bytes = (size_t)sysconf(_SC_PAGESIZE);
+	trap_page = mmap(NULL, trap_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(trap_page != MAP_FAILED);
+	trap_fn = on_fault;
+	trap_hits = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &trap_old), 0);
+	return trap_page;
+}
+
+int tu_trap_hits(void)
+{
+	return trap_hits;
+}
+
+void tu_trap_disarm(void)
+{
+	sigaction(SIGSEGV, &trap_old, NULL);
+	munmap(trap_page, trap_bytes);
+	trap_page = NULL;
 }

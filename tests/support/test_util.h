@@ -142,4 +142,21 @@ const struct tt_event *tu_end_marker(const struct tt_trace *t);
 /* Whether this process may set up an io_uring (a kernel or seccomp may refuse). */
 int tu_io_uring_works(void);
 
+/*
+ * A page that faults when first touched, to run code at a chosen point inside a
+ * library call: an event call that copies an argument array from the page faults
+ * inside its reserved window. The SIGSEGV handler calls on_fault() on the faulting
+ * thread, then makes the page readable and writable, copies the len bytes at fill to
+ * its start (zeros after them) and returns, so the access goes on. One trap at a time; a fault
+ * elsewhere crashes as usual. Under AddressSanitizer the test must let its own handler run: define
+ * __asan_default_options() to return TU_ASAN_OWN_SEGV.
+ */
+#define TU_ASAN_OWN_SEGV "allow_user_segv_handler=1:handle_segv=0"
+/* Arm the trap; returns the page (fails the test if it cannot). */
+void *tu_trap_arm(void (*on_fault)(void), const void *fill, size_t len);
+/* Faults taken since tu_trap_arm(). */
+int tu_trap_hits(void);
+/* Restore the SIGSEGV handler and unmap the page. */
+void tu_trap_disarm(void);
+
 #endif /* RTR_TESTS_TEST_UTIL_H */
