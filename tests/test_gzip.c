@@ -585,8 +585,11 @@ static void a_file_cut_anywhere_reads_a_prefix_of_the_text(void **state)
 			    full.size};
 	for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++)
 		check_stream_cut(&full, fixed[k], cut_path, json);
-	for (unsigned k = 1; k < 97; k++)
-		check_stream_cut(&full, full.size * k / 97, cut_path, json);
+	/* 97 cuts through the stream; 13 under TSan, where the reading back is all
+	 * this thread's own and takes most of the preset's time, with no race to find */
+	unsigned cuts = TU_UNDER_TSAN ? 13 : 97;
+	for (unsigned k = 1; k < cuts; k++)
+		check_stream_cut(&full, full.size * k / cuts, cut_path, json);
 	members_free(&full);
 }
 

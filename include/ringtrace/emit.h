@@ -220,7 +220,9 @@ static inline bool rtr__recording_cat(const char *cat)
 static inline uint64_t rtr__ticks(void)
 {
 #if defined(__x86_64__)
-	if (RTR__LIKELY(rtr__clock_is_tsc)) {
+	/* relaxed: published by R0 in rtr_start(); a thread still in an event call of
+	 * the last session while a new one starts may read either kind */
+	if (RTR__LIKELY(__atomic_load_n(&rtr__clock_is_tsc, __ATOMIC_RELAXED))) {
 		uint32_t lo, hi;
 		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 		return ((uint64_t)hi << 32) | lo;
