@@ -264,17 +264,18 @@ static int parse_steps(int argc, char **argv)
 	return (int)n;
 }
 
-static void print_path(const char *path)
+static void print_path(FILE *out, const char *path)
 {
 	char cwd[4096];
 
-	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL)
-		printf("trace:    %s/%s\n", cwd, path);
+	if (path[0] != '/' && strcmp(path, "-") != 0 && getcwd(cwd, sizeof(cwd)) != NULL)
+		fprintf(out, "trace:    %s/%s\n", cwd, path);
 	else
-		printf("trace:    %s\n", path);
+		fprintf(out, "trace:    %s\n", path);
 	if (strchr(path, '%') != NULL)
-		printf("          (a pattern: %%p is pid %ld, %%h the host name, %%r the rank)\n",
-		       (long)getpid());
+		fprintf(out,
+			"          (a pattern: %%p is pid %ld, %%h the host name, %%r the rank)\n",
+			(long)getpid());
 }
 
 int main(int argc, char **argv)
@@ -351,18 +352,25 @@ int main(int argc, char **argv)
 	rc = rtr_stop();
 	rtr_stats_get(&st);
 
-	print_path(cfg.path);
-	printf("events:   %llu recorded, %llu written, %llu dropped "
-	       "(%llu ring full, %llu I/O, %llu too large)\n",
-	       (unsigned long long)st.events_recorded, (unsigned long long)st.events_written,
-	       (unsigned long long)st.events_dropped, (unsigned long long)st.events_dropped_full,
-	       (unsigned long long)st.events_dropped_io,
-	       (unsigned long long)st.events_dropped_too_large);
-	printf("output:   %llu bytes through %s, %llu threads, %llu writer wakeups\n",
-	       (unsigned long long)st.bytes_written, rtr_io_name(st.io_method),
-	       (unsigned long long)st.threads, (unsigned long long)st.writer_wakeups);
-	printf("open it:  drag the file into https://ui.perfetto.dev\n"
-	       "          or chrome://tracing -> Load, or https://www.speedscope.app\n");
+	/* The report goes to stderr when the trace itself goes to stdout. */
+	FILE *out = strcmp(cfg.path, "-") == 0 || strcmp(cfg.path, "/dev/stdout") == 0 ? stderr
+										       : stdout;
+	print_path(out, cfg.path);
+	fprintf(out,
+		"events:   %llu recorded, %llu written, %llu dropped "
+		"(%llu ring full, %llu I/O, %llu too large, %llu reentrant)\n",
+		(unsigned long long)st.events_recorded, (unsigned long long)st.events_written,
+		(unsigned long long)st.events_dropped, (unsigned long long)st.events_dropped_full,
+		(unsigned long long)st.events_dropped_io,
+		(unsigned long long)st.events_dropped_too_large,
+		(unsigned long long)st.events_dropped_reentrant);
+	fprintf(out, "output:   %llu bytes through %s, %llu threads, %llu writer wakeups\n",
+		(unsigned long long)st.bytes_written, rtr_io_name(st.io_method),
+		(unsigned long long)st.threads, (unsigned long long)st.writer_wakeups);
+	if (out == stdout)
+		fprintf(out,
+			"open it:  drag the file into https://ui.perfetto.dev\n"
+			"          or chrome://tracing -> Load, or https://www.speedscope.app\n");
 
 	if (rc != 0) {
 		fprintf(stderr, "demo: the trace is incomplete: %s\n", strerror(-rc));
@@ -374,6 +382,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (st.events_dropped != 0)
-		printf("note:     drop mode; RINGTRACE_ON_FULL=block keeps every event\n");
+		fprintf(out, "note:     drop mode; RINGTRACE_ON_FULL=block keeps every event\n");
 	return 0;
 }
