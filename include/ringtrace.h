@@ -294,15 +294,15 @@ struct rtr_arg {
 #define RTR_ARG_STR(key, val)	   RTR__ARG(key, RTR_ARG_TYPE_STR, str, (val))
 #define RTR_ARG_STR_COPY(key, val) RTR__ARG(key, RTR_ARG_TYPE_STR_COPY, str, (val))
 #ifdef __cplusplus
-#define RTR__ARG_LIST(k_, t_, field, v_, ls, n_) \
-	([&]() {                                 \
-		struct rtr_arg a_ = {};          \
-		a_.key = (k_);                   \
-		a_.type = (t_);                  \
-		a_.v.field.v = (v_);             \
+#define RTR__ARG_LIST(k_, t_, field, v_, ls, n_)        \
+	([&]() {                                        \
+		struct rtr_arg a_ = {};                 \
+		a_.key = (k_);                          \
+		a_.type = (t_);                         \
+		a_.v.field.v = (v_);                    \
 		a_.v.field.n = RTR__CAST(uint32_t, n_); \
-		ls;                              \
-		return a_;                       \
+		ls;                                     \
+		return a_;                              \
 	}())
 #define RTR_ARG_I64_ARRAY(k_, v_, n_) RTR__ARG_LIST(k_, RTR_ARG_TYPE_I64_ARRAY, i64s, v_, , n_)
 #define RTR_ARG_I64_LISTS(k_, v_, l_, n_) \
@@ -520,12 +520,13 @@ RTR_API void rtr_stack_sample_here(const char *cat, const char *name);
  * array lives to the end of the full expression, so past the call.
  */
 #if defined(RINGTRACE_DISABLE)
-#define rtr_begin_v(cat, name, ...)		      RTR__UNUSED(cat, name, __VA_ARGS__)
-#define rtr_instant_v(cat, name, ...)		      RTR__UNUSED(cat, name, __VA_ARGS__)
-#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) RTR__UNUSED(cat, name, ts_ns, dur_ns, __VA_ARGS__)
+#define rtr_begin_v(cat, name, ...)   RTR__UNUSED(cat, name, __VA_ARGS__)
+#define rtr_instant_v(cat, name, ...) RTR__UNUSED(cat, name, __VA_ARGS__)
+#define rtr_complete_v(cat, name, ts_ns, dur_ns, ...) \
+	RTR__UNUSED(cat, name, ts_ns, dur_ns, __VA_ARGS__)
 #elif defined(__cplusplus)
 #include <initializer_list>
-#define RTR__ARGV(...) (std::initializer_list<struct rtr_arg>{__VA_ARGS__}.begin())
+#define RTR__ARGV(...)		      (std::initializer_list<struct rtr_arg>{__VA_ARGS__}.begin())
 typedef std::initializer_list<struct rtr_arg> rtr__arg_list;
 static inline void rtr__begin_list(const char *cat, const char *name, rtr__arg_list a)
 {

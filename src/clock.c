@@ -26,7 +26,7 @@ struct now_slot {
 	uint64_t ticks, ns, ns_per_tick32;
 };
 static struct now_slot now_slots[4] = {{RTR_CLOCK_MONOTONIC, 0, 0, 0}};
-static uint32_t now_gen;  /* the generation published last; its slot is now_gen & 3 */
+static uint32_t now_gen; /* the generation published last; its slot is now_gen & 3 */
 /* The largest value rtr_now_ns() returned on this thread. Per thread, not shared: a
  * shared maximum is a compare-and-swap on one cache line in every call from every
  * thread (it cost 5 ns more per call on one thread, and bounces the line between
@@ -225,8 +225,7 @@ static void push_seg(struct rtr__clock *c, uint64_t ticks, uint64_t ns, uint64_t
 	s->ns_per_tick32 = c->ns_per_tick32 = ns_per_tick32;
 }
 
-void rtr__clock_init_pairs(struct rtr__clock *c, uint64_t t0, uint64_t n0, uint64_t t1,
-			   uint64_t n1)
+void rtr__clock_init_pairs(struct rtr__clock *c, uint64_t t0, uint64_t n0, uint64_t t1, uint64_t n1)
 {
 	c->kind = RTR_CLOCK_TSC;
 	c->nsegs = c->first = 0;

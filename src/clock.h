@@ -43,15 +43,15 @@ struct rtr__clock_seg {
 #define RTR__CLOCK_SEGS 256
 
 struct rtr__clock {
-	int kind;		/* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
-	uint64_t base_ticks;	/* TSC: the newest segment, copied here for the ... */
-	uint64_t base_ns;	/* ... fast path of rtr__clock_ns() */
+	int kind;	     /* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
+	uint64_t base_ticks; /* TSC: the newest segment, copied here for the ... */
+	uint64_t base_ns;    /* ... fast path of rtr__clock_ns() */
 	uint64_t ns_per_tick32;
-	uint64_t pair_ticks;	/* the last (ticks, CLOCK_MONOTONIC ns) pair taken, */
-	uint64_t pair_ns;	/* whose difference to the next gives the next rate */
-	uint64_t repair_ns;	/* CLOCK_MONOTONIC time of the next re-pair */
-	uint32_t nsegs;		/* segments in seg[], the newest at (first + nsegs - 1) */
-	uint32_t first;		/* index of the oldest, mod RTR__CLOCK_SEGS */
+	uint64_t pair_ticks; /* the last (ticks, CLOCK_MONOTONIC ns) pair taken, */
+	uint64_t pair_ns;    /* whose difference to the next gives the next rate */
+	uint64_t repair_ns;  /* CLOCK_MONOTONIC time of the next re-pair */
+	uint32_t nsegs;	     /* segments in seg[], the newest at (first + nsegs - 1) */
+	uint32_t first;	     /* index of the oldest, mod RTR__CLOCK_SEGS */
 	struct rtr__clock_seg seg[RTR__CLOCK_SEGS];
 };
 

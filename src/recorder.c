@@ -223,7 +223,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		}
 		session.tmp_path[0] = '\0';
 	}
-	rtr__stack_warm(); /* backtrace(3) set up here, not in a traced call */
+	rtr__stack_warm();	   /* backtrace(3) set up here, not in a traced call */
 	rtr__rings_barrier_init(); /* for the stop's exact totals (ring.h); after the head */
 	if (!hooks_installed) {
 		atexit(stop_at_exit);

@@ -25,10 +25,10 @@
 #define CYCLES 24
 
 struct reader {
-	int stop;	    /* set by the main thread */
-	uint64_t calls;	    /* after the join only */
-	uint64_t backward;  /* steps where a value was below the one before */
-	uint64_t worst;	    /* the largest such step, ns */
+	int stop;	   /* set by the main thread */
+	uint64_t calls;	   /* after the join only */
+	uint64_t backward; /* steps where a value was below the one before */
+	uint64_t worst;	   /* the largest such step, ns */
 	uint64_t first, last;
 };
 
@@ -268,8 +268,9 @@ static void events_and_now_agree_across_repairs(void **state)
 		/* 1 us of slack: rtr_now_ns() reads the segment published last, which
 		 * can be a re-pair behind the one the writer converts with */
 		uint64_t lo = e->ts_ns, hi = e->ts_ns + e->dur_ns;
-		uint64_t off = tick->ts_ns < lo ? lo - tick->ts_ns
-						: tick->ts_ns > hi ? tick->ts_ns - hi : 0;
+		uint64_t off = tick->ts_ns < lo	  ? lo - tick->ts_ns
+			       : tick->ts_ns > hi ? tick->ts_ns - hi
+						  : 0;
 		if (off > worst)
 			worst = off;
 		assert_true(off <= 1000);

@@ -293,7 +293,7 @@ uint64_t rtr__rings_reentrant_unattached(void)
  * the process could register for it at start (Linux 4.14), else the global command
  * (Linux 4.3, slower: it waits for every CPU to pass a grace period).
  */
-static int barrier_cmd;	 /* relaxed: set by rtr_start() before a stop can use it */
+static int barrier_cmd;	  /* relaxed: set by rtr_start() before a stop can use it */
 static pid_t barrier_pid; /* the process that registered (a fork's child registers anew) */
 
 void rtr__rings_barrier_init(void)

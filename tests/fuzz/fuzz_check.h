@@ -34,11 +34,11 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#define FUZZ_FAIL(...)                                        \
-	do {                                                  \
-		fprintf(stderr, "fuzz: " __VA_ARGS__);        \
-		fputc('\n', stderr);                          \
-		abort();                                      \
+#define FUZZ_FAIL(...)                                 \
+	do {                                           \
+		fprintf(stderr, "fuzz: " __VA_ARGS__); \
+		fputc('\n', stderr);                   \
+		abort();                               \
 	} while (0)
 
 /* ---- the reference sanitizer ---- */
@@ -245,8 +245,8 @@ static int j_end(void *ctx)
 }
 
 static const yajl_callbacks jcallbacks = {
-	j_null, j_bool, NULL, NULL, j_number, j_string, j_start_map, j_key, j_end,
-	j_start_array, j_end,
+	j_null,	     j_bool, NULL,  NULL,	   j_number, j_string,
+	j_start_map, j_key,  j_end, j_start_array, j_end,
 };
 
 /* The raw text's escapes: \u only below U+0080, no raw 0x7F in a string. */
@@ -322,8 +322,8 @@ static void expect_str(const struct jnode *v, const char *src, size_t n, const c
 	if (v == NULL || v->type != J_STR)
 		FUZZ_FAIL("%s: no string", what);
 	if (v->len != len || memcmp(v->s, want, len) != 0)
-		FUZZ_FAIL("%s: decoded %zu bytes, want %zu (of %zu input bytes)", what, v->len,
-			  len, n);
+		FUZZ_FAIL("%s: decoded %zu bytes, want %zu (of %zu input bytes)", what, v->len, len,
+			  n);
 }
 
 #endif

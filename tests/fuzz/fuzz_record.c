@@ -38,8 +38,8 @@
 
 /* Argument keys: static strings, interned by pointer, one per position. */
 static const char *const keys[MAX_ARGS_IN] = {
-	"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9",
-	"a10", "a11", "a12", "a13", "a14", "a15", "a16", "a17",
+	"a0", "a1",  "a2",  "a3",  "a4",  "a5",	 "a6",	"a7",  "a8",
+	"a9", "a10", "a11", "a12", "a13", "a14", "a15", "a16", "a17",
 };
 
 /* The input, taken from the front. */
@@ -104,7 +104,7 @@ static void start_recorder(void)
 	cfg.path = path;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
 	cfg.ring_bytes = 4 << 20; /* 18 arguments of 4 KiB fit many times over */
-	cfg.flush_ms = 60000; /* written on rtr_flush(), in practice */
+	cfg.flush_ms = 60000;	  /* written on rtr_flush(), in practice */
 	int err = rtr_start(&cfg);
 	if (err != 0)
 		FUZZ_FAIL("rtr_start: %s", strerror(-err));
@@ -240,7 +240,8 @@ static void check_file(int nops)
 	while (at < n) {
 		char *nl = memchr(text + at, '\n', n - at);
 		if (nl == NULL)
-			FUZZ_FAIL("a line without its end at byte %lld", (long long)(base + (off_t)at));
+			FUZZ_FAIL("a line without its end at byte %lld",
+				  (long long)(base + (off_t)at));
 		size_t len = (size_t)(nl - (text + at)), pad = 0;
 		const char *line = text + at;
 		/* a line that would cross a 4 KiB page of the file starts on the next one,
@@ -274,7 +275,8 @@ static void check_file(int nops)
 				FUZZ_FAIL("a line without a comma that is not the end marker");
 			/* blocking mode: nothing dropped, no record of ours taken as corrupt */
 			const struct jnode *dropped = jget(jget(ev, "args"), "dropped");
-			if (dropped == NULL || dropped->type != J_NUM || strcmp(dropped->s, "0") != 0)
+			if (dropped == NULL || dropped->type != J_NUM ||
+			    strcmp(dropped->s, "0") != 0)
 				FUZZ_FAIL("the end marker counts dropped events: %s",
 					  dropped ? dropped->s : "(none)");
 			at += len + 1;
@@ -283,7 +285,8 @@ static void check_file(int nops)
 		at += len + 1;
 		consumed = base + (off_t)at;
 		const struct jnode *cat = jget(ev, "cat"), *ph = jget(ev, "ph");
-		if (cat == NULL || strcmp(cat->s, CAT) != 0 || ph == NULL || strcmp(ph->s, "E") == 0)
+		if (cat == NULL || strcmp(cat->s, CAT) != 0 || ph == NULL ||
+		    strcmp(ph->s, "E") == 0)
 			continue; /* metadata, markers, the ends of op 1 */
 		if (next == nops)
 			FUZZ_FAIL("more events than calls");
@@ -326,9 +329,10 @@ static void make_args(struct input *in, int i, struct op *o)
 				break;
 			for (unsigned j = 0; j < n; j++) {
 				unsigned len = take_u16(in);
-				items[i][k][j] = len == 0xffff ? NULL
-							       : take_str(in, len % (RTR_MAX_COPY + 64),
-									  bufs[i][k][j]);
+				items[i][k][j] = len == 0xffff
+							 ? NULL
+							 : take_str(in, len % (RTR_MAX_COPY + 64),
+								    bufs[i][k][j]);
 			}
 			a->v.strs.v = items[i][k];
 			a->v.strs.n = n;
