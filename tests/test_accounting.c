@@ -27,14 +27,7 @@
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TA_ASAN 1
-#endif
-#endif
-#ifdef TA_ASAN
+#if TU_UNDER_ASAN
 /* The test's own SIGSEGV handler must run (see the stuck event below). */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)

@@ -28,14 +28,7 @@
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TS_ASAN 1
-#endif
-#endif
-#ifdef TS_ASAN
+#if TU_UNDER_ASAN
 /* The test's own SIGSEGV handler must run: it opens the page and the copy goes on. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)

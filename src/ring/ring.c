@@ -2,6 +2,7 @@
 /* Rings: creation, the producer's slow paths, thread exit, the registry. See ring.h. */
 #include "ring/ring.h"
 
+#include "clock.h"
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
@@ -160,25 +161,22 @@ static void backoff(unsigned round)
  * Leave the reserved window around a system call (a wake-up, a wait): a signal is
  * delivered as the call returns, so a handler that records then would otherwise
  * always find the thread busy. Nothing of the event is written yet; a handler's event
- * lands at head, and the caller reads head again afterwards. Returns false when the
- * recorder stopped meanwhile (the state is tested again inside the window, as in
- * rtr__reserve()).
+ * lands at head, and the caller reads head again afterwards. window_enter() returns
+ * false when the recorder stopped meanwhile (the state is tested again inside the
+ * window, as in rtr__reserve()).
  */
-static bool outside_window(struct rtr__ring *r, void (*call)(unsigned), unsigned arg)
+static void window_leave(struct rtr__ring *r)
 {
 	/* R8: pairs with A8 in the writer's stop, as in rtr__unreserve() */
 	rtr_atomic_store_release(&r->busy, 0);
-	call(arg);
+}
+
+static bool window_enter(struct rtr__ring *r)
+{
 	/* relaxed: as in rtr__reserve(), whose order this repeats */
 	rtr_atomic_store_relaxed(&r->busy, 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return rtr__recording() != 0;
-}
-
-static void wake_writer(unsigned unused)
-{
-	(void)unused;
-	rtr__writer_wake();
 }
 
 RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
@@ -214,7 +212,9 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 				 * flag; pairs with the fence in the writer's sleep (no lost
 				 * wake-up). */
 				rtr_atomic_fence_seq_cst();
-				if (!outside_window(r, wake_writer, 0))
+				window_leave(r);
+				rtr__writer_wake();
+				if (!window_enter(r))
 					return false;
 				continue; /* head may have moved */
 			}
@@ -232,7 +232,9 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 			__atomic_fetch_add(&r->dropped_full, 1, __ATOMIC_RELAXED);
 			return false;
 		}
-		if (!outside_window(r, backoff, round))
+		window_leave(r);
+		backoff(round);
+		if (!window_enter(r))
 			return false;
 	}
 }
@@ -313,11 +315,40 @@ void rtr__rings_barrier_init(void)
 	rtr_atomic_store_relaxed(&barrier_cmd, cmd);
 }
 
-bool rtr__rings_barrier(void)
+static bool rings_barrier(void)
 {
 	int cmd = rtr_atomic_load_relaxed(&barrier_cmd);
 
 	return cmd != 0 && syscall(SYS_membarrier, cmd, 0, 0) == 0;
+}
+
+/* Most the stop waits for an event call in progress to finish (a thread stopped in
+ * one, or a signal handler that never returns, must not hold the stop forever). */
+#define QUIESCE_MAX_NS (1000u * 1000u * 1000u)
+/* The grace period that stands in for the barrier where membarrier is refused. */
+#define GRACE_NS (5u * 1000u * 1000u)
+
+void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up)
+{
+	uint64_t start = rtr__mono_ns();
+
+	if (!rings_barrier()) {
+		struct timespec grace = {0, GRACE_NS};
+		nanosleep(&grace, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* closed (A2): its thread is gone and publishes nothing more (a fork's
+		 * child may find one busy that will never finish) */
+		if (rtr__ring_closed(rings[i]))
+			continue;
+		for (unsigned round = 0; rtr__ring_busy(rings[i]); round++) {
+			/* relaxed: a flag the stop sets past its timeout, nothing behind it */
+			if (rtr__mono_ns() - start > QUIESCE_MAX_NS ||
+			    rtr_atomic_load_relaxed(give_up))
+				return;
+			backoff(round);
+		}
+	}
 }
 
 void rtr__rings_fork_prepare(void)

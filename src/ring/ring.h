@@ -167,10 +167,14 @@ uint64_t rtr__rings_created(void);
 /* Events dropped from signal handlers on threads without a usable ring (see the top). */
 uint64_t rtr__rings_reentrant_unattached(void);
 
-/* rtr_start(): register for the stop's barrier. Writer, at a stop: make it; false when
- * the kernel refuses membarrier (the caller waits a grace period instead). */
+/* rtr_start(): register for the stop's barrier. */
 void rtr__rings_barrier_init(void);
-bool rtr__rings_barrier(void);
+
+/* Writer, at a stop, after the state word went to 0: the stop's wait (see the top). A
+ * process-wide barrier (a grace period where membarrier is refused), then until none
+ * of the n rings is busy, at most 1 s, or until *give_up is set. From then on no
+ * producer of the session publishes. */
+void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up);
 
 /* After fork, in the child: rings of threads that do not exist there are freed. */
 void rtr__rings_after_fork_child(void);

@@ -37,7 +37,6 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -1545,47 +1544,6 @@ static void write_out(struct writer *w, int wait)
 	w->last_write_ns = rtr__mono_ns();
 }
 
-/* Most the stop waits for an event call in progress to finish (a thread stopped in
- * one, or a signal handler that never returns, must not hold the stop forever); a
- * stop past its timeout (give_up) ends the wait at once. */
-#define QUIESCE_MAX_NS (1000u * 1000u * 1000u)
-/* The grace period that stands in for the barrier where membarrier is refused. */
-#define GRACE_NS (5u * 1000u * 1000u)
-
-/*
- * The stop's wait (ring.h): after the state word went to 0, a process-wide barrier,
- * then until no ring is busy. From then on no producer of this session publishes, so
- * the drain that follows empties every ring and the totals are final.
- */
-static void quiesce(struct writer *w)
-{
-	uint64_t start = rtr__mono_ns();
-
-	if (!rtr__rings_barrier()) {
-		struct timespec grace = {0, GRACE_NS};
-		nanosleep(&grace, NULL);
-	}
-	size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
-	for (size_t i = 0; i < n; i++) {
-		/* closed (A2): its thread is gone and publishes nothing more (a fork's
-		 * child may find one busy that will never finish) */
-		if (rtr__ring_closed(w->rings[i]))
-			continue;
-		for (unsigned round = 0; rtr__ring_busy(w->rings[i]); round++) {
-			/* relaxed: a flag the stop sets past its timeout, nothing behind it */
-			if (rtr__mono_ns() - start > QUIESCE_MAX_NS ||
-			    rtr_atomic_load_relaxed(&w->give_up))
-				return;
-			if (round < 64) {
-				sched_yield();
-			} else {
-				struct timespec ts = {0, 50 * 1000};
-				nanosleep(&ts, NULL);
-			}
-		}
-	}
-}
-
 /*
  * A write error (ENOSPC, EFBIG) cut the file: give it back its end marker and "]" so
  * that it loads without repair, at the latest place the device takes them (the sink
@@ -1617,15 +1575,21 @@ static void close_after_error(struct writer *w)
 	}
 }
 
-/* Free what rtr__writer_start() set up (not the file). */
-static void release_session(struct writer *w)
+/* Free the head cache, the scratch and the intern cache of the session. */
+static void release_tables(struct writer *w)
 {
-	rtr__sink_close(&w->sink);
 	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
 	w->heads = NULL;
 	rtr__mem_unmap(w->scratch, EXT_MAX);
 	w->scratch = NULL;
 	rtr__intern_destroy(&w->intern);
+}
+
+/* Free what rtr__writer_start() set up (not the file). */
+static void release_session(struct writer *w)
+{
+	rtr__sink_close(&w->sink);
+	release_tables(w);
 	rtr__memstack_destroy(&w->mem);
 }
 
@@ -1651,7 +1615,9 @@ static void *writer_main(void *arg)
 		rtr__clock_repair(&w->s.clock, now);
 		if (stop) {
 			if (!quiesced) { /* then drain once more: what came in while we waited */
-				quiesce(w);
+				/* the stop's wait (ring.h), then one more drain */
+				size_t n = rtr__rings_snapshot(&w->rings, &w->rings_cap);
+				rtr__rings_quiesce(w->rings, n, &w->give_up);
 				quiesced = 1;
 				continue;
 			}
@@ -1959,11 +1925,7 @@ void rtr__writer_after_fork_child(void)
 		return;
 	}
 	rtr__sink_forget(&w->sink);
-	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
-	w->heads = NULL;
-	rtr__mem_unmap(w->scratch, EXT_MAX);
-	w->scratch = NULL;
-	rtr__intern_destroy(&w->intern);
+	release_tables(w);
 	rtr__memstack_init(&w->mem);
 	/* Ours is a copy of the parent's descriptor: a FIFO reader sees EOF when the
 	 * parent closes it, whatever its children do. */

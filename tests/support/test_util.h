@@ -45,6 +45,18 @@
 #define TU_UNDER_TSAN 0
 #endif
 
+/* TU_UNDER_ASAN: 1 when built with AddressSanitizer, else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TU_UNDER_ASAN
+#define TU_UNDER_ASAN 0
+#endif
+
 /* Seconds a forked child may take before it counts as hung. */
 #define TU_CHILD_TIMEOUT_S (TU_UNDER_SANITIZER ? 300 : 60)
 
