@@ -1467,9 +1467,11 @@ static void own_file_in_a_read_only_directory_is_kept_by_a_failed_start(void **s
 		print_message("needs root (to become another user)\n");
 		skip();
 	}
-	snprintf(dir, sizeof(dir), "%s/faults-rodir-%d", tu_tmpdir(), (int)getpid());
+	/* Under /tmp, not the build tree: the other user must reach it whatever the
+	 * modes of the folders the checkout lives in (mktemp -d makes them 0700). */
+	snprintf(dir, sizeof(dir), "/tmp/ringtrace-faults-rodir-XXXXXX");
+	assert_non_null(mkdtemp(dir));
 	snprintf(trace, sizeof(trace), "%s/trace.json", dir);
-	assert_int_equal(mkdir(dir, 0755), 0);
 	write_precious(trace);
 	assert_int_equal(chown(trace, 65534, 65534), 0);
 	assert_int_equal(chown(dir, 65534, 65534), 0);
