@@ -1055,8 +1055,9 @@ static void stop_gives_up(int io, const char *name)
 		      " bytes: what the pipe took), dropped_io %" PRIu64 ", full %" PRIu64 "\n",
 		      name, rep.st.events_recorded, rep.st.events_written, rep.st.bytes_written,
 		      rep.st.events_dropped_io, rep.st.events_dropped_full);
-	print_message("%s: with a 200 ms timeout, flush returned after %.1f ms, stop after %.1f ms\n",
-		      name, (double)rep.flush_ns / 1e6, (double)rep.stop_ns / 1e6);
+	print_message(
+		"%s: with a 200 ms timeout, flush returned after %.1f ms, stop after %.1f ms\n",
+		name, (double)rep.flush_ns / 1e6, (double)rep.stop_ns / 1e6);
 }
 
 static void stop_on_a_fifo_nobody_reads_times_out_with_write(void **state)
@@ -1142,7 +1143,6 @@ static void fork_is_not_held_by_a_flush_waiting_for_the_file(void **state)
 	tu_expect_exit_0(tu_wait_child(pid, 20));
 }
 
-
 /* A writer stuck in a call nothing interrupts: stop returns at its timeout anyway,
  * the writer frees the session and closes the file itself when the call returns, and
  * a start meanwhile is -EBUSY without touching any file. */
@@ -1206,8 +1206,7 @@ static void stuck_writer_child(const char *fifo, const char *other)
 	_exit(0);
 }
 
-static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself(
-	void **state)
+static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself(void **state)
 {
 	(void)state;
 	char fifo[4096], other[4096];
@@ -1454,7 +1453,6 @@ static void a_file_another_user_owns_is_replaced_not_written_through(void **stat
 	assert_memory_equal(buf, precious, sizeof(precious) - 1);
 	close(old);
 }
-
 
 /* A file of our own in a directory we may not create in is written in place, and
  * still survives a failed start (the cut to 0 waits until the start is certain). */
