@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * make_tables: prints the constant tables of src/writer/json.c as C source.
+ * make_tables: prints the constant tables of src/common/jsontext.c as C source.
  *
  *	cc -std=c11 -O2 -o make_tables misc/make_tables.c && ./make_tables > tables.inc
  *
  * The output is the block between the "make_tables.c begin" and "make_tables.c end"
- * markers in src/writer/json.c, byte for byte; to check that the two still agree:
+ * markers in src/common/jsontext.c, byte for byte; to check that the two still agree:
  *
  *	./make_tables | diff - <(sed -n '/make_tables.c begin/,/make_tables.c end/p' \
- *		src/writer/json.c)
+ *		src/common/jsontext.c)
  *
  * Three tables:
  *   json_digits	the 100 two-digit pairs "00".."99" for integer formatting;

@@ -5,7 +5,7 @@
  */
 #include <ringtrace.h>
 
-#include "clock.h"
+#include "session/clock.h"
 #include "common/atomic.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
  */
 #include <ringtrace.h>
 
-#include "filter.h"
+#include "producer/filter.h"
 #include "test_util.h"
 #include "trace_read.h"
 

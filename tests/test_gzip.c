@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Compressed output (.json.gz, src/writer/sink_gzip.c), in its two layouts.
+ * Compressed output (.json.gz, src/sink/sink_gzip.c), in its two layouts.
  *
  * One member (the default): the whole file is one gzip member that decompresses to the
  * same strict JSON a plain file holds, with nothing after its trailer; between two
@@ -25,7 +25,7 @@
 
 #include "test_util.h"
 #include "trace_read.h"
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

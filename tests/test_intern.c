@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The intern cache: escaped once, found by pointer or content, reset when full. */
 #include "writer/intern.h"
-#include "writer/json.h"
+#include "common/jsontext.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the JSON encoding primitives (src/writer/json.c).
+ * Unit tests of the JSON encoding primitives (src/common/jsontext.c).
  *
  * Each call writes into a buffer pre-filled with a canary byte, and every check
  * also verifies that nothing past the documented worst case ("writes at most N
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer/json.h"
+#include "common/jsontext.h"
 
 #define U64_MAX_BYTES 20
 #define US_MAX_BYTES  24

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the sinks (src/writer/sink*.c): both methods write the submitted chunks back
+ * Tests of the sinks (src/sink/sink*.c): both methods write the submitted chunks back
  * to back, count exactly, survive short writes, and stop cleanly at the first error.
  *
  * Every byte a test writes is pattern(file offset), so a file is checked against the
@@ -45,7 +45,7 @@
 #include <ringtrace.h>
 
 #include "common/atomic.h"
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #define KIB   1024u
 #define CHUNK (64 * KIB) /* chunk_bytes: a multiple of 4, 16 and 64 KiB pages */

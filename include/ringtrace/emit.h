@@ -129,7 +129,7 @@ struct rtr__ring {
  *	RTR__STATE_ALL		recording every category
  *	RTR__STATE_FILTERED | epoch << 2
  *				recording through a category filter, the epoch new at
- *				every start (src/filter.h). Bit 0 is clear, so a cached
+ *				every start (src/producer/filter.h). Bit 0 is clear, so a cached
  *				decision is the state it was made under, | 1 when recorded.
  * Nonzero while the recorder runs.
  */
@@ -164,7 +164,7 @@ RTR_API bool rtr__cat_lookup(int state, const char *cat);
 RTR_API bool rtr__site_lookup(int state, const struct rtr_site *site, int *decision);
 
 #if defined(RTR_EXPORT_HOT)
-#define RTR_HOT RTR_API /* src/exports.c: one exported definition of each call */
+#define RTR_HOT RTR_API /* src/producer/exports.c: one exported definition of each call */
 #else
 #define RTR_HOT static inline
 #endif

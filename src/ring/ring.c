@@ -2,11 +2,11 @@
 /* Rings: creation, the producer's slow paths, thread exit, the registry. See ring.h. */
 #include "ring/ring.h"
 
-#include "clock.h"
+#include "session/clock.h"
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "recorder.h"
+#include "session/recorder.h"
 
 #include <errno.h>
 #include <linux/membarrier.h>

@@ -4,7 +4,7 @@
 
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "writer/json.h"
+#include "common/jsontext.h"
 
 #include <errno.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  *
  * Static strings (names, categories, keys the program passes as literals) are
  * looked up by pointer; copied strings (names built at run time) by content. The
- * first lookup validates and escapes the bytes (json.h) into an arena; later ones
+ * first lookup validates and escapes the bytes (common/jsontext.h) into an arena; later ones
  * return the cached escaped body. The cache has a fixed size: when the arena or the
  * table fills up it is reset (emptied) rather than grown, so memory stays bounded
  * however many distinct strings a run uses. A reset invalidates every result handed

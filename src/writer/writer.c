@@ -26,13 +26,13 @@
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "recorder.h"
+#include "session/recorder.h"
 #include "ring/ring.h"
-#include "tracks.h"
+#include "producer/tracks.h"
 #include "writer/intern.h"
-#include "writer/json.h"
+#include "common/jsontext.h"
 #include "writer/memstack_writer.h"
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <linux/futex.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the fuzzers check output against, written apart from src/writer/json.c:
+ * What the fuzzers check output against, written apart from src/common/jsontext.c:
  *
  *	sanitize()	the bytes a JSON string must decode to: the input with each
  *			maximal ill-formed subpart replaced by U+FFFD (Unicode 3.9,
@@ -15,7 +15,7 @@
  *
  * The cut of copied strings, as the library makes it: a copied string (a _copy
  * name, a STR_COPY value, each STR_ARRAY item) is taken up to its first NUL and at
- * most RTR_MAX_COPY bytes (strnlen in src/events.c; a STR_ARRAY's items share the
+ * most RTR_MAX_COPY bytes (strnlen in src/producer/events.c; a STR_ARRAY's items share the
  * RTR_MAX_COPY bytes of their argument, 4 bytes of length each besides). The cut
  * falls on a byte, not a character: a multi-byte sequence cut there is an
  * ill-formed subpart at the end of the bytes kept, and the writer shows it as one

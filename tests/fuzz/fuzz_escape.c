@@ -5,7 +5,7 @@
  * decodes to the input with each maximal ill-formed subpart replaced by U+FFFD, and
  * stays within RTR_JSON_ESCAPE_BOUND().
  */
-#include "writer/json.h"
+#include "common/jsontext.h"
 
 #include "fuzz_check.h"
 

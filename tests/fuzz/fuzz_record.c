@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the record encoder (src/events.c) and the writer's decoder and
+ * libFuzzer target: the record encoder (src/producer/events.c) and the writer's decoder and
  * JSON encoder (src/writer/writer.c) as a pair, through the public calls that copy.
  *
  * The recorder runs once for the whole fuzzing session (blocking mode, a ring big

@@ -41,7 +41,7 @@
  * These functions are pure: any thread may call any of them at any time, and each
  * completes in bounded time (wait-free).
  */
-#include "writer/json.h"
+#include "common/jsontext.h"
 
 #include <string.h>
 

@@ -3,10 +3,10 @@
  * Tracks and process metadata: the tables (see tracks.h) and the calls that record
  * on a track. Making a track takes a lock; recording on one does not.
  */
-#include "tracks.h"
+#include "producer/tracks.h"
 
 #include "common/compiler.h"
-#include "events.h"
+#include "producer/events.h"
 #include "ring/ring.h"
 
 #include <pthread.h>

@@ -45,7 +45,7 @@
  * libdeflate_alloc_compressor_ex() came with 1.19). Both are allocated once per
  * session, at start, never on the way of an event.
  */
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Recording an event with continuation bytes (src/events.c), for the calls in other
+ * Recording an event with continuation bytes (src/producer/events.c), for the calls in other
  * files: tracks, metadata, memory and stack samples.
  */
 #ifndef RTR_EVENTS_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Memory events and stack samples (src/memstack.c): what the recorder calls. */
+/* Memory events and stack samples (src/producer/memstack.c): what the recorder calls. */
 #ifndef RTR_MEMSTACK_H
 #define RTR_MEMSTACK_H
 

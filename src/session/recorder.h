@@ -3,8 +3,8 @@
 #ifndef RTR_RECORDER_H
 #define RTR_RECORDER_H
 
-#include "clock.h"
-#include "filter.h"
+#include "session/clock.h"
+#include "producer/filter.h"
 #include <ringtrace.h>
 
 #include <limits.h>
@@ -35,7 +35,7 @@ struct rtr__session {
 	struct rtr__filter filter;
 };
 
-/* src/config.c */
+/* src/session/config.c */
 
 /* Copy cfg into s (strings too), validated; expand the path pattern; resolve
  * RTR_COMPRESS_AUTO to NONE or GZIP by the path's suffix. 0 or -EINVAL. */
@@ -46,7 +46,7 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 /* The rank of this process from the launcher's environment, or -1; world size too. */
 long rtr__env_rank(long *world_size);
 
-/* src/events.c: forget the flow ids this thread took (a child after fork()). */
+/* src/producer/events.c: forget the flow ids this thread took (a child after fork()). */
 void rtr__flow_after_fork_child(void);
 
 /* src/writer/writer.c — called by rtr_start/rtr_flush/rtr_stop under their lock. */

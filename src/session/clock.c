@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Clock selection and TSC calibration. See clock.h. */
-#include "clock.h"
+#include "session/clock.h"
 
 #include "common/atomic.h"
 #include <ringtrace.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The category filter: parsing, publishing, the cache-miss decision. See filter.h. */
-#include "filter.h"
+#include "producer/filter.h"
 
 #include "common/atomic.h"
 

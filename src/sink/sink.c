@@ -28,7 +28,7 @@
  * only fields another thread reads (rtr_stats_get()), and they are stored with relaxed
  * atomics: each is an independent number with no data published behind it.
  */
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

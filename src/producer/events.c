@@ -18,8 +18,8 @@
  *	count x i64; an I64_LISTS's count x u32 lengths, then their sum x i64; a
  *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
  */
-#include "events.h"
-#include "recorder.h"
+#include "producer/events.h"
+#include "session/recorder.h"
 
 #include "common/atomic.h"
 #include "common/compiler.h"

@@ -18,7 +18,7 @@
  * Memory events are in the category "memory", so the category filter can leave them
  * out ("-memory"); a session records both halves of every pair or neither.
  */
-#include "memstack.h"
+#include "producer/memstack.h"
 
 #include "common/compiler.h"
 #include "ring/ring.h"

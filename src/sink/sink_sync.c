@@ -28,7 +28,7 @@
  * to the same pipe fills it between our poll() and write(), and that write waits
  * for the reader past the stop timeout.
  */
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,10 +3,10 @@
  * The recorder's lifecycle: rtr_start, rtr_flush, rtr_stop, rtr_stats_get, the exit
  * handler and fork. One recorder per process; these calls serialize on one lock.
  */
-#include "recorder.h"
+#include "session/recorder.h"
 
 #include "common/atomic.h"
-#include "memstack.h"
+#include "producer/memstack.h"
 #include "ring/ring.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * path pattern. A bad value is reported once on stderr and the default kept: a typo
  * in a job script must never stop the job.
  */
-#include "recorder.h"
+#include "session/recorder.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -78,7 +78,7 @@
  * DEFER_TASKRUN, which would hold the next drained write back until the writer
  * enters the kernel.
  */
-#include "writer/sink.h"
+#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
