@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the JSON encoding primitives (src/common/jsontext.c).
+ * Unit tests of the JSON text library (src/common/jsontext*.c).
  *
  * Each call writes into a buffer pre-filled with a canary byte, and every check
  * also verifies that nothing past the documented worst case ("writes at most N
@@ -817,6 +817,80 @@ static void escape_worst_case_fills_exactly_the_bound(void **state)
 	assert_int_equal(escape_into(f, src, sizeof(src)), RTR_JSON_ESCAPE_BOUND(sizeof(src)));
 }
 
+static void escape_count_writes_what_escape_writes_and_counts_each_u_fffd(void **state)
+{
+	struct fixture *f = *state;
+	static const char src[] = "a\"\x80\xc3\xa9\xe2\x82x\xf0\x9f\x98\x80\xff\x01";
+	char want[RTR_JSON_ESCAPE_BOUND(sizeof(src))];
+	size_t n = escape_into(f, src, sizeof(src) - 1), bad = 7;
+	char *end;
+
+	memcpy(want, f->buf, n);
+	end = rtr__json_escape_count(fresh(f), src, sizeof(src) - 1, &bad);
+	assert_int_equal(finish(f, end, RTR_JSON_ESCAPE_BOUND(sizeof(src) - 1)), n);
+	assert_memory_equal(f->buf, want, n);
+	assert_int_equal(bad, 7 + 3); /* \x80, \xe2\x82 and \xff; adds to what was there */
+}
+
+static void utf8_repair_replaces_invalid_utf8_and_escapes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	static const char src[] = "a\"\\\n\x01\x7f\x80\xc3\xa9\xe2\x82x\xed\xa0\x80";
+	static const char want[] = "a\"\\\n\x01\x7f" FFFD "\xc3\xa9" FFFD "x" FFFD FFFD FFFD;
+	size_t bad = 0, n;
+
+	n = finish(f, rtr__json_utf8_repair(fresh(f), src, sizeof(src) - 1, &bad),
+		   RTR_JSON_REPAIR_BOUND(sizeof(src) - 1));
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(f->buf, want, n);
+	assert_int_equal(bad, 5);
+}
+
+/* The validator, the repair and an independent decoder agree on every input. */
+static void utf8_valid_agrees_with_an_independent_decoder(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t src[64];
+
+	assert_int_equal(rtr__json_utf8_valid("", 0), 0);
+	assert_int_equal(rtr__json_utf8_valid("ab\xc3\xa9", 4), 4);
+	assert_int_equal(rtr__json_utf8_valid("ab\xe2\x82", 4), 2);
+	assert_int_equal(rtr__json_utf8_valid("\xed\xa0\x80", 3), 0);
+	for (int iter = 0; iter < 100000; iter++) {
+		size_t len = next_u64(f) % sizeof(src), v, bad = 0;
+
+		for (size_t i = 0; i < len; i++)
+			src[i] = interesting[next_u64(f) % sizeof(interesting)];
+		v = rtr__json_utf8_valid((const char *)src, len);
+		assert_true(v <= len);
+		assert_true(is_valid_utf8(src, v));
+		assert_int_equal(v == len, is_valid_utf8(src, len));
+		rtr__json_utf8_repair(fresh(f), (const char *)src, len, &bad);
+		assert_int_equal(bad == 0, v == len);
+	}
+}
+
+static void utf8_lead_gives_the_ranges_of_table_3_7(void **state)
+{
+	unsigned more, lo, hi;
+
+	(void)state;
+	for (unsigned c = 0; c < 0xc2; c++)
+		assert_false(rtr__json_utf8_lead((unsigned char)c, &more, &lo, &hi));
+	for (unsigned c = 0xf5; c <= 0xff; c++)
+		assert_false(rtr__json_utf8_lead((unsigned char)c, &more, &lo, &hi));
+	assert_true(rtr__json_utf8_lead(0xc2, &more, &lo, &hi));
+	assert_true(more == 1 && lo == 0x80 && hi == 0xbf);
+	assert_true(rtr__json_utf8_lead(0xe0, &more, &lo, &hi));
+	assert_true(more == 2 && lo == 0xa0 && hi == 0xbf);
+	assert_true(rtr__json_utf8_lead(0xed, &more, &lo, &hi));
+	assert_true(more == 2 && lo == 0x80 && hi == 0x9f);
+	assert_true(rtr__json_utf8_lead(0xf0, &more, &lo, &hi));
+	assert_true(more == 3 && lo == 0x90 && hi == 0xbf);
+	assert_true(rtr__json_utf8_lead(0xf4, &more, &lo, &hi));
+	assert_true(more == 3 && lo == 0x80 && hi == 0x8f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -869,6 +943,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			escape_fuzz_output_is_valid_utf8_json_within_the_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(escape_worst_case_fills_exactly_the_bound, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			escape_count_writes_what_escape_writes_and_counts_each_u_fffd, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			utf8_repair_replaces_invalid_utf8_and_escapes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(utf8_valid_agrees_with_an_independent_decoder,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(utf8_lead_gives_the_ranges_of_table_3_7, setup,
 						teardown),
 	};
 

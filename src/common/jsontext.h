@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON encoding primitives for the writer. Do not include outside src/writer/.
+ * The JSON text library: number formatting, string escaping and UTF-8 checks, one
+ * copy for the library's encoder (src/writer/), the tools (tools/) and the tests.
+ * Built as its own target, rtr_jsontext; not part of the public API.
  *
  * Each function writes at the cursor and returns the new end; its comment gives the
  * most it writes, and the caller makes sure that much room is there. Bytes between
@@ -12,9 +14,10 @@
  * All of them are pure functions of their arguments: any thread may call any of them
  * at any time, on distinct buffers; each is wait-free.
  */
-#ifndef RTR_WRITER_JSON_H
-#define RTR_WRITER_JSON_H
+#ifndef RTR_COMMON_JSONTEXT_H
+#define RTR_COMMON_JSONTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,5 +56,36 @@ char *rtr__json_f64(char *cur, double v);
  * Writes at most RTR_JSON_ESCAPE_BOUND(len) bytes.
  */
 char *rtr__json_escape(char *cur, const char *src, size_t len);
+
+/*
+ * rtr__json_escape(), adding to *bad the number of maximal invalid subsequences it
+ * replaced by U+FFFD (for the tools, which report them). Same output, same bound.
+ */
+char *rtr__json_escape_count(char *cur, const char *src, size_t len, size_t *bad);
+
+/* Most bytes rtr__json_utf8_repair() writes for `len` input bytes. */
+#define RTR_JSON_REPAIR_BOUND(len) ((size_t)(len)*3)
+
+/*
+ * The `len` bytes at src with nothing escaped: valid UTF-8 (and every ASCII byte)
+ * copied, each maximal invalid subsequence replaced by U+FFFD as rtr__json_escape()
+ * does; adds the number replaced to *bad. Writes at most RTR_JSON_REPAIR_BOUND(len)
+ * bytes.
+ */
+char *rtr__json_utf8_repair(char *cur, const char *src, size_t len, size_t *bad);
+
+/*
+ * Length of the longest prefix of src[0 .. len) that is well-formed UTF-8 (Unicode
+ * Table 3-7: shortest forms, no surrogates, nothing above U+10FFFF, no cut
+ * sequence): len when all of it is, else the offset of the first invalid byte.
+ */
+size_t rtr__json_utf8_valid(const char *src, size_t len);
+
+/*
+ * Can byte c start a multi-byte UTF-8 sequence? If so, *more gets the number of
+ * continuation bytes (1 to 3) and [*lo, *hi] the range of the first one (later ones
+ * are 80..BF): what a scanner that sees one byte at a time needs.
+ */
+bool rtr__json_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi);
 
 #endif
