@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Text helpers of the ringtrace tools (see json.h for the contracts).
- *
- * Strings are copied in runs: the bytes that need nothing (printable ASCII but '"'
- * and '\\') are found first and copied with one memcpy, so a name without escapes
- * or non-ASCII costs a scan and a copy.
+ * Text helpers of the ringtrace tools (see json.h for the contracts): buffers
+ * around the library's JSON text functions, and the number parsers.
  */
 #include "json.h"
 
@@ -35,222 +32,58 @@ void buf_free(struct buf *b)
 	b->len = b->cap = 0;
 }
 
-static inline bool is_plain(unsigned char c)
-{
-	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-}
-
-bool utf8_lead(unsigned c, size_t *n, unsigned *lo, unsigned *hi)
-{
-	*lo = 0x80;
-	*hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf) {
-		*n = 2;
-	} else if (c == 0xe0) {
-		*n = 3;
-		*lo = 0xa0; /* below would be an overlong form */
-	} else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) {
-		*n = 3;
-	} else if (c == 0xed) {
-		*n = 3;
-		*hi = 0x9f; /* ED A0..BF would encode a surrogate */
-	} else if (c == 0xf0) {
-		*n = 4;
-		*lo = 0x90;
-	} else if (c >= 0xf1 && c <= 0xf3) {
-		*n = 4;
-	} else if (c == 0xf4) {
-		*n = 4;
-		*hi = 0x8f; /* above would pass U+10FFFF */
-	} else {
-		return false;
-	}
-	return true;
-}
-
-size_t utf8_seq_len(const unsigned char *s, size_t len)
-{
-	unsigned lo, hi;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (!utf8_lead(s[0], &n, &lo, &hi) || len < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t k = 2; k < n; k++) {
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-	}
-	return n;
-}
-
-/* Bytes of the maximal invalid subpart at s (at least 1): the lead byte and the
- * bytes that could still have continued it. Called only where utf8_seq_len() is 0. */
-static size_t invalid_len(const unsigned char *s, size_t len)
-{
-	unsigned lo, hi;
-	size_t n, k = 1;
-
-	if (!utf8_lead(s[0], &n, &lo, &hi) || len < 2 || s[1] < lo || s[1] > hi)
-		return 1;
-	for (k = 2; k < n && k < len && (s[k] & 0xc0) == 0x80; k++)
-		;
-	return k;
-}
-
-static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
-
 long utf8_put_valid(struct buf *b, const void *src, size_t len)
 {
-	const unsigned char *s = src;
-	long bad = 0;
-	size_t i = 0;
+	size_t bad = 0;
 
-	while (i < len) {
-		size_t run = i;
-
-		while (run < len && s[run] < 0x80)
-			run++;
-		while (run < len && s[run] >= 0x80) {
-			size_t n = utf8_seq_len(s + run, len - run);
-
-			if (n == 0)
-				break;
-			run += n;
-		}
-		if (run > i) {
-			if (buf_put(b, s + i, run - i))
-				return -1;
-			i = run;
-			continue;
-		}
-		if (buf_put(b, replacement, 3))
-			return -1;
-		bad++;
-		i += invalid_len(s + i, len - i);
-	}
-	return bad;
+	if (len > SIZE_MAX / 3 || (b->cap - b->len < RTR_JSON_REPAIR_BOUND(len) &&
+				   buf_grow(b, RTR_JSON_REPAIR_BOUND(len))))
+		return -1;
+	b->len = (size_t)(rtr__json_utf8_repair(b->p + b->len, src, len, &bad) - b->p);
+	return (long)bad;
 }
 
 long json_put_string(struct buf *b, const void *src, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = src;
-	long bad = 0;
-	size_t i = 0;
+	size_t bad = 0;
 
 	/* Worst case 6 bytes per input byte, plus the quotes: reserve once. */
-	if (len > (SIZE_MAX - 2) / 6 || (b->cap - b->len < len * 6 + 2 && buf_grow(b, len * 6 + 2)))
+	if (len > (SIZE_MAX - 2) / 6 || (b->cap - b->len < RTR_JSON_ESCAPE_BOUND(len) + 2 &&
+					 buf_grow(b, RTR_JSON_ESCAPE_BOUND(len) + 2)))
 		return -1;
 	b->p[b->len++] = '"';
-	while (i < len) {
-		size_t run = i;
-		unsigned char c;
-		char *o;
-
-		while (run < len && is_plain(s[run]))
-			run++;
-		memcpy(b->p + b->len, s + i, run - i);
-		b->len += run - i;
-		i = run;
-		if (i == len)
-			break;
-		c = s[i];
-		o = b->p + b->len;
-		if (c >= 0x80) {
-			size_t n = utf8_seq_len(s + i, len - i);
-
-			if (n > 0) {
-				memcpy(o, s + i, n);
-				b->len += n;
-				i += n;
-			} else {
-				memcpy(o, replacement, 3); /* 3 bytes for at least 1 input byte */
-				b->len += 3;
-				bad++;
-				i += invalid_len(s + i, len - i);
-			}
-			continue;
-		}
-		o[0] = '\\';
-		switch (c) {
-		case '"':
-		case '\\':
-			o[1] = (char)c;
-			break;
-		case '\n':
-			o[1] = 'n';
-			break;
-		case '\t':
-			o[1] = 't';
-			break;
-		case '\r':
-			o[1] = 'r';
-			break;
-		case '\b':
-			o[1] = 'b';
-			break;
-		case '\f':
-			o[1] = 'f';
-			break;
-		default:
-			memcpy(o + 1, "u00", 3);
-			o[4] = hex[c >> 4];
-			o[5] = hex[c & 15];
-			b->len += 4;
-			break;
-		}
-		b->len += 2;
-		i++;
-	}
+	b->len = (size_t)(rtr__json_escape_count(b->p + b->len, src, len, &bad) - b->p);
 	b->p[b->len++] = '"';
-	return bad;
-}
-
-char *json_put_u64(char *cur, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0)
-		*cur++ = tmp[--n];
-	return cur;
-}
-
-char *json_put_i64(char *cur, int64_t v)
-{
-	if (v >= 0)
-		return json_put_u64(cur, (uint64_t)v);
-	*cur++ = '-';
-	return json_put_u64(cur, -(uint64_t)v);
+	return (long)bad;
 }
 
 char *json_put_us(char *cur, int64_t ns)
 {
-	uint64_t mag;
-	unsigned frac;
+	*cur = '-';
+	cur += ns < 0;
+	/* 0 - (uint64_t)ns is |ns|, INT64_MIN included */
+	return rtr__json_us(cur, ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
+}
 
-	if (ns < 0)
-		*cur++ = '-';
-	mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-	cur = json_put_u64(cur, mag / 1000);
-	frac = (unsigned)(mag % 1000);
-	if (frac != 0) {
-		*cur++ = '.';
-		*cur++ = (char)('0' + frac / 100);
-		frac %= 100;
-		if (frac != 0) {
-			*cur++ = (char)('0' + frac / 10);
-			frac %= 10;
-			if (frac != 0)
-				*cur++ = (char)('0' + frac);
-		}
-	}
-	return cur;
+int buf_put_i64(struct buf *b, int64_t v)
+{
+	char tmp[24];
+
+	return buf_put(b, tmp, (size_t)(rtr__json_i64(tmp, v) - tmp));
+}
+
+int buf_put_u64(struct buf *b, uint64_t v)
+{
+	char tmp[24];
+
+	return buf_put(b, tmp, (size_t)(rtr__json_u64(tmp, v) - tmp));
+}
+
+int buf_put_us(struct buf *b, int64_t ns)
+{
+	char tmp[JSON_US_MAX + 7];
+
+	return buf_put(b, tmp, (size_t)(json_put_us(tmp, ns) - tmp));
 }
 
 static bool is_digit(char c)

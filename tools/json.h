@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Text helpers of the ringtrace tools: a growable byte buffer, JSON strings written
- * the way FORMAT.md "Strings" asks, UTF-8 checks, and microsecond numbers.
+ * the way FORMAT.md "Strings" asks, UTF-8 checks, and microsecond numbers. The
+ * escaping, the UTF-8 checks and the number formatting are the library's own
+ * (src/common/jsontext.h, rtr__json_*), so the tools write strings and numbers
+ * byte for byte as the recorder does; this file puts them into buffers and parses
+ * numbers back.
  *
  * Every string the tools write goes through json_put_string(): '"', '\\' and every
  * byte 0x00-0x1F and 0x7F escaped (\n \t \r \b \f or \u00XX), all other non-ASCII
@@ -17,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "common/jsontext.h"
 
 /* A growable byte buffer. Zero-initialised it is empty; buf_free() releases it. */
 struct buf {
@@ -62,30 +68,20 @@ long json_put_string(struct buf *b, const void *s, size_t len);
  */
 long utf8_put_valid(struct buf *b, const void *s, size_t len);
 
-/*
- * Can byte c start a UTF-8 sequence? If so, *n gets the sequence's length and
- * [*lo, *hi] the range of its second byte (RFC 3629 table 3-7).
- */
-bool utf8_lead(unsigned c, size_t *n, unsigned *lo, unsigned *hi);
-
-/*
- * Length of the valid UTF-8 sequence at s[0 .. len) (RFC 3629: shortest form, no
- * surrogates, at most U+10FFFF): 1 to 4, or 0 when it is invalid or cut short.
- */
-size_t utf8_seq_len(const unsigned char *s, size_t len);
+/* Most bytes json_put_us() writes (a sign and rtr__json_us()'s 24). */
+#define JSON_US_MAX 25
 
 /*
  * Write ns nanoseconds as microseconds the way the recorder does: "1234.567",
- * trailing zeros dropped ("1.5", "0", "-0.001"). Writes at most 22 bytes, no NUL;
- * returns the new end.
+ * trailing zeros dropped ("1.5", "0", "-0.001"). Writes at most JSON_US_MAX bytes,
+ * no NUL; returns the new end.
  */
 char *json_put_us(char *cur, int64_t ns);
 
-/* Write v in decimal; at most 20 bytes, no NUL; returns the new end. */
-char *json_put_u64(char *cur, uint64_t v);
-
-/* Write v in decimal; at most 20 bytes, no NUL; returns the new end. */
-char *json_put_i64(char *cur, int64_t v);
+/* Append a number: an integer, or nanoseconds as json_put_us() writes them. 0 or -1. */
+int buf_put_i64(struct buf *b, int64_t v);
+int buf_put_u64(struct buf *b, uint64_t v);
+int buf_put_us(struct buf *b, int64_t ns);
 
 /*
  * Microseconds in JSON number text to nanoseconds. Exact (*exact = true) when the

@@ -131,27 +131,6 @@ int json_object_extend(struct buf *out, const char *obj, size_t len, const char 
 	       buf_put(out, members, mlen) || buf_putc(out, '}');
 }
 
-int buf_put_i64(struct buf *b, int64_t v)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_i64(tmp, v) - tmp));
-}
-
-int buf_put_u64(struct buf *b, uint64_t v)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_u64(tmp, v) - tmp));
-}
-
-int buf_put_us(struct buf *b, int64_t ns)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_us(tmp, ns) - tmp));
-}
-
 int buf_put_key(struct buf *b, const char *key)
 {
 	return buf_putc(b, '"') || buf_puts(b, key) || buf_put(b, "\":", 2);

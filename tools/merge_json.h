@@ -67,11 +67,6 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 int json_object_extend(struct buf *out, const char *obj, size_t len, const char *members,
 		       size_t mlen);
 
-/* Append a number: an integer, an unsigned one, nanoseconds as microseconds. 0 or -1. */
-int buf_put_i64(struct buf *b, int64_t v);
-int buf_put_u64(struct buf *b, uint64_t v);
-int buf_put_us(struct buf *b, int64_t ns);
-
 /* Append "\"key\":" (key plain ASCII). 0 or -1. */
 int buf_put_key(struct buf *b, const char *key);
 

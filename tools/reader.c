@@ -1108,11 +1108,8 @@ static int scan_string_byte(struct trace_reader *r, unsigned char *p, uint64_t a
 		return 1;
 	}
 	if (c >= 0x80) {
-		size_t n;
-
-		if (!utf8_lead(c, &n, &sc->lo, &sc->hi))
+		if (!rtr__json_utf8_lead((unsigned char)c, &sc->need, &sc->lo, &sc->hi))
 			return scan_bad_utf8(r, abs, c);
-		sc->need = (unsigned)n - 1;
 		sc->lead = c;
 		sc->seq_abs = abs;
 	}

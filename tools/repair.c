@@ -157,28 +157,6 @@ static int take_event(struct repair *rp, const struct trace_event *ev)
 	return write_line(rp, ev->json, ev->json_len);
 }
 
-/* Append an integer or a time to the line being composed. */
-static int put_i64(struct buf *b, int64_t v)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_i64(tmp, v) - tmp));
-}
-
-static int put_u64(struct buf *b, uint64_t v)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_u64(tmp, v) - tmp));
-}
-
-static int put_us(struct buf *b, int64_t ns)
-{
-	char tmp[24];
-
-	return buf_put(b, tmp, (size_t)(json_put_us(tmp, ns) - tmp));
-}
-
 /* End every open slice: an E per slice, innermost first, at the thread's latest time. */
 static int close_slices(struct repair *rp)
 {
@@ -201,9 +179,10 @@ static int close_slices(struct repair *rp)
 			if (!err && s->name != NULL)
 				err = buf_puts(b, ",\"name\":") ||
 				      json_put_string(b, s->name, s->name_len) < 0;
-			err = err || buf_puts(b, ",\"ts\":") || put_us(b, ts) ||
-			      buf_puts(b, ",\"pid\":") || put_i64(b, th->pid) ||
-			      buf_puts(b, ",\"tid\":") || put_i64(b, th->tid) || buf_putc(b, '}');
+			err = err || buf_puts(b, ",\"ts\":") || buf_put_us(b, ts) ||
+			      buf_puts(b, ",\"pid\":") || buf_put_i64(b, th->pid) ||
+			      buf_puts(b, ",\"tid\":") || buf_put_i64(b, th->tid) ||
+			      buf_putc(b, '}');
 			if (err) {
 				rp->nomem = true;
 				return -1;
@@ -238,13 +217,13 @@ static int compose_marker(struct repair *rp, uint64_t dropped)
 	}
 	b->len = 0;
 	return buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":") ||
-	       put_us(b, ts) || buf_puts(b, ",\"pid\":") || put_i64(b, pid) ||
-	       buf_puts(b, ",\"tid\":") || put_i64(b, tid) ||
+	       buf_put_us(b, ts) || buf_puts(b, ",\"pid\":") || buf_put_i64(b, pid) ||
+	       buf_puts(b, ",\"tid\":") || buf_put_i64(b, tid) ||
 	       buf_puts(b, ",\"args\":{\"final\":true,\"repaired\":true,") ||
 	       (h->present && buf_put(b, h->args.p, h->args.len)) || buf_puts(b, "\"events\":") ||
-	       put_u64(b, rp->events) || buf_puts(b, ",\"slices_closed\":") ||
-	       put_u64(b, rp->closed) || buf_puts(b, ",\"partial_bytes_dropped\":") ||
-	       put_u64(b, dropped) || buf_puts(b, "}}");
+	       buf_put_u64(b, rp->events) || buf_puts(b, ",\"slices_closed\":") ||
+	       buf_put_u64(b, rp->closed) || buf_puts(b, ",\"partial_bytes_dropped\":") ||
+	       buf_put_u64(b, dropped) || buf_puts(b, "}}");
 }
 
 /* Close the output: open slices, the end marker, ']'. 0 or -1. */

@@ -162,12 +162,13 @@ struct label {
 	size_t len;
 };
 
-#define END_COUNTS(X)                                                                 \
-	X(DROPPED, "dropped")                                                         \
-	X(FULL, "dropped_ring_full")                                                  \
-	X(LARGE, "dropped_too_large")                                                 \
-	X(IO, "dropped_io") X(ARGS_CUT, "args_cut") X(REENTRANT, "dropped_reentrant") \
-		X(CORRUPT, "dropped_corrupt") X(NO_TRACK, "dropped_no_track")
+#define END_COUNTS(X)                                                                           \
+	X(DROPPED, "dropped")                                                                   \
+	X(FULL, "dropped_ring_full")                                                            \
+	X(LARGE, "dropped_too_large")                                                           \
+	X(IO, "dropped_io")                                                                     \
+	X(ARGS_CUT, "args_cut") X(REENTRANT, "dropped_reentrant") X(CORRUPT, "dropped_corrupt") \
+		X(NO_TRACK, "dropped_no_track")
 #define END_ENUM(id, key) END_##id,
 #define END_KEY(id, key)  key,
 enum { END_COUNTS(END_ENUM) END_NCOUNTS };
@@ -1308,16 +1309,12 @@ static int jkey(struct buf *b, bool *first, const char *key)
 
 static int ju64(struct buf *b, bool *first, const char *key, uint64_t v)
 {
-	char num[24];
-
-	return jkey(b, first, key) || buf_put(b, num, (size_t)(json_put_u64(num, v) - num));
+	return jkey(b, first, key) || buf_put_u64(b, v);
 }
 
 static int ji64(struct buf *b, bool *first, const char *key, int64_t v)
 {
-	char num[24];
-
-	return jkey(b, first, key) || buf_put(b, num, (size_t)(json_put_i64(num, v) - num));
+	return jkey(b, first, key) || buf_put_i64(b, v);
 }
 
 static int jbool(struct buf *b, bool *first, const char *key, bool v)
@@ -1329,10 +1326,8 @@ static int jdouble(struct buf *b, bool *first, const char *key, double v)
 {
 	char num[40];
 
-	if (!isfinite(v))
-		return jkey(b, first, key) || buf_puts(b, "null");
-	snprintf(num, sizeof(num), "%.17g", v);
-	return jkey(b, first, key) || buf_puts(b, num);
+	/* the shortest text that reads back as v; "null" for NaN and infinities */
+	return jkey(b, first, key) || buf_put(b, num, (size_t)(rtr__json_f64(num, v) - num));
 }
 
 static int jsketch(struct buf *b, bool *first, uint64_t total, const struct sketch *s)

@@ -710,7 +710,7 @@ static void microseconds_are_written_and_parsed_exactly(void **state)
 		assert_int_equal(json_parse_us("9223372036854776", 16, &ns, &exact), -1);
 		assert_int_equal(json_parse_us("1e400", 5, &ns, &exact), -1);
 	}
-	*json_put_i64(buf, INT64_MIN) = '\0';
+	*rtr__json_i64(buf, INT64_MIN) = '\0';
 	assert_string_equal(buf, "-9223372036854775808");
 }
 
