@@ -2,32 +2,42 @@
 /*
  * Streaming trace reader for the tests (see trace_read.h for the contract).
  *
- * Design. The file is read in BLOCK_BYTES blocks and each block goes through
- * yajl_parse(); nothing else holds the file. The callbacks run a small state machine
- * on the nesting depth:
+ * An oracle apart from the tools: tools/reader.c is the one yajl pull (callback)
+ * reader of the tree; this reader judges the library's and the tools' output with
+ * yajl's tree API instead, one event at a time, so that the tests never judge a
+ * tool with the tool's own parser.
  *
- *   depth 0   outside everything: only '[' is accepted
- *   depth 1   inside the top-level array: only '{' (an event) is accepted
- *   depth 2   inside an event: keys select a field, values fill it
- *   depth 3   inside the event's "args" (in_args): keys make tt_args; a scalar value
- *             fills the arg, an object or array value is re-serialized into the arg's
- *             raw text (the cap stack) until it closes
- *   deeper    a value of an unknown top-level key: skipped
+ * Design. The file is read in BLOCK_BYTES blocks, and each block goes to two places:
  *
- * When an event's object closes it is handed to the visitor and freed (tt_foreach),
- * or moved into the growing array (tt_load). Numbers come only through yajl's
- * yajl_number callback, as their text, so nothing is rounded through a double: ts
- * and dur are parsed from the decimal text to integer nanoseconds, integers keep
- * their text and get int64/uint64 values when they fit.
+ *   the validator  yajl_parse() with no callbacks, strict: it sees every byte of
+ *                  the file (and the "]" a repair adds) and nothing else, so the
+ *                  whole document is checked as one JSON text, framing and commas
+ *                  included;
+ *   the splitter   a byte scanner that follows strings, escapes and the nesting
+ *                  depth, and cuts out each element of the top-level array. An
+ *                  event's text, once its '}' has passed the validator, is parsed
+ *                  on its own with yajl_tree_parse() and typed into a tt_event.
  *
- * Positions. yajl_parse() restarts its byte count at each block and, inside a
- * callback, yajl_get_bytes_consumed() is the offset just past the current token in
- * the current block (yajl_do_parse sets hand->bytesConsumed = 0 and the lexer moves
- * it token by token). The '{' of an event is one byte before that. Lines are counted
- * lazily: `scan` is how far into the block '\n' bytes have been counted, and every
- * position asked for moves it forward with memchr, so each byte is looked at once.
- * yajl_complete_parse() parses a private " " to flush the last token; a callback or
- * error in that call is placed at the end of the input.
+ * Only the event being read is in memory (its text and its tree), so a 200 MB trace
+ * costs a few hundred KiB in tt_foreach(); tt_load() keeps every event, for the small
+ * traces of unit tests. The splitter hands bytes to the validator up to the point it
+ * acts on (an event's end, a structural error, a TT_CHECK_ESCAPES violation), so
+ * errors come in file order, as a single pass would give them.
+ *
+ * Numbers come from the tree as their text (yajl_tree keeps it), so nothing is
+ * rounded through a double: ts and dur are parsed from the decimal text to integer
+ * nanoseconds, integers keep their text and get int64/uint64 values when they fit.
+ *
+ * Strings with NUL. yajl_tree hands strings and keys over NUL-terminated, which
+ * would cut a "\u0000" short. An event whose text has that escape is parsed with
+ * each "\u0000" replaced by "\udbff\udfff" (U+10FFFF, a noncharacter), which is
+ * turned back into a NUL byte when its strings are copied out; an event that also
+ * holds U+10FFFF itself is refused rather than misread.
+ *
+ * Positions. Lines are counted by the splitter as it goes; a position behind it (a
+ * validator error, which points past the offending token) is found by counting
+ * again from the start of the file, which only happens once, on the error path.
+ * Errors inside an event (types, duplicates, UTF-8) point at the event's '{'.
  *
  * Repair (TT_REPAIR). Before parsing, the tail of the file is read backwards from
  * the end to find the last '\n' and the last non-blank byte before it. If the file
@@ -35,10 +45,12 @@
  * of the last whole line, minus a trailing ',', and a final block "]" is fed after
  * them. The file is never loaded whole and never changed.
  *
- * Strictness. yajl runs with comments off, UTF-8 validation on and no trailing
- * garbage. yajl's UTF-8 check only counts continuation bytes, so every string and
- * key is checked again here against RFC 3629. TT_CHECK_ESCAPES adds a byte scanner
- * over the raw blocks that tracks string and escape state across block borders.
+ * Strictness. The validator runs with comments off, UTF-8 validation on and no
+ * trailing garbage. yajl's UTF-8 check only counts continuation bytes, so every
+ * decoded string and key is checked again here against RFC 3629, with a check of
+ * its own (utf8_bad(), written apart from the library's on purpose: it judges the
+ * library's escaper). TT_CHECK_ESCAPES is enforced by the splitter, which sees the
+ * raw bytes and keeps its string and escape state across block borders.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -54,6 +66,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/jsontext.h"
 
 #define BLOCK_BYTES (64 * 1024)
 #define TAIL_BYTES  4096
@@ -88,21 +103,19 @@ static const char *const val_names[] = {
 	[V_STRING] = "a string", [V_OBJECT] = "an object", [V_ARRAY] = "an array",
 };
 
+/* U+10FFFF, standing in for a NUL byte while yajl_tree holds the event. */
+#define NUL_MARK     "\xf4\x8f\xbf\xbf"
+#define NUL_MARK_ESC "\\udbff\\udfff"
+
 struct buf {
 	char *p;
 	size_t len, cap;
 };
 
-/* One open container of an arg value being re-serialized. */
-struct cap_level {
-	char type;  /* '{' or '[' */
-	char first; /* nothing written in it yet */
-};
-
 struct reader {
 	const char *path;
 	int flags;
-	yajl_handle h;
+	int fd;
 	tt_visit_fn fn;
 	void *fn_ctx;
 	struct tt_trace *out; /* info of tt_foreach, or the target of tt_load */
@@ -110,75 +123,68 @@ struct reader {
 	size_t ev_cap;
 	int stopped; /* the visitor asked to stop */
 	int failed;  /* out->error is set */
+	size_t count;
 
-	/* Position: the block yajl is parsing and how far its lines are counted. */
+	/* The validator and how far it has been fed (a file offset). */
+	yajl_handle h;
+	uint64_t fed;
+
+	/* The splitter: the block, the lines before the scan point, the nesting. */
 	const unsigned char *blk;
-	size_t blk_len;
-	uint64_t blk_abs;    /* file offset of blk[0] */
-	size_t scan;	     /* '\n' counted in blk[0 .. scan) */
-	size_t lines;	     /* '\n' bytes before blk + scan */
-	uint64_t line_start; /* file offset of the current line's first byte */
-	int finishing;	     /* inside yajl_complete_parse() */
-
-	/* Structure. */
+	uint64_t blk_abs;
+	size_t lines;
+	uint64_t line_start;
 	int depth;
 	int top_open, top_closed;
-	enum key key;  /* the pending top-level key of the event */
-	unsigned seen; /* known keys seen in this event, 1u << enum key */
-	int in_args;
+	int top_scalar; /* the top level is not an array: enum val + 1 */
+	int in_str, bs, hex_left;
+	unsigned hex_val;
+	uint64_t bs_at; /* file offset of the last backslash */
+
+	/* The event being cut out: its text so far, where it starts, its NUL escapes. */
+	struct buf text;
+	uint64_t ev_abs;
+	size_t ev_line;
+	size_t ev_from; /* offset in blk where the event's bytes start */
+	int ev_nul;
 	struct tt_event ev;
 	size_t args_cap;
-	struct cap_level *cap;
-	size_t ncap, cap_cap;
 	struct buf raw;
-
-	/* TT_CHECK_ESCAPES scanner state, carried across blocks. */
-	int es_str, es_bs, es_u;
-	unsigned es_val;
-	uint64_t es_at; /* file offset of the last backslash */
-	size_t count;
 };
 
 static int fail_abs(struct reader *r, uint64_t abs, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int fail_here(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------------ positions */
 
-/* Count the '\n' bytes of the current block up to off. */
-static void advance(struct reader *r, size_t off)
-{
-	if (off > r->blk_len)
-		off = r->blk_len;
-	while (r->scan < off) {
-		const unsigned char *nl = memchr(r->blk + r->scan, '\n', off - r->scan);
-
-		if (nl == NULL) {
-			r->scan = off;
-			break;
-		}
-		r->lines++;
-		r->scan = (size_t)(nl - r->blk) + 1;
-		r->line_start = r->blk_abs + r->scan;
-	}
-}
-
-/* Line and column (1-based, bytes) of file offset abs, which must not lie before the
- * line being counted. */
+/* Line and column (1-based, bytes) of file offset abs, counted from the start. */
 static void where(struct reader *r, uint64_t abs, size_t *line, size_t *col)
 {
-	if (abs >= r->blk_abs)
-		advance(r, (size_t)(abs - r->blk_abs));
-	*line = r->lines + 1;
-	*col = abs >= r->line_start ? (size_t)(abs - r->line_start) + 1 : 1;
-}
+	unsigned char buf[TAIL_BYTES];
+	uint64_t off = 0, start = 0;
+	size_t lines = 0;
 
-/* File offset just past the token yajl is handing to a callback. */
-static uint64_t here(struct reader *r)
-{
-	if (r->finishing)
-		return r->blk_abs + r->blk_len;
-	return r->blk_abs + yajl_get_bytes_consumed(r->h);
+	if (abs >= r->line_start) {
+		*line = r->lines + 1;
+		*col = (size_t)(abs - r->line_start) + 1;
+		return;
+	}
+	while (off < abs) {
+		size_t want = abs - off < sizeof(buf) ? (size_t)(abs - off) : sizeof(buf);
+		ssize_t n = pread(r->fd, buf, want, (off_t)off);
+
+		if (n <= 0)
+			break;
+		for (ssize_t k = 0; k < n; k++) {
+			if (buf[k] == '\n') {
+				lines++;
+				start = off + (uint64_t)k + 1;
+			}
+		}
+		off += (uint64_t)n;
+	}
+	*line = lines + 1;
+	*col = (size_t)(abs - start) + 1;
 }
 
 static void vfail(struct reader *r, uint64_t abs, const char *fmt, va_list ap)
@@ -197,7 +203,7 @@ static void vfail(struct reader *r, uint64_t abs, const char *fmt, va_list ap)
 	r->failed = 1;
 }
 
-/* Record an error at file offset abs; returns 0 so that a callback can cancel. */
+/* Record an error at file offset abs; returns 0, for "return fail_abs(...)". */
 static int fail_abs(struct reader *r, uint64_t abs, const char *fmt, ...)
 {
 	va_list ap;
@@ -208,16 +214,8 @@ static int fail_abs(struct reader *r, uint64_t abs, const char *fmt, ...)
 	return 0;
 }
 
-/* Record an error at the token being handed to the current callback. */
-static int fail_here(struct reader *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(r, here(r), fmt, ap);
-	va_end(ap);
-	return 0;
-}
+/* An error inside the event being typed: at its '{'. */
+#define fail_ev(r, ...) fail_abs(r, (r)->ev_abs, __VA_ARGS__)
 
 /* An error that has no position (open, read, size). */
 static void fail_file(struct reader *r, const char *what, int err)
@@ -231,20 +229,37 @@ static void fail_file(struct reader *r, const char *what, int err)
 
 static int oom(struct reader *r)
 {
-	return fail_here(r, "out of memory");
+	return fail_ev(r, "out of memory");
 }
 
 /* ---------------------------------------------------------------- text helpers */
 
-static char *dupn(const void *s, size_t len)
+/* Room for n more bytes. 0 or -1. */
+static int buf_reserve(struct buf *b, size_t n)
 {
-	char *p = malloc(len + 1);
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *np;
 
-	if (p == NULL)
-		return NULL;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
+		while (cap < b->len + n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (np == NULL)
+			return -1;
+		b->p = np;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+static int buf_put(struct buf *b, const void *p, size_t n)
+{
+	if (buf_reserve(b, n))
+		return -1;
+	if (n > 0)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
 }
 
 /* Index of the first byte of s that is not part of valid UTF-8 (RFC 3629: shortest
@@ -291,19 +306,6 @@ static size_t utf8_bad(const unsigned char *s, size_t len)
 		i += n + 1;
 	}
 	return len;
-}
-
-static int check_utf8(struct reader *r, const unsigned char *s, size_t len, const char *what)
-{
-	size_t bad = utf8_bad(s, len);
-
-	if (bad == len)
-		return 1;
-	return fail_here(r,
-			 "%s is not valid UTF-8: byte 0x%02x at byte %zu of %zu (overlong, "
-			 "surrogate, above U+10FFFF or cut sequence; a lone \\udc00..\\udfff "
-			 "escape decodes to one)",
-			 what, s[bad], bad, len);
 }
 
 static int is_digit(char c)
@@ -417,157 +419,161 @@ static int is_integer_text(const char *t, size_t len)
 	       memchr(t, 'E', len) == NULL;
 }
 
-/* ------------------------------------------------------------- re-serializing */
+/* ------------------------------------------------------------ out of the tree */
 
-static int buf_put(struct buf *b, const void *p, size_t n)
+static enum val val_of(yajl_val v)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (np == NULL)
-			return -1;
-		b->p = np;
-		b->cap = cap;
+	switch (v->type) {
+	case yajl_t_string:
+		return V_STRING;
+	case yajl_t_number:
+		return V_NUMBER;
+	case yajl_t_object:
+		return V_OBJECT;
+	case yajl_t_array:
+		return V_ARRAY;
+	case yajl_t_true:
+	case yajl_t_false:
+		return V_BOOL;
+	default:
+		return V_NULL;
 	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
 }
 
-/* A JSON string, quoted, escaped as the writer escapes (trace_read.h, tt_arg.raw). */
-static int buf_string(struct buf *b, const unsigned char *s, size_t len)
+/*
+ * A string or key of the tree as the file has it: a copy, NUL-terminated, with the
+ * NUL marks turned back into NUL bytes, *len its length; checked against RFC 3629.
+ * NULL when out of memory or invalid (reported).
+ */
+static char *tree_str(struct reader *r, const char *s, size_t *len, const char *what)
 {
-	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s), bad;
+	char *p = malloc(n + 1), *o = p;
 
-	if (buf_put(b, "\"", 1))
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = s[i];
-		char e[6] = {'\\', 0, 0, 0, 0, 0};
-		size_t n = 2;
-
-		switch (c) {
-		case '"':
-			e[1] = '"';
-			break;
-		case '\\':
-			e[1] = '\\';
-			break;
-		case '\b':
-			e[1] = 'b';
-			break;
-		case '\f':
-			e[1] = 'f';
-			break;
-		case '\n':
-			e[1] = 'n';
-			break;
-		case '\r':
-			e[1] = 'r';
-			break;
-		case '\t':
-			e[1] = 't';
-			break;
-		default:
-			if (c >= 0x20 && c != 0x7f) {
-				if (buf_put(b, &s[i], 1))
-					return -1;
-				continue;
-			}
-			memcpy(e + 1, "u00", 3);
-			e[4] = hex[c >> 4];
-			e[5] = hex[c & 15];
-			n = 6;
+	if (p == NULL) {
+		oom(r);
+		return NULL;
+	}
+	for (size_t i = 0; i < n;) {
+		if (r->ev_nul && n - i >= 4 && memcmp(s + i, NUL_MARK, 4) == 0) {
+			*o++ = '\0';
+			i += 4;
+		} else {
+			*o++ = s[i++];
 		}
-		if (buf_put(b, e, n))
-			return -1;
 	}
-	return buf_put(b, "\"", 1);
+	*o = '\0';
+	*len = (size_t)(o - p);
+	bad = utf8_bad((const unsigned char *)p, *len);
+	if (bad == *len)
+		return p;
+	fail_ev(r,
+		"%s is not valid UTF-8: byte 0x%02x at byte %zu of %zu (overlong, "
+		"surrogate, above U+10FFFF or cut sequence; a lone \\udc00..\\udfff "
+		"escape decodes to one)",
+		what, (unsigned char)p[bad], bad, *len);
+	free(p);
+	return NULL;
 }
 
-static struct tt_arg *cur_arg(struct reader *r)
+/* A JSON string, quoted, escaped as the writer escapes (trace_read.h, tt_arg.raw):
+ * the library's escaper, on a string already checked to be valid UTF-8. */
+static int buf_string(struct buf *b, const char *s, size_t len)
 {
-	return &r->ev.args[r->ev.nargs - 1];
-}
-
-/* Separator before a value inside the captured container (keys write their own). */
-static int cap_prefix(struct reader *r)
-{
-	struct cap_level *top = &r->cap[r->ncap - 1];
-
-	if (top->type == '[') {
-		if (!top->first && buf_put(&r->raw, ",", 1))
-			return -1;
-		top->first = 0;
-	}
+	if (buf_reserve(b, RTR_JSON_ESCAPE_BOUND(len) + 2))
+		return -1;
+	b->p[b->len++] = '"';
+	b->len = (size_t)(rtr__json_escape(b->p + b->len, s, len) - b->p);
+	b->p[b->len++] = '"';
 	return 0;
 }
 
-static int cap_open(struct reader *r, char c)
+/*
+ * v re-serialized compactly into r->raw (tt_arg.raw of an object or array arg):
+ * no spaces, numbers as in the file, strings escaped as the writer does. 1, or 0
+ * when out of memory or a string is invalid (reported).
+ */
+static int serialize(struct reader *r, yajl_val v)
 {
-	if (r->ncap > 0 && cap_prefix(r))
-		return oom(r);
-	if (r->ncap == r->cap_cap) {
-		size_t n = r->cap_cap ? r->cap_cap * 2 : 16;
-		struct cap_level *p = realloc(r->cap, n * sizeof(*p));
-
-		if (p == NULL)
-			return oom(r);
-		r->cap = p;
-		r->cap_cap = n;
-	}
-	r->cap[r->ncap].type = c;
-	r->cap[r->ncap].first = 1;
-	r->ncap++;
-	if (buf_put(&r->raw, &c, 1))
-		return oom(r);
-	return 1;
-}
-
-static int cap_close(struct reader *r, char c)
-{
-	struct tt_arg *a;
-
-	if (buf_put(&r->raw, &c, 1))
-		return oom(r);
-	if (--r->ncap > 0)
-		return 1;
-	a = cur_arg(r);
-	a->raw = dupn(r->raw.p, r->raw.len);
-	r->raw.len = 0;
-	return a->raw != NULL ? 1 : oom(r);
-}
-
-static int cap_key(struct reader *r, const unsigned char *k, size_t len)
-{
-	struct cap_level *top = &r->cap[r->ncap - 1];
-
-	if (!top->first && buf_put(&r->raw, ",", 1))
-		return oom(r);
-	top->first = 0;
-	if (buf_string(&r->raw, k, len) || buf_put(&r->raw, ":", 1))
-		return oom(r);
-	return 1;
-}
-
-static int cap_scalar(struct reader *r, enum val v, const void *p, size_t len)
-{
+	struct buf *b = &r->raw;
+	char *s;
+	size_t len;
 	int err;
 
-	if (cap_prefix(r))
-		return oom(r);
-	if (v == V_STRING)
-		err = buf_string(&r->raw, p, len);
-	else
-		err = buf_put(&r->raw, p, len);
-	return err ? oom(r) : 1;
+	switch (v->type) {
+	case yajl_t_object:
+		if (buf_put(b, "{", 1))
+			return oom(r);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			s = tree_str(r, v->u.object.keys[i], &len, "a key");
+			if (s == NULL)
+				return 0;
+			err = (i > 0 && buf_put(b, ",", 1)) || buf_string(b, s, len) ||
+			      buf_put(b, ":", 1);
+			free(s);
+			if (err)
+				return oom(r);
+			if (!serialize(r, v->u.object.values[i]))
+				return 0;
+		}
+		return buf_put(b, "}", 1) ? oom(r) : 1;
+	case yajl_t_array:
+		if (buf_put(b, "[", 1))
+			return oom(r);
+		for (size_t i = 0; i < v->u.array.len; i++) {
+			if (i > 0 && buf_put(b, ",", 1))
+				return oom(r);
+			if (!serialize(r, v->u.array.values[i]))
+				return 0;
+		}
+		return buf_put(b, "]", 1) ? oom(r) : 1;
+	case yajl_t_string:
+		s = tree_str(r, v->u.string, &len, "a string");
+		if (s == NULL)
+			return 0;
+		err = buf_string(b, s, len);
+		free(s);
+		return err ? oom(r) : 1;
+	case yajl_t_number:
+		s = v->u.number.r;
+		return buf_put(b, s, strlen(s)) ? oom(r) : 1;
+	case yajl_t_true:
+		return buf_put(b, "true", 4) ? oom(r) : 1;
+	case yajl_t_false:
+		return buf_put(b, "false", 5) ? oom(r) : 1;
+	default:
+		return buf_put(b, "null", 4) ? oom(r) : 1;
+	}
 }
 
-/* -------------------------------------------------------------------- events */
+/* Check every string and key inside v (the value of a key that is skipped). */
+static int check_strings(struct reader *r, yajl_val v)
+{
+	size_t len;
+	char *s;
+
+	if (v->type == yajl_t_object) {
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			s = tree_str(r, v->u.object.keys[i], &len, "a key");
+			if (s == NULL)
+				return 0;
+			free(s);
+			if (!check_strings(r, v->u.object.values[i]))
+				return 0;
+		}
+	} else if (v->type == yajl_t_array) {
+		for (size_t i = 0; i < v->u.array.len; i++) {
+			if (!check_strings(r, v->u.array.values[i]))
+				return 0;
+		}
+	} else if (v->type == yajl_t_string) {
+		s = tree_str(r, v->u.string, &len, "a string");
+		if (s == NULL)
+			return 0;
+		free(s);
+	}
+	return 1;
+}
 
 static void event_free(struct tt_event *e)
 {
@@ -590,24 +596,226 @@ static void event_reset(struct reader *r)
 
 	memset(&r->ev, 0, sizeof(r->ev));
 	r->ev.args = args;
-	r->key = K_NONE;
-	r->seen = 0;
-	r->in_args = 0;
 }
 
-static int event_begin(struct reader *r)
+static enum key key_of(const char *k, size_t len)
 {
-	uint64_t end = here(r);
-	size_t line, col;
+	for (int i = K_PH; i <= K_ARGS; i++) {
+		if (strlen(key_names[i]) == len && memcmp(key_names[i], k, len) == 0)
+			return (enum key)i;
+	}
+	return K_OTHER;
+}
 
-	event_reset(r);
-	/* The '{' token is one byte, just before the offset yajl reports. */
-	where(r, end > r->blk_abs ? end - 1 : end, &line, &col);
-	r->ev.line = line;
+static int field_type(struct reader *r, enum key k, enum val v, const char *want)
+{
+	return fail_ev(r, "\"%s\" is %s, not %s", key_names[k], val_names[v], want);
+}
+
+/* A string field's value into *dst (and its length into *len, if asked). */
+static int field_str(struct reader *r, enum key k, yajl_val v, char **dst, size_t *len)
+{
+	size_t n;
+
+	if (v->type != yajl_t_string)
+		return field_type(r, k, val_of(v), "a string");
+	*dst = tree_str(r, v->u.string, &n, "a string");
+	if (len != NULL)
+		*len = n;
+	return *dst != NULL;
+}
+
+static int arg_value(struct reader *r, struct tt_arg *a, yajl_val v)
+{
+	const char *t;
+	size_t len;
+
+	switch (v->type) {
+	case yajl_t_null:
+		a->type = TT_NULL;
+		return 1;
+	case yajl_t_true:
+	case yajl_t_false:
+		a->type = TT_BOOL;
+		a->b = v->type == yajl_t_true;
+		return 1;
+	case yajl_t_string:
+		a->type = TT_STRING;
+		a->s = tree_str(r, v->u.string, &a->s_len, "a string");
+		return a->s != NULL;
+	case yajl_t_object:
+	case yajl_t_array:
+		a->type = TT_OTHER;
+		r->raw.len = 0;
+		if (!serialize(r, v) || buf_put(&r->raw, "", 1))
+			return r->failed ? 0 : oom(r);
+		a->raw = strdup(r->raw.p);
+		return a->raw != NULL ? 1 : oom(r);
+	default:
+		break;
+	}
+	t = v->u.number.r;
+	len = strlen(t);
+	a->raw = strdup(t);
+	if (a->raw == NULL)
+		return oom(r);
+	if (is_integer_text(t, len)) {
+		a->type = TT_INT;
+		a->fits = parse_int(t, len, &a->i, &a->u);
+	} else {
+		a->type = TT_DOUBLE;
+	}
+	a->d = strtod(a->raw, NULL);
 	return 1;
 }
 
-static int event_end(struct reader *r)
+static int field_args(struct reader *r, yajl_val v)
+{
+	struct tt_event *e = &r->ev;
+
+	if (v->type != yajl_t_object)
+		return field_type(r, K_ARGS, val_of(v), "an object");
+	e->has_args = 1;
+	for (size_t i = 0; i < v->u.object.len; i++) {
+		struct tt_arg *a;
+		size_t len;
+		char *key = tree_str(r, v->u.object.keys[i], &len, "a key");
+
+		if (key == NULL)
+			return 0;
+		for (size_t j = 0; j < e->nargs; j++) {
+			if (strcmp(e->args[j].key, key) == 0) {
+				free(key);
+				return fail_ev(r, "duplicate key \"%s\" in args", e->args[j].key);
+			}
+		}
+		if (e->nargs == r->args_cap) {
+			size_t n = r->args_cap ? r->args_cap * 2 : 8;
+			struct tt_arg *p = realloc(e->args, n * sizeof(*p));
+
+			if (p == NULL) {
+				free(key);
+				return oom(r);
+			}
+			e->args = p;
+			r->args_cap = n;
+		}
+		a = &e->args[e->nargs++];
+		memset(a, 0, sizeof(*a));
+		a->key = key;
+		if (!arg_value(r, a, v->u.object.values[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* The value v of the event's known key k. */
+static int field(struct reader *r, enum key k, yajl_val v)
+{
+	struct tt_event *e = &r->ev;
+	const char *t, *why;
+	size_t len;
+	uint64_t u = 0;
+	int64_t i = 0;
+	char *ph;
+
+	switch (k) {
+	case K_PH:
+		if (!field_str(r, k, v, &ph, &len))
+			return 0;
+		if (len < 1 || len > 3 || memchr(ph, '\0', len) != NULL) {
+			free(ph);
+			return fail_ev(r, "\"ph\" must be 1 to 3 bytes, is %zu", len);
+		}
+		memcpy(e->ph, ph, len + 1);
+		free(ph);
+		return 1;
+	case K_NAME:
+		return field_str(r, k, v, &e->name, &e->name_len);
+	case K_CAT:
+		return field_str(r, k, v, &e->cat, &e->cat_len);
+	case K_S:
+		return field_str(r, k, v, &e->scope, NULL);
+	case K_BP:
+		return field_str(r, k, v, &e->bp, NULL);
+	case K_ID:
+		if (v->type == yajl_t_string) {
+			e->id_type = TT_STRING;
+			return field_str(r, k, v, &e->id, NULL);
+		}
+		if (v->type != yajl_t_number)
+			return field_type(r, k, val_of(v), "a string or a number");
+		t = v->u.number.r;
+		e->id_type = is_integer_text(t, strlen(t)) ? TT_INT : TT_DOUBLE;
+		e->id = strdup(t);
+		return e->id != NULL ? 1 : oom(r);
+	case K_TS:
+	case K_DUR:
+		if (v->type != yajl_t_number)
+			return field_type(r, k, val_of(v), "a number");
+		t = v->u.number.r;
+		len = strlen(t);
+		if (parse_us(t, len, &u, &why))
+			return fail_ev(r, "\"%s\" %s %s", key_names[k], t, why);
+		if (k == K_TS) {
+			e->has_ts = 1;
+			e->ts_ns = u;
+		} else {
+			e->has_dur = 1;
+			e->dur_ns = u;
+		}
+		return 1;
+	case K_PID:
+	case K_TID:
+		if (v->type != yajl_t_number)
+			return field_type(r, k, val_of(v), "an integer");
+		t = v->u.number.r;
+		len = strlen(t);
+		if (!is_integer_text(t, len) || !(parse_int(t, len, &i, &u) & TT_FITS_I64))
+			return fail_ev(r, "\"%s\" %s is not an integer that fits int64",
+				       key_names[k], t);
+		if (k == K_PID) {
+			e->has_pid = 1;
+			e->pid = i;
+		} else {
+			e->has_tid = 1;
+			e->tid = i;
+		}
+		return 1;
+	case K_ARGS:
+		return field_args(r, v);
+	default:
+		return check_strings(r, v);
+	}
+}
+
+/* The event object o, parsed from its text, into r->ev. 1, or 0 (reported). */
+static int event_of(struct reader *r, yajl_val o)
+{
+	unsigned seen = 0;
+
+	r->ev.line = r->ev_line;
+	for (size_t i = 0; i < o->u.object.len; i++) {
+		size_t len;
+		char *key = tree_str(r, o->u.object.keys[i], &len, "a key");
+		enum key k;
+
+		if (key == NULL)
+			return 0;
+		k = key_of(key, len);
+		free(key);
+		r->ev.nkeys++;
+		if (k != K_OTHER && (seen & (1u << k)))
+			return fail_ev(r, "duplicate key \"%s\" in the event", key_names[k]);
+		seen |= 1u << k;
+		if (!field(r, k, o->u.object.values[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* Hand the finished r->ev over: to the visitor, or into out->ev. 1, or 0 to stop. */
+static int event_done(struct reader *r)
 {
 	struct tt_trace *out = r->out;
 
@@ -630,7 +838,6 @@ static int event_end(struct reader *r)
 		out->ev[out->n++] = r->ev;
 		memset(&r->ev, 0, sizeof(r->ev));
 		r->args_cap = 0;
-		event_reset(r);
 		return 1;
 	}
 	out->n = r->count;
@@ -641,354 +848,101 @@ static int event_end(struct reader *r)
 	return !r->stopped;
 }
 
-static enum key key_of(const unsigned char *k, size_t len)
+/*
+ * An event's text with each "\u0000" escape replaced by NUL_MARK_ESC, into r->raw,
+ * NUL-terminated. 1, or 0 when the event also holds U+10FFFF (reported) or out of
+ * memory.
+ */
+static int mark_nuls(struct reader *r, const char *t, size_t len)
 {
-	for (int i = K_PH; i <= K_ARGS; i++) {
-		if (strlen(key_names[i]) == len && memcmp(key_names[i], k, len) == 0)
-			return (enum key)i;
-	}
-	return K_OTHER;
-}
+	int in_str = 0;
 
-static int field_key(struct reader *r, const unsigned char *k, size_t len)
-{
-	r->key = key_of(k, len);
-	r->ev.nkeys++;
-	if (r->key == K_OTHER)
-		return 1;
-	if (r->seen & (1u << r->key))
-		return fail_here(r, "duplicate key \"%s\" in the event", key_names[r->key]);
-	r->seen |= 1u << r->key;
-	return 1;
-}
-
-static int field_type(struct reader *r, enum val v, const char *want)
-{
-	return fail_here(r, "\"%s\" is %s, not %s", key_names[r->key], val_names[v], want);
-}
-
-static int set_str(struct reader *r, char **dst, const void *p, size_t len)
-{
-	*dst = dupn(p, len);
-	return *dst != NULL ? 1 : oom(r);
-}
-
-/* A scalar value of a top-level key of the event. p/len: string bytes or number text. */
-static int field_scalar(struct reader *r, enum val v, const void *p, size_t len)
-{
-	struct tt_event *e = &r->ev;
-	uint64_t u = 0;
-	const char *why;
-
-	switch (r->key) {
-	case K_PH:
-		if (v != V_STRING)
-			return field_type(r, v, "a string");
-		if (len < 1 || len > 3 || memchr(p, '\0', len) != NULL)
-			return fail_here(r, "\"ph\" must be 1 to 3 bytes, is %zu", len);
-		memcpy(e->ph, p, len);
-		e->ph[len] = '\0';
-		return 1;
-	case K_NAME:
-		if (v != V_STRING)
-			return field_type(r, v, "a string");
-		e->name_len = len;
-		return set_str(r, &e->name, p, len);
-	case K_CAT:
-		if (v != V_STRING)
-			return field_type(r, v, "a string");
-		e->cat_len = len;
-		return set_str(r, &e->cat, p, len);
-	case K_S:
-		if (v != V_STRING)
-			return field_type(r, v, "a string");
-		return set_str(r, &e->scope, p, len);
-	case K_BP:
-		if (v != V_STRING)
-			return field_type(r, v, "a string");
-		return set_str(r, &e->bp, p, len);
-	case K_ID:
-		if (v == V_STRING)
-			e->id_type = TT_STRING;
-		else if (v == V_NUMBER)
-			e->id_type = is_integer_text(p, len) ? TT_INT : TT_DOUBLE;
-		else
-			return field_type(r, v, "a string or a number");
-		return set_str(r, &e->id, p, len);
-	case K_TS:
-	case K_DUR:
-		if (v != V_NUMBER)
-			return field_type(r, v, "a number");
-		if (parse_us(p, len, &u, &why))
-			return fail_here(r, "\"%s\" %.*s %s", key_names[r->key], (int)len,
-					 (const char *)p, why);
-		if (r->key == K_TS) {
-			e->has_ts = 1;
-			e->ts_ns = u;
-		} else {
-			e->has_dur = 1;
-			e->dur_ns = u;
+	r->raw.len = 0;
+	if (memmem(t, len, NUL_MARK, 4) != NULL || strcasestr(t, "\\udbff\\udfff") != NULL)
+		return fail_ev(r, "an event with both \\u0000 and U+10FFFF: the test reader "
+				  "cannot tell them apart");
+	for (size_t i = 0; i < len; i++) {
+		if (in_str && t[i] == '\\') {
+			if (len - i >= 6 && memcmp(t + i, "\\u0000", 6) == 0) {
+				if (buf_put(&r->raw, NUL_MARK_ESC, 12))
+					return oom(r);
+				i += 5;
+				continue;
+			}
+			if (buf_put(&r->raw, t + i, 2))
+				return oom(r);
+			i++;
+			continue;
 		}
-		return 1;
-	case K_PID:
-	case K_TID: {
-		int64_t i = 0;
-
-		if (v != V_NUMBER)
-			return field_type(r, v, "an integer");
-		if (!is_integer_text(p, len) || !(parse_int(p, len, &i, &u) & TT_FITS_I64))
-			return fail_here(r, "\"%s\" %.*s is not an integer that fits int64",
-					 key_names[r->key], (int)len, (const char *)p);
-		if (r->key == K_PID) {
-			e->has_pid = 1;
-			e->pid = i;
-		} else {
-			e->has_tid = 1;
-			e->tid = i;
-		}
-		return 1;
-	}
-	case K_ARGS:
-		return field_type(r, v, "an object");
-	default:
-		return 1;
-	}
-}
-
-/* An object or array opening as the value of a top-level key of the event. */
-static int field_container(struct reader *r, char c)
-{
-	enum val v = c == '{' ? V_OBJECT : V_ARRAY;
-
-	switch (r->key) {
-	case K_ARGS:
-		if (c != '{')
-			return field_type(r, v, "an object");
-		r->in_args = 1;
-		r->ev.has_args = 1;
-		return 1;
-	case K_OTHER:
-		return 1;
-	case K_ID:
-		return field_type(r, v, "a string or a number");
-	case K_TS:
-	case K_DUR:
-		return field_type(r, v, "a number");
-	case K_PID:
-	case K_TID:
-		return field_type(r, v, "an integer");
-	default:
-		return field_type(r, v, "a string");
-	}
-}
-
-static int arg_key(struct reader *r, const unsigned char *k, size_t len)
-{
-	struct tt_event *e = &r->ev;
-	struct tt_arg *a;
-	char *key = dupn(k, len);
-
-	if (key == NULL)
-		return oom(r);
-	for (size_t i = 0; i < e->nargs; i++) {
-		if (strcmp(e->args[i].key, key) == 0) {
-			free(key);
-			return fail_here(r, "duplicate key \"%s\" in args", e->args[i].key);
-		}
-	}
-	if (e->nargs == r->args_cap) {
-		size_t n = r->args_cap ? r->args_cap * 2 : 8;
-		struct tt_arg *p = realloc(e->args, n * sizeof(*p));
-
-		if (p == NULL) {
-			free(key);
+		if (t[i] == '"')
+			in_str = !in_str;
+		if (buf_put(&r->raw, t + i, 1))
 			return oom(r);
-		}
-		e->args = p;
-		r->args_cap = n;
 	}
-	a = &e->args[e->nargs++];
-	memset(a, 0, sizeof(*a));
-	a->key = key;
-	return 1;
+	return buf_put(&r->raw, "", 1) ? oom(r) : 1;
 }
 
-static int arg_scalar(struct reader *r, enum val v, int b, const void *p, size_t len)
+/* The event whose text is in r->text: parse, type, hand over. 1, or 0 to stop. */
+static int event_text_done(struct reader *r)
 {
-	struct tt_arg *a = cur_arg(r);
+	char err[256];
+	const char *text;
+	yajl_val o;
+	int ok;
 
-	switch (v) {
-	case V_NULL:
-		a->type = TT_NULL;
-		return 1;
-	case V_BOOL:
-		a->type = TT_BOOL;
-		a->b = b;
-		return 1;
-	case V_STRING:
-		a->type = TT_STRING;
-		a->s_len = len;
-		return set_str(r, &a->s, p, len);
-	default:
-		break;
+	if (buf_put(&r->text, "", 1))
+		return oom(r);
+	text = r->text.p;
+	if (r->ev_nul) {
+		if (!mark_nuls(r, r->text.p, r->text.len - 1))
+			return 0;
+		text = r->raw.p;
 	}
-	if (set_str(r, &a->raw, p, len) == 0)
+	err[0] = '\0';
+	o = yajl_tree_parse(text, err, sizeof(err));
+	if (o == NULL || o->type != yajl_t_object) {
+		yajl_tree_free(o);
+		return fail_ev(r, "yajl_tree_parse: %s", err[0] ? err : "not an object");
+	}
+	event_reset(r);
+	ok = event_of(r, o);
+	yajl_tree_free(o);
+	if (!ok) {
+		event_free(&r->ev);
+		event_reset(r);
 		return 0;
-	if (is_integer_text(p, len)) {
-		a->type = TT_INT;
-		a->fits = parse_int(p, len, &a->i, &a->u);
-	} else {
-		a->type = TT_DOUBLE;
 	}
-	a->d = strtod(a->raw, NULL);
-	return 1;
+	return event_done(r);
 }
 
-/* ----------------------------------------------------------- yajl callbacks */
+/* ------------------------------------------------------------------ validator */
 
-static int on_scalar(struct reader *r, enum val v, int b, const void *p, size_t len)
+/* Feed the validator the block's bytes up to file offset upto. 1, or 0 (reported). */
+static int feed_to(struct reader *r, uint64_t upto)
 {
-	if (v == V_STRING && !check_utf8(r, p, len, "a string"))
-		return 0;
-	if (r->ncap > 0)
-		return cap_scalar(r, v, p, len);
-	switch (r->depth) {
-	case 0:
-		return fail_here(r, "the top level is %s, not an array", val_names[v]);
-	case 1:
-		return fail_here(r, "an element of the top-level array is %s, not an event object",
-				 val_names[v]);
-	case 2:
-		return field_scalar(r, v, p, len);
-	case 3:
-		if (r->in_args)
-			return arg_scalar(r, v, b, p, len);
+	const unsigned char *p = r->blk + (r->fed - r->blk_abs);
+	size_t len = (size_t)(upto - r->fed);
+	uint64_t at = r->fed;
+	unsigned char *msg;
+	size_t n;
+
+	if (len == 0)
 		return 1;
-	default:
+	r->fed = upto;
+	if (yajl_parse(r->h, p, len) == yajl_status_ok)
 		return 1;
-	}
+	msg = yajl_get_error(r->h, 0, NULL, 0);
+	n = msg != NULL ? strlen((char *)msg) : 0;
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.'))
+		n--;
+	fail_abs(r, at + yajl_get_bytes_consumed(r->h), "%.*s", (int)n,
+		 msg != NULL ? (char *)msg : "parse error");
+	if (msg != NULL)
+		yajl_free_error(r->h, msg);
+	return 0;
 }
 
-static int cb_null(void *ctx)
-{
-	return on_scalar(ctx, V_NULL, 0, "null", 4);
-}
-
-static int cb_bool(void *ctx, int b)
-{
-	return on_scalar(ctx, V_BOOL, b, b ? "true" : "false", b ? 4 : 5);
-}
-
-static int cb_number(void *ctx, const char *s, size_t len)
-{
-	return on_scalar(ctx, V_NUMBER, 0, s, len);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t len)
-{
-	return on_scalar(ctx, V_STRING, 0, s, len);
-}
-
-static int on_start(struct reader *r, char c)
-{
-	int d = r->depth++;
-
-	if (r->ncap > 0)
-		return cap_open(r, c);
-	switch (d) {
-	case 0:
-		if (c == '[') {
-			r->top_open = 1;
-			return 1;
-		}
-		return fail_here(r, "the top level is an object, not an array: only the bare-array "
-				    "form is read, not {\"traceEvents\":[...]}");
-	case 1:
-		if (c == '[')
-			return fail_here(r, "an element of the top-level array is an array, not an "
-					    "event object");
-		return event_begin(r);
-	case 2:
-		return field_container(r, c);
-	case 3:
-		if (r->in_args) {
-			cur_arg(r)->type = TT_OTHER;
-			return cap_open(r, c);
-		}
-		return 1;
-	default:
-		return 1;
-	}
-}
-
-static int on_end(struct reader *r, char c)
-{
-	int d = --r->depth;
-
-	if (r->ncap > 0)
-		return cap_close(r, c);
-	switch (d) {
-	case 0:
-		r->top_closed = 1;
-		return 1;
-	case 1:
-		return event_end(r);
-	case 2:
-		r->in_args = 0;
-		return 1;
-	default:
-		return 1;
-	}
-}
-
-static int cb_start_map(void *ctx)
-{
-	return on_start(ctx, '{');
-}
-
-static int cb_end_map(void *ctx)
-{
-	return on_end(ctx, '}');
-}
-
-static int cb_start_array(void *ctx)
-{
-	return on_start(ctx, '[');
-}
-
-static int cb_end_array(void *ctx)
-{
-	return on_end(ctx, ']');
-}
-
-static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
-{
-	struct reader *r = ctx;
-
-	if (!check_utf8(r, k, len, "a key"))
-		return 0;
-	if (r->ncap > 0)
-		return cap_key(r, k, len);
-	if (r->depth == 2)
-		return field_key(r, k, len);
-	if (r->depth == 3 && r->in_args)
-		return arg_key(r, k, len);
-	return 1;
-}
-
-static const yajl_callbacks callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_bool,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_map_key,
-	.yajl_end_map = cb_end_map,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end_array,
-};
-
-/* ------------------------------------------------------------ escapes check */
+/* ------------------------------------------------------------------- splitter */
 
 static int hex_val(unsigned c)
 {
@@ -1001,84 +955,179 @@ static int hex_val(unsigned c)
 	return -1;
 }
 
-/*
- * TT_CHECK_ESCAPES over one raw block. Returns the offset in p where a violation is
- * complete (es_at is then the file offset of its first byte), or len. Malformed
- * escapes are left to yajl, which sees the same bytes.
- */
-static size_t esc_scan(struct reader *r, const unsigned char *p, size_t len)
+/* What a value starting with byte c is; -1 when c starts none (yajl says why). */
+static int val_at(unsigned c)
 {
+	if (c == '"')
+		return V_STRING;
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return V_NUMBER;
+	if (c == 't' || c == 'f')
+		return V_BOOL;
+	if (c == 'n')
+		return V_NULL;
+	return -1;
+}
+
+/* TT_CHECK_ESCAPES: the violation that ends at file offset abs (exclusive). */
+static int escape_violation(struct reader *r, uint64_t abs, uint64_t at, unsigned v)
+{
+	if (!feed_to(r, abs))
+		return 0;
+	if (v == 0x7f)
+		return fail_abs(r, at,
+				"raw 0x7F byte in a string (FORMAT.md: escape it as \\u007f)");
+	return fail_abs(r, at,
+			"\\u%04x escape in a string (FORMAT.md: non-ASCII is written as raw "
+			"UTF-8, never as a \\u escape; a surrogate pair makes Perfetto reject "
+			"the file)",
+			v);
+}
+
+/* A byte inside a string. 1, or 0 on a TT_CHECK_ESCAPES violation (reported). */
+static int string_byte(struct reader *r, unsigned c, uint64_t abs)
+{
+	if (r->hex_left > 0) {
+		int h = hex_val(c);
+
+		if (h < 0) {
+			r->hex_left = 0; /* a malformed escape: the validator reports it */
+			return 1;
+		}
+		r->hex_val = r->hex_val * 16 + (unsigned)h;
+		if (--r->hex_left > 0)
+			return 1;
+		if (r->hex_val == 0 && r->depth >= 2)
+			r->ev_nul = 1;
+		if ((r->flags & TT_CHECK_ESCAPES) && r->hex_val >= 0x80)
+			return escape_violation(r, abs, r->bs_at, r->hex_val);
+		return 1;
+	}
+	if (r->bs) {
+		r->bs = 0;
+		if (c == 'u') {
+			r->hex_left = 4;
+			r->hex_val = 0;
+		}
+		return 1;
+	}
+	if (c == '\\') {
+		r->bs = 1;
+		r->bs_at = abs;
+	} else if (c == '"') {
+		r->in_str = 0;
+	} else if (c == 0x7f && (r->flags & TT_CHECK_ESCAPES)) {
+		return escape_violation(r, abs, abs, 0x7f);
+	}
+	return 1;
+}
+
+/*
+ * A value starting with byte c at abs where the top level (depth 0) or an element of
+ * the top-level array (depth 1) begins. 1, or 0 when it is not what the format
+ * allows (reported).
+ */
+static int value_start(struct reader *r, unsigned c, uint64_t abs)
+{
+	int v = val_at(c);
+
+	if (r->depth == 0) {
+		if (c == '[') {
+			r->top_open = 1;
+			r->depth = 1;
+			return 1;
+		}
+		if (c == '{') {
+			if (!feed_to(r, abs + 1))
+				return 0;
+			return fail_abs(r, abs + 1,
+					"the top level is an object, not an array: only the "
+					"bare-array form is read, not {\"traceEvents\":[...]}");
+		}
+		/* judged once the validator has seen the whole value */
+		r->top_scalar = v >= 0 ? v + 1 : -1;
+		return 1;
+	}
+	if (c == '{') {
+		r->depth = 2;
+		r->ev_abs = abs;
+		r->ev_line = r->lines + 1;
+		r->ev_from = (size_t)(abs - r->blk_abs);
+		r->ev_nul = 0;
+		r->text.len = 0;
+		return 1;
+	}
+	if (!feed_to(r, abs + 1))
+		return 0;
+	if (c == '[')
+		return fail_abs(r, abs + 1,
+				"an element of the top-level array is an array, not an event "
+				"object");
+	if (v >= 0)
+		return fail_abs(r, abs + 1,
+				"an element of the top-level array is %s, not an event object",
+				val_names[v]);
+	return fail_abs(r, abs + 1, "unexpected byte 0x%02x", c); /* yajl should have */
+}
+
+/*
+ * Split the block p[0 .. len) at file offset abs0, feeding the validator as it
+ * goes. 0: go on, 1: stopped by the visitor, -1: error (reported).
+ */
+static int split(struct reader *r, const unsigned char *p, size_t len, uint64_t abs0)
+{
+	r->blk = p;
+	r->blk_abs = abs0;
+	r->fed = abs0;
+	r->ev_from = 0;
 	for (size_t k = 0; k < len; k++) {
 		unsigned c = p[k];
+		uint64_t abs = abs0 + k;
 
-		if (!r->es_str) {
-			if (c == '"')
-				r->es_str = 1;
+		if (c == '\n') {
+			r->lines++;
+			r->line_start = abs + 1;
+		}
+		if (r->in_str) {
+			if (!string_byte(r, c, abs))
+				return -1;
 			continue;
 		}
-		if (r->es_u > 0) {
-			int h = hex_val(c);
-
-			if (h < 0) {
-				r->es_u = 0;
-				continue;
+		if (r->top_scalar || r->top_closed || c == ' ' || c == '\t' || c == '\r' ||
+		    c == '\n' || c == ',' || c == ':')
+			continue; /* the validator judges what is left */
+		if (c == '"')
+			r->in_str = 1;
+		if (r->depth >= 2) {
+			if (c == '{' || c == '[') {
+				r->depth++;
+			} else if (c == '}' || c == ']') {
+				if (--r->depth > 1)
+					continue;
+				/* the event's closing '}' */
+				if (!feed_to(r, abs + 1) ||
+				    buf_put(&r->text, p + r->ev_from, k + 1 - r->ev_from))
+					return r->failed ? -1
+							 : (fail_abs(r, abs, "out of memory"), -1);
+				if (!event_text_done(r))
+					return r->stopped ? 1 : -1;
 			}
-			r->es_val = r->es_val * 16 + (unsigned)h;
-			if (--r->es_u == 0 && r->es_val >= 0x80)
-				return k;
 			continue;
 		}
-		if (r->es_bs) {
-			r->es_bs = 0;
-			if (c == 'u') {
-				r->es_u = 4;
-				r->es_val = 0;
-			}
+		if (r->depth == 1 && c == ']') {
+			r->depth = 0;
+			r->top_closed = 1;
 			continue;
 		}
-		if (c == '\\') {
-			r->es_bs = 1;
-			r->es_at = r->blk_abs + k;
-		} else if (c == '"') {
-			r->es_str = 0;
-		} else if (c == 0x7f) {
-			r->es_at = r->blk_abs + k;
-			r->es_val = 0x7f;
-			return k;
-		}
+		if (!value_start(r, c, abs))
+			return -1;
 	}
-	return len;
+	if (r->depth >= 2 && buf_put(&r->text, p + r->ev_from, len - r->ev_from))
+		return fail_abs(r, abs0 + len, "out of memory"), -1;
+	return feed_to(r, abs0 + len) ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------- driving */
-
-/* Feed p[0 .. len) as the current block. 0: go on, 1: stopped by the visitor,
- * -1: error (reported). */
-static int feed(struct reader *r, const unsigned char *p, size_t len)
-{
-	yajl_status st = yajl_parse(r->h, p, len);
-	unsigned char *msg;
-	size_t n;
-
-	if (st == yajl_status_ok)
-		return 0;
-	if (st == yajl_status_client_canceled) {
-		if (r->stopped)
-			return 1;
-		if (!r->failed)
-			fail_here(r, "parse canceled");
-		return -1;
-	}
-	msg = yajl_get_error(r->h, 0, NULL, 0);
-	n = msg != NULL ? strlen((char *)msg) : 0;
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.'))
-		n--;
-	fail_abs(r, r->blk_abs + yajl_get_bytes_consumed(r->h), "%.*s", (int)n,
-		 msg != NULL ? (char *)msg : "parse error");
-	if (msg != NULL)
-		yajl_free_error(r->h, msg);
-	return -1;
-}
 
 static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -1214,34 +1263,21 @@ read_error:
 	return -1;
 }
 
-static void report_escape(struct reader *r)
-{
-	if (r->es_val == 0x7f)
-		fail_abs(r, r->es_at,
-			 "raw 0x7F byte in a string (FORMAT.md: escape it as \\u007f)");
-	else
-		fail_abs(r, r->es_at,
-			 "\\u%04x escape in a string (FORMAT.md: non-ASCII is written as raw "
-			 "UTF-8, never as a \\u escape; a surrogate pair makes Perfetto reject "
-			 "the file)",
-			 r->es_val);
-}
-
-/* Parse the file into the callbacks. 0: read to the end, 1: stopped, -1: error. */
+/* Parse the file. 0: read to the end, 1: stopped, -1: error. */
 static int run(struct reader *r)
 {
 	static const unsigned char close_text[] = "]";
 	unsigned char *buf = NULL;
 	uint64_t size, limit, done = 0;
 	struct stat st;
-	int closing = 0, rc = -1, fd;
+	int closing = 0, rc = -1;
 
-	fd = open(r->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
 		fail_file(r, "cannot open", errno);
 		return -1;
 	}
-	if (fstat(fd, &st) != 0) {
+	if (fstat(r->fd, &st) != 0) {
 		fail_file(r, "fstat", errno);
 		goto out;
 	}
@@ -1252,9 +1288,9 @@ static int run(struct reader *r)
 		fail_file(r, "out of memory", 0);
 		goto out;
 	}
-	if ((r->flags & TT_REPAIR) && plan_repair(r, fd, size, buf, &limit, &closing))
+	if ((r->flags & TT_REPAIR) && plan_repair(r, r->fd, size, buf, &limit, &closing))
 		goto out;
-	r->h = yajl_alloc(&callbacks, NULL, r);
+	r->h = yajl_alloc(NULL, NULL, NULL);
 	if (r->h == NULL) {
 		fail_file(r, "out of memory", 0);
 		goto out;
@@ -1268,8 +1304,7 @@ static int run(struct reader *r)
 
 	while (done < limit) {
 		size_t want = limit - done < BLOCK_BYTES ? (size_t)(limit - done) : BLOCK_BYTES;
-		ssize_t n = pread_full(fd, buf, want, done);
-		size_t bad;
+		ssize_t n = pread_full(r->fd, buf, want, done);
 
 		if (n < 0) {
 			fail_file(r, "read", errno);
@@ -1279,48 +1314,35 @@ static int run(struct reader *r)
 			fail_file(r, "file shrank while being read", 0);
 			goto out;
 		}
-		r->blk = buf;
-		r->blk_len = want;
-		r->blk_abs = done;
-		r->scan = 0;
-		bad = (r->flags & TT_CHECK_ESCAPES) ? esc_scan(r, buf, want) : want;
-		rc = feed(r, buf, bad);
+		rc = split(r, buf, want, done);
 		if (rc != 0)
 			goto out;
-		if (bad < want) {
-			report_escape(r);
-			rc = -1;
-			goto out;
-		}
-		advance(r, want);
 		done += want;
 	}
 	if (closing) {
-		r->blk = close_text;
-		r->blk_len = 1;
-		r->blk_abs = limit;
-		r->scan = 0;
-		rc = feed(r, close_text, 1);
+		rc = split(r, close_text, 1, limit);
 		if (rc != 0)
 			goto out;
 	}
 	rc = -1;
-	r->finishing = 1;
 	if (yajl_complete_parse(r->h) != yajl_status_ok) {
-		uint64_t eof = r->blk_abs + r->blk_len;
+		uint64_t eof = closing ? limit + 1 : limit;
 
-		if (r->failed)
-			goto out;
 		if (r->top_open && !r->top_closed)
 			fail_abs(r, eof,
 				 "file is cut: it ends inside the top-level array, without the "
 				 "closing ']' (%zu whole events before the cut; TT_REPAIR reads a "
 				 "cut file)",
 				 r->count);
-		else if (!r->top_open)
+		else if (!r->top_open && r->top_scalar == 0)
 			fail_abs(r, eof, "no JSON value: the file is empty or blank");
 		else
 			fail_abs(r, eof, "premature end of file");
+		goto out;
+	}
+	if (r->top_scalar > 0) {
+		fail_abs(r, limit, "the top level is %s, not an array",
+			 val_names[r->top_scalar - 1]);
 		goto out;
 	}
 	r->out->complete = !closing;
@@ -1329,7 +1351,7 @@ out:
 	if (r->h != NULL)
 		yajl_free(r->h);
 	free(buf);
-	close(fd);
+	close(r->fd);
 	return rc;
 }
 
@@ -1337,7 +1359,7 @@ static void reader_free(struct reader *r)
 {
 	event_free(&r->ev);
 	free(r->ev.args);
-	free(r->cap);
+	free(r->text.p);
 	free(r->raw.p);
 }
 

@@ -4,10 +4,12 @@
  *
  * The input is the bare-array form of DESIGN.md "The output": "[\n", then one event
  * object per line, each ending ",\n"; a clean file ends with a last event without a
- * comma, then "]\n". The reader is built on yajl's callback parser (never yajl_tree):
- * the file goes through yajl_parse() in 64 KiB blocks and only the event being read
- * is in memory, so a 200 MB trace costs a few hundred KiB in tt_foreach(). tt_load()
- * keeps every event, for the small traces of unit tests.
+ * comma, then "]\n". The reader is an oracle apart from the tools' reader
+ * (tools/reader.c, yajl's callback parser): the whole file goes through yajl_parse()
+ * without callbacks, as one strict JSON text, in 64 KiB blocks, and each event is
+ * cut out and parsed on its own with yajl's tree API (yajl_tree_parse()). Only the
+ * event being read is in memory, so a 200 MB trace costs a few hundred KiB in
+ * tt_foreach(). tt_load() keeps every event, for the small traces of unit tests.
  *
  * Strict by default: the whole file must be one JSON array of objects (the object
  * form {"traceEvents":[...]} is refused), comments and trailing garbage are errors,
@@ -24,8 +26,9 @@
  * an args key seen twice, is an error.
  *
  * Errors are "path:line:col: message" in tt_trace.error, line and column 1-based,
- * the column in bytes, at or just past the offending token (yajl's errors point past
- * it; a cut file points at the end). Errors without a place (open, read, a file that
+ * the column in bytes: a syntax error at or just past the offending token (yajl's
+ * errors point past it), an error inside an event (a type, a duplicate key, invalid
+ * UTF-8) at the event's '{', a cut file at the end. Errors without a place (open, read, a file that
  * cannot be repaired) are "path: message".
  *
  * Thread safety: no global state; calls on distinct tt_trace structs may run at the
