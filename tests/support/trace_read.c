@@ -476,6 +476,28 @@ static char *tree_str(struct reader *r, const char *s, size_t *len, const char *
 	return NULL;
 }
 
+/* Check a string or key of the tree that is not kept: in place when it has no NUL
+ * marks to turn back. 1, or 0 (reported). */
+static int tree_check(struct reader *r, const char *s, const char *what)
+{
+	size_t len = strlen(s), bad;
+	char *p;
+
+	if (r->ev_nul) {
+		p = tree_str(r, s, &len, what);
+		free(p);
+		return p != NULL;
+	}
+	bad = utf8_bad((const unsigned char *)s, len);
+	if (bad == len)
+		return 1;
+	return fail_ev(r,
+		       "%s is not valid UTF-8: byte 0x%02x at byte %zu of %zu (overlong, "
+		       "surrogate, above U+10FFFF or cut sequence; a lone \\udc00..\\udfff "
+		       "escape decodes to one)",
+		       what, (unsigned char)s[bad], bad, len);
+}
+
 /* A JSON string, quoted, escaped as the writer escapes (trace_read.h, tt_arg.raw):
  * the library's escaper, on a string already checked to be valid UTF-8. */
 static int buf_string(struct buf *b, const char *s, size_t len)
@@ -549,16 +571,10 @@ static int serialize(struct reader *r, yajl_val v)
 /* Check every string and key inside v (the value of a key that is skipped). */
 static int check_strings(struct reader *r, yajl_val v)
 {
-	size_t len;
-	char *s;
-
 	if (v->type == yajl_t_object) {
 		for (size_t i = 0; i < v->u.object.len; i++) {
-			s = tree_str(r, v->u.object.keys[i], &len, "a key");
-			if (s == NULL)
-				return 0;
-			free(s);
-			if (!check_strings(r, v->u.object.values[i]))
+			if (!tree_check(r, v->u.object.keys[i], "a key") ||
+			    !check_strings(r, v->u.object.values[i]))
 				return 0;
 		}
 	} else if (v->type == yajl_t_array) {
@@ -567,10 +583,7 @@ static int check_strings(struct reader *r, yajl_val v)
 				return 0;
 		}
 	} else if (v->type == yajl_t_string) {
-		s = tree_str(r, v->u.string, &len, "a string");
-		if (s == NULL)
-			return 0;
-		free(s);
+		return tree_check(r, v->u.string, "a string");
 	}
 	return 1;
 }
@@ -796,14 +809,13 @@ static int event_of(struct reader *r, yajl_val o)
 
 	r->ev.line = r->ev_line;
 	for (size_t i = 0; i < o->u.object.len; i++) {
-		size_t len;
-		char *key = tree_str(r, o->u.object.keys[i], &len, "a key");
+		const char *key = o->u.object.keys[i];
 		enum key k;
 
-		if (key == NULL)
+		/* a NUL mark is never part of a known key's name */
+		if (!tree_check(r, key, "a key"))
 			return 0;
-		k = key_of(key, len);
-		free(key);
+		k = key_of(key, strlen(key));
 		r->ev.nkeys++;
 		if (k != K_OTHER && (seen & (1u << k)))
 			return fail_ev(r, "duplicate key \"%s\" in the event", key_names[k]);
@@ -969,6 +981,13 @@ static int val_at(unsigned c)
 	return -1;
 }
 
+/* Can byte c continue a number or a literal (true, false, null)? */
+static int is_token_byte(unsigned c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' ||
+	       c == '-' || c == 'E';
+}
+
 /* TT_CHECK_ESCAPES: the violation that ends at file offset abs (exclusive). */
 static int escape_violation(struct reader *r, uint64_t abs, uint64_t at, unsigned v)
 {
@@ -1092,6 +1111,13 @@ static int split(struct reader *r, const unsigned char *p, size_t len, uint64_t 
 			if (!string_byte(r, c, abs))
 				return -1;
 			continue;
+		}
+		if (r->top_scalar > 0 && (r->top_scalar - 1 == V_STRING || !is_token_byte(c))) {
+			/* the top-level scalar has ended: judged once the validator has it */
+			if (feed_to(r, abs))
+				fail_abs(r, abs, "the top level is %s, not an array",
+					 val_names[r->top_scalar - 1]);
+			return -1;
 		}
 		if (r->top_scalar || r->top_closed || c == ' ' || c == '\t' || c == '\r' ||
 		    c == '\n' || c == ',' || c == ':')
