@@ -28,23 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Byte classes of rtr__json_esc, the same values as enum json_esc_class in
- * src/common/jsontext_internal.h. A class
- * above ESC_HEX is the letter of a two-byte escape: \" \\ \b \f \n \r \t.
- */
-enum {
-	ESC_RAW = 0, /* printable ASCII: copy */
-	ESC_U2 = 1,  /* C2..DF: lead of a 2-byte sequence */
-	ESC_E0 = 2,  /* E0: 3 bytes, second byte A0..BF (no overlong forms) */
-	ESC_U3 = 3,  /* E1..EC, EE, EF: 3 bytes */
-	ESC_ED = 4,  /* ED: 3 bytes, second byte 80..9F (no surrogates) */
-	ESC_F0 = 5,  /* F0: 4 bytes, second byte 90..BF (no overlong forms) */
-	ESC_U4 = 6,  /* F1..F3: 4 bytes */
-	ESC_F4 = 7,  /* F4: 4 bytes, second byte 80..8F (nothing above U+10FFFF) */
-	ESC_BAD = 8, /* 80..BF, C0, C1, F5..FF: never valid here, one U+FFFD each */
-	ESC_HEX = 9, /* 00..1F without a short form, and 7F: \u00XX */
-};
+/* The byte classes of rtr__json_esc (enum json_esc_class), from the library itself. */
+#include "../src/common/jsontext_internal.h"
 
 /* Schubfach table range: g for 10^e, e = -k, k = floor(log10(2^q)) over doubles. */
 #define POW10_MIN (-292)

@@ -1043,17 +1043,6 @@ static int scan_escape(struct trace_reader *r, uint64_t end)
 	return 1;
 }
 
-static int hex_digit(unsigned c)
-{
-	if (c >= '0' && c <= '9')
-		return (int)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (int)(c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (int)(c - 'A' + 10);
-	return -1;
-}
-
 static int remember_patched_newline(struct trace_reader *r, uint64_t abs)
 {
 	if (r->npatched == r->patched_cap) {
@@ -1144,7 +1133,7 @@ static int scan_byte(struct trace_reader *r, unsigned char *p, uint64_t abs)
 			return 0;
 	}
 	if (sc->hex_left > 0) {
-		int h = hex_digit(c);
+		int h = rtr__json_hex_value(c);
 
 		if (h >= 0) {
 			sc->hex_val = sc->hex_val * 16 + (unsigned)h;

@@ -88,4 +88,16 @@ size_t rtr__json_utf8_valid(const char *src, size_t len);
  */
 bool rtr__json_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi);
 
+/* The value of hex digit c (0-9, a-f, A-F) of a \u escape, or -1 when it is none. */
+static inline int rtr__json_hex_value(unsigned c)
+{
+	if (c >= '0' && c <= '9')
+		return (int)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (int)(c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (int)(c - 'A' + 10);
+	return -1;
+}
+
 #endif

@@ -956,17 +956,6 @@ static int feed_to(struct reader *r, uint64_t upto)
 
 /* ------------------------------------------------------------------- splitter */
 
-static int hex_val(unsigned c)
-{
-	if (c >= '0' && c <= '9')
-		return (int)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (int)(c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (int)(c - 'A' + 10);
-	return -1;
-}
-
 /* What a value starting with byte c is; -1 when c starts none (yajl says why). */
 static int val_at(unsigned c)
 {
@@ -1007,7 +996,7 @@ static int escape_violation(struct reader *r, uint64_t abs, uint64_t at, unsigne
 static int string_byte(struct reader *r, unsigned c, uint64_t abs)
 {
 	if (r->hex_left > 0) {
-		int h = hex_val(c);
+		int h = rtr__json_hex_value(c);
 
 		if (h < 0) {
 			r->hex_left = 0; /* a malformed escape: the validator reports it */
