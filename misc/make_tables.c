@@ -325,7 +325,8 @@ static void print_pow10(void)
 	       POW10_MIN, POW10_MAX);
 	printf(" * g = floor(10^e 2^-r) + 1 with r = floor(log2(10^e)) - 125, so 2^125 < g < "
 	       "2^126;\n");
-	printf(" * stored as { g >> 63, g & (2^63 - 1) }.\n");
+	printf(" * stored as { g >> 63, g & (2^63 - 1) }, two a line; the comment is the e of\n");
+	printf(" * the first.\n");
 	printf(" */\n");
 	printf("const uint64_t rtr__json_pow10[%d][2] = {\n", POW10_MAX - POW10_MIN + 1);
 	for (int e = POW10_MIN; e <= POW10_MAX; e++) {
@@ -336,8 +337,12 @@ static void print_pow10(void)
 			fprintf(stderr, "make_tables: g out of range at e=%d\n", e);
 			exit(1);
 		}
-		printf("\t{ 0x%016llx, 0x%016llx }, /* %4d */\n", (unsigned long long)(g >> 63),
-		       (unsigned long long)(g & m63), e);
+		if ((e - POW10_MIN) % 2 == 0)
+			printf("\t/* %4d */", e);
+		printf(" { 0x%016llx, 0x%016llx },", (unsigned long long)(g >> 63),
+		       (unsigned long long)(g & m63));
+		if ((e - POW10_MIN) % 2 == 1 || e == POW10_MAX)
+			printf("\n");
 	}
 	printf("};\n");
 }
