@@ -39,6 +39,17 @@ extern "C" {
 #define RTR_VERSION_MINOR  1
 #define RTR_VERSION_PATCH  0
 #define RTR_VERSION_STRING "0.1.0"
+/* One number that orders versions: major * 10000 + minor * 100 + patch. */
+#define RTR_VERSION_NUMBER (RTR_VERSION_MAJOR * 10000 + RTR_VERSION_MINOR * 100 + RTR_VERSION_PATCH)
+
+/*
+ * Growing the ABI. struct rtr_config, struct rtr_stats and struct rtr_track_desc
+ * carry `size` and `version`. New fields are only ever appended; the library reads
+ * (or, for the stats, writes) only the bytes the caller's size covers, and a field
+ * past it takes its default. A size of 0 (a struct built with `= {0}` or designated
+ * initializers) means the first layout. rtr_config_init(), RTR_TRACK_DESC_INIT() and
+ * the rtr_stats_get() macro set the size; a caller never has to.
+ */
 
 #if defined(RTR_BUILDING_LIBRARY)
 #define RTR_API __attribute__((visibility("default")))
@@ -86,7 +97,13 @@ enum {
 	RTR_COMPRESS_GZIP_MEMBERS = 3,
 };
 
+#define RTR_CONFIG_VERSION 1
+
 struct rtr_config {
+	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
+	 * means the first layout. Fields past size take their defaults (and environment). */
+	uint32_t size;
+	uint32_t version;
 	/* File path pattern: %p pid, %h host name, %r rank (from SLURM/PMI/Open MPI/MPICH),
 	 * %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
 	const char *path;
@@ -135,8 +152,9 @@ struct rtr_config {
 };
 
 /*
- * Fill *cfg with the defaults, then apply the RINGTRACE_* environment variables.
- * A variable with a bad value is reported on stderr and leaves the default.
+ * Fill *cfg with the defaults, then apply the RINGTRACE_* environment variables,
+ * and set size and version. A variable with a bad value is reported on stderr and
+ * leaves the default.
  * Thread-safe; allocates nothing (string fields point into the environment).
  */
 RTR__DECL void rtr_config_init(struct rtr_config *cfg);
@@ -209,14 +227,34 @@ struct rtr_stats {
 	uint64_t events_dropped_corrupt;
 	/* Events on a track rtr_track_create() could not make (NULL: RTR_MAX_TRACKS). */
 	uint64_t events_dropped_no_track;
+	/* Set by the library: the bytes of this struct it wrote, and RTR_STATS_VERSION.
+	 * Fields added later go after these. */
+	uint32_t size;
+	uint32_t version;
 };
+
+#define RTR_STATS_VERSION 1
 
 /*
  * Counters of the current session, or of the last one after rtr_stop(). While the
  * recorder runs, events_recorded may exceed written + dropped by what is still in
  * the rings; after rtr_stop() written + dropped == recorded exactly. Any thread.
+ *
+ * rtr_stats_get_sized() writes exactly `size` bytes at out: the counters it knows
+ * that fit, zeros for any bytes past its own struct (fields of a newer header).
+ * rtr_stats_get(out) passes sizeof(*out), so a caller never sets a size; the
+ * function of that name (called as `(rtr_stats_get)(out)`, or from another language)
+ * writes the first layout.
  */
-RTR__DECL void rtr_stats_get(struct rtr_stats *out);
+RTR__DECL void rtr_stats_get_sized(struct rtr_stats *out, size_t size);
+RTR__DECL void(rtr_stats_get)(struct rtr_stats *out);
+#define rtr_stats_get(out) rtr_stats_get_sized((out), sizeof(*(out)))
+
+/* The library's version as "major.minor.patch", and as RTR_VERSION_NUMBER counts it.
+ * Equal to the header's RTR_VERSION_STRING / RTR_VERSION_NUMBER when the program
+ * runs with the library it was built against. Any thread. */
+RTR__DECL const char *rtr_version(void);
+RTR__DECL unsigned rtr_version_number(void);
 
 /* Name of an RTR_IO_* value ("io_uring", "write"), for printing. */
 RTR__DECL const char *rtr_io_name(int io_method);
@@ -352,7 +390,20 @@ struct rtr_track_desc {
 	const char *label;	/* optional process label, e.g. "H100 80GB" (copied), or NULL */
 	int process_sort_index; /* the process's place among processes (0: viewer's order) */
 	int lane_sort_index;	/* the lane's place in its process (0: creation order) */
+	/* sizeof(struct rtr_track_desc) and RTR_TRACK_DESC_VERSION, set by
+	 * RTR_TRACK_DESC_INIT(); 0 (a desc built without it) means this first layout.
+	 * Fields added later go after these. */
+	uint32_t size;
+	uint32_t version;
 };
+
+#define RTR_TRACK_DESC_VERSION 1
+/* struct rtr_track_desc d = RTR_TRACK_DESC_INIT(.process = "GPU 0", .lane = "stream 7"); */
+#define RTR_TRACK_DESC_INIT(...)                                                          \
+	{                                                                                 \
+		.size = sizeof(struct rtr_track_desc), .version = RTR_TRACK_DESC_VERSION, \
+		__VA_ARGS__                                                               \
+	}
 
 #define RTR_MAX_TRACKS 1024
 #define RTR_MEM_HOST   (-1) /* the device of host memory, for rtr_mem_alloc() */

@@ -488,6 +488,8 @@ static inline void rtr__scope_end(struct rtr__scope *s)
 static inline void rtr_config_init(struct rtr_config *cfg)
 {
 	__builtin_memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	cfg->version = RTR_CONFIG_VERSION;
 }
 static inline int rtr_start(const struct rtr_config *cfg)
 {
@@ -502,9 +504,21 @@ static inline int rtr_stop(void)
 {
 	return 0;
 }
-static inline void rtr_stats_get(struct rtr_stats *out)
+static inline void rtr_stats_get_sized(struct rtr_stats *out, size_t size)
+{
+	__builtin_memset(out, 0, size);
+}
+static inline void(rtr_stats_get)(struct rtr_stats *out)
 {
 	__builtin_memset(out, 0, sizeof(*out));
+}
+static inline const char *rtr_version(void)
+{
+	return RTR_VERSION_STRING;
+}
+static inline unsigned rtr_version_number(void)
+{
+	return RTR_VERSION_NUMBER;
 }
 static inline const char *rtr_io_name(int io_method)
 {

@@ -10,6 +10,7 @@
 #include "ring/ring.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,11 +35,21 @@ static int same_name(const char *kept, const char *given)
 	return strncmp(kept, given, RTR_NAME_MAX - 1) == 0;
 }
 
-RTR_API struct rtr_track *rtr_track_create(const struct rtr_track_desc *desc)
+/* The first layout of struct rtr_track_desc, the one a size of 0 stands for. */
+#define DESC_V1_SIZE (offsetof(struct rtr_track_desc, version) + sizeof(uint32_t))
+
+RTR_API struct rtr_track *rtr_track_create(const struct rtr_track_desc *given)
 {
+	struct rtr_track_desc copy = {0};
+	const struct rtr_track_desc *desc = &copy;
 	struct rtr_track *t = NULL;
 
-	if (desc == NULL || desc->process == NULL || desc->lane == NULL)
+	if (given == NULL)
+		return NULL;
+	/* Read only what the caller's size covers; fields past it stay 0, their default. */
+	size_t n = given->size < DESC_V1_SIZE ? DESC_V1_SIZE : given->size;
+	memcpy(&copy, given, n < sizeof(copy) ? n : sizeof(copy));
+	if (desc->process == NULL || desc->lane == NULL)
 		return NULL;
 	pthread_mutex_lock(&table_lock);
 	unsigned p = 0;

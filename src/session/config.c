@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Configuration: defaults, RINGTRACE_* environment overrides, validation, the file
- * path pattern. A bad value is reported once on stderr and the default kept: a typo
- * in a job script must never stop the job.
+ * path pattern, all from one option table. A bad value is reported once on stderr and the default
+ * kept: a typo in a job script must never stop the job.
  */
 #include "session/recorder.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,99 +53,216 @@ static void warn_bad(const char *name, const char *value, const char *expected)
 		expected);
 }
 
-static void env_choice(const char *name, const struct choice *choices, const char *expected,
-		       int *out)
-{
-	const char *v = getenv(name);
+/*
+ * The option table: every field of struct rtr_config that has a default, an
+ * environment variable and a range, in one row. It drives rtr_config_init() (defaults,
+ * then the environment, in table order), the defaults of fields past an older
+ * caller's size, and the range checks of rtr_start(). A bad value in the environment
+ * warns and keeps the default; one set in code makes rtr_start() return -EINVAL.
+ */
+enum opt_type {
+	OPT_STRING,	/* const char *; the environment's value as is */
+	OPT_CATEGORIES, /* const char *; a category list (producer/filter.h) */
+	OPT_SIZE,	/* size_t; decimal in [lo, hi], times 1 << shift */
+	OPT_UNSIGNED,	/* unsigned; decimal in [lo, hi] */
+	OPT_CHOICE,	/* int; one of choices, case-blind */
+};
 
-	if (v == NULL || *v == '\0')
-		return;
-	for (const struct choice *c = choices; c->word != NULL; c++) {
-		if (strcasecmp(v, c->word) == 0) {
-			*out = c->value;
-			return;
-		}
-	}
-	warn_bad(name, v, expected);
+struct option {
+	const char *env; /* RINGTRACE_* */
+	enum opt_type type;
+	size_t offset; /* of the field in struct rtr_config */
+	size_t width;  /* of the field */
+	const char *def_str;
+	unsigned long long def; /* in the field's unit */
+	unsigned long long lo, hi;
+	unsigned shift; /* environment unit: field = value << shift */
+	const struct choice *choices;
+	const char *expected; /* "... is not <expected>" */
+};
+
+#define FIELD(f) offsetof(struct rtr_config, f), sizeof(((struct rtr_config *)0)->f)
+
+static const struct option options[] = {
+	{"RINGTRACE_FILE", OPT_STRING, FIELD(path), .def_str = DEFAULT_PATH},
+	{"RINGTRACE_PROCESS_NAME", OPT_STRING, FIELD(process_name), .def_str = NULL},
+	{"RINGTRACE_RING_KB", OPT_SIZE, FIELD(ring_bytes), .def = DEFAULT_RING_BYTES,
+	 .lo = MIN_RING_BYTES >> 10, .hi = MAX_RING_BYTES >> 10, .shift = 10,
+	 .expected = "a ring size in KiB (4 .. 1048576)"},
+	{"RINGTRACE_FLUSH_MS", OPT_UNSIGNED, FIELD(flush_ms), .def = DEFAULT_FLUSH_MS, .lo = 1,
+	 .hi = MAX_FLUSH_MS, .expected = "a flush interval in milliseconds (1 .. 60000)"},
+	{"RINGTRACE_CACHE_MB", OPT_UNSIGNED, FIELD(cache_mb), .def = DEFAULT_CACHE_MB, .lo = 0,
+	 .hi = MAX_CACHE_MB, .expected = "a page cache size in MiB (0 .. 1048576)"},
+	{"RINGTRACE_STOP_TIMEOUT_MS", OPT_UNSIGNED, FIELD(stop_timeout_ms), .def = DEFAULT_STOP_MS,
+	 .lo = 0, .hi = MAX_STOP_MS, .expected = "a timeout in milliseconds (0 .. 3600000)"},
+	{"RINGTRACE_ON_FULL", OPT_CHOICE, FIELD(on_full), .def = RTR_ON_FULL_DROP,
+	 .choices = on_full_choices, .expected = "drop or block"},
+	{"RINGTRACE_IO", OPT_CHOICE, FIELD(io), .def = RTR_IO_AUTO, .choices = io_choices,
+	 .expected = "auto, uring or sync"},
+	{"RINGTRACE_CLOCK", OPT_CHOICE, FIELD(clock), .def = RTR_CLOCK_AUTO,
+	 .choices = clock_choices, .expected = "auto, monotonic or tsc"},
+	{"RINGTRACE_CATEGORIES", OPT_CATEGORIES, FIELD(categories), .def_str = NULL},
+	{"RINGTRACE_COMPRESS", OPT_CHOICE, FIELD(compress), .def = RTR_COMPRESS_AUTO,
+	 .choices = compress_choices, .expected = "auto, none, gzip or gzip-members"},
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* The first layout of struct rtr_config, the one a size of 0 stands for. */
+#define CONFIG_V1_SIZE (offsetof(struct rtr_config, stop_timeout_ms) + sizeof(unsigned))
+
+static void *field(struct rtr_config *cfg, const struct option *o)
+{
+	return (char *)cfg + o->offset;
 }
 
-/* RINGTRACE_CATEGORIES: a bad list is reported, and every category recorded. */
-static void env_categories(const char **out)
+static void set_number(struct rtr_config *cfg, const struct option *o, unsigned long long v)
 {
-	const char *v = getenv("RINGTRACE_CATEGORIES");
+	switch (o->type) {
+	case OPT_SIZE:
+		*(size_t *)field(cfg, o) = (size_t)v;
+		break;
+	case OPT_UNSIGNED:
+		*(unsigned *)field(cfg, o) = (unsigned)v;
+		break;
+	default:
+		*(int *)field(cfg, o) = (int)v;
+		break;
+	}
+}
+
+static unsigned long long get_number(const struct rtr_config *cfg, const struct option *o)
+{
+	const void *f = (const char *)cfg + o->offset;
+
+	switch (o->type) {
+	case OPT_SIZE:
+		return *(const size_t *)f;
+	case OPT_UNSIGNED:
+		return *(const unsigned *)f;
+	default:
+		return (unsigned long long)(long long)*(const int *)f;
+	}
+}
+
+/* An unsigned decimal in [lo, hi]; 0 with a warning otherwise. */
+static int parse_number(const struct option *o, const char *v, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || *v == '-' || n < o->lo || n > o->hi) {
+		warn_bad(o->env, v, o->expected);
+		return 0;
+	}
+	*out = n << o->shift;
+	return 1;
+}
+
+static int parse_choice(const struct option *o, const char *v, unsigned long long *out)
+{
+	for (const struct choice *c = o->choices; c->word != NULL; c++) {
+		if (strcasecmp(v, c->word) == 0) {
+			*out = (unsigned long long)(long long)c->value;
+			return 1;
+		}
+	}
+	warn_bad(o->env, v, o->expected);
+	return 0;
+}
+
+/* A bad list is reported, and every category recorded. */
+static int parse_categories(const char *v)
+{
 	struct rtr__filter parsed;
 	char why[128];
 
-	if (v == NULL || *v == '\0')
-		return;
-	if (rtr__filter_parse(v, &parsed, why, sizeof(why)) == 0) {
-		*out = v;
-		return;
-	}
+	if (rtr__filter_parse(v, &parsed, why, sizeof(why)) == 0)
+		return 1;
 	fprintf(stderr,
 		"ringtrace: RINGTRACE_CATEGORIES=\"%s\" is not a category list: %s. Expected "
 		"names separated by commas, each with an optional '-' to leave it out, as in "
 		"\"app,mpi\" or \"-debug,-verbose\"; recording every category\n",
 		v, why);
+	return 0;
 }
 
-/* An unsigned decimal in [lo, hi], or 0 with a warning. */
-static int env_number(const char *name, unsigned long long lo, unsigned long long hi,
-		      const char *expected, unsigned long long *out)
+/* The default of one option, then its environment variable when set and valid. */
+static void option_fill(struct rtr_config *cfg, const struct option *o)
 {
-	const char *v = getenv(name);
-	char *end;
+	const char *v = getenv(o->env);
+	unsigned long long n;
 
-	if (v == NULL || *v == '\0')
-		return 0;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || *v == '-' || n < lo || n > hi) {
-		warn_bad(name, v, expected);
-		return 0;
+	if (o->type == OPT_STRING || o->type == OPT_CATEGORIES) {
+		const char **f = field(cfg, o);
+		*f = o->def_str;
+		if (v != NULL && *v != '\0' && (o->type == OPT_STRING || parse_categories(v)))
+			*f = v;
+		return;
 	}
-	*out = n;
-	return 1;
+	set_number(cfg, o, o->def);
+	if (v == NULL || *v == '\0')
+		return;
+	if (o->type == OPT_CHOICE ? parse_choice(o, v, &n) : parse_number(o, v, &n))
+		set_number(cfg, o, n);
+}
+
+/* Whether a value set in code is in the option's range. */
+static int option_valid(const struct rtr_config *cfg, const struct option *o)
+{
+	unsigned long long n;
+
+	switch (o->type) {
+	case OPT_STRING:
+	case OPT_CATEGORIES:
+		return 1; /* checked where they are used */
+	case OPT_CHOICE:
+		n = get_number(cfg, o);
+		for (const struct choice *c = o->choices; c->word != NULL; c++)
+			if ((unsigned long long)(long long)c->value == n)
+				return 1;
+		return 0;
+	default:
+		n = get_number(cfg, o);
+		return n >= o->lo << o->shift && n <= o->hi << o->shift;
+	}
 }
 
 RTR_API void rtr_config_init(struct rtr_config *cfg)
 {
-	unsigned long long n;
-	const char *v;
-
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->path = DEFAULT_PATH;
-	cfg->ring_bytes = DEFAULT_RING_BYTES;
-	cfg->on_full = RTR_ON_FULL_DROP;
-	cfg->flush_ms = DEFAULT_FLUSH_MS;
-	cfg->io = RTR_IO_AUTO;
-	cfg->clock = RTR_CLOCK_AUTO;
-	cfg->compress = RTR_COMPRESS_AUTO;
-	cfg->cache_mb = DEFAULT_CACHE_MB;
-	cfg->stop_timeout_ms = DEFAULT_STOP_MS;
+	cfg->size = sizeof(*cfg);
+	cfg->version = RTR_CONFIG_VERSION;
+	for (size_t i = 0; i < NOPTIONS; i++)
+		option_fill(cfg, &options[i]);
+}
 
-	if ((v = getenv("RINGTRACE_FILE")) != NULL && *v != '\0')
-		cfg->path = v;
-	if ((v = getenv("RINGTRACE_PROCESS_NAME")) != NULL && *v != '\0')
-		cfg->process_name = v;
-	if (env_number("RINGTRACE_RING_KB", MIN_RING_BYTES >> 10, MAX_RING_BYTES >> 10,
-		       "a ring size in KiB (4 .. 1048576)", &n))
-		cfg->ring_bytes = (size_t)n << 10;
-	if (env_number("RINGTRACE_FLUSH_MS", 1, MAX_FLUSH_MS,
-		       "a flush interval in milliseconds (1 .. 60000)", &n))
-		cfg->flush_ms = (unsigned)n;
-	if (env_number("RINGTRACE_CACHE_MB", 0, MAX_CACHE_MB,
-		       "a page cache size in MiB (0 .. 1048576)", &n))
-		cfg->cache_mb = (unsigned)n;
-	if (env_number("RINGTRACE_STOP_TIMEOUT_MS", 0, MAX_STOP_MS,
-		       "a timeout in milliseconds (0 .. 3600000)", &n))
-		cfg->stop_timeout_ms = (unsigned)n;
-	env_choice("RINGTRACE_ON_FULL", on_full_choices, "drop or block", &cfg->on_full);
-	env_choice("RINGTRACE_IO", io_choices, "auto, uring or sync", &cfg->io);
-	env_choice("RINGTRACE_CLOCK", clock_choices, "auto, monotonic or tsc", &cfg->clock);
-	env_categories(&cfg->categories);
-	env_choice("RINGTRACE_COMPRESS", compress_choices, "auto, none, gzip or gzip-members",
-		   &cfg->compress);
+/*
+ * The caller's config as this library's struct: the bytes its size covers (0: the
+ * first layout; more than ours: a newer header, whose extra fields we cannot know),
+ * and the defaults and environment for every field past them.
+ */
+static void config_complete(struct rtr_config *out, const struct rtr_config *cfg)
+{
+	size_t n = cfg->size;
+
+	if (n < offsetof(struct rtr_config, path))
+		n = CONFIG_V1_SIZE; /* 0: built without rtr_config_init(), the first layout */
+	if (n > sizeof(*out))
+		n = sizeof(*out);
+	memset(out, 0, sizeof(*out));
+	memcpy(out, cfg, n);
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (options[i].offset + options[i].width > n)
+			option_fill(out, &options[i]);
+	out->size = sizeof(*out);
+	out->version = RTR_CONFIG_VERSION;
+}
+
+const char *rtr__config_option_env(size_t i)
+{
+	return i < NOPTIONS ? options[i].env : NULL;
 }
 
 long rtr__env_rank(long *world_size)
@@ -224,18 +342,15 @@ static void copy_string(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src);
 }
 
-int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg)
+int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 {
-	if (cfg->ring_bytes < MIN_RING_BYTES || cfg->ring_bytes > MAX_RING_BYTES ||
-	    (cfg->on_full != RTR_ON_FULL_DROP && cfg->on_full != RTR_ON_FULL_BLOCK) ||
-	    cfg->flush_ms < 1 || cfg->flush_ms > MAX_FLUSH_MS || cfg->cache_mb > MAX_CACHE_MB ||
-	    cfg->stop_timeout_ms > MAX_STOP_MS ||
-	    (cfg->io != RTR_IO_AUTO && cfg->io != RTR_IO_URING && cfg->io != RTR_IO_SYNC) ||
-	    (cfg->clock != RTR_CLOCK_AUTO && cfg->clock != RTR_CLOCK_MONOTONIC &&
-	     cfg->clock != RTR_CLOCK_TSC) ||
-	    (cfg->compress != RTR_COMPRESS_AUTO && cfg->compress != RTR_COMPRESS_NONE &&
-	     cfg->compress != RTR_COMPRESS_GZIP && cfg->compress != RTR_COMPRESS_GZIP_MEMBERS))
-		return -EINVAL;
+	struct rtr_config full;
+	const struct rtr_config *cfg = &full;
+
+	config_complete(&full, given);
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (!option_valid(cfg, &options[i]))
+			return -EINVAL;
 
 	s->cfg = *cfg;
 	if (gethostname(s->host, sizeof(s->host)) != 0)

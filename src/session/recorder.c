@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,10 +274,36 @@ RTR_API int rtr_stop(void)
 	return err;
 }
 
-RTR_API void rtr_stats_get(struct rtr_stats *out)
+/* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */
+#define STATS_V1_SIZE (offsetof(struct rtr_stats, version) + sizeof(uint32_t))
+
+RTR_API void rtr_stats_get_sized(struct rtr_stats *out, size_t size)
 {
-	rtr__writer_stats(out);
-	out->running = rtr__recording() != 0; /* the state word may be above 1 */
+	struct rtr_stats st;
+	size_t n = size < sizeof(st) ? size : sizeof(st);
+
+	rtr__writer_stats(&st);
+	st.running = rtr__recording() != 0; /* the state word may be above 1 */
+	st.size = (uint32_t)n;
+	st.version = RTR_STATS_VERSION;
+	memcpy(out, &st, n); /* only what the caller's struct holds */
+	if (size > n)
+		memset((char *)out + n, 0, size - n); /* fields of a newer header */
+}
+
+RTR_API void(rtr_stats_get)(struct rtr_stats *out)
+{
+	rtr_stats_get_sized(out, STATS_V1_SIZE);
+}
+
+RTR_API const char *rtr_version(void)
+{
+	return RTR_VERSION_STRING;
+}
+
+RTR_API unsigned rtr_version_number(void)
+{
+	return RTR_VERSION_NUMBER;
 }
 
 RTR_API const char *rtr_trace_path(void)

@@ -3,8 +3,8 @@
 #ifndef RTR_RECORDER_H
 #define RTR_RECORDER_H
 
-#include "session/clock.h"
 #include "producer/filter.h"
+#include "session/clock.h"
 #include <ringtrace.h>
 
 #include <limits.h>
@@ -43,6 +43,8 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg);
 /* Expand %p %h %r %% of pattern into out. 0, or -ENAMETOOLONG / -EINVAL. */
 int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
 		     long rank);
+/* The environment variable of option i of the option table, NULL past the last. */
+const char *rtr__config_option_env(size_t i);
 /* The rank of this process from the launcher's environment, or -1; world size too. */
 long rtr__env_rank(long *world_size);
 
