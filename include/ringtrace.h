@@ -49,7 +49,14 @@ extern "C" {
  * past it takes its default. A size of 0 (a struct built with `= {0}` or designated
  * initializers) means the first layout. rtr_config_init(), RTR_TRACK_DESC_INIT() and
  * the rtr_stats_get() macro set the size; a caller never has to.
+ *
+ * The inline fast path (ringtrace/emit.h: struct rtr__ring, the record and its
+ * kinds) is tied to the library by RTR__ABI: the symbols it references carry the
+ * number (rtr__tls_ring_v1, rtr__active_v1), so a program built against another
+ * layout fails to link instead of corrupting its rings. Bump RTR__ABI whenever that
+ * layout or meaning changes; appending to the structs above needs no bump.
  */
+#define RTR__ABI 1
 
 #if defined(RTR_BUILDING_LIBRARY)
 #define RTR_API __attribute__((visibility("default")))

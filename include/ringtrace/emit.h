@@ -121,6 +121,18 @@ struct rtr__ring {
 	uint64_t reader[16];	/* the writer's per-ring state; writer only */
 };
 
+/*
+ * The symbols the inline code below reads carry RTR__ABI (see ringtrace.h): a
+ * program built against another layout of struct rtr__ring or the record fails to
+ * link (undefined rtr__tls_ring_v<N>) instead of writing rings the library misreads.
+ * A name costs nothing at run time: the same loads, of a differently named symbol.
+ */
+#define RTR__ABI_PASTE(name, n) name##_v##n
+#define RTR__ABI_NAME2(name, n) RTR__ABI_PASTE(name, n)
+#define RTR__ABI_NAME(name)	RTR__ABI_NAME2(name, RTR__ABI)
+#define rtr__active		RTR__ABI_NAME(rtr__active)
+#define rtr__tls_ring		RTR__ABI_NAME(rtr__tls_ring)
+
 #ifndef RINGTRACE_DISABLE
 
 /*
