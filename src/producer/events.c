@@ -4,19 +4,8 @@
  * thread names, double counters. Out of line (they are longer), but held to the hot
  * path's rules: no lock, no allocation, no formatting, no system call.
  *
- * Continuation bytes of one event, in this order (the writer decodes the same):
- *
- *	[u64 track]		the struct rtr_track *, when RTR__F_TRACK
- *	[u64 word]		COUNTER_I64/F64 value, COMPLETE duration, flow or
- *				async id, META value
- *	[u32 len][len bytes]	the name, when RTR__F_NAME_COPY
- *	[u8 type] x nargs	RTR_ARG_TYPE_*
- *	[u64 key][u64 value] x nargs	value: the number or bits; a static string's
- *				pointer; a copied string's length (UINT64_MAX: NULL);
- *				an array's or list's count
- *	the blobs, in argument order: a copied string's bytes; an I64_ARRAY's
- *	count x i64; an I64_LISTS's count x u32 lengths, then their sum x i64; a
- *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
+ * What the continuation bytes hold, and their encoding: src/record/record.h. This
+ * file reserves the records, has them written, and publishes them.
  */
 #include "producer/events.h"
 #include "session/recorder.h"
@@ -29,124 +18,6 @@
 #include <unistd.h>
 
 /*
- * Where the next continuation byte goes. The bytes of one event are contiguous in the
- * ring unless they wrap past its last slot; put() copies straight into the slots and
- * splits only at the wrap, so fixed-size fields become plain stores.
- */
-struct ext_cursor {
-	char *base;	   /* the ring's first slot */
-	size_t at;	   /* byte offset of the next byte from base */
-	size_t ring_bytes; /* a power of two */
-};
-
-static inline void put(struct ext_cursor *c, const void *src, size_t len)
-{
-	if (len == 0)
-		return; /* src may be NULL then: memcpy must not see it */
-	if (RTR_LIKELY(c->at + len <= c->ring_bytes)) {
-		memcpy(c->base + c->at, src, len);
-		c->at += len;
-		return;
-	}
-	size_t first = c->ring_bytes - c->at;
-	memcpy(c->base + c->at, src, first);
-	memcpy(c->base, (const char *)src + first, len - first);
-	c->at = len - first;
-}
-
-/*
- * The bytes an argument adds after the pairs, and the count its pair records. Arrays
- * are cut to whole values (whole lists) within RTR_MAX_COPY bytes, like strings.
- */
-static size_t arg_blob(const struct rtr_arg *a, uint64_t *count)
-{
-	switch (a->type) {
-	case RTR_ARG_TYPE_STR_COPY:
-		if (a->v.str == NULL) {
-			*count = UINT64_MAX;
-			return 0;
-		}
-		*count = strnlen(a->v.str, RTR_MAX_COPY);
-		return *count;
-	case RTR_ARG_TYPE_I64_ARRAY:
-		*count = a->v.i64s.v == NULL ? 0 : a->v.i64s.n;
-		if (*count > RTR_MAX_COPY / sizeof(int64_t))
-			*count = RTR_MAX_COPY / sizeof(int64_t);
-		return *count * sizeof(int64_t);
-	case RTR_ARG_TYPE_STR_ARRAY: {
-		size_t bytes = 0, items = 0;
-		for (; a->v.strs.v != NULL && items < a->v.strs.n; items++) {
-			size_t room = RTR_MAX_COPY - bytes;
-			if (room < sizeof(uint32_t))
-				break;
-			const char *item = a->v.strs.v[items];
-			bytes += sizeof(uint32_t) +
-				 (item != NULL ? strnlen(item, room - sizeof(uint32_t)) : 0);
-		}
-		*count = items;
-		return bytes;
-	}
-	case RTR_ARG_TYPE_I64_LISTS: {
-		size_t bytes = 0, lists = 0;
-		if (a->v.i64s.lens != NULL && (a->v.i64s.v != NULL || a->v.i64s.n == 0)) {
-			for (; lists < a->v.i64s.n; lists++) {
-				size_t more =
-					sizeof(uint32_t) + a->v.i64s.lens[lists] * sizeof(int64_t);
-				if (bytes + more > RTR_MAX_COPY)
-					break;
-				bytes += more;
-			}
-		}
-		*count = lists;
-		return bytes;
-	}
-	default:
-		*count = 0;
-		return 0;
-	}
-}
-
-/* A STR_ARRAY's items, measured the same way as arg_blob() did. */
-static void put_strings(struct ext_cursor *c, const char *const *items, uint64_t n)
-{
-	size_t bytes = 0;
-
-	for (uint64_t k = 0; k < n; k++) {
-		size_t room = RTR_MAX_COPY - bytes - sizeof(uint32_t);
-		uint32_t len = UINT32_MAX;
-		if (items[k] != NULL)
-			len = (uint32_t)strnlen(items[k], room);
-		put(c, &len, sizeof(len));
-		if (items[k] != NULL)
-			put(c, items[k], len);
-		bytes += sizeof(uint32_t) + (items[k] != NULL ? len : 0);
-	}
-}
-
-/* Whether every argument is a number or a static string: nothing to measure or copy
- * besides its pair. */
-static inline bool scalars_only(const struct rtr_arg *args, unsigned nargs)
-{
-	unsigned i = 0;
-
-	while (i < nargs && args[i].type < RTR_ARG_TYPE_STR_COPY)
-		i++;
-	return i == nargs;
-}
-
-/* The pair's value of a number or static string argument. */
-static inline uint64_t scalar_value(const struct rtr_arg *a)
-{
-	uint64_t v = 0; /* an unknown type: written as null */
-
-	if (a->type == RTR_ARG_TYPE_BOOL)
-		v = a->v.b;
-	else if (a->type >= RTR_ARG_TYPE_I64 && a->type <= RTR_ARG_TYPE_STR)
-		memcpy(&v, &a->v, sizeof(v)); /* i64, u64, f64 bits or the pointer */
-	return v;
-}
-
-/*
  * The usual argument event, numbers and static strings with nothing else to copy,
  * as plain stores: no per-field wrap check, no measuring pass. Returns whether it was
  * recorded, or -1, having published nothing, when its bytes would wrap past the
@@ -154,9 +25,8 @@ static inline uint64_t scalar_value(const struct rtr_arg *a)
  */
 static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
 {
-	unsigned nargs = e->nargs;
-	size_t ext = (e->has_word ? sizeof(uint64_t) : 0) + nargs * (1 + 2 * sizeof(uint64_t));
-	uint32_t nrec = rtr__ring_event_records((uint32_t)ext);
+	uint32_t ext = rtr__rec_scalars_ext(e);
+	uint32_t nrec = rtr__ring_event_records(ext);
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(nrec, &head);
 
@@ -166,29 +36,8 @@ static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
 		rtr__unreserve(r); /* the general path reserves again */
 		return -1;
 	}
-
-	struct rtr__rec *rec = &r->slots[head & r->mask];
-	rec->ts = e->ts;
-	rec->a = e->kind == RTR__K_META ? e->meta : (uintptr_t)e->name;
-	rec->b = (uintptr_t)e->cat;
-	rec->kind = e->kind;
-	rec->nargs = (uint8_t)nargs;
-	rec->flags = e->flags;
-	rec->ext = (uint32_t)ext;
-
-	char *p = (char *)&r->slots[(head + 1) & r->mask];
-	if (e->has_word) {
-		memcpy(p, &e->word, sizeof(e->word));
-		p += sizeof(e->word);
-	}
-	char *pairs = p + nargs;
-	for (unsigned i = 0; i < nargs; i++) {
-		const struct rtr_arg *a = &e->args[i];
-		uint64_t key = (uintptr_t)a->key, value = scalar_value(a);
-		p[i] = (char)a->type;
-		memcpy(pairs + 16 * i, &key, sizeof(key));
-		memcpy(pairs + 16 * i + 8, &value, sizeof(value));
-	}
+	rtr__rec_header(&r->slots[head & r->mask], e, e->nargs, ext);
+	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e);
 	rtr__publish(r, head, nrec);
 	return 1;
 }
@@ -202,7 +51,7 @@ static bool emit_general(const struct rtr__ext_event *e);
 static RTR_INLINE bool emit_event(const struct rtr__ext_event *e)
 {
 	if (!(e->flags & (RTR__F_NAME_COPY | RTR__F_TRACK)) && e->nargs <= RTR_MAX_ARGS &&
-	    (e->args != NULL || e->nargs == 0) && scalars_only(e->args, e->nargs)) {
+	    (e->args != NULL || e->nargs == 0) && rtr__rec_scalars_only(e->args, e->nargs)) {
 		int recorded = emit_scalars(e);
 		if (RTR_LIKELY(recorded >= 0))
 			return recorded;
@@ -218,107 +67,21 @@ bool rtr__emit_ext(const struct rtr__ext_event *e)
 /* Any event: measures, reserves, then copies field by field, split at the wrap. */
 static bool emit_general(const struct rtr__ext_event *e)
 {
-	unsigned nargs = e->nargs < RTR_MAX_ARGS ? e->nargs : RTR_MAX_ARGS;
-	uint32_t name_len = 0;
-	uint64_t str_len[RTR_MAX_ARGS]; /* the pair's value of a blob argument */
-	size_t blob[RTR_MAX_ARGS];	/* its bytes after the pairs */
-	size_t ext = (e->has_word ? sizeof(uint64_t) : 0) +
-		     ((e->flags & RTR__F_TRACK) ? sizeof(uint64_t) : 0);
-
-	if (e->args == NULL)
-		nargs = 0;
-	if (e->flags & RTR__F_NAME_COPY) {
-		name_len = e->name != NULL ? (uint32_t)strnlen(e->name, RTR_MAX_COPY) : 0;
-		ext += sizeof(name_len) + name_len;
-	}
-	ext += nargs * (1 + 2 * sizeof(uint64_t));
-	for (unsigned i = 0; i < nargs; i++) {
-		str_len[i] = 0;
-		blob[i] = 0;
-		if (e->args[i].type >= RTR_ARG_TYPE_STR_COPY)
-			ext += blob[i] = arg_blob(&e->args[i], &str_len[i]);
-	}
-
-	uint32_t nrec = rtr__ring_event_records((uint32_t)ext);
+	struct rtr__rec_plan plan;
+	uint32_t ext = rtr__rec_measure(e, &plan);
+	uint32_t nrec = rtr__ring_event_records(ext);
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(nrec, &head);
+
 	if (RTR_UNLIKELY(r == NULL))
 		return false;
-
-	struct rtr__rec *rec = &r->slots[head & r->mask];
-	rec->ts = e->ts;
-	rec->a = e->kind == RTR__K_META		 ? e->meta
-		 : (e->flags & RTR__F_NAME_COPY) ? 0
-						 : (uintptr_t)e->name;
-	rec->b = (uintptr_t)e->cat;
-	rec->kind = e->kind;
-	rec->nargs = (uint8_t)nargs;
-	rec->flags = e->flags;
-	rec->ext = (uint32_t)ext;
+	rtr__rec_header(&r->slots[head & r->mask], e, plan.nargs, ext);
 	if (RTR_UNLIKELY(e->nargs > RTR_MAX_ARGS) && e->args != NULL)
 		/* own counter, inside the reserved window: only this thread stores it, and
 		 * only an event that is recorded counts */
 		__atomic_store_n(&r->args_cut, r->args_cut + 1, __ATOMIC_RELAXED);
-
-	size_t ring_bytes = (size_t)r->capacity * RTR_REC_BYTES;
-	struct ext_cursor c = {(char *)r->slots, (size_t)((head + 1) & r->mask) * RTR_REC_BYTES,
-			       ring_bytes};
-	if (e->flags & RTR__F_TRACK) {
-		uint64_t track = (uintptr_t)e->track;
-		put(&c, &track, sizeof(track));
-	}
-	if (e->has_word)
-		put(&c, &e->word, sizeof(e->word));
-	if (e->flags & RTR__F_NAME_COPY) {
-		put(&c, &name_len, sizeof(name_len));
-		put(&c, e->name, name_len);
-	}
-	uint8_t types[RTR_MAX_ARGS];
-	for (unsigned i = 0; i < nargs; i++)
-		types[i] = (uint8_t)e->args[i].type;
-	put(&c, types, nargs);
-	for (unsigned i = 0; i < nargs; i++) {
-		const struct rtr_arg *a = &e->args[i];
-		uint64_t pair[2] = {(uintptr_t)a->key, 0};
-		switch (a->type) {
-		case RTR_ARG_TYPE_I64:
-		case RTR_ARG_TYPE_U64:
-		case RTR_ARG_TYPE_F64:
-			memcpy(&pair[1], &a->v, sizeof(pair[1]));
-			break;
-		case RTR_ARG_TYPE_BOOL:
-			pair[1] = a->v.b;
-			break;
-		case RTR_ARG_TYPE_STR:
-			pair[1] = (uintptr_t)a->v.str;
-			break;
-		case RTR_ARG_TYPE_STR_COPY:
-		case RTR_ARG_TYPE_I64_ARRAY:
-		case RTR_ARG_TYPE_I64_LISTS:
-		case RTR_ARG_TYPE_STR_ARRAY:
-			pair[1] = str_len[i];
-			break;
-		default:
-			break; /* unknown type: written as null */
-		}
-		put(&c, pair, sizeof(pair));
-	}
-	for (unsigned i = 0; i < nargs; i++) {
-		const struct rtr_arg *a = &e->args[i];
-		if (blob[i] == 0)
-			continue;
-		if (a->type == RTR_ARG_TYPE_I64_LISTS) {
-			put(&c, a->v.i64s.lens, str_len[i] * sizeof(uint32_t));
-			put(&c, a->v.i64s.v, blob[i] - str_len[i] * sizeof(uint32_t));
-		} else if (a->type == RTR_ARG_TYPE_STR_ARRAY) {
-			put_strings(&c, a->v.strs.v, str_len[i]);
-		} else {
-			put(&c,
-			    a->type == RTR_ARG_TYPE_STR_COPY ? (const void *)a->v.str
-							     : (const void *)a->v.i64s.v,
-			    blob[i]);
-		}
-	}
+	rtr__rec_put_ext((char *)r->slots, (size_t)((head + 1) & r->mask) * RTR_REC_BYTES,
+			 (size_t)r->capacity * RTR_REC_BYTES, e, &plan);
 	rtr__publish(r, head, nrec);
 	return true;
 }
@@ -411,7 +174,6 @@ RTR_API void rtr_complete_args(const char *cat, const char *name, uint64_t ts_ns
 				   .ts = ts_ns,
 				   .cat = cat,
 				   .name = name,
-				   .has_word = 1,
 				   .word = dur_ns,
 				   .args = args,
 				   .nargs = n};
@@ -451,7 +213,6 @@ RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns
 				   .ts = ts_ns,
 				   .cat = cat,
 				   .name = name,
-				   .has_word = 1,
 				   .word = dur_ns};
 	emit_event(&e);
 }
@@ -566,7 +327,6 @@ static void emit_id(uint8_t kind, const char *cat, const char *name, uint64_t id
 				   .ts = rtr__ticks(),
 				   .cat = cat,
 				   .name = name,
-				   .has_word = 1,
 				   .word = id,
 				   .args = args,
 				   .nargs = n};

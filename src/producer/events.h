@@ -1,26 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Recording an event with continuation bytes (src/producer/events.c), for the calls in other
- * files: tracks, metadata, memory and stack samples.
+ * files: tracks, metadata, memory and stack samples. The event's description, struct
+ * rtr__ext_event, is the record format's (src/record/record.h).
  */
 #ifndef RTR_EVENTS_H
 #define RTR_EVENTS_H
 
-#include <ringtrace.h>
-
-struct rtr__ext_event {
-	uint8_t kind;
-	uint16_t flags;
-	uint64_t ts;
-	const char *cat;
-	const char *name;	       /* copied when flags has RTR__F_NAME_COPY */
-	uint64_t meta;		       /* RTR__K_META: what it sets, recorded in `a` */
-	const struct rtr_track *track; /* with RTR__F_TRACK: the first continuation word */
-	int has_word;		       /* a value, duration or id word follows */
-	uint64_t word;
-	const struct rtr_arg *args;
-	unsigned nargs;
-};
+#include "record/record.h"
 
 /* Record e on the calling thread. Returns whether it was recorded. */
 bool rtr__emit_ext(const struct rtr__ext_event *e);

@@ -21,6 +21,7 @@
 #include "producer/memstack.h"
 
 #include "common/compiler.h"
+#include "record/record.h"
 #include "ring/ring.h"
 
 #include <execinfo.h>
@@ -45,10 +46,6 @@ RTR_API void rtr_mem_free(int device, const void *addr)
 		       (uint64_t)(int64_t)device);
 }
 
-/* Frames per continuation record: they start at a record and never straddle one, so
- * a wrap of the ring falls between two records and each record is one plain copy. */
-#define FRAMES_PER_REC (RTR_REC_BYTES / sizeof(uint64_t))
-
 static void emit_stack(uint64_t ts, const char *cat, const char *name, const void *const *frames,
 		       unsigned n)
 {
@@ -64,22 +61,9 @@ static void emit_stack(uint64_t ts, const char *cat, const char *name, const voi
 	if (RTR_UNLIKELY(r == NULL))
 		return;
 
-	struct rtr__rec *rec = &r->slots[head & r->mask];
-	rec->ts = ts;
-	rec->a = (uintptr_t)name;
-	rec->b = (uintptr_t)cat;
-	rec->kind = RTR__K_STACK;
-	rec->nargs = 0;
-	rec->flags = 0;
-	rec->ext = ext;
-	for (unsigned i = 0; i < n; i += (unsigned)FRAMES_PER_REC) {
-		uint64_t words[FRAMES_PER_REC];
-		unsigned k = n - i < FRAMES_PER_REC ? n - i : (unsigned)FRAMES_PER_REC;
-		for (unsigned j = 0; j < k; j++)
-			words[j] = (uintptr_t)frames[i + j];
-		memcpy(&r->slots[(head + 1 + i / FRAMES_PER_REC) & r->mask], words,
-		       k * sizeof(uint64_t));
-	}
+	struct rtr__ext_event e = {.kind = RTR__K_STACK, .ts = ts, .cat = cat, .name = name};
+	rtr__rec_header(&r->slots[head & r->mask], &e, 0, ext);
+	rtr__rec_put_frames(r->slots, r->mask, head, frames, n);
 	rtr__publish(r, head, nrec);
 }
 

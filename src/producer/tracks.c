@@ -128,8 +128,7 @@ static RTR_COLD void count_no_track(void)
 }
 
 static void on_track(const struct rtr_track *t, uint8_t kind, const char *cat, const char *name,
-		     uint64_t ts, int has_word, uint64_t word, const struct rtr_arg *args,
-		     unsigned n)
+		     uint64_t ts, uint64_t word, const struct rtr_arg *args, unsigned n)
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
@@ -143,7 +142,6 @@ static void on_track(const struct rtr_track *t, uint8_t kind, const char *cat, c
 				   .cat = cat,
 				   .name = name,
 				   .track = t,
-				   .has_word = has_word,
 				   .word = word,
 				   .args = args,
 				   .nargs = n};
@@ -153,13 +151,13 @@ static void on_track(const struct rtr_track *t, uint8_t kind, const char *cat, c
 RTR_API void rtr_track_complete(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
 				uint64_t dur, const struct rtr_arg *args, unsigned n)
 {
-	on_track(t, RTR__K_COMPLETE, cat, name, ts, 1, dur, args, n);
+	on_track(t, RTR__K_COMPLETE, cat, name, ts, dur, args, n);
 }
 
 RTR_API void rtr_track_instant(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
 			       const struct rtr_arg *args, unsigned n)
 {
-	on_track(t, RTR__K_INSTANT, cat, name, ts, 0, 0, args, n);
+	on_track(t, RTR__K_INSTANT, cat, name, ts, 0, args, n);
 }
 
 RTR_API void rtr_track_counter(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
@@ -171,19 +169,19 @@ RTR_API void rtr_track_counter(struct rtr_track *t, const char *cat, const char 
 	unsigned k = rtr__numeric_args(args, n, kept);
 
 	if (k > 0)
-		on_track(t, RTR__K_COUNTERS, cat, name, ts, 0, 0, kept, k);
+		on_track(t, RTR__K_COUNTERS, cat, name, ts, 0, kept, k);
 }
 
 RTR_API void rtr_track_flow_start(struct rtr_track *t, const char *cat, const char *name,
 				  uint64_t ts, uint64_t id)
 {
-	on_track(t, RTR__K_FLOW_START, cat, name, ts, 1, id, NULL, 0);
+	on_track(t, RTR__K_FLOW_START, cat, name, ts, id, NULL, 0);
 }
 
 RTR_API void rtr_track_flow_end(struct rtr_track *t, const char *cat, const char *name, uint64_t ts,
 				uint64_t id)
 {
-	on_track(t, RTR__K_FLOW_END, cat, name, ts, 1, id, NULL, 0);
+	on_track(t, RTR__K_FLOW_END, cat, name, ts, id, NULL, 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -198,7 +196,6 @@ static void record_meta(uint64_t what, const char *copy, uint64_t word)
 				   .ts = rtr__ticks(),
 				   .name = copy,
 				   .meta = what,
-				   .has_word = copy == NULL,
 				   .word = word};
 	rtr__emit_ext(&e);
 }

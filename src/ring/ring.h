@@ -71,16 +71,15 @@
 #ifndef RTR_RING_H
 #define RTR_RING_H
 
+#include "record/record.h"
 #include <ringtrace.h>
 #include <stddef.h>
 #include <string.h>
 
-#define RTR_REC_BYTES ((uint32_t)sizeof(struct rtr__rec))
-
-/* Records one event of `ext` continuation bytes takes. */
+/* Records one event of `ext` continuation bytes takes (the record format's count). */
 static inline uint32_t rtr__ring_event_records(uint32_t ext)
 {
-	return 1 + (ext + RTR_REC_BYTES - 1) / RTR_REC_BYTES;
+	return rtr__rec_records(ext);
 }
 
 /* The calling thread's name from rtr_thread_name(), "" if none; a new ring takes it. */

@@ -25,14 +25,15 @@
  */
 #include "common/atomic.h"
 #include "common/compiler.h"
-#include "common/mem.h"
-#include "session/recorder.h"
-#include "ring/ring.h"
-#include "producer/tracks.h"
-#include "writer/intern.h"
 #include "common/jsontext.h"
-#include "writer/memstack_writer.h"
+#include "common/mem.h"
+#include "producer/tracks.h"
+#include "record/record.h"
+#include "ring/ring.h"
+#include "session/recorder.h"
 #include "sink/sink.h"
+#include "writer/intern.h"
+#include "writer/memstack_writer.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -61,8 +62,6 @@
 #define K_SPAN 0x80u
 /* Not a record kind: an argument's key, `"key":`, kept in the head cache. */
 #define K_ARG_KEY 0x81u
-/* Most continuation bytes one event has (see events.c). */
-#define EXT_MAX (8 + 4 + RTR_MAX_COPY + RTR_MAX_ARGS * (1 + 16) + RTR_MAX_ARGS * RTR_MAX_COPY)
 
 /* The writer's state in each ring (rtr__ring.reader). */
 struct reader {
@@ -115,7 +114,7 @@ static struct writer {
 	struct rtr__intern intern;
 	struct rtr__ring **rings;
 	size_t rings_cap;
-	char *scratch; /* EXT_MAX bytes: one event's continuation */
+	char *scratch; /* RTR__EXT_MAX bytes: one wrapped event's continuation */
 	uint64_t session_id;
 	uint64_t first_ring_id; /* rings with a larger id were made in this session */
 	uint64_t last_write_ns;
@@ -304,128 +303,6 @@ static char *put_pid_tid(struct writer *w, char *p, int32_t tid)
 /* ------------------------------------------------------------------------- */
 /* Events                                                                     */
 
-/* A decoded view of an event's continuation bytes (see events.c). */
-struct ext_view {
-	const struct rtr_track *track; /* with RTR__F_TRACK */
-	uint64_t word;
-	const char *name;
-	uint32_t name_len;
-	const uint8_t *types;
-	const char *pairs; /* nargs x {u64 key, u64 value}, unaligned */
-	const char *strings;
-};
-
-/* Whether a record's continuation has a word (after the track, if any): a value, a
- * duration, an id, a device. */
-static inline int has_word(const struct rtr__rec *rec)
-{
-	uint32_t kind = rec->kind;
-
-	return kind == RTR__K_COUNTER_I64 || kind == RTR__K_COUNTER_F64 ||
-	       kind == RTR__K_COMPLETE || (kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END) ||
-	       kind == RTR__K_MEM_ALLOC || kind == RTR__K_MEM_FREE ||
-	       (kind == RTR__K_META && !(rec->flags & RTR__F_NAME_COPY));
-}
-
-/* Kinds whose line carries "id" (the record's word). */
-static inline int has_id(uint32_t kind)
-{
-	return kind >= RTR__K_FLOW_START && kind <= RTR__K_ASYNC_END;
-}
-
-/* The bytes of the blob of argument i (its pair's value `val`) at `blob`, `room` of
- * them readable; SIZE_MAX when the blob does not fit or breaks the producer's limits. */
-static size_t blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t room)
-{
-	size_t bytes = 0;
-
-	switch (type) {
-	case RTR_ARG_TYPE_STR_COPY:
-		return val == UINT64_MAX ? 0 : val <= RTR_MAX_COPY ? (size_t)val : SIZE_MAX;
-	case RTR_ARG_TYPE_I64_ARRAY:
-		return val <= RTR_MAX_COPY / sizeof(int64_t) ? (size_t)val * sizeof(int64_t)
-							     : SIZE_MAX;
-	case RTR_ARG_TYPE_I64_LISTS:
-		if (val > RTR_MAX_COPY / sizeof(uint32_t) || val * sizeof(uint32_t) > room)
-			return SIZE_MAX;
-		for (uint64_t k = 0; k < val; k++) {
-			uint32_t len;
-			memcpy(&len, blob + k * sizeof(len), sizeof(len));
-			bytes += sizeof(len) + (size_t)len * sizeof(int64_t);
-			if (bytes > RTR_MAX_COPY)
-				return SIZE_MAX;
-		}
-		return bytes;
-	case RTR_ARG_TYPE_STR_ARRAY:
-		for (uint64_t k = 0; k < val; k++) {
-			uint32_t len;
-			if (bytes + sizeof(len) > room || bytes + sizeof(len) > RTR_MAX_COPY)
-				return SIZE_MAX;
-			memcpy(&len, blob + bytes, sizeof(len));
-			bytes += sizeof(len) + (len == UINT32_MAX ? 0 : len);
-			if (len != UINT32_MAX && bytes > RTR_MAX_COPY)
-				return SIZE_MAX;
-		}
-		return bytes;
-	default:
-		return 0;
-	}
-}
-
-/*
- * Decode rec's continuation bytes `ext` (rec->ext of them) into v. Returns false,
- * having read nothing past ext, when they do not hold what the header says: a length
- * that runs past the end, a blob over the producer's limits, or bytes left over. The
- * writer never trusts a record (a program may scribble over its ring): what does not
- * decode is skipped and counted, never followed.
- */
-static bool decode_ext(const struct rtr__rec *rec, const char *ext, struct ext_view *v)
-{
-	size_t off = 0, len = rec->ext;
-
-	memset(v, 0, sizeof(*v));
-	if (rec->flags & RTR__F_TRACK) {
-		uint64_t track;
-		if (len - off < sizeof(track))
-			return false;
-		memcpy(&track, ext, sizeof(track));
-		v->track = (const struct rtr_track *)(uintptr_t)track;
-		off += sizeof(track);
-	}
-	if (has_word(rec)) {
-		if (len - off < sizeof(v->word))
-			return false;
-		memcpy(&v->word, ext + off, sizeof(v->word));
-		off += sizeof(v->word);
-	}
-	if (rec->flags & RTR__F_NAME_COPY) {
-		if (len - off < sizeof(v->name_len))
-			return false;
-		memcpy(&v->name_len, ext + off, sizeof(v->name_len));
-		off += sizeof(v->name_len);
-		if (v->name_len > RTR_MAX_COPY || len - off < v->name_len)
-			return false;
-		v->name = ext + off;
-		off += v->name_len;
-	}
-	if (len - off < (size_t)rec->nargs * 17)
-		return false;
-	v->types = (const uint8_t *)ext + off;
-	off += rec->nargs;
-	v->pairs = ext + off;
-	off += (size_t)rec->nargs * 16;
-	v->strings = ext + off;
-	for (unsigned i = 0; i < rec->nargs; i++) {
-		uint64_t val;
-		memcpy(&val, v->pairs + i * 16 + 8, sizeof(val));
-		size_t bytes = blob_bytes(v->types[i], val, ext + off, len - off);
-		if (bytes > len - off)
-			return false;
-		off += bytes;
-	}
-	return off == len;
-}
-
 static char *put_f64_bits(char *p, uint64_t bits)
 {
 	double d;
@@ -491,15 +368,13 @@ static inline char *put_arg_key(struct writer *w, char *p, uint64_t key)
 }
 
 static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
-		      const struct ext_view *v)
+		      const struct rtr__rec_view *v)
 {
 	const char *str = v->strings;
 
 	p = PUT_LIT(p, ",\"args\":{");
 	for (unsigned i = 0; i < rec->nargs; i++) {
-		uint64_t key, val;
-		memcpy(&key, v->pairs + i * 16, sizeof(key));
-		memcpy(&val, v->pairs + i * 16 + 8, sizeof(val));
+		uint64_t key, val = rtr__rec_arg(v, i, &key);
 		if (i > 0)
 			*p++ = ',';
 		p = put_arg_key(w, p, key);
@@ -586,7 +461,7 @@ static char *put_args(struct writer *w, char *p, const struct rtr__rec *rec,
 }
 
 static char *put_name(struct writer *w, char *p, const struct rtr__rec *rec,
-		      const struct ext_view *v)
+		      const struct rtr__rec_view *v)
 {
 	p = PUT_LIT(p, ",\"name\":\"");
 	if (rec->flags & RTR__F_NAME_COPY) {
@@ -626,43 +501,28 @@ static void encode_thread_name(struct writer *w, const struct rtr__ring *r, cons
 /* An event line's head, from `{"ph":` through `"ts":`, encoded afresh; kind is
  * rec->kind, or K_SPAN for a B written with its E. */
 static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct rtr__rec *rec,
-			 const struct ext_view *v)
+			 const struct rtr__rec_view *v)
 {
-	switch (kind & 0xffu) { /* above: an instant's scope flags */
-	case RTR__K_BEGIN:
-		p = PUT_LIT(p, "{\"ph\":\"B\"");
-		break;
-	case RTR__K_END:
-		p = PUT_LIT(p, "{\"ph\":\"E\"");
-		break;
+	unsigned k = kind & 0xffu; /* above: an instant's scope flags */
+
+	p = PUT_LIT(p, "{\"ph\":\"");
+	*p++ = k == K_SPAN ? 'X' : rtr__kind_phase(k);
+	*p++ = '"';
+	switch (k) {
 	case RTR__K_STACK: /* a thread-scoped instant with a stack */
-		p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		p = PUT_LIT(p, ",\"s\":\"t\"");
 		break;
 	case RTR__K_INSTANT:
-		p = rec->flags & RTR__F_SCOPE_GLOBAL	? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\"")
-		    : rec->flags & RTR__F_SCOPE_PROCESS ? PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"p\"")
-							: PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\"");
+		p = rec->flags & RTR__F_SCOPE_GLOBAL	? PUT_LIT(p, ",\"s\":\"g\"")
+		    : rec->flags & RTR__F_SCOPE_PROCESS ? PUT_LIT(p, ",\"s\":\"p\"")
+							: PUT_LIT(p, ",\"s\":\"t\"");
 		break;
-	case RTR__K_COUNTER_I64:
-	case RTR__K_COUNTER_F64:
-	case RTR__K_COUNTERS:
-		p = PUT_LIT(p, "{\"ph\":\"C\"");
-		break;
-	case RTR__K_FLOW_START:
-		p = PUT_LIT(p, "{\"ph\":\"s\"");
-		break;
-	case RTR__K_FLOW_STEP:
-		p = PUT_LIT(p, "{\"ph\":\"t\"");
-		break;
-	case RTR__K_FLOW_END:
-		p = PUT_LIT(p, "{\"ph\":\"f\",\"bp\":\"e\"");
+	case RTR__K_FLOW_END: /* bound to the enclosing slice */
+		p = PUT_LIT(p, ",\"bp\":\"e\"");
 		break;
 	case RTR__K_ASYNC_BEGIN:
 	case RTR__K_ASYNC_INSTANT:
 	case RTR__K_ASYNC_END:
-		p = rec->kind == RTR__K_ASYNC_BEGIN	? PUT_LIT(p, "{\"ph\":\"b\"")
-		    : rec->kind == RTR__K_ASYNC_INSTANT ? PUT_LIT(p, "{\"ph\":\"n\"")
-							: PUT_LIT(p, "{\"ph\":\"e\"");
 		/* async events need a category to match on */
 		if (rec->b == 0) {
 			p = PUT_LIT(p, ",\"cat\":\"async\"");
@@ -670,13 +530,8 @@ static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct 
 			return PUT_LIT(p, ",\"ts\":");
 		}
 		break;
-	case RTR__K_COMPLETE:
-	case K_SPAN:
-		p = PUT_LIT(p, "{\"ph\":\"X\"");
-		break;
 	case RTR__K_SCOPE: {
 		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
-		p = PUT_LIT(p, "{\"ph\":\"X\"");
 		p = put_cat(w, p, site->cat);
 		p = PUT_LIT(p, ",\"name\":\"");
 		if (site->name != NULL)
@@ -691,7 +546,7 @@ static char *encode_head(struct writer *w, char *p, uint32_t kind, const struct 
 
 /* An event line's head, from the head cache when it can (see struct head). */
 static inline char *put_head(struct writer *w, char *p, uint32_t kind, const struct rtr__rec *rec,
-			     const struct ext_view *v)
+			     const struct rtr__rec_view *v)
 {
 	if (RTR_UNLIKELY(rec->flags & RTR__F_NAME_COPY))
 		return encode_head(w, p, kind, rec, v); /* a copied name: no static key */
@@ -776,7 +631,7 @@ static void process_meta(struct writer *w)
 /* An RTR__K_META record: what the program set while recording. False for an unknown
  * `what`, having written nothing. */
 static bool encode_meta(struct writer *w, const struct rtr__ring *r, const struct rtr__rec *rec,
-			const struct ext_view *v)
+			const struct rtr__rec_view *v)
 {
 	uint32_t pid = (uint32_t)w->s.pid;
 
@@ -946,7 +801,7 @@ static void encode_stack(struct writer *w, struct rtr__ring *r, const struct rtr
 {
 	size_t n = rec->ext / sizeof(uint64_t);
 	const char *frames = NULL;
-	struct ext_view v;
+	struct rtr__rec_view v;
 
 	if (n > RTR_MAX_FRAMES)
 		n = RTR_MAX_FRAMES; /* the producer never writes more: a bound for the line */
@@ -992,26 +847,24 @@ static void encode_memstack(struct writer *w, struct rtr__ring *r, const struct 
  * thread's ids are in w->ids (use_ids()). `end` is NULL, or the E that rec, a B,
  * is folded with (span_end()): the line is then an X for both, and counts two.
  * Returns false, having written nothing, when the record does not decode (its
- * framing, kind and size are checked before: record_framed()).
+ * framing, kind and size are checked before: rtr__rec_framed()).
  */
 static bool encode_event(struct writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
 			 uint32_t pos, const struct rtr__rec *end)
 {
-	struct ext_view v;
+	struct rtr__rec_view v;
 	uint64_t ts;
 
 	if (rec->ext == 0) {
 		memset(&v, 0, sizeof(v));
-	} else if (rec->ext == sizeof(uint64_t) && rec->nargs == 0 &&
-		   !(rec->flags & (RTR__F_NAME_COPY | RTR__F_TRACK))) {
+	} else if (rtr__rec_one_word(rec)) {
 		memset(&v, 0, sizeof(v)); /* one payload word: read it in place */
 		v.word = rtr__ring_rec(r, pos + 1)->ts;
-	} else if (rec->kind == RTR__K_STACK) {
+	} else if (rtr__kind_frames(rec->kind)) {
 		memset(&v, 0, sizeof(v)); /* frames: encode_stack() reads them */
-		if (rec->ext % sizeof(uint64_t) != 0 ||
-		    rec->ext > RTR_MAX_FRAMES * sizeof(uint64_t))
+		if (!rtr__rec_frames_ok(rec))
 			return false;
-	} else if (!decode_ext(rec, rtr__ring_ext(r, pos, rec->ext, w->scratch), &v)) {
+	} else if (!rtr__rec_decode(rec, rtr__ring_ext(r, pos, rec->ext, w->scratch), &v)) {
 		return false;
 	}
 
@@ -1064,7 +917,7 @@ static bool encode_event(struct writer *w, struct rtr__ring *r, const struct rtr
 							 << 8;
 	p = put_head(w, p, key, rec, &v);
 	p = rtr__json_us(p, ts);
-	if (has_id(rec->kind)) {
+	if (rtr__kind_has_id(rec->kind)) {
 		p = put_hex_id(p, v.word);
 	} else if (end != NULL) {
 		/* the end, clamped like the start, so dur is exact inside the window */
@@ -1184,19 +1037,6 @@ static void show_drops(struct writer *w, struct rtr__ring *r, struct reader *rd)
 }
 
 /*
- * Whether the header rec, with `left` records published from it on, frames an event
- * the writer can read: a known kind, at most RTR_MAX_ARGS arguments, and continuation
- * bytes within EXT_MAX and within what was published. Checked before anything of the
- * event is read past its header.
- */
-static inline bool record_framed(const struct rtr__rec *rec, uint32_t left)
-{
-	return rec->kind >= RTR__K_BEGIN && rec->kind <= RTR__K_LAST &&
-	       rec->nargs <= RTR_MAX_ARGS && rec->ext <= EXT_MAX &&
-	       rtr__ring_event_records(rec->ext) <= left;
-}
-
-/*
  * Skip `records` records of r from the malformed header rec, counted as
  * dropped_corrupt and reported once. unframed: rec's own length is not to be trusted,
  * so every published record is skipped, and how many events they held is known only
@@ -1259,7 +1099,7 @@ static uint32_t drain_ring(struct writer *w, struct rtr__ring *r, uint32_t max)
 	while (done < avail && done < max) {
 		uint32_t pos = tail + done;
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos);
-		if (RTR_UNLIKELY(!record_framed(rec, avail - done))) {
+		if (RTR_UNLIKELY(!rtr__rec_framed(rec, avail - done))) {
 			/* Where the next event starts is unknown: skip what is published. */
 			rd->events += events;
 			events = 0;
@@ -1580,7 +1420,7 @@ static void release_tables(struct writer *w)
 {
 	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
 	w->heads = NULL;
-	rtr__mem_unmap(w->scratch, EXT_MAX);
+	rtr__mem_unmap(w->scratch, RTR__EXT_MAX);
 	w->scratch = NULL;
 	rtr__intern_destroy(&w->intern);
 }
@@ -1708,7 +1548,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	if (err != 0)
 		return err;
 	w->heads_epoch = w->intern.resets;
-	w->scratch = rtr__mem_map(EXT_MAX);
+	w->scratch = rtr__mem_map(RTR__EXT_MAX);
 	if (w->scratch == NULL) {
 		err = -ENOMEM;
 		goto fail_intern;
@@ -1787,7 +1627,7 @@ fail_heads:
 	rtr__mem_unmap(w->heads, HEAD_SLOTS * sizeof(*w->heads));
 	w->heads = NULL;
 fail_scratch:
-	rtr__mem_unmap(w->scratch, EXT_MAX);
+	rtr__mem_unmap(w->scratch, RTR__EXT_MAX);
 	w->scratch = NULL;
 fail_intern:
 	rtr__intern_destroy(&w->intern);
