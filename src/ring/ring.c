@@ -2,13 +2,13 @@
 /* Rings: creation, the producer's slow paths, thread exit, the registry. See ring.h. */
 #include "ring/ring.h"
 
-#include "session/clock.h"
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "session/recorder.h"
+#include "session/clock.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -43,6 +43,62 @@ static uint64_t rings_created;		/* under registry_lock */
 /* Session parameters, read by producers in the slow paths only. */
 static uint32_t ring_records = 1u << 15; /* under registry_lock */
 static int on_full_policy;		 /* relaxed: rtr_start() stores it before R0 */
+
+/*
+ * The doorbell (ring.h): the futex word the writer sleeps on, and its sleep flag, each
+ * read by every producer's slow path; on a line of their own, away from the registry.
+ */
+static struct {
+	uint32_t seq;	   /* futex: bumped to wake the writer */
+	uint32_t sleeping; /* the writer is about to sleep or sleeps */
+} doorbell __attribute__((aligned(RTR__CACHELINE)));
+
+static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *timeout)
+{
+	return syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
+}
+
+uint32_t rtr__rings_sleep_prepare(void)
+{
+	/* A4: pairs with R4 in rtr__rings_wake(); a wake after this read changes seq */
+	uint32_t seq = rtr_atomic_load_acquire(&doorbell.seq);
+
+	rtr_atomic_store_relaxed(&doorbell.sleeping, 1);
+	/* Orders the flag store before the caller reads the rings; pairs with the fence in
+	 * rtr__ring_make_room(): either the writer sees its fill or it sees the flag. */
+	rtr_atomic_fence_seq_cst();
+	return seq;
+}
+
+void rtr__rings_sleep(uint32_t seq, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+
+	futex(&doorbell.seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+}
+
+void rtr__rings_sleep_done(void)
+{
+	/* relaxed: only a hint to producers; a stale 1 costs one needless wake-up */
+	rtr_atomic_store_relaxed(&doorbell.sleeping, 0);
+}
+
+void rtr__rings_wake(void)
+{
+	/* R4: pairs with A4 in rtr__rings_sleep_prepare() */
+	rtr_atomic_add_acq_rel(&doorbell.seq, 1);
+	futex(&doorbell.seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Producers' slow path: wake the writer if it sleeps; cheap when it is awake. */
+static void doorbell_ring(void)
+{
+	/* relaxed peek first: producers come here often while a ring is above the mark;
+	 * the exchange lets one of them make the system call */
+	if (rtr_atomic_load_relaxed(&doorbell.sleeping) &&
+	    rtr_atomic_exchange_acq_rel(&doorbell.sleeping, 0))
+		rtr__rings_wake();
+}
 
 static void registry_enter(void)
 {
@@ -209,11 +265,11 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 			if (!woke) {
 				woke = 1;
 				/* Orders our head stores before reading the writer's sleep
-				 * flag; pairs with the fence in the writer's sleep (no lost
-				 * wake-up). */
+				 * flag; pairs with the fence in rtr__rings_sleep_prepare() (no
+				 * lost wake-up). */
 				rtr_atomic_fence_seq_cst();
 				window_leave(r);
-				rtr__writer_wake();
+				doorbell_ring();
 				if (!window_enter(r))
 					return false;
 				continue; /* head may have moved */

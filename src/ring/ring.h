@@ -19,8 +19,8 @@
  *   R3 writer:   records read, then tail stored with release        (rtr__ring_consume)
  *   A3 producer: tail loaded with acquire, then slots reused        (rtr__ring_make_room)
  * plus R2/A2 for `closed` (thread exit), R8/A8 for `busy` (a stop, below), and a
- * seq_cst fence pair with the writer's sleep flag so that a wake-up is never lost
- * (rtr__ring_make_room / writer sleep).
+ * seq_cst fence pair with the doorbell's sleep flag so that a wake-up is never lost
+ * (rtr__ring_make_room / rtr__rings_sleep_prepare).
  *
  * Cache lines. The producer's line holds head, its view of tail and its copies of
  * mask and slots; the consumer's line holds tail and the writer's own copies of
@@ -43,6 +43,12 @@
  * ring over the mark either keeps the writer from sleeping or wakes it: the wake-up
  * is never lost. An event that carries the fill over the mark, not yet published,
  * leaves the limit at the mark, so the next event tests again with it published.
+ *
+ * The doorbell. The wake-up goes through a futex word that this module owns, not a
+ * call into the writer: the consumer sleeps on it (rtr__rings_sleep_prepare(), test
+ * for work, rtr__rings_sleep()), and producers past the mark ring it when its sleep
+ * flag says the consumer sleeps. The consumer's own wakers (a flush, a stop) ring it
+ * unconditionally with rtr__rings_wake(). Nothing in this module knows the writer.
  *
  * Reentrancy. From reserve to publish the producer sets `busy` in its ring. A signal
  * handler that records on the same thread inside that window finds it set and its
@@ -174,6 +180,19 @@ void rtr__rings_barrier_init(void);
  * of the n rings is busy, at most 1 s, or until *give_up is set. From then on no
  * producer of the session publishes. */
 void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up);
+
+/*
+ * The doorbell (see the top). Consumer, to sleep: seq = rtr__rings_sleep_prepare()
+ * sets the sleep flag and fences; then, only if a test for work (the rings' fill
+ * against the mark among it) finds none, rtr__rings_sleep(seq, ns) waits until the
+ * doorbell rings or ns pass; then rtr__rings_sleep_done(). A ring after the prepare
+ * makes the sleep return at once.
+ */
+uint32_t rtr__rings_sleep_prepare(void);
+void rtr__rings_sleep(uint32_t seq, uint64_t ns);
+void rtr__rings_sleep_done(void);
+/* Any thread: wake the consumer now, asleep or about to be (a flush, a stop). R4. */
+void rtr__rings_wake(void);
 
 /* After fork, in the child: rings of threads that do not exist there are freed. */
 void rtr__rings_after_fork_child(void);

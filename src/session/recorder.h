@@ -74,7 +74,4 @@ void rtr__writer_after_fork_child(void);
 /* Counters of the running or last session. Any thread. */
 void rtr__writer_stats(struct rtr_stats *out);
 
-/* Wake the writer if it sleeps. Producers' slow path: cheap when it is awake. */
-void rtr__writer_wake(void);
-
 #endif

@@ -146,8 +146,6 @@ static struct writer {
 
 	/* Control words; futexes where noted. */
 	uint32_t stop;	     /* set by rtr__writer_stop() */
-	uint32_t wake_seq;   /* futex: bumped to wake the writer */
-	uint32_t sleeping;   /* the writer is about to sleep or sleeps */
 	uint32_t flush_req;  /* flush tickets handed out */
 	uint32_t flush_done; /* futex: last flush ticket served */
 	uint32_t give_up;    /* set by rtr__writer_stop() past the timeout: stop waiting */
@@ -1347,32 +1345,13 @@ static int work_pending(struct writer *w)
 
 static void writer_sleep(struct writer *w, uint64_t ns)
 {
-	/* A4: pairs with R4 in wake(); a wake after this read changes the futex word */
-	uint32_t seq = rtr_atomic_load_acquire(&w->wake_seq);
-	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	/* the doorbell's flag is set and fenced before the rings are read (ring.h) */
+	uint32_t seq = rtr__rings_sleep_prepare();
 
-	rtr_atomic_store_relaxed(&w->sleeping, 1);
-	/* Orders the flag store before reading the rings; pairs with the fence in
-	 * rtr__ring_make_room(): either we see its fill or it sees our flag. */
-	rtr_atomic_fence_seq_cst();
 	if (!work_pending(w))
-		futex(&w->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
-	rtr_atomic_store_relaxed(&w->sleeping, 0);
+		rtr__rings_sleep(seq, ns);
+	rtr__rings_sleep_done();
 	rtr_atomic_store_relaxed(&w->st_wakeups, w->st_wakeups + 1);
-}
-
-static void wake(struct writer *w)
-{
-	/* R4: pairs with A4 in writer_sleep() */
-	rtr_atomic_add_acq_rel(&w->wake_seq, 1);
-	futex(&w->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-}
-
-void rtr__writer_wake(void)
-{
-	/* relaxed peek first: producers call this often while a ring is above the mark */
-	if (rtr_atomic_load_relaxed(&W.sleeping) && rtr_atomic_exchange_acq_rel(&W.sleeping, 0))
-		wake(&W);
 }
 
 static void write_out(struct writer *w, int wait)
@@ -1640,7 +1619,7 @@ uint32_t rtr__writer_flush_request(void)
 	/* R6: pairs with A6 in writer_main(); our earlier events are in the rings */
 	uint32_t ticket = rtr_atomic_add_acq_rel(&w->flush_req, 1);
 
-	wake(w);
+	rtr__rings_wake();
 	return ticket;
 }
 
@@ -1708,13 +1687,13 @@ int rtr__writer_stop(void)
 
 	/* R5: pairs with A5 in writer_main() */
 	rtr_atomic_store_release(&w->stop, 1);
-	wake(w);
+	rtr__rings_wake();
 	if (!wait_exited(w, deadline_in(w->s.cfg.stop_timeout_ms))) {
 		/* The file blocks (a FIFO nobody reads, a hung mount): what is not written
 		 * yet fails with -ETIMEDOUT, counted as dropped_io. Relaxed: the sink only
 		 * stops waiting, nothing is read behind the flag. */
 		rtr_atomic_store_relaxed(&w->give_up, 1);
-		wake(w);
+		rtr__rings_wake();
 		if (!wait_exited(w, deadline_in(GIVE_UP_MS)) &&
 		    rtr_atomic_exchange_acq_rel(&w->state, WRITER_ABANDONED) == WRITER_RUNNING) {
 			/* Stuck in a call nothing interrupts (pwrite on a hung NFS mount):
