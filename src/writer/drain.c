@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The drain: reading the rings. Knows records (record.h) and rings (ring.h), not the
+ * output format, to which it hands events a batch at a time (rtr__format.events).
+ *
+ * Each pass (rtr__drain_all()) takes a snapshot of the registered rings and drains
+ * each in turn, a bounded batch per ring so one busy thread cannot starve the
+ * others. A ring's records are read in place, framed one header at a time
+ * (rtr__rec_framed()) before anything past the header is trusted, and handed back
+ * to the producer every RELEASE_EVERY records, once the format has encoded them.
+ *
+ * Folding. A B whose E is the thread's next event, with the same static name and
+ * category, goes to the format with its E as one event (an X line in JSON: the same
+ * slice in every viewer, in about half the bytes). Nothing is held back waiting for
+ * an E, so folding never delays a line.
+ *
+ * Malformed records (a program may scribble over its ring) are skipped and counted
+ * as dropped_corrupt, the first reported on stderr: one that frames but does not
+ * decode alone; one that does not frame with everything published after it, since
+ * where the next event starts is unknown.
+ *
+ * Per ring and session the writer keeps its reader state in the ring (struct
+ * rtr__reader): the producer's counters when the session began, so that a ring that
+ * outlives a session starts the next one at zero, and what was consumed. A closed
+ * ring found drained is folded into the session's totals and freed.
+ */
+#include "writer/writer_internal.h"
+
+#include "common/atomic.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
+#define BATCH_EVENTS  128u  /* events handed to the format at once */
+
+static struct rtr__reader *reader_of(struct rtr__ring *r)
+{
+	return (struct rtr__reader *)(void *)r->reader;
+}
+
+static uint64_t ring_dropped(struct rtr__ring *r)
+{
+	/* producer-owned counters: a stale value only delays the report */
+	return rtr_atomic_load_relaxed(&r->dropped_full) +
+	       rtr_atomic_load_relaxed(&r->dropped_large) +
+	       rtr_atomic_load_relaxed(&r->dropped_reentrant) +
+	       rtr_atomic_load_relaxed(&r->dropped_no_track);
+}
+
+/* Give a ring its reader state for this session. Rings made before the session
+ * began start from their counters at that moment. */
+struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r)
+{
+	struct rtr__reader *rd = reader_of(r);
+
+	if (RTR_LIKELY(rd->session == w->drain.session_id))
+		return rd;
+	memset(rd, 0, sizeof(*rd));
+	rd->session = w->drain.session_id;
+	if (r->id <= w->drain.first_ring_id) {
+		rd->base_events = rtr_atomic_load_relaxed(&r->events);
+		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
+		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
+		rd->base_reentrant = rtr_atomic_load_relaxed(&r->dropped_reentrant);
+		rd->base_no_track = rtr_atomic_load_relaxed(&r->dropped_no_track);
+		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
+		rd->dropped_seen =
+			rd->base_full + rd->base_large + rd->base_reentrant + rd->base_no_track;
+	}
+	return rd;
+}
+
+/* Show new drops: the session's running total, on r's thread. */
+static void show_drops(struct rtr__writer *w, struct rtr__ring *r, struct rtr__reader *rd)
+{
+	uint64_t dropped = ring_dropped(r);
+
+	if (dropped == rd->dropped_seen)
+		return;
+	w->drain.dropped_shown += dropped - rd->dropped_seen;
+	rd->dropped_seen = dropped;
+	w->fmt->meta(w, r, RTR__WMETA_DROPS, (int64_t)w->drain.dropped_shown);
+}
+
+/*
+ * Skip `records` records of r from the malformed header rec, counted as
+ * dropped_corrupt and reported once. unframed: rec's own length is not to be trusted,
+ * so every published record is skipped, and how many events they held is known only
+ * from the producer's count (exactly once the session has stopped: account()).
+ */
+static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
+				  struct rtr__reader *rd, const struct rtr__rec *rec,
+				  uint32_t records, int unframed)
+{
+	if (unframed) {
+		rd->unframed = 1;
+		/* producer-owned counter, relaxed: at most the event in flight too many */
+		uint64_t published = rtr_atomic_load_relaxed(&r->events) - rd->base_events;
+		rd->corrupt = published > rd->events ? published - rd->events : rd->corrupt;
+	} else {
+		rd->corrupt++;
+	}
+	if (w->drain.corrupt_reported)
+		return;
+	w->drain.corrupt_reported = 1;
+	fprintf(stderr,
+		"ringtrace: thread %d's ring holds a malformed record (kind %u, %u arguments, "
+		"%u bytes after it); %u records skipped, their events counted as "
+		"dropped_corrupt\n",
+		(int)r->tid, rec->kind, rec->nargs, rec->ext, records);
+}
+
+/*
+ * A B whose E is the thread's next event, with the same static name and category, is
+ * written as one X line: the same slice in every viewer (FORMAT.md prefers X), in
+ * about half the bytes of a B line and an E line. A leaf span recorded with
+ * rtr_begin/rtr_end usually qualifies; an outer one, or a B whose E is not yet in the
+ * ring, is written as a B and later an E. Nothing is held back waiting for an E, so
+ * folding never delays a line. Returns the E, or NULL. `next` is the record index
+ * after the B, `avail` how many records from `tail` can be read.
+ */
+static inline const struct rtr__rec *span_end(const struct rtr__ring *r,
+					      const struct rtr__rec *begin, uint32_t tail,
+					      uint32_t next, uint32_t avail)
+{
+	if (begin->kind != RTR__K_BEGIN || (begin->flags & RTR__F_NAME_COPY) ||
+	    next - tail >= avail)
+		return NULL;
+	const struct rtr__rec *e = rtr__ring_rec(r, next);
+	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
+	    e->flags != 0)
+		return NULL;
+	return e;
+}
+
+/* Drain up to `max` records of r. Returns the records consumed. */
+static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t max)
+{
+	struct rtr__reader *rd = rtr__drain_reader(w, r);
+	uint32_t avail = rtr__ring_readable(r);
+	uint32_t tail = r->tail; /* own index; rtr__ring_consume() below moves it */
+	uint32_t done = 0, released = 0;
+
+	if (avail == 0) {
+		show_drops(w, r, rd);
+		return 0;
+	}
+	w->fmt->begin_ring(w, r);
+	if (!rd->meta_done) {
+		/* A thread whose first event names it needs no name from before. */
+		if (rtr__ring_rec(r, tail)->kind != RTR__K_THREAD_NAME)
+			w->fmt->meta(w, r, RTR__WMETA_THREAD_NAME, 0);
+		/* relaxed: set by the owning thread; a late value is in the ring too */
+		int sort = __atomic_load_n(&r->sort_index, __ATOMIC_RELAXED);
+		if (sort != 0)
+			w->fmt->meta(w, r, RTR__WMETA_THREAD_SORT, sort - 1);
+		rd->meta_done = 1;
+		w->drain.threads++;
+	}
+	while (done < avail && done < max) {
+		struct rtr__drained ev[BATCH_EVENTS];
+		uint32_t n = 0;
+		int unframed = 0;
+
+		/* A batch: whole events, until the next release of tail. */
+		while (n < BATCH_EVENTS && done < avail && done < max &&
+		       done - released < RELEASE_EVERY) {
+			uint32_t pos = tail + done;
+			const struct rtr__rec *rec = rtr__ring_rec(r, pos);
+			if (RTR_UNLIKELY(!rtr__rec_framed(rec, avail - done))) {
+				unframed = 1;
+				break;
+			}
+			uint32_t next = pos + rtr__ring_event_records(rec->ext);
+			const struct rtr__rec *end = span_end(r, rec, tail, next, avail);
+			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
+			ev[n].pos = pos;
+			ev[n].bad = 0;
+			ev[n].end = end;
+			n++;
+			done = next - tail + (end != NULL);
+		}
+		rd->events += w->fmt->events(w, r, ev, n);
+		for (uint32_t i = 0; i < n; i++) {
+			if (RTR_UNLIKELY(ev[i].bad)) {
+				const struct rtr__rec *rec = rtr__ring_rec(r, ev[i].pos);
+				skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
+			}
+		}
+		if (RTR_UNLIKELY(unframed)) {
+			/* Where the next event starts is unknown: skip what is published. */
+			skip_corrupt(w, r, rd, rtr__ring_rec(r, tail + done), avail - done, 1);
+			done = avail;
+			break;
+		}
+		if (done - released >= RELEASE_EVERY) {
+			rtr__ring_consume(r, done - released);
+			released = done;
+		}
+	}
+	rtr__ring_consume(r, done - released);
+	show_drops(w, r, rd);
+	return done;
+}
+
+/* Fold a drained, closed ring into the retired totals and free it. */
+static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
+{
+	rtr__account_ring(w, r, &w->acct.retired);
+	rtr__rings_free(r);
+}
+
+/* One pass over every ring. Returns the records consumed. */
+uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch)
+{
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	uint64_t work = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->drain.rings[i];
+		/* closed first (A2), then the fill: a closed ring seen empty stays empty */
+		int closed = rtr__ring_closed(r);
+		work += drain_ring(w, r, batch);
+		if (closed && rtr__ring_readable(r) == 0)
+			retire_ring(w, r);
+	}
+	return work;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer's rooms and what they share. Do not include outside src/writer/.
+ *
+ *	writer.c	the thread: sleep and wake, flush and stop, accounting, the
+ *			recorder's entry points (session/recorder.h)
+ *	drain.c		reading the rings: framing, folding B+E into X, skipping what
+ *			is malformed, the per-ring reader state
+ *	json.c		the encoder: record -> JSON line, the head cache
+ *	json_meta.c	the encoder's other lines: metadata, memory, stack samples
+ *	lanes.c		track placement: which lane of a track an event goes on
+ *	framing.c	the file around the lines: head, provisional close, end marker,
+ *			the chunk handed to the sink
+ *	out.h		the chunk being filled, a line at a time
+ *
+ * The data flows one way: writer.c runs drain.c, which hands events to the output
+ * format through struct rtr__format, which writes lines with out.h into chunks that
+ * framing.c gives to the sink. The drain knows records, not JSON; the format knows
+ * JSON, not rings beyond the records it is handed.
+ */
+#ifndef RTR_WRITER_INTERNAL_H
+#define RTR_WRITER_INTERNAL_H
+
+#include "common/compiler.h"
+#include "record/record.h"
+#include "ring/ring.h"
+#include "session/recorder.h"
+#include "sink/sink.h"
+#include "writer/intern.h"
+#include "writer/memstack_writer.h"
+
+#include <pthread.h>
+
+struct rtr__writer;
+struct rtr__head;
+
+/* One event the drain hands the format: its header at record index pos, and the E
+ * folded into it (an X for both), or NULL. The format sets bad when it does not
+ * decode. */
+struct rtr__drained {
+	uint32_t pos;
+	uint32_t bad;
+	const struct rtr__rec *end;
+};
+
+/* Lines the writer makes itself about a thread (rtr__format.meta). */
+enum {
+	RTR__WMETA_THREAD_NAME, /* the ring's name, r->name: its first event does not name it */
+	RTR__WMETA_THREAD_SORT, /* value: the thread's sort index */
+	RTR__WMETA_DROPS,	/* value: the session's drops shown so far, on r's thread */
+};
+
+/*
+ * An output format: the encoder behind the drain. The per-file and per-ring
+ * operations are called through here; events go a batch at a time, so that the
+ * format's per-event code is direct calls in its own file (no indirect call per
+ * event). All are called on the writer thread only (init and fini also from
+ * rtr_start()/rtr_stop() while no writer thread runs).
+ */
+struct rtr__format {
+	const char *name;
+	/* The session's caches. 0 or -errno (nothing left allocated). */
+	int (*init)(struct rtr__writer *w);
+	/* Free them: RTR__FINI_ALL, or in a child after fork() RTR__FINI_FORK (free what
+	 * never moves, forget what may be mid-update) or RTR__FINI_FORGET (touch nothing:
+	 * the parent's writer may be freeing it). */
+	void (*fini)(struct rtr__writer *w, int how);
+	/* The file's head, before any event: into the first chunk. */
+	void (*begin_file)(struct rtr__writer *w);
+	/* Events of ring r follow (a drain found some): per-thread state. */
+	void (*begin_ring)(struct rtr__writer *w, const struct rtr__ring *r);
+	/* A line the writer makes about r's thread: RTR__WMETA_*. */
+	void (*meta)(struct rtr__writer *w, const struct rtr__ring *r, int what, int64_t value);
+	/* Encode n events of r, in order; returns the events encoded (a folded pair
+	 * counts two). One that does not decode is marked bad, having written nothing;
+	 * its folded E, if any, is written alone. */
+	uint64_t (*events)(struct rtr__writer *w, struct rtr__ring *r, struct rtr__drained *ev,
+			   uint32_t n);
+	/* The file's tail: final 0 the provisional close at the end of every chunk, in
+	 * the room out_reserve() keeps (TAIL_ROOM); 1 the last one, at the stop. */
+	void (*end_file)(struct rtr__writer *w, int final);
+};
+
+enum { RTR__FINI_ALL, RTR__FINI_FORK, RTR__FINI_FORGET };
+
+/* Trace Event JSON, one event per line (json.c). */
+extern const struct rtr__format rtr__json_format;
+
+/* Private totals: the producer counters of rings, and what was consumed. */
+struct rtr__totals {
+	uint64_t events, full, large, reentrant, no_track, args_cut, consumed, corrupt;
+};
+
+/* The writer's state in each ring (rtr__ring.reader), drain.c's. */
+struct rtr__reader {
+	uint64_t session;     /* session these fields belong to */
+	uint64_t base_events; /* producer counters when the session began */
+	uint64_t base_full;
+	uint64_t base_large;
+	uint64_t base_reentrant;
+	uint64_t base_no_track;
+	uint64_t base_args_cut;
+	uint64_t events;       /* events consumed and encoded in this session */
+	uint64_t corrupt;      /* events skipped as malformed in this session */
+	uint64_t dropped_seen; /* drops already shown in the trace */
+	uint32_t meta_done;    /* thread_name written */
+	uint32_t unframed;     /* a header could not be framed: corrupt is P - events at the end */
+};
+_Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
+	       "reader state must fit in the ring");
+
+/* writer.c: the thread and its control words; futexes where noted. */
+struct rtr__loop {
+	pthread_t thread;
+	uint64_t last_write_ns;
+	int final_error;
+	uint32_t stop;	     /* set by rtr__writer_stop() */
+	uint32_t flush_req;  /* flush tickets handed out */
+	uint32_t flush_done; /* futex: last flush ticket served */
+	uint32_t give_up;    /* set by rtr__writer_stop() past the timeout: stop waiting */
+	uint32_t state;	     /* futex: WRITER_*; who frees the session (rtr__writer_stop()) */
+};
+
+/* writer.c: accounting, and the counters published for rtr_stats_get(): relaxed,
+ * stored by the writer. */
+struct rtr__account {
+	struct rtr__totals retired; /* of the rings freed in this session */
+	uint64_t base_unattached;   /* rtr__rings_reentrant_unattached() at the start */
+	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
+		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
+		st_unwritten;
+	int st_io, st_clock;
+};
+
+/* drain.c */
+struct rtr__drain {
+	struct rtr__ring **rings; /* the last snapshot of the registry */
+	size_t rings_cap;
+	uint64_t session_id;
+	uint64_t first_ring_id; /* rings with a larger id were made in this session */
+	int corrupt_reported;	/* the first malformed record is on stderr */
+	uint64_t dropped_shown; /* drops shown in the trace's counter track */
+	uint64_t threads;	/* rings that recorded in this session */
+};
+
+/* framing.c and out.h: the chunk being filled and the sink it goes to. */
+struct rtr__out {
+	struct rtr__sink sink;
+	struct rtr__chunk *chunk;
+	uint64_t encoded; /* events encoded into chunks */
+	int provisional;  /* close each write provisionally: a regular file */
+	int finishing;	  /* the final end marker is being written */
+	int error_reported;
+};
+
+/* json.c, json_meta.c: the JSON encoder's session state. */
+struct rtr__json {
+	struct rtr__intern intern;
+	struct rtr__head *heads; /* HEAD_SLOTS (json.h) */
+	uint64_t heads_epoch;	 /* intern.resets when the heads were last emptied */
+	char *scratch;		 /* RTR__EXT_MAX bytes: one wrapped event's continuation */
+	char pid_tid[48];	 /* ,"pid":P,"tid": */
+	size_t pid_tid_len;
+	int64_t ids_tid; /* tid whose ids ends the lines now; -1: none */
+	size_t ids_len;
+	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
+	 * 20 that rtr__json_u64() may write and the 3 of the end */
+	char ids[48];
+	struct rtr__memstack mem; /* live allocations, totals, resolved frames */
+	int process_meta_done;	  /* the process label and sort index are in this file */
+};
+
+struct rtr__writer {
+	struct rtr__session s;
+	const struct rtr__format *fmt;
+	struct rtr__loop loop;
+	struct rtr__account acct;
+	struct rtr__drain drain;
+	struct rtr__out out;
+	struct rtr__json json;
+};
+
+static inline uint64_t rtr__writer_rel_ns(const struct rtr__writer *w, uint64_t ns)
+{
+	return ns > w->s.origin_ns ? ns - w->s.origin_ns : 0;
+}
+
+static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_t ticks)
+{
+	return rtr__clock_ns(&w->s.clock, ticks);
+}
+
+/* drain.c */
+
+/* One pass over every ring, up to `batch` records of each. Returns the records
+ * consumed. Closed rings found drained are folded into the totals and freed. */
+uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
+/* r's reader state for this session, attached on first use. */
+struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r);
+
+/* writer.c: add ring r's share of the session to t. */
+void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__totals *t);
+
+/* framing.c */
+
+/* Hand the current chunk to the sink (closed provisionally, if the file is regular)
+ * and take the next. */
+void rtr__out_submit(struct rtr__writer *w);
+/* A write error on stderr, once per session. */
+void rtr__out_report_error(struct rtr__writer *w);
+/* After the last write failed for room: close the file where the device takes it. */
+void rtr__out_close_after_error(struct rtr__writer *w);
+/* The JSON format's head and tail (rtr__format.begin_file and end_file). */
+void rtr__json_begin_file(struct rtr__writer *w);
+void rtr__json_end_file(struct rtr__writer *w, int final);
+
+/* lanes.c: track placement, independent of the format. */
+
+/* The lane of a complete event [start, end) on track t (placing it there), of an
+ * event at `host` otherwise (the last complete event's lane if inside it, else 0). */
+unsigned rtr__lane_place(struct rtr_track *t, uint64_t session, uint64_t start, uint64_t end);
+unsigned rtr__lane_at(const struct rtr_track *t, uint64_t host);
+/* Host nanoseconds of a track timestamp: its clock mapping, clamped. */
+uint64_t rtr__track_host_ns(const struct rtr_track *t, uint64_t ts);
+/* Whether lane k of t still needs its name this session (then it has it). */
+bool rtr__lane_claim_name(struct rtr_track *t, unsigned k, uint64_t session);
+/* Lane k's shown name into buf (size bytes); returns its length. Its sort index. */
+size_t rtr__lane_name(const struct rtr_track *t, unsigned k, char *buf, size_t size);
+int64_t rtr__lane_sort_index(const struct rtr_track *t, unsigned k);
+
+#endif
