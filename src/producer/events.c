@@ -25,7 +25,10 @@
  */
 static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
 {
-	uint32_t ext = rtr__rec_scalars_ext(e);
+	/* Taken before the reserve, which may call out: known constants at most calls. */
+	const int word = rtr__kind_has_word(e->kind, e->flags);
+	const uint64_t a = rtr__rec_a(e);
+	uint32_t ext = (word ? RTR__EXT_WORD : 0) + e->nargs * RTR__EXT_ARG;
 	uint32_t nrec = rtr__ring_event_records(ext);
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(nrec, &head);
@@ -36,8 +39,8 @@ static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
 		rtr__unreserve(r); /* the general path reserves again */
 		return -1;
 	}
-	rtr__rec_header(&r->slots[head & r->mask], e, e->nargs, ext);
-	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e);
+	rtr__rec_header(&r->slots[head & r->mask], e, a, e->nargs, ext);
+	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e, word);
 	rtr__publish(r, head, nrec);
 	return 1;
 }
@@ -75,7 +78,7 @@ static bool emit_general(const struct rtr__ext_event *e)
 
 	if (RTR_UNLIKELY(r == NULL))
 		return false;
-	rtr__rec_header(&r->slots[head & r->mask], e, plan.nargs, ext);
+	rtr__rec_header(&r->slots[head & r->mask], e, rtr__rec_a(e), plan.nargs, ext);
 	if (RTR_UNLIKELY(e->nargs > RTR_MAX_ARGS) && e->args != NULL)
 		/* own counter, inside the reserved window: only this thread stores it, and
 		 * only an event that is recorded counts */
@@ -141,12 +144,9 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
-	struct rtr__ext_event e = {.kind = RTR__K_BEGIN,
-				   .ts = rtr__ticks(),
-				   .cat = cat,
-				   .name = name,
-				   .args = args,
-				   .nargs = n};
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
+	struct rtr__ext_event e = {
+		.kind = RTR__K_BEGIN, .ts = ts, .cat = cat, .name = name, .args = args, .nargs = n};
 	rtr__begin_done(emit_event(&e));
 }
 
@@ -155,8 +155,9 @@ RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rt
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name,
 				   .args = args,
@@ -184,9 +185,10 @@ RTR_API void rtr_begin_copy(const char *cat, const char *name)
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = RTR__K_BEGIN,
 				   .flags = RTR__F_NAME_COPY,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name};
 	rtr__begin_done(emit_event(&e));
@@ -196,9 +198,10 @@ RTR_API void rtr_instant_copy(const char *cat, const char *name)
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
 				   .flags = RTR__F_NAME_COPY,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name};
 	emit_event(&e);
@@ -234,10 +237,9 @@ RTR_API void rtr_thread_name(const char *name)
 	strncpy(rtr__tls_thread_name, name, sizeof(rtr__tls_thread_name) - 1);
 	if (!rtr__recording())
 		return;
-	struct rtr__ext_event e = {.kind = RTR__K_THREAD_NAME,
-				   .flags = RTR__F_NAME_COPY,
-				   .ts = rtr__ticks(),
-				   .name = name};
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
+	struct rtr__ext_event e = {
+		.kind = RTR__K_THREAD_NAME, .flags = RTR__F_NAME_COPY, .ts = ts, .name = name};
 	emit_event(&e);
 }
 
@@ -246,11 +248,12 @@ RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = RTR__K_INSTANT,
 				   .flags = scope == RTR_INSTANT_GLOBAL	   ? RTR__F_SCOPE_GLOBAL
 					    : scope == RTR_INSTANT_PROCESS ? RTR__F_SCOPE_PROCESS
 									   : 0,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name,
 				   .args = args,
@@ -281,8 +284,9 @@ RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rt
 	unsigned k = rtr__numeric_args(args, n, kept);
 	if (k == 0)
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = RTR__K_COUNTERS,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name,
 				   .args = kept,
@@ -323,8 +327,9 @@ static void emit_id(uint8_t kind, const char *cat, const char *name, uint64_t id
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))
 		return;
+	uint64_t ts = rtr__ticks(); /* first: e is then constants to the compiler */
 	struct rtr__ext_event e = {.kind = kind,
-				   .ts = rtr__ticks(),
+				   .ts = ts,
 				   .cat = cat,
 				   .name = name,
 				   .word = id,

@@ -62,7 +62,7 @@ static void emit_stack(uint64_t ts, const char *cat, const char *name, const voi
 		return;
 
 	struct rtr__ext_event e = {.kind = RTR__K_STACK, .ts = ts, .cat = cat, .name = name};
-	rtr__rec_header(&r->slots[head & r->mask], &e, 0, ext);
+	rtr__rec_header(&r->slots[head & r->mask], &e, (uintptr_t)name, 0, ext);
 	rtr__rec_put_frames(r->slots, r->mask, head, frames, n);
 	rtr__publish(r, head, nrec);
 }

@@ -193,14 +193,21 @@ struct rtr__rec_plan {
 	uint32_t blob[RTR_MAX_ARGS];  /* its bytes after the pairs */
 };
 
-/* The header of e, which has `ext` continuation bytes and `nargs` arguments. */
-static inline void rtr__rec_header(struct rtr__rec *rec, const struct rtr__ext_event *e,
+/* What the header's `a` holds for e: its static name, its META what, or 0 (copied). */
+static inline uint64_t rtr__rec_a(const struct rtr__ext_event *e)
+{
+	return e->kind == RTR__K_META	       ? e->meta
+	       : (e->flags & RTR__F_NAME_COPY) ? 0
+					       : (uintptr_t)e->name;
+}
+
+/* The header of e, which has `ext` continuation bytes and `nargs` arguments; a is
+ * rtr__rec_a(e), which a caller may have taken before it reserved. */
+static inline void rtr__rec_header(struct rtr__rec *rec, const struct rtr__ext_event *e, uint64_t a,
 				   unsigned nargs, uint32_t ext)
 {
 	rec->ts = e->ts;
-	rec->a = e->kind == RTR__K_META		 ? e->meta
-		 : (e->flags & RTR__F_NAME_COPY) ? 0
-						 : (uintptr_t)e->name;
+	rec->a = a;
 	rec->b = (uintptr_t)e->cat;
 	rec->kind = e->kind;
 	rec->nargs = (uint8_t)nargs;
@@ -231,20 +238,15 @@ static inline uint64_t rtr__rec_scalar_value(const struct rtr_arg *a)
 	return v;
 }
 
-/* Continuation bytes of e when it has neither track nor copied name and its nargs
- * arguments are scalars (rtr__rec_scalars_only()). */
-static inline uint32_t rtr__rec_scalars_ext(const struct rtr__ext_event *e)
-{
-	return (rtr__kind_has_word(e->kind, e->flags) ? RTR__EXT_WORD : 0) +
-	       e->nargs * RTR__EXT_ARG;
-}
-
-/* Write those bytes to p, contiguous: plain stores, no wrap check. */
-static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e)
+/* Write the continuation of e, which has neither track nor copied name and whose
+ * nargs arguments are scalars (rtr__rec_scalars_only()), to p: its word when it has
+ * one (rtr__kind_has_word(), `word`), then the types and pairs. Contiguous, plain
+ * stores: (word ? RTR__EXT_WORD : 0) + nargs * RTR__EXT_ARG bytes. */
+static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e, int word)
 {
 	unsigned nargs = e->nargs;
 
-	if (rtr__kind_has_word(e->kind, e->flags)) {
+	if (word) {
 		memcpy(p, &e->word, sizeof(e->word));
 		p += sizeof(e->word);
 	}
@@ -253,8 +255,8 @@ static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e)
 		const struct rtr_arg *a = &e->args[i];
 		uint64_t key = (uintptr_t)a->key, value = rtr__rec_scalar_value(a);
 		p[i] = (char)a->type;
-		memcpy(pairs + RTR__EXT_PAIR * i, &key, sizeof(key));
-		memcpy(pairs + RTR__EXT_PAIR * i + 8, &value, sizeof(value));
+		memcpy(pairs + 16 * (size_t)i, &key, sizeof(key));
+		memcpy(pairs + 16 * (size_t)i + 8, &value, sizeof(value));
 	}
 }
 
