@@ -160,12 +160,14 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 	}
 	while (done < avail && done < max) {
 		struct rtr__drained ev[BATCH_EVENTS];
-		uint32_t n = 0;
+		uint32_t n = 0, folded = 0;
 		int unframed = 0;
+		/* A batch: whole events, up to max, and to the next release of tail. */
+		uint32_t lim = avail < max ? avail : max;
 
-		/* A batch: whole events, until the next release of tail. */
-		while (n < BATCH_EVENTS && done < avail && done < max &&
-		       done - released < RELEASE_EVERY) {
+		if (lim - released > RELEASE_EVERY)
+			lim = released + RELEASE_EVERY;
+		while (n < BATCH_EVENTS && done < lim) {
 			uint32_t pos = tail + done;
 			const struct rtr__rec *rec = rtr__ring_rec(r, pos);
 			if (RTR_UNLIKELY(!rtr__rec_framed(rec, avail - done))) {
@@ -179,11 +181,15 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 			ev[n].bad = 0;
 			ev[n].end = end;
 			n++;
+			folded += end != NULL;
 			done = next - tail + (end != NULL);
 		}
-		rd->events += w->fmt->events(w, r, ev, n);
-		for (uint32_t i = 0; i < n; i++) {
-			if (RTR_UNLIKELY(ev[i].bad)) {
+		uint64_t encoded = w->fmt->events(w, r, ev, n);
+		rd->events += encoded;
+		if (RTR_UNLIKELY(encoded != n + folded)) { /* some did not decode */
+			for (uint32_t i = 0; i < n; i++) {
+				if (!ev[i].bad)
+					continue;
 				const struct rtr__rec *rec = rtr__ring_rec(r, ev[i].pos);
 				skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
 			}
