@@ -93,8 +93,9 @@ void rtr__rings_wake(void)
 /* Producers' slow path: wake the writer if it sleeps; cheap when it is awake. */
 static void doorbell_ring(void)
 {
-	/* relaxed peek first: producers come here often while a ring is above the mark;
-	 * the exchange lets one of them make the system call */
+	/* relaxed peek first: producers come here often while a ring is above the mark.
+	 * The exchange (acq_rel) lets one of them make the system call; the order that
+	 * matters is the fence pair, and R4 in rtr__rings_wake(). */
 	if (rtr_atomic_load_relaxed(&doorbell.sleeping) &&
 	    rtr_atomic_exchange_acq_rel(&doorbell.sleeping, 0))
 		rtr__rings_wake();
