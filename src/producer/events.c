@@ -12,6 +12,7 @@
 
 #include "common/atomic.h"
 #include "common/compiler.h"
+#include "record/encode.h"
 #include "ring/ring.h"
 
 #include <string.h>

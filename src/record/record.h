@@ -260,14 +260,8 @@ static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e,
 	}
 }
 
-/* Measure any event: fills plan, returns plan->ext. Reads the strings' lengths (each
- * blob cut to RTR_MAX_COPY), never more of them. */
-uint32_t rtr__rec_measure(const struct rtr__ext_event *e, struct rtr__rec_plan *plan);
-
-/* Write e's continuation as planned, into a ring of ring_bytes (a power of two) at
- * base, from byte offset `at`; split where it wraps past the last slot. */
-void rtr__rec_put_ext(char *base, size_t at, size_t ring_bytes, const struct rtr__ext_event *e,
-		      const struct rtr__rec_plan *plan);
+/* Measuring and writing an event of any shape: rtr__rec_measure() and
+ * rtr__rec_put_ext(), inline in record/encode.h. */
 
 /* Write n frames (RTR__X_FRAMES) into the records after `head` of a ring of mask + 1
  * records at slots, one plain copy per record. */
