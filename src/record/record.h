@@ -2,7 +2,9 @@
 /*
  * The record format, for both sides: what a producer writes into its ring
  * (src/producer/) and what the writer reads back (src/writer/). Nothing else in the
- * library knows the layout of the continuation bytes.
+ * library knows the layout of the continuation bytes. Here: the kind table, the
+ * layout, the fixed-shape encoders and the framing checks, inline; encode.h: the
+ * general path's encoder (inline, for events.c); record.c: the decoder.
  *
  * An event is one 32-byte header record (struct rtr__rec, include/ringtrace/emit.h),
  * then rec->ext continuation bytes in the records after it, rounded up to whole

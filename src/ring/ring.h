@@ -30,7 +30,7 @@
  * Events. One event is one header record plus ceil(ext / 32) continuation records,
  * published together, so an event is always whole and contiguous modulo wrap-around.
  * Continuation bytes may wrap from the last slot to slot 0; the producer's copy
- * (record.c) and rtr__ring_ext() split there.
+ * (record/encode.h) and rtr__ring_ext() split there.
  *
  * Full ring. In drop mode the event is dropped and counted in the ring (producer-only
  * relaxed counters the writer sums); in block mode the producer waits for the writer,
