@@ -483,13 +483,15 @@ static inline void rtr__scope_end(struct rtr__scope *s)
 
 /*
  * RTR_SCOPE(cat, name): a complete event ("X") from here to the end of the enclosing
- * block. cat and name are string literals (they initialize a static call site). With
+ * block. cat and name are string literals (they initialize a static call site): each
+ * is pasted after "", so anything else (a `const char *`, s.c_str() in C++, which a
+ * static site would keep from its first call on) fails to compile. With
  * a category filter, the site also keeps the filter's decision for its category, so
  * a disabled scope costs a load and a branch more than a stopped recorder.
  */
 #define RTR_SCOPE(cat, name) RTR__SCOPE(cat, name, RTR__UNIQ(rtr__site_))
 #define RTR__SCOPE(cat, name, site)                                \
-	static const struct rtr_site site = {cat, name};           \
+	static const struct rtr_site site = {"" cat, "" name};     \
 	static int RTR__CAT(site, _decision);                      \
 	struct rtr__scope RTR__CAT(site, _scope)                   \
 		__attribute__((cleanup(rtr__scope_end), unused)) = \
@@ -581,7 +583,7 @@ int rtr__unused_args(int, ...); /* never defined: only named inside sizeof */
 #define rtr_begin_copy(c, n)			RTR__UNUSED(c, n)
 #define rtr_instant_copy(c, n)			RTR__UNUSED(c, n)
 #define rtr_complete_copy(c, n, t, d)		RTR__UNUSED(c, n, t, d)
-#define RTR_SCOPE(cat, name)			RTR__UNUSED(cat, name)
+#define RTR_SCOPE(cat, name)			RTR__UNUSED("" cat, "" name)
 #define rtr_instant_scoped(c, n, s, a, k)	RTR__UNUSED(c, n, s, a, k)
 #define rtr_counter_args(c, n, a, k)		RTR__UNUSED(c, n, a, k)
 #define rtr_flow_start(c, n, i)			RTR__UNUSED(c, n, i)
