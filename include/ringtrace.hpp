@@ -26,10 +26,12 @@
  * Arguments, `ringtrace::arg(key, value)` or key, value pairs in the macros:
  * bool, signed and unsigned integers (and enums, by their underlying type),
  * floating point, string literals (the pointer is kept), and copied strings
- * (std::string_view, std::string, a `const char *`). Each argument is evaluated
- * exactly once, as for a function call, whether or not the recorder runs; nothing
- * is built from them unless the event is recorded (ringtrace::enabled(cat) guards
- * arguments that are costly to compute). An `arg` refers to its value until the end
+ * (std::string_view, std::string, a `const char *`). The macros evaluate each value
+ * exactly once when the event is recorded and not at all otherwise (a stopped
+ * recorder or a filtered category costs a load and a branch, as with
+ * RINGTRACE_DISABLE: put no side effect the program needs in them). The functions
+ * and classes, being functions, evaluate theirs once in any case, and build nothing
+ * from them unless the event is recorded; ringtrace::enabled(cat) guards costly ones. An `arg` refers to its value until the end
  * of the full expression: use it inside the call, like std::initializer_list.
  *
  * Scopes. RINGTRACE_SCOPE(cat, name) is the C RTR_SCOPE: a static call site, one
@@ -221,7 +223,7 @@ class arg
  * cat, name and every key must be string literals: each is pasted after "", so
  * anything else fails to compile. Without arguments it is the C RTR_SCOPE (one
  * record, at the end); with them, a B carrying them and an E (see the top of the
- * file). Each value is evaluated once.
+ * file). Each value is evaluated once if the scope is recorded, else not at all.
  *
  * RINGTRACE_INSTANT(cat, name [, key, value]...): an instant, keys checked the same way.
  */
@@ -292,10 +294,51 @@ struct arguments_come_in_key_value_pairs;
 	static int RINGTRACE__CAT(id, _decision);                               \
 	const ::ringtrace::detail::site_scope id(&RINGTRACE__CAT(id, _site),    \
 						 &RINGTRACE__CAT(id, _decision) \
-							 RINGTRACE__ARGS(__VA_ARGS__))
-#define RINGTRACE_INSTANT(cat, ...)  \
-	::ringtrace::instant("" cat, \
-			     "" RINGTRACE__FIRST(__VA_ARGS__, ~) RINGTRACE__ARGS(__VA_ARGS__))
+							 RINGTRACE__LAZY(__VA_ARGS__))
+/* name, k1, v1, ...: nothing for the name alone, else ", lambda": the values are
+ * evaluated inside it, when the event is recorded. */
+#define RINGTRACE__LAZY(...) \
+	RINGTRACE__CAT(RINGTRACE__LAZY_, RINGTRACE__NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define RINGTRACE__LAZY_1(n)
+#define RINGTRACE__LAZY_N(...) \
+	, [&](const auto &rtr_sink_) { rtr_sink_(0 RINGTRACE__ARGS(__VA_ARGS__)); }
+#define RINGTRACE__LAZY_2  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_3  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_4  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_5  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_6  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_7  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_8  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_9  RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_10 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_11 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_12 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_13 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_14 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_15 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_16 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_17 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_18 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_19 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_20 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_21 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_22 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_23 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_24 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_25 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_26 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_27 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_28 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_29 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_30 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_31 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_32 RINGTRACE__LAZY_N
+#define RINGTRACE__LAZY_33 RINGTRACE__LAZY_N
+#define RINGTRACE_INSTANT(cat, ...)                                                   \
+	(::ringtrace::enabled("" cat)                                                 \
+		 ? ::ringtrace::instant("" cat, "" RINGTRACE__FIRST(__VA_ARGS__, ~)   \
+							RINGTRACE__ARGS(__VA_ARGS__)) \
+		 : void())
 #else
 /* Nothing is evaluated (the values are named in a lambda never called, so that a
  * variable used only for tracing draws no warning); the strings are still checked,

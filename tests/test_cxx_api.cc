@@ -177,8 +177,8 @@ static void scopes_nest(void **state)
 	tt_free(&t);
 }
 
-/* Stopped: nothing is recorded, and the arguments are still evaluated once, as for
- * any function call. */
+/* Stopped: nothing is recorded; the macros evaluate no argument (a load and a branch),
+ * the functions evaluate theirs once, as any function call does. */
 static void stopped_recorder_records_nothing(void **state)
 {
 	(void)state;
@@ -187,9 +187,10 @@ static void stopped_recorder_records_nothing(void **state)
 	{
 		RINGTRACE_SCOPE("off", "scope", "i", counted(1));
 		ringtrace::Scope s("off", std::string("copied"));
-		ringtrace::instant("off", "i", ringtrace::arg("k", counted(2)));
+		RINGTRACE_INSTANT("off", "i", "k", counted(2));
+		ringtrace::instant("off", "i", ringtrace::arg("k", counted(3)));
 	}
-	assert_int_equal(evaluations, 2);
+	assert_int_equal(evaluations, 1);
 	rtr_stats st;
 	rtr_stats_get(&st);
 	assert_int_equal(st.running, 0);

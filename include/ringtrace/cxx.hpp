@@ -273,9 +273,10 @@ class site_scope
 	{
 	}
 	/* With arguments: a B carrying them now, its E at the end. */
-	template <class... A>
-	site_scope(const rtr_site *site, int *decision, const arg &first, const A &...rest) noexcept
-	    : s_{nullptr, 0}
+	/* With arguments: lazy(sink) names them, evaluated only now that the event is
+	 * recorded; the sink records a B carrying them, its E comes at the end. */
+	template <class F>
+	site_scope(const rtr_site *site, int *decision, F &&lazy) noexcept : s_{nullptr, 0}
 	{
 		int state = rtr__recording();
 
@@ -284,9 +285,7 @@ class site_scope
 		if (RTR__UNLIKELY(state & RTR__STATE_FILTERED) &&
 		    !rtr__site_cached(state, site, decision))
 			return;
-		const arg a[] = {first, rest...};
-		packed<1 + sizeof...(A)> p(a);
-		rtr_begin_args(site->cat, site->name, p.data(), p.size());
+		lazy(sink{site});
 		end_ = site;
 	}
 	~site_scope()
@@ -300,6 +299,15 @@ class site_scope
 	site_scope &operator=(const site_scope &) = delete;
 
       private:
+	struct sink {
+		const rtr_site *site;
+		template <class... A> void operator()(int, const arg &first, const A &...rest) const
+		{
+			const arg a[] = {first, rest...};
+			packed<1 + sizeof...(A)> p(a);
+			rtr_begin_args(site->cat, site->name, p.data(), p.size());
+		}
+	};
 	rtr__scope s_;
 	const rtr_site *end_ = nullptr; /* the site whose E is owed */
 };
