@@ -31,8 +31,9 @@
  * recorder or a filtered category costs a load and a branch, as with
  * RINGTRACE_DISABLE: put no side effect the program needs in them). The functions
  * and classes, being functions, evaluate theirs once in any case, and build nothing
- * from them unless the event is recorded; ringtrace::enabled(cat) guards costly ones. An `arg` refers to its value until the end
- * of the full expression: use it inside the call, like std::initializer_list.
+ * from them unless the event is recorded; ringtrace::enabled(cat) guards costly
+ * ones. An `arg` refers to its value until the end of the full expression: use it
+ * inside the call, like std::initializer_list.
  *
  * Scopes. RINGTRACE_SCOPE(cat, name) is the C RTR_SCOPE: a static call site, one
  * record at the end. With arguments it records a B with them where it begins and an E
