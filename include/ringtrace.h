@@ -439,6 +439,30 @@ RTR_API void rtr_instant_copy(const char *cat, const char *name);
 RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns, uint64_t dur_ns);
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
 
+/*
+ * Ending slices. rtr_end_copy() ends a slice begun with rtr_begin_copy(): it copies
+ * the name too, so the caller's buffer may be freed once it returns (rtr_end() keeps
+ * the pointer). rtr_pop() ends the innermost slice open on the calling thread,
+ * whatever its name (push/pop style); cat is the slice's category, for the filter.
+ * The writer writes the E with the name and category of the B it ends.
+ */
+RTR_API void rtr_end_copy(const char *cat, const char *name);
+RTR_API void rtr_pop(const char *cat);
+
+/*
+ * Arguments added to the innermost slice open on the calling thread (begun with
+ * rtr_begin*), written on its end: on its E, with the other arguments of that end.
+ * cat is that slice's category: when the filter left the slice out, the argument is
+ * left out too. With no slice open the call records nothing. Keys are static strings;
+ * rtr_scope_arg_str_copy() copies the value (at most RTR_MAX_COPY bytes). A slice
+ * keeps at most RTR_MAX_SCOPE_ARG_BYTES of added arguments (as JSON text); one past
+ * that is counted in events_args_cut and left out.
+ */
+RTR_API void rtr_scope_arg_i64(const char *cat, const char *key, int64_t value);
+RTR_API void rtr_scope_arg_f64(const char *cat, const char *key, double value);
+RTR_API void rtr_scope_arg_str_copy(const char *cat, const char *key, const char *value);
+#define RTR_MAX_SCOPE_ARG_BYTES 8192
+
 /* An instant with a scope (RTR_INSTANT_*) and optional arguments. */
 RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
 				const struct rtr_arg *args, unsigned n);

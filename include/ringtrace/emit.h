@@ -65,7 +65,8 @@ enum {
 	RTR__K_MEM_FREE = 17,	   /* i + the device's counter: a address; ext: device */
 	RTR__K_STACK = 18,	   /* i with a call stack: a name, b cat; ext: frames */
 	RTR__K_META = 19,	   /* M of the process or thread: a what; ext: the value */
-	RTR__K_LAST = RTR__K_META,
+	RTR__K_SLICE_ARG = 20,	   /* an argument for the innermost open slice's E: ext: it */
+	RTR__K_LAST = RTR__K_SLICE_ARG,
 };
 
 enum {
@@ -74,6 +75,7 @@ enum {
 	RTR__F_SCOPE_PROCESS = 1 << 2, /* an instant shown across the process */
 	RTR__F_SCOPE_GLOBAL = 1 << 3,  /* an instant shown across the trace */
 	RTR__F_TRACK = 1 << 4,	       /* on a track: ext begins with the struct rtr_track * */
+	RTR__F_POP = 1 << 5,	       /* an E of the innermost open slice: name from its B */
 };
 
 /*
@@ -412,6 +414,13 @@ RTR_HOT void rtr_end(const char *cat, const char *name)
 		rtr__end_lost();
 }
 
+/* Whether an event of category cat would be recorded now (the recorder runs and its
+ * filter lets cat through): skip computing costly arguments when it would not. */
+RTR_HOT bool rtr_category_enabled(const char *cat)
+{
+	return rtr__recording_cat(cat);
+}
+
 /* Record a thread-scoped instant. */
 RTR_HOT void rtr_instant(const char *cat, const char *name)
 {
@@ -573,6 +582,12 @@ int rtr__unused_args(int, ...); /* never defined: only named inside sizeof */
 #define rtr_thread_name(n)			RTR__UNUSED(n)
 #define rtr_begin(c, n)				RTR__UNUSED(c, n)
 #define rtr_end(c, n)				RTR__UNUSED(c, n)
+#define rtr_end_copy(c, n)			RTR__UNUSED(c, n)
+#define rtr_pop(c)				RTR__UNUSED(c)
+#define rtr_category_enabled(c)			(RTR__UNUSED(c), false)
+#define rtr_scope_arg_i64(c, k, v)		RTR__UNUSED(c, k, v)
+#define rtr_scope_arg_f64(c, k, v)		RTR__UNUSED(c, k, v)
+#define rtr_scope_arg_str_copy(c, k, v)		RTR__UNUSED(c, k, v)
 #define rtr_instant(c, n)			RTR__UNUSED(c, n)
 #define rtr_counter_i64(c, n, v)		RTR__UNUSED(c, n, v)
 #define rtr_counter_f64(c, n, v)		RTR__UNUSED(c, n, v)

@@ -221,6 +221,75 @@ RTR_API void rtr_complete_copy(const char *cat, const char *name, uint64_t ts_ns
 	emit_event(&e);
 }
 
+/* An E through the thread's balance (as rtr_end()): e records a copied name or a pop. */
+static void end_ext(const struct rtr__ext_event *e)
+{
+	if (!rtr__end_dropped() && RTR_UNLIKELY(!emit_event(e)))
+		rtr__end_lost();
+}
+
+RTR_API void rtr_end_copy(const char *cat, const char *name)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return;
+	struct rtr__ext_event e = {.kind = RTR__K_END,
+				   .flags = RTR__F_NAME_COPY,
+				   .ts = rtr__ticks(),
+				   .cat = cat,
+				   .name = name};
+	end_ext(&e);
+}
+
+RTR_API void rtr_pop(const char *cat)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return;
+	struct rtr__ext_event e = {
+		.kind = RTR__K_END, .flags = RTR__F_POP, .ts = rtr__ticks(), .cat = cat};
+	end_ext(&e);
+}
+
+/*
+ * An argument for the innermost open slice. Only while one is open whose E will be
+ * written: a level whose E is doomed (its B, or an E inside it, was dropped) loses its
+ * arguments with it, and so must not pass them to the slice around it.
+ */
+static void scope_arg(const char *cat, const struct rtr_arg *arg)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return;
+	struct rtr__ring *r = rtr__tls_ring;
+	if (r == NULL || r->depth == 0) /* own fields: only this thread stores them */
+		return;
+	uint32_t level = r->depth - 1;
+	if (level < 64 && (r->dropped_begins & ((uint64_t)1 << level)))
+		return;
+	struct rtr__ext_event e = {
+		.kind = RTR__K_SLICE_ARG, .ts = 0, .cat = cat, .args = arg, .nargs = 1};
+	emit_event(&e);
+}
+
+RTR_API void rtr_scope_arg_i64(const char *cat, const char *key, int64_t value)
+{
+	struct rtr_arg a = RTR_ARG_I64(key, value);
+
+	scope_arg(cat, &a);
+}
+
+RTR_API void rtr_scope_arg_f64(const char *cat, const char *key, double value)
+{
+	struct rtr_arg a = RTR_ARG_F64(key, value);
+
+	scope_arg(cat, &a);
+}
+
+RTR_API void rtr_scope_arg_str_copy(const char *cat, const char *key, const char *value)
+{
+	struct rtr_arg a = RTR_ARG_STR_COPY(key, value);
+
+	scope_arg(cat, &a);
+}
+
 RTR_API void rtr_counter_f64(const char *cat, const char *name, double value)
 {
 	if (RTR_LIKELY(!rtr__recording_cat(cat)))

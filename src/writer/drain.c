@@ -27,6 +27,7 @@
 #include "writer/writer_internal.h"
 
 #include "common/atomic.h"
+#include "writer/slices.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,10 +35,7 @@
 #define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
 #define BATCH_EVENTS  128u  /* events handed to the format at once */
 
-static struct rtr__reader *reader_of(struct rtr__ring *r)
-{
-	return (struct rtr__reader *)(void *)r->reader;
-}
+#define reader_of rtr__reader_of
 
 static uint64_t ring_dropped(struct rtr__ring *r)
 {
@@ -56,6 +54,9 @@ struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r
 
 	if (RTR_LIKELY(rd->session == w->drain.session_id))
 		return rd;
+	/* A stack left by an earlier session is freed at its end; one still here is a
+	 * copy in a child after fork(), of memory the child owns. */
+	rtr__slices_free(rd->slices);
 	memset(rd, 0, sizeof(*rd));
 	rd->session = w->drain.session_id;
 	if (r->id <= w->drain.first_ring_id) {
@@ -112,25 +113,39 @@ static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
 }
 
 /*
- * A B whose E is the thread's next event, with the same static name and category, is
- * written as one X line: the same slice in every viewer (FORMAT.md prefers X), in
- * about half the bytes of a B line and an E line. A leaf span recorded with
- * rtr_begin/rtr_end usually qualifies; an outer one, or a B whose E is not yet in the
- * ring, is written as a B and later an E. Nothing is held back waiting for an E, so
- * folding never delays a line. Returns the E, or NULL. `next` is the record index
- * after the B, `avail` how many records from `tail` can be read.
+ * A B whose E is the thread's next event, with the same static name and category (or
+ * a pop, rtr_pop(), which ends the innermost slice: this one), is written as one X
+ * line: the same slice in every viewer (FORMAT.md prefers X), in about half the bytes
+ * of a B line and an E line. A leaf span recorded with rtr_begin/rtr_end usually
+ * qualifies; an outer one, or a B whose E is not yet in the ring, is written as a B
+ * and later an E. Nothing is held back waiting for an E, so folding never delays a
+ * line. Arguments added to the slice in between (rtr_scope_arg_*) fold with it, up to
+ * RTR_MAX_ARGS of them, so they go on the X. Returns the E, or NULL. `next` is the
+ * record index after the B, `avail` how many records from `tail` can be read;
+ * ev->end_pos and ev->args get the E's index and the argument events before it.
  */
 static inline const struct rtr__rec *span_end(const struct rtr__ring *r,
 					      const struct rtr__rec *begin, uint32_t tail,
-					      uint32_t next, uint32_t avail)
+					      uint32_t next, uint32_t avail,
+					      struct rtr__drained *ev)
 {
 	if (begin->kind != RTR__K_BEGIN || (begin->flags & RTR__F_NAME_COPY) ||
 	    next - tail >= avail)
 		return NULL;
 	const struct rtr__rec *e = rtr__ring_rec(r, next);
-	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
-	    e->flags != 0)
+	for (ev->args = 0; RTR_UNLIKELY(e->kind == RTR__K_SLICE_ARG); ev->args++) {
+		if (ev->args == RTR_MAX_ARGS || !rtr__rec_framed(e, avail - (next - tail)))
+			return NULL;
+		next += rtr__rec_records(e->ext);
+		if (next - tail >= avail)
+			return NULL;
+		e = rtr__ring_rec(r, next);
+	}
+	if (e->kind != RTR__K_END || e->ext != 0)
 		return NULL;
+	if (e->flags != RTR__F_POP && (e->a != begin->a || e->b != begin->b || e->flags != 0))
+		return NULL;
+	ev->end_pos = next;
 	return e;
 }
 
@@ -175,14 +190,17 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 				break;
 			}
 			uint32_t next = pos + rtr__ring_event_records(rec->ext);
-			const struct rtr__rec *end = span_end(r, rec, tail, next, avail);
+			const struct rtr__rec *end = span_end(r, rec, tail, next, avail, &ev[n]);
 			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
 			ev[n].pos = pos;
 			ev[n].bad = 0;
 			ev[n].end = end;
+			if (end != NULL) {
+				folded += 1 + ev[n].args;
+				next = ev[n].end_pos + 1;
+			}
 			n++;
-			folded += end != NULL;
-			done = next - tail + (end != NULL);
+			done = next - tail;
 		}
 		uint64_t encoded = w->fmt->events(w, r, ev, n);
 		rd->events += encoded;
@@ -214,6 +232,8 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 {
 	rtr__account_ring(w, r, &w->acct.retired);
+	if (reader_of(r)->session == w->drain.session_id)
+		rtr__slices_free(reader_of(r)->slices);
 	rtr__rings_free(r);
 }
 
@@ -232,4 +252,17 @@ uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch)
 			retire_ring(w, r);
 	}
 	return work;
+}
+
+void rtr__drain_free_slices(struct rtr__writer *w)
+{
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__reader *rd = reader_of(w->drain.rings[i]);
+		if (rd->session == w->drain.session_id) {
+			rtr__slices_free(rd->slices);
+			rd->slices = NULL;
+		}
+	}
 }

@@ -19,6 +19,7 @@
 #include "common/atomic.h"
 #include "common/mem.h"
 #include "producer/tracks.h"
+#include "writer/slices.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -97,12 +98,12 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, uint64_t key)
 	return p;
 }
 
-static char *put_args(struct rtr__writer *w, char *p, const struct rtr__rec *rec,
-		      const struct rtr__rec_view *v)
+/* The arguments of rec as `"k":v,...`, without the braces. */
+static char *put_arg_list(struct rtr__writer *w, char *p, const struct rtr__rec *rec,
+			  const struct rtr__rec_view *v)
 {
 	const char *str = v->strings;
 
-	p = PUT_LIT(p, ",\"args\":{");
 	for (unsigned i = 0; i < rec->nargs; i++) {
 		uint64_t key, val = rtr__rec_arg(v, i, &key);
 		if (i > 0)
@@ -186,6 +187,14 @@ static char *put_args(struct rtr__writer *w, char *p, const struct rtr__rec *rec
 			break;
 		}
 	}
+	return p;
+}
+
+static char *put_args(struct rtr__writer *w, char *p, const struct rtr__rec *rec,
+		      const struct rtr__rec_view *v)
+{
+	p = PUT_LIT(p, ",\"args\":{");
+	p = put_arg_list(w, p, rec, v);
 	*p++ = '}';
 	return p;
 }
@@ -282,15 +291,49 @@ static size_t track_ids(const struct rtr_track *t, unsigned k, char ids[48])
 	return (size_t)(p - ids);
 }
 
+/* A B line was written on r's thread: it is now the innermost open slice there. */
+static void slice_opened(struct rtr__ring *r, const struct rtr__rec *rec,
+			 const struct rtr__rec_view *v)
+{
+	struct rtr__reader *rd = rtr__reader_of(r);
+
+	if (rd->slices == NULL && (rd->slices = rtr__slices_new()) == NULL)
+		return; /* without memory: pops go unnamed, added arguments are cut */
+	int copied = (rec->flags & RTR__F_NAME_COPY) != 0;
+	rtr__slices_push(rd->slices, copied ? 0 : rec->a, rec->b, copied ? v->name : NULL,
+			 copied ? v->name_len : 0);
+}
+
+/*
+ * An argument for the innermost open slice's E (rtr_scope_arg_*) that did not fold
+ * with its slice: encoded now, kept with the slice (slices.h), written with its E.
+ * The record counts as written with the empty line committed here: its bytes go out
+ * with the E (or, if the slice never ends, with nothing, like the B it belongs to,
+ * which stays open in the viewer).
+ */
+static bool keep_slice_arg(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+			   const struct rtr__rec_view *v)
+{
+	struct rtr__reader *rd = rtr__reader_of(r);
+	char *p = out_reserve(w, line_bound(rec));
+	char *end = put_arg_list(w, p, rec, v); /* "key":value */
+
+	if (rec->nargs != 1 || !rtr__slices_add_arg(rd->slices, p, (size_t)(end - p)))
+		rd->args_lost++;
+	out_commit(w, p, 1);
+	return true;
+}
+
 /*
  * Encode the event whose header is `rec` at record index `pos` of ring r, whose
  * thread's ids are in w->json.ids (use_ids()). `end` is NULL, or the E that rec, a B,
- * is folded with (span_end()): the line is then an X for both, and counts two.
+ * is folded with (span_end()): the line is then an X for both, and counts two, and the
+ * `args` argument events between them (rtr_scope_arg_*) go on it and count one each.
  * Returns false, having written nothing, when the record does not decode (its
  * framing, kind and size are checked before: rtr__rec_framed()).
  */
 static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
-			 uint32_t pos, const struct rtr__rec *end)
+			 uint32_t pos, const struct rtr__rec *end, uint32_t args)
 {
 	struct rtr__rec_view v;
 	uint64_t ts;
@@ -318,6 +361,32 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 	}
 	if (RTR_UNLIKELY(rec->kind == RTR__K_META))
 		return rtr__json_meta_record(w, r, rec, &v);
+	if (RTR_UNLIKELY(rec->kind == RTR__K_SLICE_ARG))
+		return keep_slice_arg(w, r, rec, &v);
+
+	/* An E ends the innermost open slice: a pop takes its name and category, and the
+	 * arguments added to it go on the E. */
+	struct rtr__slices *open = NULL;
+	const char *added = NULL;
+	size_t added_len = 0;
+	struct rtr__rec popped;
+	if (rec->kind == RTR__K_END) {
+		open = rtr__reader_of(r)->slices;
+		added = rtr__slices_args(open, &added_len);
+		if (rec->flags & RTR__F_POP) {
+			const struct rtr__open_slice *top = rtr__slices_top(open);
+			popped = *rec;
+			popped.flags = 0;
+			popped.a = top != NULL ? top->name : 0;
+			popped.b = top != NULL ? top->cat : rec->b;
+			if (top != NULL && top->name == 0 && top->copy_len != UINT32_MAX) {
+				popped.flags = RTR__F_NAME_COPY;
+				v.name = open->text + top->copy_off;
+				v.name_len = top->copy_len;
+			}
+			rec = &popped;
+		}
+	}
 	if (RTR_UNLIKELY(rec->kind >= RTR__K_MEM_ALLOC && rec->kind <= RTR__K_STACK)) {
 		rtr__json_memstack(w, r, rec, pos, v.word);
 		return true;
@@ -349,7 +418,14 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 		ts = rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts));
 	}
 
-	char *p = out_reserve(w, line_bound(rec));
+	/* the folded arguments: records after the B's */
+	uint32_t args_from = pos + rtr__rec_records(rec->ext);
+	size_t folded_bound = 0;
+	for (uint32_t i = 0, at = args_from; i < args; i++) {
+		folded_bound += line_bound(rtr__ring_rec(r, at));
+		at += rtr__rec_records(rtr__ring_rec(r, at)->ext);
+	}
+	char *p = out_reserve(w, line_bound(rec) + added_len + folded_bound);
 	/* an instant's scope is part of its head */
 	uint32_t key = end != NULL ? K_SPAN
 				   : rec->kind | (uint32_t)(rec->flags & (RTR__F_SCOPE_PROCESS |
@@ -391,7 +467,36 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 		}
 		p = PUT_LIT(p, "},\n");
 	}
-	out_commit(w, p, end != NULL ? 2 : 1);
+	if (RTR_UNLIKELY(added_len > 0)) {
+		p -= sizeof("},\n") - 1;
+		p = PUT_LIT(p, ",\"args\":{");
+		p = put(p, added, added_len);
+		p = PUT_LIT(p, "}},\n");
+	}
+	if (RTR_UNLIKELY(args > 0)) {
+		p -= sizeof("},\n") - 1;
+		if (rec->nargs > 0)
+			p[-1] = ','; /* the B's own arguments' brace: more follow */
+		else
+			p = PUT_LIT(p, ",\"args\":{");
+		for (uint32_t i = 0, at = args_from; i < args; i++) {
+			const struct rtr__rec *arg = rtr__ring_rec(r, at);
+			struct rtr__rec_view av;
+			if (!rtr__rec_decode(arg, rtr__ring_ext(r, at, arg->ext, w->json.scratch),
+					     &av))
+				return false; /* nothing committed */
+			if (i > 0)
+				*p++ = ',';
+			p = put_arg_list(w, p, arg, &av);
+			at += rtr__rec_records(arg->ext);
+		}
+		p = PUT_LIT(p, "}},\n");
+	}
+	out_commit(w, p, end != NULL ? 2 + args : 1);
+	if (open != NULL)
+		rtr__slices_pop(open);
+	else if (rec->kind == RTR__K_BEGIN && end == NULL)
+		slice_opened(r, rec, &v);
 	return true;
 }
 
@@ -404,19 +509,27 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t pos = ev[i].pos;
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos), *end = ev[i].end;
+		uint32_t args = end != NULL ? ev[i].args : 0;
 		for (;;) {
-			if (RTR_LIKELY(encode_event(w, r, rec, pos, end))) {
-				events += end != NULL ? 2 : 1;
+			if (RTR_LIKELY(encode_event(w, r, rec, pos, end, args))) {
+				events += end != NULL ? 2 + args : 1;
 				break;
 			}
 			ev[i].bad = 1;
 			if (end == NULL)
 				break;
-			/* A folded E is then written as an event of its own: it has no
-			 * continuation and no flags (the drain's folding), so it encodes. */
+			/* Then the events folded with it are written as events of their own
+			 * (arguments kept for the open slice, the E, which has no
+			 * continuation: the drain's folding). */
 			pos += rtr__rec_records(rec->ext);
+			for (uint32_t k = 0; k < args; k++) {
+				const struct rtr__rec *arg = rtr__ring_rec(r, pos);
+				events += encode_event(w, r, arg, pos, NULL, 0);
+				pos += rtr__rec_records(arg->ext);
+			}
 			rec = end;
 			end = NULL;
+			args = 0;
 		}
 	}
 	return events;

@@ -82,7 +82,7 @@ void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__t
 	t->large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
 	t->reentrant += rtr_atomic_load_relaxed(&r->dropped_reentrant) - rd->base_reentrant;
 	t->no_track += rtr_atomic_load_relaxed(&r->dropped_no_track) - rd->base_no_track;
-	t->args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut;
+	t->args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut + rd->args_lost;
 	t->consumed += rd->events;
 	if (rd->unframed && rtr__ring_readable(r) == 0 && events >= rd->events)
 		rd->corrupt = events - rd->events;
@@ -212,6 +212,7 @@ static void *writer_main(void *arg)
 	}
 
 	account(w, 1);
+	rtr__drain_free_slices(w);
 	w->out.finishing = 1;
 	out_reserve(w, 0); /* TAIL_ROOM is free */
 	w->fmt->end_file(w, 1);

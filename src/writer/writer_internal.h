@@ -35,12 +35,15 @@ struct rtr__writer;
 struct rtr__head;
 
 /* One event the drain hands the format: its header at record index pos, and the E
- * folded into it (an X for both), or NULL. The format sets bad when it does not
- * decode. */
+ * folded into it (an X for both), or NULL; with an E, `args` events between them
+ * (rtr_scope_arg_*: their arguments go on the X) and the E at end_pos. The format
+ * sets bad when it does not decode. */
 struct rtr__drained {
 	uint32_t pos;
 	uint32_t bad;
 	const struct rtr__rec *end;
+	uint32_t args;
+	uint32_t end_pos;
 };
 
 /* Lines the writer makes itself about a thread (rtr__format.meta). */
@@ -100,14 +103,21 @@ struct rtr__reader {
 	uint64_t base_reentrant;
 	uint64_t base_no_track;
 	uint64_t base_args_cut;
-	uint64_t events;       /* events consumed and encoded in this session */
-	uint64_t corrupt;      /* events skipped as malformed in this session */
-	uint64_t dropped_seen; /* drops already shown in the trace */
-	uint32_t meta_done;    /* thread_name written */
-	uint32_t unframed;     /* a header could not be framed: corrupt is P - events at the end */
+	uint64_t events;	    /* events consumed and encoded in this session */
+	uint64_t corrupt;	    /* events skipped as malformed in this session */
+	uint64_t dropped_seen;	    /* drops already shown in the trace */
+	struct rtr__slices *slices; /* its open slices (slices.h); NULL until a B line */
+	uint64_t args_lost;	    /* rtr_scope_arg_* arguments cut: no room, no slice */
+	uint32_t meta_done;	    /* thread_name written */
+	uint32_t unframed; /* a header could not be framed: corrupt is P - events at the end */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
+
+static inline struct rtr__reader *rtr__reader_of(struct rtr__ring *r)
+{
+	return (struct rtr__reader *)(void *)r->reader;
+}
 
 /* writer.c: the thread and its control words; futexes where noted. */
 struct rtr__loop {
@@ -195,6 +205,8 @@ static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_
 /* One pass over every ring, up to `batch` records of each. Returns the records
  * consumed. Closed rings found drained are folded into the totals and freed. */
 uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
+/* Free the session's stacks of open slices (struct rtr__reader.slices). */
+void rtr__drain_free_slices(struct rtr__writer *w);
 /* r's reader state for this session, attached on first use. */
 struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r);
 
