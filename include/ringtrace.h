@@ -448,6 +448,11 @@ RTR_API void rtr_counter_f64(const char *cat, const char *name, double value);
  */
 RTR_API void rtr_end_copy(const char *cat, const char *name);
 RTR_API void rtr_pop(const char *cat);
+/* The calls of this section are there (ringtrace.hpp builds on them). */
+#define RTR_HAVE_END_COPY	  1
+#define RTR_HAVE_POP		  1
+#define RTR_HAVE_SCOPE_ARGS	  1
+#define RTR_HAVE_CATEGORY_ENABLED 1
 
 /*
  * Arguments added to the innermost slice open on the calling thread (begun with

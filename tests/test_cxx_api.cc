@@ -290,6 +290,47 @@ static void session_starts_and_stops(void **state)
 	tt_free(&t);
 }
 
+/* Arguments added to a scope before it ends, copied-name scopes ended by a pop, and
+ * end() with a copied name. */
+static void scopes_take_arguments_and_copied_names(void **state)
+{
+	char path[4096];
+	tt_trace t;
+	std::string name = "job-1";
+
+	(void)state;
+	start(path, sizeof(path), "added");
+	{
+		ringtrace::Scope s("solver", "solve");
+		s.add("iters", 12);
+		s.add("residual", 0.5);
+		std::string status = "converged";
+		s.add("status", status);
+		status.assign("overwritten");
+	}
+	{
+		ringtrace::Scope copied("io", name);
+		name.assign("freed-by-now");
+	}
+	ringtrace::begin("io", std::string("manual"));
+	ringtrace::end("io", std::string("manual"));
+	assert_true(ringtrace::enabled("io"));
+	load(path, &t);
+	assert_false(ringtrace::enabled("io"));
+	std::vector<slice> v = slices_of(t);
+	const tt_event *e = find_slice(v, "solve").ev;
+	/* an X with them, or a B whose E has them */
+	const tt_event *with = std::strcmp(e->ph, "X") == 0 ? e : e + 1;
+	assert_string_equal(with->ph, std::strcmp(e->ph, "X") == 0 ? "X" : "E");
+	assert_int_equal(with->nargs, 3);
+	assert_int_equal(tu_arg_int(with, "iters"), 12);
+	assert_true(tt_arg(with, "residual")->d == 0.5);
+	assert_string_equal(tt_arg(with, "status")->s, "converged");
+	assert_string_equal(find_slice(v, "job-1").ev->cat, "io");
+	assert_string_equal(find_slice(v, "manual").ev->cat, "io");
+	tt_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +340,7 @@ int main(void)
 		cmocka_unit_test(stopped_recorder_records_nothing),
 		cmocka_unit_test_teardown(the_other_calls_record, tu_teardown),
 		cmocka_unit_test_teardown(session_starts_and_stops, tu_teardown),
+		cmocka_unit_test_teardown(scopes_take_arguments_and_copied_names, tu_teardown),
 	};
 	tu_filter_from_env();
 	return cmocka_run_group_tests_name("cxx_api", tests, NULL, NULL);

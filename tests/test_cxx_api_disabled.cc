@@ -36,6 +36,10 @@ static void every_call_compiles_to_nothing(void **state)
 		RINGTRACE_INSTANT("c", "i", "e", count_evaluation());
 		ringtrace::Scope a("c", "n");
 		ringtrace::Scope b("c", s);
+		a.add("k", 1);
+		a.add("f", 0.5);
+		a.add("s", s);
+		ringtrace::end("c", s);
 		ringtrace::instant("c", "n", ringtrace::arg("k", 1));
 		ringtrace::counter("c", "n", 1);
 		ringtrace::flow_start("c", "n", ringtrace::flow_id());

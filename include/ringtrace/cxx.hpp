@@ -199,16 +199,21 @@ class Scope
 	Scope &operator=(const Scope &) = delete;
 
 #if defined(RTR_HAVE_SCOPE_ARGS)
-	/* An argument added to this slice before it ends, written on its E or X. */
-	void add(literal key, int64_t v) noexcept
+	/* An argument added to this slice before it ends, written on its X or E:
+	 * integers (bool and enums too) as int64, floating point as double, text
+	 * copied. */
+	template <class T,
+		  std::enable_if_t<std::is_integral<T>::value || std::is_enum<T>::value, int> = 0>
+	void add(literal key, T v) noexcept
 	{
 		if (cat_ != nullptr)
-			rtr_scope_arg_i64(cat_, key.c_str(), v);
+			rtr_scope_arg_i64(cat_, key.c_str(), static_cast<int64_t>(v));
 	}
-	void add(literal key, double v) noexcept
+	template <class T, std::enable_if_t<std::is_floating_point<T>::value, int> = 0>
+	void add(literal key, T v) noexcept
 	{
 		if (cat_ != nullptr)
-			rtr_scope_arg_f64(cat_, key.c_str(), v);
+			rtr_scope_arg_f64(cat_, key.c_str(), static_cast<double>(v));
 	}
 	void add(literal key, std::string_view v) noexcept
 	{

@@ -31,6 +31,9 @@ class Scope
 	}
 	Scope(const Scope &) = delete;
 	Scope &operator=(const Scope &) = delete;
+	template <class T> void add(literal, const T &) noexcept
+	{
+	}
 };
 enum class where { thread, process, global };
 template <class... A> inline void begin(literal, literal, const A &...) noexcept
@@ -40,6 +43,9 @@ template <class S, detail::if_copied<S> = 0> inline void begin(literal, const S 
 {
 }
 inline void end(literal, literal) noexcept
+{
+}
+template <class S, detail::if_copied<S> = 0> inline void end(literal, const S &) noexcept
 {
 }
 template <class... A> inline void instant(literal, literal, const A &...) noexcept
