@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-/* rtr__writer_wake() lives in the writer, which this test does not run. */
 #define RING_BYTES 4096u
 #define RECORDS	   (RING_BYTES / RTR_REC_BYTES)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the record encoder (src/producer/events.c) and the writer's decoder and
- * JSON encoder (src/writer/writer.c) as a pair, through the public calls that copy.
+ * libFuzzer target: the record encoder (src/record/encode.h) and decoder (src/record/) and the
+ * JSON encoder (src/writer/json.c) as a pair, through the public calls that copy.
  *
  * The recorder runs once for the whole fuzzing session (blocking mode, a ring big
  * enough for the largest event, the file in $TMPDIR). Each input is a few calls:
@@ -245,7 +245,7 @@ static void check_file(int nops)
 		size_t len = (size_t)(nl - (text + at)), pad = 0;
 		const char *line = text + at;
 		/* a line that would cross a 4 KiB page of the file starts on the next one,
-		 * after spaces (out_commit() in src/writer/writer.c) */
+		 * after spaces (out_commit() in src/writer/out.h) */
 		while (pad < len && line[pad] == ' ')
 			pad++;
 		if (pad > 0 && ((uint64_t)(base + (off_t)(at + pad)) & 4095) != 0)
