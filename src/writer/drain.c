@@ -121,32 +121,59 @@ static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
  * and later an E. Nothing is held back waiting for an E, so folding never delays a
  * line. Arguments added to the slice in between (rtr_scope_arg_*) fold with it, up to
  * RTR_MAX_ARGS of them, so they go on the X. Returns the E, or NULL. `next` is the
- * record index after the B, `avail` how many records from `tail` can be read;
- * ev->end_pos and ev->args get the E's index and the argument events before it.
+ * record index after the B, `avail` how many records from `tail` can be read.
  */
-static inline const struct rtr__rec *span_end(const struct rtr__ring *r,
-					      const struct rtr__rec *begin, uint32_t tail,
-					      uint32_t next, uint32_t avail,
-					      struct rtr__drained *ev)
+/* What span_end() found: the E, or NULL; the argument events before it, and their
+ * records. */
+struct span {
+	const struct rtr__rec *end;
+	uint32_t args, skip;
+};
+
+/* span_end() past a B followed by argument events: rare, out of line. */
+static RTR_COLD struct span span_end_args(const struct rtr__ring *r, const struct rtr__rec *begin,
+					  uint32_t tail, uint32_t next, uint32_t avail)
 {
+	struct span sp = {NULL, 0, 0};
+	uint32_t at = next;
+	const struct rtr__rec *e = rtr__ring_rec(r, at);
+
+	for (; e->kind == RTR__K_SLICE_ARG; sp.args++) {
+		if (sp.args == RTR_MAX_ARGS || !rtr__rec_framed(e, avail - (at - tail)))
+			return (struct span){NULL, 0, 0};
+		at += rtr__rec_records(e->ext);
+		if (at - tail >= avail)
+			return (struct span){NULL, 0, 0};
+		e = rtr__ring_rec(r, at);
+	}
+	if (e->kind != RTR__K_END || e->ext != 0 ||
+	    (e->flags != RTR__F_POP && (e->a != begin->a || e->b != begin->b || e->flags != 0)))
+		return (struct span){NULL, 0, 0};
+	sp.end = e;
+	sp.skip = at - next;
+	return sp;
+}
+
+static inline struct span span_end(const struct rtr__ring *r, const struct rtr__rec *begin,
+				   uint32_t tail, uint32_t next, uint32_t avail)
+{
+	struct span sp = {NULL, 0, 0};
+
 	if (begin->kind != RTR__K_BEGIN || (begin->flags & RTR__F_NAME_COPY) ||
 	    next - tail >= avail)
-		return NULL;
+		return sp;
 	const struct rtr__rec *e = rtr__ring_rec(r, next);
-	for (ev->args = 0; RTR_UNLIKELY(e->kind == RTR__K_SLICE_ARG); ev->args++) {
-		if (ev->args == RTR_MAX_ARGS || !rtr__rec_framed(e, avail - (next - tail)))
-			return NULL;
-		next += rtr__rec_records(e->ext);
-		if (next - tail >= avail)
-			return NULL;
-		e = rtr__ring_rec(r, next);
+	if (RTR_UNLIKELY(e->kind == RTR__K_SLICE_ARG))
+		return span_end_args(r, begin, tail, next, avail);
+	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
+	    e->flags != 0) {
+		/* a pop ends the innermost slice, which is this B */
+		if (RTR_UNLIKELY(e->kind == RTR__K_END && e->ext == 0 && e->flags == RTR__F_POP))
+			sp.end = e;
+		return sp;
 	}
-	if (e->kind != RTR__K_END || e->ext != 0)
-		return NULL;
-	if (e->flags != RTR__F_POP && (e->a != begin->a || e->b != begin->b || e->flags != 0))
-		return NULL;
-	ev->end_pos = next;
-	return e;
+	sp.end = e;
+	return sp;
 }
 
 /* Drain up to `max` records of r. Returns the records consumed. */
@@ -190,17 +217,15 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 				break;
 			}
 			uint32_t next = pos + rtr__ring_event_records(rec->ext);
-			const struct rtr__rec *end = span_end(r, rec, tail, next, avail, &ev[n]);
+			struct span sp = span_end(r, rec, tail, next, avail);
 			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
 			ev[n].pos = pos;
 			ev[n].bad = 0;
-			ev[n].end = end;
-			if (end != NULL) {
-				folded += 1 + ev[n].args;
-				next = ev[n].end_pos + 1;
-			}
+			ev[n].end = sp.end;
+			ev[n].args = sp.args;
 			n++;
-			done = next - tail;
+			folded += (sp.end != NULL) + sp.args;
+			done = next - tail + sp.skip + (sp.end != NULL);
 		}
 		uint64_t encoded = w->fmt->events(w, r, ev, n);
 		rd->events += encoded;

@@ -332,8 +332,9 @@ static bool keep_slice_arg(struct rtr__writer *w, struct rtr__ring *r, const str
  * Returns false, having written nothing, when the record does not decode (its
  * framing, kind and size are checked before: rtr__rec_framed()).
  */
-static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
-			 uint32_t pos, const struct rtr__rec *end, uint32_t args)
+static inline __attribute__((always_inline)) bool
+encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec, uint32_t pos,
+	     const struct rtr__rec *end, uint32_t args, const int slices)
 {
 	struct rtr__rec_view v;
 	uint64_t ts;
@@ -361,7 +362,7 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 	}
 	if (RTR_UNLIKELY(rec->kind == RTR__K_META))
 		return rtr__json_meta_record(w, r, rec, &v);
-	if (RTR_UNLIKELY(rec->kind == RTR__K_SLICE_ARG))
+	if (slices && rec->kind == RTR__K_SLICE_ARG)
 		return keep_slice_arg(w, r, rec, &v);
 
 	/* An E ends the innermost open slice: a pop takes its name and category, and the
@@ -370,7 +371,7 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 	const char *added = NULL;
 	size_t added_len = 0;
 	struct rtr__rec popped;
-	if (rec->kind == RTR__K_END) {
+	if (slices && rec->kind == RTR__K_END) {
 		open = rtr__reader_of(r)->slices;
 		added = rtr__slices_args(open, &added_len);
 		if (rec->flags & RTR__F_POP) {
@@ -421,7 +422,7 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 	/* the folded arguments: records after the B's */
 	uint32_t args_from = pos + rtr__rec_records(rec->ext);
 	size_t folded_bound = 0;
-	for (uint32_t i = 0, at = args_from; i < args; i++) {
+	for (uint32_t i = 0, at = args_from; slices && i < args; i++) {
 		folded_bound += line_bound(rtr__ring_rec(r, at));
 		at += rtr__rec_records(rtr__ring_rec(r, at)->ext);
 	}
@@ -467,13 +468,13 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 		}
 		p = PUT_LIT(p, "},\n");
 	}
-	if (RTR_UNLIKELY(added_len > 0)) {
+	if (slices && added_len > 0) {
 		p -= sizeof("},\n") - 1;
 		p = PUT_LIT(p, ",\"args\":{");
 		p = put(p, added, added_len);
 		p = PUT_LIT(p, "}},\n");
 	}
-	if (RTR_UNLIKELY(args > 0)) {
+	if (slices && args > 0) {
 		p -= sizeof("},\n") - 1;
 		if (rec->nargs > 0)
 			p[-1] = ','; /* the B's own arguments' brace: more follow */
@@ -492,12 +493,36 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, const struc
 		}
 		p = PUT_LIT(p, "}},\n");
 	}
-	out_commit(w, p, end != NULL ? 2 + args : 1);
-	if (open != NULL)
+	out_commit(w, p, end != NULL ? 2 + (slices ? args : 0) : 1);
+	if (slices && open != NULL)
 		rtr__slices_pop(open);
-	else if (rec->kind == RTR__K_BEGIN && end == NULL)
+	else if (slices && rec->kind == RTR__K_BEGIN && end == NULL)
 		slice_opened(r, rec, &v);
 	return true;
+}
+
+/*
+ * The events that touch the thread's open slices (slices.h): a B written alone, an
+ * E, an argument for the open slice, a B folded with arguments. Out of line, so that
+ * the other events (a folded B+E, instants, counters...) encode without a look at
+ * them.
+ */
+static __attribute__((noinline)) bool encode_slice_event(struct rtr__writer *w, struct rtr__ring *r,
+							 const struct rtr__rec *rec, uint32_t pos,
+							 const struct rtr__rec *end, uint32_t args)
+{
+	return encode_event(w, r, rec, pos, end, args, 1);
+}
+
+/* Whether rec (with `end` folded into it, and `args` argument events) touches the
+ * thread's open slices. */
+static inline bool touches_slices(const struct rtr__rec *rec, const struct rtr__rec *end,
+				  uint32_t args)
+{
+	if (end != NULL)
+		return args > 0;
+	return rec->kind == RTR__K_BEGIN || rec->kind == RTR__K_END ||
+	       rec->kind == RTR__K_SLICE_ARG;
 }
 
 /* rtr__format.events: the batch loop, encode_event() inline in it (its one call). */
@@ -511,7 +536,10 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos), *end = ev[i].end;
 		uint32_t args = end != NULL ? ev[i].args : 0;
 		for (;;) {
-			if (RTR_LIKELY(encode_event(w, r, rec, pos, end, args))) {
+			bool ok = RTR_LIKELY(!touches_slices(rec, end, args))
+					  ? encode_event(w, r, rec, pos, end, 0, 0)
+					  : encode_slice_event(w, r, rec, pos, end, args);
+			if (RTR_LIKELY(ok)) {
 				events += end != NULL ? 2 + args : 1;
 				break;
 			}
@@ -524,7 +552,7 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 			pos += rtr__rec_records(rec->ext);
 			for (uint32_t k = 0; k < args; k++) {
 				const struct rtr__rec *arg = rtr__ring_rec(r, pos);
-				events += encode_event(w, r, arg, pos, NULL, 0);
+				events += encode_slice_event(w, r, arg, pos, NULL, 0);
 				pos += rtr__rec_records(arg->ext);
 			}
 			rec = end;

@@ -36,14 +36,13 @@ struct rtr__head;
 
 /* One event the drain hands the format: its header at record index pos, and the E
  * folded into it (an X for both), or NULL; with an E, `args` events between them
- * (rtr_scope_arg_*: their arguments go on the X) and the E at end_pos. The format
- * sets bad when it does not decode. */
+ * (rtr_scope_arg_*: their arguments go on the X; 0 without an E). The format sets
+ * bad when it does not decode. */
 struct rtr__drained {
 	uint32_t pos;
 	uint32_t bad;
 	const struct rtr__rec *end;
 	uint32_t args;
-	uint32_t end_pos;
 };
 
 /* Lines the writer makes itself about a thread (rtr__format.meta). */
