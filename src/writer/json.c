@@ -99,8 +99,9 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, uint64_t key)
 }
 
 /* The arguments of rec as `"k":v,...`, without the braces. */
-static char *put_arg_list(struct rtr__writer *w, char *p, const struct rtr__rec *rec,
-			  const struct rtr__rec_view *v)
+static inline __attribute__((always_inline)) char *put_arg_list(struct rtr__writer *w, char *p,
+								const struct rtr__rec *rec,
+								const struct rtr__rec_view *v)
 {
 	const char *str = v->strings;
 
@@ -514,15 +515,35 @@ static __attribute__((noinline)) bool encode_slice_event(struct rtr__writer *w, 
 	return encode_event(w, r, rec, pos, end, args, 1);
 }
 
-/* Whether rec (with `end` folded into it, and `args` argument events) touches the
- * thread's open slices. */
-static inline bool touches_slices(const struct rtr__rec *rec, const struct rtr__rec *end,
-				  uint32_t args)
+/*
+ * Whether rec (with `end` folded into it, and `args` argument events) needs the
+ * slice-aware encoding: an argument for the open slice, a pop, a copied name, an E
+ * with added arguments, a thread's first B. A plain B or E takes the common one, and
+ * the stack follows it (slices_follow()).
+ */
+static inline bool touches_slices(struct rtr__ring *r, const struct rtr__rec *rec,
+				  const struct rtr__rec *end, uint32_t args)
 {
 	if (end != NULL)
 		return args > 0;
-	return rec->kind == RTR__K_BEGIN || rec->kind == RTR__K_END ||
-	       rec->kind == RTR__K_SLICE_ARG;
+	if (RTR_LIKELY(rec->kind > RTR__K_END && rec->kind != RTR__K_SLICE_ARG))
+		return false;
+	const struct rtr__slices *open = rtr__reader_of(r)->slices;
+	size_t added;
+	if (rec->kind == RTR__K_SLICE_ARG || rec->flags != 0 || open == NULL)
+		return true;
+	return rec->kind == RTR__K_END && (rtr__slices_args(open, &added), added > 0);
+}
+
+/* A plain B or E line was written: the thread's stack of open slices follows it. */
+static inline void slices_follow(struct rtr__ring *r, const struct rtr__rec *rec)
+{
+	struct rtr__slices *open = rtr__reader_of(r)->slices;
+
+	if (rec->kind == RTR__K_BEGIN)
+		rtr__slices_push(open, rec->a, rec->b, NULL, 0);
+	else if (rec->kind == RTR__K_END)
+		rtr__slices_pop(open);
 }
 
 /* rtr__format.events: the batch loop, encode_event() inline in it (its one call). */
@@ -536,9 +557,14 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos), *end = ev[i].end;
 		uint32_t args = end != NULL ? ev[i].args : 0;
 		for (;;) {
-			bool ok = RTR_LIKELY(!touches_slices(rec, end, args))
-					  ? encode_event(w, r, rec, pos, end, 0, 0)
-					  : encode_slice_event(w, r, rec, pos, end, args);
+			bool ok;
+			if (RTR_LIKELY(!touches_slices(r, rec, end, args))) {
+				ok = encode_event(w, r, rec, pos, end, 0, 0);
+				if (ok && end == NULL && rec->kind <= RTR__K_END)
+					slices_follow(r, rec);
+			} else {
+				ok = encode_slice_event(w, r, rec, pos, end, args);
+			}
 			if (RTR_LIKELY(ok)) {
 				events += end != NULL ? 2 + args : 1;
 				break;

@@ -25,41 +25,21 @@ void rtr__slices_free(struct rtr__slices *s)
 	free(s);
 }
 
-void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64_t cat, const char *copy,
-		      uint32_t copy_len)
+void rtr__slices_push_copy(struct rtr__slices *s, uint64_t cat, const char *copy, uint32_t copy_len)
 {
-	if (s->overflow > 0 || s->depth == RTR_SLICES_DEPTH) {
-		s->overflow++;
-		return;
-	}
 	struct rtr__open_slice *l = &s->level[s->depth++];
-	l->name = name;
+	l->name = 0;
 	l->cat = cat;
 	l->copy_off = s->text_len;
-	l->copy_len = 0;
-	if (copy != NULL) {
-		if (copy_len <= RTR_SLICES_TEXT - s->text_len) {
-			memcpy(s->text + s->text_len, copy, copy_len);
-			s->text_len += copy_len;
-			l->copy_len = copy_len;
-		} else {
-			l->copy_len = UINT32_MAX;
-		}
+	if (copy_len <= RTR_SLICES_TEXT - s->text_len) {
+		memcpy(s->text + s->text_len, copy, copy_len);
+		s->text_len += copy_len;
+		l->copy_len = copy_len;
+	} else {
+		l->copy_len = UINT32_MAX;
 	}
 	l->args_off = s->text_len;
 	l->args_kept = 0;
-}
-
-void rtr__slices_pop(struct rtr__slices *s)
-{
-	if (s->overflow > 0) {
-		s->overflow--;
-		return;
-	}
-	if (s->depth == 0)
-		return; /* an E with no B: the viewer judges it */
-	/* what this level kept, its name and arguments, is the end of text */
-	s->text_len = s->level[--s->depth].copy_off;
 }
 
 int rtr__slices_add_arg(struct rtr__slices *s, const char *json, size_t len)

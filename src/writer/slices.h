@@ -18,6 +18,8 @@
 #ifndef RTR_WRITER_SLICES_H
 #define RTR_WRITER_SLICES_H
 
+#include "common/compiler.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,10 +48,31 @@ struct rtr__slices {
 struct rtr__slices *rtr__slices_new(void);
 void rtr__slices_free(struct rtr__slices *s);
 
+/* A B line with a copied name (out of line: slices.c). Room for a level is there. */
+void rtr__slices_push_copy(struct rtr__slices *s, uint64_t cat, const char *copy,
+			   uint32_t copy_len);
+
 /* A B line was written: name/cat from its record, copy/copy_len its copied name (or
  * NULL). */
-void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64_t cat, const char *copy,
-		      uint32_t copy_len);
+static inline void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64_t cat,
+				    const char *copy, uint32_t copy_len)
+{
+	if (RTR_UNLIKELY(s->overflow > 0 || s->depth == RTR_SLICES_DEPTH)) {
+		s->overflow++;
+		return;
+	}
+	if (RTR_UNLIKELY(copy != NULL)) {
+		rtr__slices_push_copy(s, cat, copy, copy_len);
+		return;
+	}
+	struct rtr__open_slice *l = &s->level[s->depth++];
+	l->name = name;
+	l->cat = cat;
+	l->copy_off = s->text_len;
+	l->copy_len = 0;
+	l->args_off = s->text_len;
+	l->args_kept = 0;
+}
 
 /* The innermost open slice, or NULL (none open, or one past the depth). */
 static inline const struct rtr__open_slice *rtr__slices_top(const struct rtr__slices *s)
@@ -67,7 +90,17 @@ static inline const char *rtr__slices_args(const struct rtr__slices *s, size_t *
 }
 
 /* An E line was written: forget the innermost slice. */
-void rtr__slices_pop(struct rtr__slices *s);
+static inline void rtr__slices_pop(struct rtr__slices *s)
+{
+	if (RTR_UNLIKELY(s->overflow > 0)) {
+		s->overflow--;
+		return;
+	}
+	if (s->depth == 0)
+		return; /* an E with no B: the viewer judges it */
+	/* what this level kept, its name and arguments, is the end of text */
+	s->text_len = s->level[--s->depth].copy_off;
+}
 
 /* Keep one argument for the innermost slice's E: its JSON text `"k":v`. Returns
  * false when it cannot be kept (no slice open, or no room): the caller counts it. */
