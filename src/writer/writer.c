@@ -6,8 +6,9 @@
  *
  * One loop. Each pass drains every ring (drain.c), a bounded batch per ring, then
  * submits the current chunk when it is full or when flush_ms has passed since the
- * last write (so a killed run loses at most that much). When a pass finds nothing to
- * do the thread sleeps on the rings' doorbell (ring.h) until the next flush deadline,
+ * last write (so a killed run loses at most that much). When a pass finds little to
+ * do (under SETTLE_RECORDS records) and no ring is over its high-water mark, the
+ * thread sleeps on the rings' doorbell (ring.h) until the next flush deadline,
  * or until a producer passes a ring's high-water mark, or a flush or stop is
  * requested: an idle recorder costs one wake-up per flush interval, never a spinning
  * core. A flush or a stop makes the next pass urgent: it drains each ring up to the
@@ -44,6 +45,10 @@
 #define CHUNK_BYTES ((size_t)1 << 20)
 #define NCHUNKS	    4
 #define DRAIN_BATCH 8192u /* records per ring per pass */
+/* A pass that found fewer records than this sleeps (unless a ring is over its mark):
+ * a writer that went round again at once would read the producers' lines while they
+ * write them, and a lone producer loses more to that than the writer gains. */
+#define SETTLE_RECORDS 256u
 
 static struct rtr__writer W;
 
@@ -205,7 +210,7 @@ static void *writer_main(void *arg)
 		}
 		if (now - w->loop.last_write_ns >= flush_ns)
 			write_out(w, 0);
-		if (work == 0) {
+		if (work < SETTLE_RECORDS) {
 			uint64_t due = w->loop.last_write_ns + flush_ns;
 			writer_sleep(w, due > now ? due - now : flush_ns);
 		}
