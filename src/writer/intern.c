@@ -3,8 +3,8 @@
 #include "writer/intern.h"
 
 #include "common/compiler.h"
-#include "common/mem.h"
 #include "common/jsontext.h"
+#include "common/mem.h"
 
 #include <errno.h>
 #include <string.h>
