@@ -104,7 +104,15 @@ enum {
 	RTR_COMPRESS_GZIP_MEMBERS = 3,
 };
 
-#define RTR_CONFIG_VERSION 1
+/* What the writer does with the lines (see "Long runs" in the README). */
+enum {
+	RTR_MODE_STREAM = 0, /* to the file as they come (default) */
+	/* into a window in memory of the newest cfg.flight_mb MiB, written only by a
+	 * snapshot (rtr_snapshot(), cfg.snapshot_signal, and rtr_stop()) */
+	RTR_MODE_FLIGHT = 1,
+};
+
+#define RTR_CONFIG_VERSION 2
 
 struct rtr_config {
 	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
@@ -112,7 +120,7 @@ struct rtr_config {
 	uint32_t size;
 	uint32_t version;
 	/* File path pattern: %p pid, %h host name, %r rank (from SLURM/PMI/Open MPI/MPICH),
-	 * %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
+	 * %s the segment or snapshot number (rotation, flight mode), %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
 	const char *path;
 	/* Bytes of ring per producer thread, rounded up to a power of two, 4 KiB .. 1 GiB.
 	 * Default 1 MiB. RINGTRACE_RING_KB (in KiB). A thread keeps the ring it got at its
@@ -156,6 +164,33 @@ struct rtr_config {
 	 * events_dropped_io) and returns -ETIMEDOUT, flush returns -ETIMEDOUT. Default
 	 * 10000; 0 waits forever; at most 3600000. RINGTRACE_STOP_TIMEOUT_MS. */
 	unsigned stop_timeout_ms;
+	/* Fields of version 2. */
+	/* Rotation: start a new segment file when the current one holds this many MiB of
+	 * JSON (uncompressed), and/or every max_seconds; 0 (default) for neither. Each
+	 * segment is a whole trace: slices open at a cut end there and begin again in the
+	 * next segment ("continued": true). The path's %s is the segment number (0000,
+	 * 0001, ...); without one, ".%s" goes before the first ".json". 1 .. 1048576;
+	 * RINGTRACE_MAX_MB. 1 .. 31536000; RINGTRACE_MAX_SECONDS. */
+	unsigned max_mb;
+	unsigned max_seconds;
+	/* With rotation, keep only the newest `keep` segments: the writer deletes older
+	 * ones. 0 (default) keeps all. RINGTRACE_KEEP. */
+	unsigned keep;
+	/* RTR_MODE_STREAM (default) or RTR_MODE_FLIGHT. RINGTRACE_MODE=stream|flight. */
+	int mode;
+	/* The flight window in MiB, 1 .. 65536; default 64. RINGTRACE_FLIGHT_MB. */
+	unsigned flight_mb;
+	/* Flight mode: rtr_stop() writes a last snapshot (1, default) or nothing (0).
+	 * RINGTRACE_FLIGHT_AT_EXIT. */
+	unsigned flight_at_exit;
+	/* Signals that finish the file, then take their course: a comma-separated list of
+	 * names (TERM, INT, HUP, QUIT, USR1, USR2, SEGV, BUS, ABRT, ILL, FPE, with or
+	 * without SIG) or numbers. NULL (default): none. RINGTRACE_SIGNALS. */
+	const char *signals;
+	/* A signal that takes a snapshot (flight mode) or ends the segment and flushes
+	 * (stream mode; a flush without rotation), e.g. "USR2". NULL (default): none.
+	 * RINGTRACE_SNAPSHOT_SIGNAL. */
+	const char *snapshot_signal;
 };
 
 /*
@@ -206,6 +241,18 @@ RTR__DECL int rtr_flush(void);
  */
 RTR__DECL int rtr_stop(void);
 
+/*
+ * Flight mode: write the window (the newest cfg.flight_mb MiB of lines) as a trace of
+ * its own at path, or with path NULL at the configured pattern with %s the snapshot
+ * number; every slice open at this moment ends there with "args":{"open":true}. The
+ * recorder keeps recording. Returns once the file is complete on disk (written under
+ * a new name and renamed): 0, or a negative errno (-ETIMEDOUT after
+ * cfg.stop_timeout_ms). Stream mode with rotation: ends the current segment now
+ * (path must be NULL; -EINVAL otherwise). Stream mode without rotation: -ENOTSUP.
+ * -ENOTCONN when the recorder is not running. Any thread.
+ */
+RTR__DECL int rtr_snapshot(const char *path);
+
 /* ------------------------------------------------------------------------- */
 /* Statistics                                                                 */
 
@@ -238,9 +285,16 @@ struct rtr_stats {
 	 * Fields added later go after these. */
 	uint32_t size;
 	uint32_t version;
+	/* Fields of version 2. */
+	/* Files finished: segments (rotation) or snapshots (flight mode); 0 for a single
+	 * file. */
+	uint64_t files;
+	/* Flight mode: events that fell out of the window. They count as written (to the
+	 * window), not as dropped. */
+	uint64_t events_evicted;
 };
 
-#define RTR_STATS_VERSION 1
+#define RTR_STATS_VERSION 2
 
 /*
  * Counters of the current session, or of the last one after rtr_stop(). While the

@@ -527,6 +527,11 @@ static inline int rtr_stop(void)
 {
 	return 0;
 }
+static inline int rtr_snapshot(const char *path)
+{
+	(void)path;
+	return 0;
+}
 static inline void rtr_stats_get_sized(struct rtr_stats *out, size_t size)
 {
 	__builtin_memset(out, 0, size);

@@ -385,7 +385,8 @@ static bool rings_barrier(void)
 /* The grace period that stands in for the barrier where membarrier is refused. */
 #define GRACE_NS (5u * 1000u * 1000u)
 
-void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up)
+void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up,
+			const struct rtr__ring *skip)
 {
 	uint64_t start = rtr__mono_ns();
 
@@ -396,7 +397,7 @@ void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t
 	for (size_t i = 0; i < n; i++) {
 		/* closed (A2): its thread is gone and publishes nothing more (a fork's
 		 * child may find one busy that will never finish) */
-		if (rtr__ring_closed(rings[i]))
+		if (rtr__ring_closed(rings[i]) || rings[i] == skip)
 			continue;
 		for (unsigned round = 0; rtr__ring_busy(rings[i]); round++) {
 			/* relaxed: a flag the stop sets past its timeout, nothing behind it */

@@ -178,8 +178,11 @@ void rtr__rings_barrier_init(void);
 /* Writer, at a stop, after the state word went to 0: the stop's wait (see the top). A
  * process-wide barrier (a grace period where membarrier is refused), then until none
  * of the n rings is busy, at most 1 s, or until *give_up is set. From then on no
- * producer of the session publishes. */
-void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up);
+ * producer of the session publishes. `skip`: a ring not waited for (NULL: none), the
+ * one of a thread whose signal handler is finishing the file: it may have been
+ * interrupted inside an event call, which cannot go on before the handler returns. */
+void rtr__rings_quiesce(struct rtr__ring *const *rings, size_t n, const uint32_t *give_up,
+			const struct rtr__ring *skip);
 
 /*
  * The doorbell (see the top). Consumer, to sleep: seq = rtr__rings_sleep_prepare()

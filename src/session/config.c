@@ -5,6 +5,7 @@
  * kept: a typo in a job script must never stop the job.
  */
 #include "session/recorder.h"
+#include "session/signals.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -24,6 +25,11 @@
 #define MAX_CACHE_MB	   (1u << 20)
 #define DEFAULT_STOP_MS	   10000u
 #define MAX_STOP_MS	   3600000u
+#define MAX_SEGMENT_MB	   (1u << 20)
+#define MAX_SEGMENT_S	   31536000u /* a year */
+#define MAX_KEEP	   1000000u
+#define DEFAULT_FLIGHT_MB  64u
+#define MAX_FLIGHT_MB	   65536u
 
 struct choice {
 	const char *word;
@@ -42,6 +48,8 @@ static const struct choice compress_choices[] = {{"auto", RTR_COMPRESS_AUTO},
 						 {"gzip", RTR_COMPRESS_GZIP},
 						 {"gzip-members", RTR_COMPRESS_GZIP_MEMBERS},
 						 {NULL, 0}};
+static const struct choice mode_choices[] = {
+	{"stream", RTR_MODE_STREAM}, {"flight", RTR_MODE_FLIGHT}, {NULL, 0}};
 static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
 					      {"monotonic", RTR_CLOCK_MONOTONIC},
 					      {"tsc", RTR_CLOCK_TSC},
@@ -66,6 +74,7 @@ enum opt_type {
 	OPT_SIZE,	/* size_t; decimal in [lo, hi], times 1 << shift */
 	OPT_UNSIGNED,	/* unsigned; decimal in [lo, hi] */
 	OPT_CHOICE,	/* int; one of choices, case-blind */
+	OPT_SIGNALS,	/* const char *; a signal list (session/signals.h), `hi` names at most */
 };
 
 struct option {
@@ -104,6 +113,23 @@ static const struct option options[] = {
 	{"RINGTRACE_CATEGORIES", OPT_CATEGORIES, FIELD(categories), .def_str = NULL},
 	{"RINGTRACE_COMPRESS", OPT_CHOICE, FIELD(compress), .def = RTR_COMPRESS_AUTO,
 	 .choices = compress_choices, .expected = "auto, none, gzip or gzip-members"},
+	/* version 2 */
+	{"RINGTRACE_MAX_MB", OPT_UNSIGNED, FIELD(max_mb), .def = 0, .lo = 0, .hi = MAX_SEGMENT_MB,
+	 .expected = "a segment size in MiB (0 .. 1048576)"},
+	{"RINGTRACE_MAX_SECONDS", OPT_UNSIGNED, FIELD(max_seconds), .def = 0, .lo = 0,
+	 .hi = MAX_SEGMENT_S, .expected = "a segment length in seconds (0 .. 31536000)"},
+	{"RINGTRACE_KEEP", OPT_UNSIGNED, FIELD(keep), .def = 0, .lo = 0, .hi = MAX_KEEP,
+	 .expected = "a number of segments (0 .. 1000000)"},
+	{"RINGTRACE_MODE", OPT_CHOICE, FIELD(mode), .def = RTR_MODE_STREAM, .choices = mode_choices,
+	 .expected = "stream or flight"},
+	{"RINGTRACE_FLIGHT_MB", OPT_UNSIGNED, FIELD(flight_mb), .def = DEFAULT_FLIGHT_MB, .lo = 1,
+	 .hi = MAX_FLIGHT_MB, .expected = "a window size in MiB (1 .. 65536)"},
+	{"RINGTRACE_FLIGHT_AT_EXIT", OPT_UNSIGNED, FIELD(flight_at_exit), .def = 1, .lo = 0,
+	 .hi = 1, .expected = "0 or 1"},
+	{"RINGTRACE_SIGNALS", OPT_SIGNALS, FIELD(signals), .def_str = NULL, .hi = 64,
+	 .expected = "a list of signals such as TERM,INT,USR1"},
+	{"RINGTRACE_SNAPSHOT_SIGNAL", OPT_SIGNALS, FIELD(snapshot_signal), .def_str = NULL,
+	 .hi = 1, .expected = "one signal such as USR2"},
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -188,16 +214,31 @@ static int parse_categories(const char *v)
 	return 0;
 }
 
+/* A bad list is reported, and no signal handled. */
+static int parse_signals(const struct option *o, const char *v)
+{
+	struct rtr__sigset set;
+	char why[128];
+
+	if (rtr__signals_parse(v, (unsigned)o->hi, &set, why, sizeof(why)) == 0)
+		return 1;
+	fprintf(stderr, "ringtrace: %s=\"%s\" is not %s: %s; handling none\n", o->env, v,
+		o->expected, why);
+	return 0;
+}
+
 /* The default of one option, then its environment variable when set and valid. */
 static void option_fill(struct rtr_config *cfg, const struct option *o)
 {
 	const char *v = getenv(o->env);
 	unsigned long long n;
 
-	if (o->type == OPT_STRING || o->type == OPT_CATEGORIES) {
+	if (o->type == OPT_STRING || o->type == OPT_CATEGORIES || o->type == OPT_SIGNALS) {
 		const char **f = field(cfg, o);
 		*f = o->def_str;
-		if (v != NULL && *v != '\0' && (o->type == OPT_STRING || parse_categories(v)))
+		if (v != NULL && *v != '\0' &&
+		    (o->type == OPT_STRING || (o->type == OPT_CATEGORIES ? parse_categories(v)
+									 : parse_signals(o, v))))
 			*f = v;
 		return;
 	}
@@ -217,6 +258,13 @@ static int option_valid(const struct rtr_config *cfg, const struct option *o)
 	case OPT_STRING:
 	case OPT_CATEGORIES:
 		return 1; /* checked where they are used */
+	case OPT_SIGNALS: {
+		const char *v = *(const char *const *)((const char *)cfg + o->offset);
+		struct rtr__sigset set;
+		char why[128];
+		return v == NULL || *v == '\0' ||
+		       rtr__signals_parse(v, (unsigned)o->hi, &set, why, sizeof(why)) == 0;
+	}
 	case OPT_CHOICE:
 		n = get_number(cfg, o);
 		for (const struct choice *c = o->choices; c->word != NULL; c++)
@@ -296,7 +344,7 @@ long rtr__env_rank(long *world_size)
 }
 
 int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
-		     long rank)
+		     long rank, uint64_t number)
 {
 	size_t o = 0;
 
@@ -319,6 +367,9 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 			case 'r':
 				snprintf(num, sizeof(num), "%ld", rank < 0 ? 0L : rank);
 				break;
+			case 's':
+				snprintf(num, sizeof(num), "%04llu", (unsigned long long)number);
+				break;
 			case '%':
 				num[0] = '%';
 				num[1] = '\0';
@@ -335,6 +386,42 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 	}
 	out[o] = '\0';
 	return 0;
+}
+
+/* Whether pattern has a %s (not a %%s). */
+static int has_number(const char *pattern)
+{
+	for (const char *p = pattern; *p != '\0'; p++)
+		if (*p == '%' && *++p == 's')
+			return 1;
+		else if (*p == '\0')
+			break;
+	return 0;
+}
+
+/*
+ * The pattern of numbered files: as given when it has a %s; else with ".%s" before
+ * its first ".json" (trace.json.gz -> trace.%s.json.gz), or before a final ".gz", or
+ * at the end.
+ */
+static int number_pattern(char *out, size_t size, const char *pattern)
+{
+	const char *at = strstr(pattern, ".json");
+	size_t len = strlen(pattern);
+
+	if (has_number(pattern))
+		at = pattern + len, len = 0;
+	else if (at == NULL)
+		at = len >= 3 && strcmp(pattern + len - 3, ".gz") == 0 ? pattern + len - 3
+								       : pattern + len;
+	size_t head = (size_t)(at - pattern);
+	int n = snprintf(out, size, "%.*s%s%s", (int)head, pattern, len == 0 ? "" : ".%s", at);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint64_t number)
+{
+	return rtr__path_expand(out, size, s->pattern, s->pid, s->host, s->rank, number);
 }
 
 static void copy_string(char *dst, size_t size, const char *src)
@@ -357,7 +444,14 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 		copy_string(s->host, sizeof(s->host), "localhost");
 	s->host[sizeof(s->host) - 1] = '\0';
 	s->rank = rtr__env_rank(&s->world_size);
-	int err = rtr__path_expand(s->path, sizeof(s->path), cfg->path, s->pid, s->host, s->rank);
+	s->numbered = cfg->max_mb > 0 || cfg->max_seconds > 0 || cfg->mode == RTR_MODE_FLIGHT;
+	int err = cfg->path == NULL || *cfg->path == '\0' ? -EINVAL
+		  : s->numbered ? number_pattern(s->pattern, sizeof(s->pattern), cfg->path)
+				: (copy_string(s->pattern, sizeof(s->pattern), cfg->path), 0);
+	if (err == 0 && strlen(cfg->path) >= sizeof(s->pattern))
+		err = -ENAMETOOLONG;
+	if (err == 0)
+		err = rtr__session_path(s, s->path, sizeof(s->path), 0);
 	if (err != 0)
 		return err;
 	copy_string(s->process_name, sizeof(s->process_name),
@@ -373,6 +467,23 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 		return -EINVAL;
 	copy_string(s->categories, sizeof(s->categories), s->filter.n > 0 ? cfg->categories : "");
 	s->cfg.categories = s->filter.n > 0 ? s->categories : NULL;
+	struct rtr__sigset set = {0};
+	if (cfg->signals != NULL && *cfg->signals != '\0' &&
+	    rtr__signals_parse(cfg->signals, 64, &set, why, sizeof(why)) != 0)
+		return -EINVAL;
+	s->fatal_signals = set.mask;
+	copy_string(s->signals, sizeof(s->signals), set.mask != 0 ? cfg->signals : "");
+	s->cfg.signals = set.mask != 0 ? s->signals : NULL;
+	set.mask = 0;
+	if (cfg->snapshot_signal != NULL && *cfg->snapshot_signal != '\0' &&
+	    rtr__signals_parse(cfg->snapshot_signal, 1, &set, why, sizeof(why)) != 0)
+		return -EINVAL;
+	s->snapshot_signal = set.mask != 0 ? __builtin_ctzll(set.mask) + 1 : 0;
+	if (s->snapshot_signal != 0 && (s->fatal_signals & set.mask))
+		return -EINVAL; /* one signal cannot both finish the file and snapshot it */
+	copy_string(s->snapshot_signal_name, sizeof(s->snapshot_signal_name),
+		    set.mask != 0 ? cfg->snapshot_signal : "");
+	s->cfg.snapshot_signal = set.mask != 0 ? s->snapshot_signal_name : NULL;
 	if (s->cfg.compress == RTR_COMPRESS_AUTO) {
 		/* by the expanded path, so "trace-%r.json.gz" works too */
 		size_t len = strlen(s->path);

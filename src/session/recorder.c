@@ -274,6 +274,21 @@ RTR_API int rtr_stop(void)
 	return err;
 }
 
+RTR_API int rtr_snapshot(const char *path)
+{
+	unsigned timeout_ms;
+
+	pthread_mutex_lock(&lifecycle_lock);
+	if (!running) {
+		pthread_mutex_unlock(&lifecycle_lock);
+		return -ENOTCONN;
+	}
+	timeout_ms = session.cfg.stop_timeout_ms;
+	pthread_mutex_unlock(&lifecycle_lock);
+	/* Not under the lock, as rtr_flush(): a stop meanwhile serves the request. */
+	return rtr__writer_snapshot(path, timeout_ms);
+}
+
 /* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */
 #define STATS_V1_SIZE (offsetof(struct rtr_stats, version) + sizeof(uint32_t))
 

@@ -5,6 +5,8 @@
 
 #include "producer/filter.h"
 #include "session/clock.h"
+
+struct rtr__ring;
 #include <ringtrace.h>
 
 #include <limits.h>
@@ -13,7 +15,11 @@
 /* Everything one recording (rtr_start .. rtr_stop) knows about itself. */
 struct rtr__session {
 	struct rtr_config cfg; /* string fields point into the buffers below */
-	char path[PATH_MAX];   /* the expanded file path */
+	char path[PATH_MAX];   /* the expanded file path (segment 0 with rotation) */
+	/* The path pattern as given, with ".%s" added when the session writes numbered
+	 * files (rotation, flight mode) and it has no %s: rtr__session_path(). */
+	char pattern[PATH_MAX];
+	int numbered; /* rotation or flight mode: files are numbered (%s) */
 	char process_name[256];
 	char host[256];
 	int fd;
@@ -30,6 +36,12 @@ struct rtr__session {
 	uint64_t origin_ns;	 /* ... in CLOCK_MONOTONIC ns */
 	uint64_t origin_real_ns; /* ... in CLOCK_REALTIME ns */
 
+	/* cfg.signals and cfg.snapshot_signal, parsed (signals.h) */
+	char signals[256];
+	char snapshot_signal_name[32];
+	uint64_t fatal_signals; /* struct rtr__sigset's mask */
+	int snapshot_signal;	/* 0: none */
+
 	/* The category filter as given ("" for none), and parsed. */
 	char categories[RTR__FILTER_MAX_SPEC + 1];
 	struct rtr__filter filter;
@@ -40,9 +52,12 @@ struct rtr__session {
 /* Copy cfg into s (strings too), validated; expand the path pattern; resolve
  * RTR_COMPRESS_AUTO to NONE or GZIP by the path's suffix. 0 or -EINVAL. */
 int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg);
-/* Expand %p %h %r %% of pattern into out. 0, or -ENAMETOOLONG / -EINVAL. */
+/* Expand %p %h %r %s %% of pattern into out, %s as number (4 digits at least). 0,
+ * or -ENAMETOOLONG / -EINVAL. */
 int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
-		     long rank);
+		     long rank, uint64_t number);
+/* The session's file number `number` (a segment or a snapshot) into out. */
+int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint64_t number);
 /* The environment variable of option i of the option table, NULL past the last. */
 const char *rtr__config_option_env(size_t i);
 /* The rank of this process from the launcher's environment, or -1; world size too. */
@@ -71,6 +86,25 @@ int rtr__writer_idle(void);
 /* In a child after fork(): release the parent's writer state and close the file
  * without waiting or writing anything. */
 void rtr__writer_after_fork_child(void);
+/*
+ * From a signal handler (async-signal-safe; no lock is taken). The state word must
+ * already be off (finish) so that no producer starts an event.
+ *
+ * finish: the writer drains the rings, writes the end marker naming sig (flight mode:
+ * a last snapshot) and closes the file, not waiting for `self`'s ring (the handler's
+ * thread's, which may have been interrupted inside an event call; NULL: none). Waits
+ * at most timeout_ms (0: no limit). 1 when the file is finished, 0 otherwise (no
+ * session, or the time ran out). The session is not freed: the process is ending.
+ * flush: as rtr_flush(), the provisional end marker naming sig; 0 or -errno.
+ * snapshot: ask for a snapshot (flight mode) or the end of the segment (rotation),
+ * or a flush; returns at once.
+ */
+int rtr__writer_signal_finish(int sig, unsigned timeout_ms, const struct rtr__ring *self);
+int rtr__writer_signal_flush(int sig, unsigned timeout_ms);
+void rtr__writer_signal_snapshot(void);
+/* rtr_snapshot(): path or NULL; 0 or -errno. Under no lock but the caller's own. */
+int rtr__writer_snapshot(const char *path, unsigned timeout_ms);
+
 /* Counters of the running or last session. Any thread. */
 void rtr__writer_stats(struct rtr_stats *out);
 

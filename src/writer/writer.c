@@ -191,7 +191,8 @@ static void *writer_main(void *arg)
 				/* the stop's wait (ring.h), then one more drain */
 				size_t n =
 					rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-				rtr__rings_quiesce(w->drain.rings, n, &w->loop.give_up);
+				rtr__rings_quiesce(w->drain.rings, n, &w->loop.give_up,
+						   rtr_atomic_load_relaxed(&w->loop.signal_ring));
 				quiesced = 1;
 				continue;
 			}
@@ -449,6 +450,52 @@ int rtr__writer_stop(void)
 	/* relaxed: joined, nobody else reads it until our caller's lock is released */
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 	return err;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Signals and snapshots                                                      */
+
+int rtr__writer_signal_finish(int sig, unsigned timeout_ms, const struct rtr__ring *self)
+{
+	struct rtr__writer *w = &W;
+
+	/* A9: pairs with R9 in writer_main(): no writer, nothing to finish */
+	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_RUNNING)
+		return 0;
+	/* relaxed: both are read after the stop flag's acquire (A5) */
+	rtr_atomic_store_relaxed(&w->loop.signal_ring, self);
+	rtr_atomic_store_relaxed(&w->loop.signal, (uint32_t)sig);
+	/* R5: pairs with A5 in writer_main(); the signal and the ring before it */
+	rtr_atomic_store_release(&w->loop.stop, 1);
+	rtr__rings_wake();
+	return wait_exited(w, deadline_in(timeout_ms));
+}
+
+int rtr__writer_signal_flush(int sig, unsigned timeout_ms)
+{
+	struct rtr__writer *w = &W;
+
+	/* A9: pairs with R9 in writer_main() */
+	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_RUNNING)
+		return 0;
+	/* relaxed: read by the flush's pass, after A6 */
+	rtr_atomic_store_relaxed(&w->loop.flush_signal, (uint32_t)sig);
+	return rtr__writer_flush_wait(rtr__writer_flush_request(), timeout_ms);
+}
+
+void rtr__writer_signal_snapshot(void)
+{
+	/* R11: pairs with A11 in writer_main(); a count of requests, nothing behind it
+	 * but the events recorded before the signal, ordered by the doorbell */
+	rtr_atomic_add_acq_rel(&W.loop.snap_signals, 1);
+	rtr__rings_wake();
+}
+
+int rtr__writer_snapshot(const char *path, unsigned timeout_ms)
+{
+	(void)path;
+	(void)timeout_ms;
+	return -ENOTSUP;
 }
 
 int rtr__writer_idle(void)

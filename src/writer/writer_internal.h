@@ -29,6 +29,7 @@
 #include "writer/intern.h"
 #include "writer/memstack_writer.h"
 
+#include <limits.h>
 #include <pthread.h>
 
 struct rtr__writer;
@@ -128,6 +129,20 @@ struct rtr__loop {
 	uint32_t flush_done; /* futex: last flush ticket served */
 	uint32_t give_up;    /* set by rtr__writer_stop() past the timeout: stop waiting */
 	uint32_t state;	     /* futex: WRITER_*; who frees the session (rtr__writer_stop()) */
+	/* Signals (session/signals.h): the fatal one finishing the file, and the ring the
+	 * stop does not wait for; the one the provisional end marker names (a flush for a
+	 * handled signal); snapshot signals received and served. */
+	uint32_t signal;
+	const struct rtr__ring *signal_ring;
+	uint32_t flush_signal;
+	uint32_t snap_signals;
+	uint32_t snap_signals_done;
+	/* rtr_snapshot(): tickets handed out and served (futex), the result, the path. */
+	uint32_t snap_req;
+	uint32_t snap_done;
+	int snap_err;
+	char snap_path[PATH_MAX];
+	uint64_t next_cut_ns; /* max_seconds: when the segment ends */
 };
 
 /* writer.c: accounting, and the counters published for rtr_stats_get(): relaxed,

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals the recorder handles for the program (cfg.signals, cfg.snapshot_signal).
+ *
+ * A fatal signal (RINGTRACE_SIGNALS) finishes the trace, then takes its course: the
+ * handler asks the writer to drain the rings and write the end marker (naming the
+ * signal), waits for it at most cfg.stop_timeout_ms, puts back the disposition the
+ * program had, and raises the signal again, so the process ends as it would have
+ * (status 143 for SIGTERM, a core for SIGSEGV). A handler the program had installed
+ * is chained: the trace is flushed instead of finished (the program may go on), then
+ * that handler runs.
+ *
+ * The snapshot signal (RINGTRACE_SNAPSHOT_SIGNAL) only wakes the writer, which takes
+ * a snapshot (flight mode) or ends the segment (stream mode with rotation).
+ */
+#ifndef RTR_SESSION_SIGNALS_H
+#define RTR_SESSION_SIGNALS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Signal numbers 1 .. 64, bit n - 1 for signal n. */
+struct rtr__sigset {
+	uint64_t mask;
+};
+
+/* Parse a comma-separated list of signal names (TERM, SIGTERM, case-blind) or numbers,
+ * at most `max` of them, into *set. 0, or -EINVAL with the reason in why. */
+int rtr__signals_parse(const char *spec, unsigned max, struct rtr__sigset *set, char *why,
+		       size_t why_size);
+
+/* The signal's short name ("TERM"), or NULL for one without. */
+const char *rtr__signal_name(int sig);
+
+/* Install the session's handlers (rtr_start(), under its lock, once the writer runs):
+ * fatal signals and the snapshot signal (0: none). 0 or -errno (nothing installed). */
+int rtr__signals_install(struct rtr__sigset fatal, int snapshot_sig);
+/* Put back what the program had (rtr_stop(), under its lock). */
+void rtr__signals_uninstall(void);
+
+#endif
