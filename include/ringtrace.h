@@ -120,7 +120,8 @@ struct rtr_config {
 	uint32_t size;
 	uint32_t version;
 	/* File path pattern: %p pid, %h host name, %r rank (from SLURM/PMI/Open MPI/MPICH),
-	 * %s the segment or snapshot number (rotation, flight mode), %% a percent sign. Default "ringtrace-%p.json". RINGTRACE_FILE. */
+	 * %s the segment or snapshot number (rotation, flight mode), %% a percent sign. Default
+	 * "ringtrace-%p.json". RINGTRACE_FILE. */
 	const char *path;
 	/* Bytes of ring per producer thread, rounded up to a power of two, 4 KiB .. 1 GiB.
 	 * Default 1 MiB. RINGTRACE_RING_KB (in KiB). A thread keeps the ring it got at its

@@ -128,8 +128,8 @@ static const struct option options[] = {
 	 .hi = 1, .expected = "0 or 1"},
 	{"RINGTRACE_SIGNALS", OPT_SIGNALS, FIELD(signals), .def_str = NULL, .hi = 64,
 	 .expected = "a list of signals such as TERM,INT,USR1"},
-	{"RINGTRACE_SNAPSHOT_SIGNAL", OPT_SIGNALS, FIELD(snapshot_signal), .def_str = NULL,
-	 .hi = 1, .expected = "one signal such as USR2"},
+	{"RINGTRACE_SNAPSHOT_SIGNAL", OPT_SIGNALS, FIELD(snapshot_signal), .def_str = NULL, .hi = 1,
+	 .expected = "one signal such as USR2"},
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -237,8 +237,8 @@ static void option_fill(struct rtr_config *cfg, const struct option *o)
 		const char **f = field(cfg, o);
 		*f = o->def_str;
 		if (v != NULL && *v != '\0' &&
-		    (o->type == OPT_STRING || (o->type == OPT_CATEGORIES ? parse_categories(v)
-									 : parse_signals(o, v))))
+		    (o->type == OPT_STRING ||
+		     (o->type == OPT_CATEGORIES ? parse_categories(v) : parse_signals(o, v))))
 			*f = v;
 		return;
 	}

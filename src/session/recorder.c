@@ -96,19 +96,20 @@ static int inherited_fd(const char *path)
  * where we may not create one is written in place, truncated only once the start is
  * certain.
  */
-static int open_trace(struct rtr__session *s)
+int rtr__trace_open(const char *path, pid_t pid, int *fd_out, char *tmp_path, size_t tmp_size,
+		    int *truncate)
 {
-	int std = inherited_fd(s->path);
+	int std = inherited_fd(path);
 	struct stat st;
 	int fd, err = 0, ours = 0;
 
-	s->tmp_path[0] = '\0';
-	s->truncate = 0;
+	tmp_path[0] = '\0';
+	*truncate = 0;
 	if (std >= 0) {
-		s->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
-		return s->fd < 0 ? -errno : 0;
+		*fd_out = fcntl(std, F_DUPFD_CLOEXEC, 3);
+		return *fd_out < 0 ? -errno : 0;
 	}
-	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0) {
 		if (fstat(fd, &st) != 0) {
 			err = -errno;
@@ -116,7 +117,7 @@ static int open_trace(struct rtr__session *s)
 			return err;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			s->fd = fd;
+			*fd_out = fd;
 			return 0;
 		}
 		ours = st.st_uid == geteuid();
@@ -125,34 +126,40 @@ static int open_trace(struct rtr__session *s)
 		return -errno;
 	}
 	for (unsigned i = 0;; i++) {
-		if ((size_t)snprintf(s->tmp_path, sizeof(s->tmp_path), "%s.%ld-%u.tmp", s->path,
-				     (long)s->pid, i) >= sizeof(s->tmp_path)) {
-			s->tmp_path[0] = '\0';
+		if ((size_t)snprintf(tmp_path, tmp_size, "%s.%ld-%u.tmp", path, (long)pid, i) >=
+		    tmp_size) {
+			tmp_path[0] = '\0';
 			return -ENAMETOOLONG;
 		}
-		fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd >= 0)
 			break;
 		if (errno != EEXIST || i == 99) {
 			err = -errno;
-			s->tmp_path[0] = '\0';
+			tmp_path[0] = '\0';
 			break;
 		}
 	}
 	if (fd >= 0) {
-		s->fd = fd;
+		*fd_out = fd;
 		return 0;
 	}
 	/* A directory we may not create in, holding a file of ours: write that in place,
 	 * cut to 0 only once the start is certain (rtr__writer_start()). */
 	if (!ours || (err != -EACCES && err != -EPERM && err != -EROFS))
 		return err;
-	fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	s->fd = fd;
-	s->truncate = 1;
+	*fd_out = fd;
+	*truncate = 1;
 	return 0;
+}
+
+static int open_trace(struct rtr__session *s)
+{
+	return rtr__trace_open(s->path, s->pid, &s->fd, s->tmp_path, sizeof(s->tmp_path),
+			       &s->truncate);
 }
 
 /* Why a start failed, once, on stderr: a program that ignores the result must not be
@@ -193,7 +200,8 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		report_start_error(session.path, err);
 		goto out;
 	}
-	err = open_trace(&session);
+	session.fd = -1; /* flight mode: no file until a snapshot */
+	err = session.cfg.mode == RTR_MODE_FLIGHT ? 0 : open_trace(&session);
 	if (err != 0) {
 		report_start_error(session.path, err);
 		goto out;
@@ -207,7 +215,8 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 
 	err = rtr__writer_start(&session);
 	if (err != 0) {
-		close(session.fd);
+		if (session.fd >= 0)
+			close(session.fd);
 		if (session.tmp_path[0] != '\0')
 			unlink(session.tmp_path);
 		report_start_error(session.path, err);

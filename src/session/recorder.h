@@ -63,6 +63,12 @@ const char *rtr__config_option_env(size_t i);
 /* The rank of this process from the launcher's environment, or -1; world size too. */
 long rtr__env_rank(long *world_size);
 
+/* src/session/recorder.c: open a trace file at path as rtr_start() does (a regular
+ * file under a new name, tmp_path, to be renamed to path once its head is in; "" when
+ * written in place, then *truncate says whether to cut it to 0 first). 0 or -errno. */
+int rtr__trace_open(const char *path, pid_t pid, int *fd, char *tmp_path, size_t tmp_size,
+		    int *truncate);
+
 /* src/producer/events.c: forget the flow ids this thread took (a child after fork()). */
 void rtr__flow_after_fork_child(void);
 

@@ -14,11 +14,11 @@ static const struct {
 	const char *name;
 	int sig;
 } names[] = {
-	{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
-	{"TRAP", SIGTRAP}, {"ABRT", SIGABRT}, {"BUS", SIGBUS},	 {"FPE", SIGFPE},
-	{"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
-	{"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
-	{"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"SYS", SIGSYS}, {"PWR", SIGPWR},
+	{"HUP", SIGHUP},       {"INT", SIGINT},	  {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+	{"TRAP", SIGTRAP},     {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},
+	{"USR1", SIGUSR1},     {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
+	{"ALRM", SIGALRM},     {"TERM", SIGTERM}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+	{"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"SYS", SIGSYS},   {"PWR", SIGPWR},
 };
 
 const char *rtr__signal_name(int sig)
@@ -62,12 +62,13 @@ int rtr__signals_parse(const char *spec, unsigned max, struct rtr__sigset *set, 
 		size_t len = strcspn(p, ", \t");
 		int sig = parse_one(p, len);
 		if (sig == 0) {
-			snprintf(why, why_size, "\"%.*s\" is not a signal", (int)(len < 32 ? len : 32),
-				 p);
+			snprintf(why, why_size, "\"%.*s\" is not a signal",
+				 (int)(len < 32 ? len : 32), p);
 			return -EINVAL;
 		}
 		if (sig == SIGKILL || sig == SIGSTOP) {
-			snprintf(why, why_size, "%s cannot be handled", sig == SIGKILL ? "KILL" : "STOP");
+			snprintf(why, why_size, "%s cannot be handled",
+				 sig == SIGKILL ? "KILL" : "STOP");
 			return -EINVAL;
 		}
 		if (++n > max) {

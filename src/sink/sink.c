@@ -207,6 +207,7 @@ static void reset(struct rtr__sink *s)
 	s->cache_flushed = 0;
 	s->cache_dropped = 0;
 	s->written_end = 0;
+	s->file_bytes = 0;
 	s->stream = 0;
 	s->nonblock = 0;
 	s->cancel = NULL;
@@ -328,6 +329,7 @@ static struct rtr__chunk *hold(struct rtr__chunk *c)
 	c->events = 0;
 	c->nmeta = 0;
 	c->final = 0;
+	c->prologue = 0;
 	c->gzip = 0;
 	c->keep_text = 0;
 	c->offset = UINT64_MAX; /* none until submit gives it one */
@@ -440,6 +442,28 @@ void rtr__sink_close(struct rtr__sink *s)
 	unmap_all(s);
 }
 
+int rtr__sink_reopen(struct rtr__sink *s, int fd)
+{
+	struct stat st;
+
+	rtr__sink_wait(s);
+	while (s->method == RTR_IO_URING && s->cache_window != 0 && !cache_trim(s))
+		rtr__sink_uring_hints_wait(s);
+	if (s->method == RTR_IO_URING)
+		rtr__sink_uring_hints_wait(s); /* none may reach the old fd after its close */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -EINVAL; /* segments are regular files (rotation refuses streams) */
+	s->fd = fd;
+	s->offset = s->end = s->text_offset = 0;
+	s->cache_flushed = s->cache_dropped = s->written_end = 0;
+	s->nclose = 0;
+	/* own counter: only this thread stores it */
+	s->file_bytes = rtr_atomic_load_relaxed(&s->bytes_written);
+	if (s->gzip != NULL)
+		rtr__sink_gzip_restart(s);
+	return 0;
+}
+
 void rtr__sink_setup(struct rtr__sink *s)
 {
 	if (s->chunks != NULL && s->method == RTR_IO_URING) {
@@ -502,7 +526,7 @@ int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, siz
 		lost = written;
 	count(&s->events_failed, lost);
 	rtr_atomic_store_relaxed(&s->events_written, written - lost);
-	rtr_atomic_store_relaxed(&s->bytes_written, off + len);
-	rtr_atomic_store_relaxed(&s->bytes_text, off + len);
+	rtr_atomic_store_relaxed(&s->bytes_written, s->file_bytes + off + len);
+	rtr_atomic_store_relaxed(&s->bytes_text, s->file_bytes + off + len);
 	return 0;
 }

@@ -77,6 +77,9 @@ struct rtr__chunk {
 	 * with it. Set by the writer before submit.
 	 */
 	int final;
+	/* Flight mode (cut.c): the bytes at its start that only a window beginning with
+	 * this chunk writes (what was open when it began). */
+	size_t prologue;
 	/* Sink-private. */
 	/*
 	 * Compressed: data[0, keep) holds keep_text bytes of text (a gzip member, or the
@@ -119,6 +122,7 @@ struct rtr__sink {
 	uint64_t cache_flushed;
 	uint64_t cache_dropped;
 	uint64_t written_end; /* the kept bytes of every completed write end here */
+	uint64_t file_bytes;  /* bytes_written when this file began (rtr__sink_reopen()) */
 	/*
 	 * A stream: a pipe, FIFO, tty, socket or device, or a regular file we were handed
 	 * at a position other than 0 or in O_APPEND. Written in order with write(2), never
@@ -221,6 +225,17 @@ void rtr__sink_fail(struct rtr__sink *s, int err);
  * close_off[i] (try i + 1). Nothing in flight may remain.
  */
 int rtr__sink_write_close(struct rtr__sink *s, unsigned i, const char *text, size_t len);
+
+/*
+ * Rotation: go on in another file, fd (opened by the caller, positioned at 0), after
+ * everything submitted so far is written (the caller then closes the old one). The
+ * file's offsets and page cache hints start again; a compressed sink starts a new
+ * gzip stream; the results and a latched error go on. 0, or -errno (the old file's
+ * last error: fd is not taken).
+ */
+int rtr__sink_reopen(struct rtr__sink *s, int fd);
+/* Start a new gzip stream in the next chunk (sink_gzip.c). */
+void rtr__sink_gzip_restart(struct rtr__sink *s);
 
 /* Whether the sink should stop waiting for the file (s->cancel). */
 int rtr__sink_cancelled(const struct rtr__sink *s);

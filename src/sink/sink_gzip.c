@@ -293,6 +293,18 @@ struct rtr__chunk *rtr__sink_gzip_deflate(struct rtr__sink *s, struct rtr__chunk
 	return z;
 }
 
+void rtr__sink_gzip_restart(struct rtr__sink *s)
+{
+	struct rtr__gzip *g = s->gzip;
+
+	if (g->zs_ready)
+		deflateReset(&g->zs);
+	g->started = 0;
+	g->finished = 0;
+	g->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	g->isize = 0;
+}
+
 void rtr__sink_gzip_close(struct rtr__sink *s)
 {
 	struct rtr__gzip *g = s->gzip;

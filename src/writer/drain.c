@@ -72,6 +72,29 @@ struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r
 	return rd;
 }
 
+/*
+ * The thread's name and sort index, once per file: every segment and every chunk of
+ * the flight window names the threads it holds events of. A thread whose first event
+ * names it needs no name from before. The name is the ring's (the latest that
+ * rtr_thread_name() gave it, json_meta.c keeps it there).
+ */
+void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names)
+{
+	struct rtr__reader *rd = rtr__drain_reader(w, r);
+
+	rd->meta_file = w->out.file_id;
+	if (!first_event_names)
+		w->fmt->meta(w, r, RTR__WMETA_THREAD_NAME, 0);
+	/* relaxed: set by the owning thread; a late value is in the ring too */
+	int sort = __atomic_load_n(&r->sort_index, __ATOMIC_RELAXED);
+	if (sort != 0)
+		w->fmt->meta(w, r, RTR__WMETA_THREAD_SORT, sort - 1);
+	if (!rd->meta_done) {
+		rd->meta_done = 1;
+		w->drain.threads++;
+	}
+}
+
 /* Show new drops: the session's running total, on r's thread. */
 static void show_drops(struct rtr__writer *w, struct rtr__ring *r, struct rtr__reader *rd)
 {
@@ -176,6 +199,63 @@ static inline struct span span_end(const struct rtr__ring *r, const struct rtr__
 	return sp;
 }
 
+/* Whether rec is on the thread's own timeline: not at a time of the program's
+ * choosing (an explicit timestamp, a track's clock). */
+static inline int on_timeline(const struct rtr__rec *rec)
+{
+	return !(rec->flags & (RTR__F_TRACK | RTR__F_TS_NS)) && rec->kind != RTR__K_COMPLETE;
+}
+
+/* Where event ev ends on r's timeline, in ticks (its E's time for a folded slice). */
+static inline uint64_t event_end_ticks(const struct rtr__ring *r, const struct rtr__drained *ev)
+{
+	const struct rtr__rec *rec = rtr__ring_rec(r, ev->pos);
+
+	return ev->end != NULL		   ? ev->end->ts
+	       : rec->kind == RTR__K_SCOPE ? rec->ts + rec->b
+					   : rec->ts;
+}
+
+/*
+ * The batch is written: its latest time on the thread's timeline is where a cut would
+ * end and begin again the thread's open slices, after every event written and before
+ * every one to come (a thread records in time order).
+ */
+static inline void note_last_ticks(struct rtr__reader *rd, const struct rtr__ring *r,
+				   const struct rtr__drained *ev, uint32_t n)
+{
+	while (n-- > 0) {
+		if (!on_timeline(rtr__ring_rec(r, ev[n].pos)))
+			continue;
+		uint64_t t = event_end_ticks(r, &ev[n]);
+		if (t > rd->last_ticks)
+			rd->last_ticks = t;
+		return;
+	}
+}
+
+uint64_t rtr__drain_cut_ticks(struct rtr__writer *w, struct rtr__ring *r)
+{
+	struct rtr__reader *rd = rtr__reader_of(r);
+	uint64_t t = rd->last_ticks;
+
+	if (r != w->drain.current || w->drain.batch == NULL)
+		return t;
+	/* A cut in the middle of a batch: before the event being written, after those
+	 * written before it. */
+	const struct rtr__drained *ev = w->drain.batch;
+	const struct rtr__rec *rec = rtr__ring_rec(r, ev[w->drain.batch_at].pos);
+	if (on_timeline(rec))
+		return rec->ts > t ? rec->ts : t;
+	for (uint32_t k = w->drain.batch_at; k-- > 0;) {
+		if (!on_timeline(rtr__ring_rec(r, ev[k].pos)))
+			continue;
+		uint64_t e = event_end_ticks(r, &ev[k]);
+		return e > t ? e : t;
+	}
+	return t;
+}
+
 /* Drain up to `max` records of r. Returns the records consumed. */
 static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t max)
 {
@@ -189,17 +269,9 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 		return 0;
 	}
 	w->fmt->begin_ring(w, r);
-	if (!rd->meta_done) {
-		/* A thread whose first event names it needs no name from before. */
-		if (rtr__ring_rec(r, tail)->kind != RTR__K_THREAD_NAME)
-			w->fmt->meta(w, r, RTR__WMETA_THREAD_NAME, 0);
-		/* relaxed: set by the owning thread; a late value is in the ring too */
-		int sort = __atomic_load_n(&r->sort_index, __ATOMIC_RELAXED);
-		if (sort != 0)
-			w->fmt->meta(w, r, RTR__WMETA_THREAD_SORT, sort - 1);
-		rd->meta_done = 1;
-		w->drain.threads++;
-	}
+	w->drain.current = r;
+	if (rd->meta_file != w->out.file_id)
+		rtr__drain_thread_meta(w, r, rtr__ring_rec(r, tail)->kind == RTR__K_THREAD_NAME);
 	while (done < avail && done < max) {
 		struct rtr__drained ev[BATCH_EVENTS];
 		uint32_t n = 0, folded = 0;
@@ -228,6 +300,8 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 			done = next - tail + sp.skip + (sp.end != NULL);
 		}
 		uint64_t encoded = w->fmt->events(w, r, ev, n);
+		note_last_ticks(rd, r, ev, n);
+		w->drain.batch = NULL;
 		rd->events += encoded;
 		if (RTR_UNLIKELY(encoded != n + folded)) { /* some did not decode */
 			for (uint32_t i = 0; i < n; i++) {
@@ -256,6 +330,8 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 /* Fold a drained, closed ring into the retired totals and free it. */
 static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 {
+	if (w->drain.current == r)
+		w->drain.current = NULL;
 	rtr__account_ring(w, r, &w->acct.retired);
 	if (reader_of(r)->session == w->drain.session_id)
 		rtr__slices_free(reader_of(r)->slices);

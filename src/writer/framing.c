@@ -57,6 +57,11 @@ void rtr__out_submit(struct rtr__writer *w)
 {
 	if (w->out.chunk->len == 0)
 		return;
+	if (w->out.flight != NULL && !w->out.snapshotting) {
+		rtr__cut_keep_chunk(w); /* no file: the window keeps it */
+		rtr__out_set_limit(w);
+		return;
+	}
 	w->out.chunk->keep = w->out.chunk->len;
 	if (!w->out.finishing && w->out.provisional)
 		w->fmt->end_file(w, 0);
@@ -64,7 +69,42 @@ void rtr__out_submit(struct rtr__writer *w)
 		w->out.chunk->keep = 0; /* all of it */
 	rtr__sink_submit(&w->out.sink, w->out.chunk);
 	w->out.chunk = rtr__sink_acquire(&w->out.sink);
+	rtr__out_set_limit(w);
 	rtr__out_report_error(w);
+}
+
+/*
+ * The limit out_reserve() fills a chunk to. With rotation it is the segment's room
+ * (what max_mb leaves, plus the slack out_reserve() keeps), so the line that would
+ * carry the segment past max_mb ends it instead (rtr__out_full()); otherwise, and
+ * while a cut writes its own lines, the chunk's size.
+ */
+void rtr__out_set_limit(struct rtr__writer *w)
+{
+	struct rtr__out *o = &w->out;
+	uint64_t used = o->sink.text_offset, left;
+
+	o->chunk_limit = RTR__CHUNK_BYTES;
+	if (o->limit_bytes == UINT64_MAX || o->cutting)
+		return;
+	left = used < o->limit_bytes ? o->limit_bytes - used : 0;
+	if (left + PAGE_BYTES + TAIL_ROOM < RTR__CHUNK_BYTES)
+		o->chunk_limit = (size_t)left + PAGE_BYTES + TAIL_ROOM;
+}
+
+void rtr__out_full(struct rtr__writer *w, size_t need)
+{
+	struct rtr__out *o = &w->out;
+
+	/* The segment is full, and holds an event (a line larger than a whole segment
+	 * must go somewhere): the next one begins. */
+	if (o->limit_bytes != UINT64_MAX && !o->cutting && o->encoded > o->file_events &&
+	    o->sink.text_offset + o->chunk->len + need > o->limit_bytes)
+		rtr__cut_rotate(w);
+	else
+		rtr__out_submit(w);
+	if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit)
+		o->chunk_limit = RTR__CHUNK_BYTES; /* this line goes in whatever the limit */
 }
 
 static char *put_escaped_str(char *p, const char *s)
@@ -118,6 +158,23 @@ void rtr__json_begin_file(struct rtr__writer *w)
 	p = put_escaped_str(p, w->out.sink.gzip != NULL ? "gzip" : "none");
 	p = PUT_LIT(p, ",\"cache_mb\":");
 	p = rtr__json_u64(p, w->out.sink.cache_window >> 20);
+	if (s->cfg.mode == RTR_MODE_FLIGHT) {
+		p = PUT_LIT(p, ",\"mode\":\"flight\",\"flight_mb\":");
+		p = rtr__json_u64(p, s->cfg.flight_mb);
+		p = PUT_LIT(p, ",\"snapshot\":");
+		p = rtr__json_u64(p, w->out.file_no);
+	} else if (s->numbered) {
+		p = PUT_LIT(p, ",\"segment\":");
+		p = rtr__json_u64(p, w->out.file_no);
+		if (s->cfg.max_mb > 0) {
+			p = PUT_LIT(p, ",\"max_mb\":");
+			p = rtr__json_u64(p, s->cfg.max_mb);
+		}
+		if (s->cfg.max_seconds > 0) {
+			p = PUT_LIT(p, ",\"max_seconds\":");
+			p = rtr__json_u64(p, s->cfg.max_seconds);
+		}
+	}
 	p = PUT_LIT(p, "}},\n");
 	p = out_commit(w, p, 0);
 	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_name\"");
@@ -126,6 +183,7 @@ void rtr__json_begin_file(struct rtr__writer *w)
 	p = put_escaped_str(p, s->process_name);
 	p = PUT_LIT(p, "}},\n");
 	out_commit(w, p, 0);
+	rtr__json_process_meta(w); /* the label and sort index, in every file */
 }
 
 /*
@@ -145,6 +203,12 @@ void rtr__json_end_file(struct rtr__writer *w, int final)
 	uint64_t failed = rtr_atomic_load_relaxed(&w->out.sink.events_failed);
 	uint64_t io = failed + rtr_atomic_load_relaxed(&w->acct.st_unwritten);
 	uint64_t bytes = w->out.sink.text_offset + w->out.chunk->len;
+	/* this file's events: a segment's since it began, a snapshot's in its window */
+	uint64_t events = w->out.snapshotting ? w->out.snapshot_events
+					      : w->out.encoded - w->out.file_events -
+							(failed - w->out.file_failed);
+	uint32_t sig = final ? rtr_atomic_load_relaxed(&w->loop.signal)
+			     : rtr_atomic_load_relaxed(&w->loop.flush_signal);
 	char *p = w->out.chunk->data + w->out.chunk->len;
 
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":");
@@ -153,7 +217,35 @@ void rtr__json_end_file(struct rtr__writer *w, int final)
 	p = PUT_LIT(p, ",\"args\":{\"final\":");
 	p = final ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
 	p = PUT_LIT(p, ",\"events\":");
-	p = rtr__json_u64(p, w->out.encoded - failed);
+	p = rtr__json_u64(p, events);
+	if (sig != 0) {
+		p = PUT_LIT(p, ",\"signal\":");
+		p = rtr__json_u64(p, sig);
+	}
+	if (s->numbered) {
+		int flight = s->cfg.mode == RTR_MODE_FLIGHT;
+		p = flight ? PUT_LIT(p, ",\"snapshot\":") : PUT_LIT(p, ",\"segment\":");
+		p = rtr__json_u64(p, w->out.file_no);
+		if (!flight)
+			p = w->out.continues && final ? PUT_LIT(p, ",\"continues\":true")
+						      : PUT_LIT(p, ",\"continues\":false");
+		p = PUT_LIT(p, ",\"events_session\":");
+		p = rtr__json_u64(p, w->out.encoded - failed);
+		p = PUT_LIT(p, ",\"continued\":");
+		p = rtr__json_u64(p, w->out.continued);
+		p = flight ? PUT_LIT(p, ",\"open\":") : PUT_LIT(p, ",\"cut\":");
+		p = rtr__json_u64(p, final ? w->out.closed : 0);
+		if (w->out.cut_lost != 0) {
+			p = PUT_LIT(p, ",\"cut_lost\":");
+			p = rtr__json_u64(p, w->out.cut_lost);
+		}
+		if (w->out.flight != NULL) {
+			uint64_t evicted, sbytes;
+			rtr__cut_flight_counts(w, &evicted, &sbytes);
+			p = PUT_LIT(p, ",\"evicted\":");
+			p = rtr__json_u64(p, evicted);
+		}
+	}
 	p = PUT_LIT(p, ",\"dropped\":");
 	p = rtr__json_u64(p, full + large + reentrant + corrupt + no_track + io);
 	p = PUT_LIT(p, ",\"dropped_ring_full\":");

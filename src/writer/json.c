@@ -19,6 +19,7 @@
 #include "common/atomic.h"
 #include "common/mem.h"
 #include "producer/tracks.h"
+#include "writer/async_open.h"
 #include "writer/slices.h"
 
 #include <errno.h>
@@ -292,17 +293,18 @@ static size_t track_ids(const struct rtr_track *t, unsigned k, char ids[48])
 	return (size_t)(p - ids);
 }
 
-/* A B line was written on r's thread: it is now the innermost open slice there. */
+/* A B line is being written on r's thread, its arguments' text bargs (len 0: none):
+ * it is now the innermost open slice there. */
 static void slice_opened(struct rtr__ring *r, const struct rtr__rec *rec,
-			 const struct rtr__rec_view *v)
+			 const struct rtr__rec_view *v, const char *bargs, size_t bargs_len)
 {
 	struct rtr__reader *rd = rtr__reader_of(r);
 
 	if (rd->slices == NULL && (rd->slices = rtr__slices_new()) == NULL)
 		return; /* without memory: pops go unnamed, added arguments are cut */
 	int copied = (rec->flags & RTR__F_NAME_COPY) != 0;
-	rtr__slices_push(rd->slices, copied ? 0 : rec->a, rec->b, copied ? v->name : NULL,
-			 copied ? v->name_len : 0);
+	rtr__slices_push_full(rd->slices, rec->a, rec->b, copied ? v->name : NULL,
+			      copied ? v->name_len : 0, bargs, bargs_len);
 }
 
 /*
@@ -433,8 +435,12 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 				   : rec->kind | (uint32_t)(rec->flags & (RTR__F_SCOPE_PROCESS |
 									  RTR__F_SCOPE_GLOBAL))
 							 << 8;
+	/* the line's parts, kept for the open slice or async span it begins (cut.c) */
+	char *line0 = p, *ts0, *rest0, *rest1, *args0 = NULL, *args1 = NULL;
 	p = put_head(w, p, key, rec, &v);
+	ts0 = p;
 	p = rtr__json_us(p, ts);
+	rest0 = p;
 	if (rtr__kind_has_id(rec->kind)) {
 		p = put_hex_id(p, v.word);
 	} else if (end != NULL) {
@@ -453,6 +459,7 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 	}
 	memcpy(p, ids, sizeof(w->json.ids));
 	p += ids_len; /* the line ends here unless it has arguments */
+	rest1 = p - (sizeof("},\n") - 1);
 	if (RTR_UNLIKELY(rec->kind == RTR__K_COUNTER_I64 || rec->kind == RTR__K_COUNTER_F64 ||
 			 rec->nargs > 0)) {
 		p -= sizeof("},\n") - 1; /* the arguments go before the line's end */
@@ -465,7 +472,9 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 			p = put_f64_bits(p, v.word);
 			*p++ = '}';
 		} else {
+			args0 = p + sizeof(",\"args\":{") - 1;
 			p = put_args(w, p, rec, &v);
+			args1 = p - 1;
 		}
 		p = PUT_LIT(p, "},\n");
 	}
@@ -494,11 +503,20 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 		}
 		p = PUT_LIT(p, "}},\n");
 	}
+	if (slices && end == NULL) {
+		size_t args_len = args0 != NULL ? (size_t)(args1 - args0) : 0;
+		if (rec->kind == RTR__K_BEGIN)
+			slice_opened(r, rec, &v, args0, args_len);
+		else if (rec->kind == RTR__K_ASYNC_BEGIN)
+			rtr__async_open_add(&w->json.async, rec->b, v.word, line0,
+					    (size_t)(ts0 - line0), rest0, (size_t)(rest1 - rest0),
+					    args0, args_len);
+		else if (rec->kind == RTR__K_ASYNC_END)
+			rtr__async_open_end(&w->json.async, rec->b, v.word);
+	}
 	out_commit(w, p, end != NULL ? 2 + (slices ? args : 0) : 1);
 	if (slices && open != NULL)
 		rtr__slices_pop(open);
-	else if (slices && rec->kind == RTR__K_BEGIN && end == NULL)
-		slice_opened(r, rec, &v);
 	return true;
 }
 
@@ -521,16 +539,23 @@ static __attribute__((noinline)) bool encode_slice_event(struct rtr__writer *w, 
  * with added arguments, a thread's first B. A plain B or E takes the common one, and
  * the stack follows it (slices_follow()).
  */
+#define SLICE_KINDS                                                       \
+	(1u << RTR__K_BEGIN | 1u << RTR__K_END | 1u << RTR__K_SLICE_ARG | \
+	 1u << RTR__K_ASYNC_BEGIN | 1u << RTR__K_ASYNC_END)
+_Static_assert(RTR__K_LAST < 32, "SLICE_KINDS is a 32-bit set");
+
 static inline bool touches_slices(struct rtr__ring *r, const struct rtr__rec *rec,
 				  const struct rtr__rec *end, uint32_t args)
 {
 	if (end != NULL)
 		return args > 0;
-	if (RTR_LIKELY(rec->kind > RTR__K_END && rec->kind != RTR__K_SLICE_ARG))
+	if (RTR_LIKELY(!((SLICE_KINDS >> rec->kind) & 1u)))
 		return false;
 	const struct rtr__slices *open = rtr__reader_of(r)->slices;
 	size_t added;
-	if (rec->kind == RTR__K_SLICE_ARG || rec->flags != 0 || open == NULL)
+	/* async spans are kept open for the cuts (async_open.h), as are a B's arguments */
+	if (rec->kind > RTR__K_END || rec->flags != 0 || open == NULL ||
+	    (rec->kind == RTR__K_BEGIN && rec->nargs > 0))
 		return true;
 	return rec->kind == RTR__K_END && (rtr__slices_args(open, &added), added > 0);
 }
@@ -552,8 +577,10 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 {
 	uint64_t events = 0;
 
+	w->drain.batch = ev;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t pos = ev[i].pos;
+		w->drain.batch_at = i; /* a cut in the middle of the batch knows where */
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos), *end = ev[i].end;
 		uint32_t args = end != NULL ? ev[i].args : 0;
 		for (;;) {
@@ -589,6 +616,110 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 	return events;
 }
 
+/* ------------------------------------------------------------------------- */
+/* The lines of a cut (cut.c)                                                 */
+
+/* `"key":true` for a cut line's arguments. */
+static const char *cut_flag(int what)
+{
+	switch (what) {
+	case RTR__CUT_BEGIN:
+		return "\"continued\":true";
+	case RTR__CUT_END:
+		return "\"cut\":true";
+	default:
+		return "\"open\":true";
+	}
+}
+
+/* rtr__format.cut_ring: r's open slices, ended (innermost first, with the arguments
+ * added so far) or begun again (outermost first, with the B's own arguments). */
+static uint64_t json_cut_ring(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
+			      size_t budget)
+{
+	const struct rtr__slices *s = rtr__reader_of(r)->slices;
+	const char *flag = cut_flag(what);
+	size_t flag_len = strlen(flag);
+	uint64_t lines = 0;
+
+	if (s == NULL)
+		return 0;
+	for (uint32_t k = 0; k < s->depth; k++) {
+		uint32_t i = what == RTR__CUT_BEGIN ? k : s->depth - 1 - k;
+		const struct rtr__open_slice *l = &s->level[i];
+		struct rtr__rec rec;
+		struct rtr__rec_view v;
+		memset(&rec, 0, sizeof(rec));
+		memset(&v, 0, sizeof(v));
+		rec.kind = what == RTR__CUT_BEGIN ? RTR__K_BEGIN : RTR__K_END;
+		rec.a = l->name;
+		rec.b = l->cat;
+		if (l->name == 0 && l->copy_len != UINT32_MAX) {
+			rec.flags = RTR__F_NAME_COPY;
+			v.name = s->text + l->copy_off;
+			v.name_len = l->copy_len;
+		}
+		const char *args = s->text + (what == RTR__CUT_BEGIN ? l->bargs_off : l->args_off);
+		size_t args_len = what == RTR__CUT_BEGIN ? l->bargs_len
+				  : i + 1 < s->depth	 ? s->level[i + 1].copy_off - l->args_off
+							 : s->text_len - l->args_off;
+		size_t bound = LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED + COPY_ESCAPED +
+			       args_len + flag_len;
+		if (bound > budget)
+			break; /* the caller counts what is left */
+		budget -= bound;
+		char *p = out_reserve(w, bound);
+		p = rtr__json_encode_head(w, p, rec.kind, &rec, &v);
+		p = rtr__json_us(p, ts);
+		p = put_pid_tid(w, p, r->tid);
+		p = PUT_LIT(p, ",\"args\":{");
+		if (args_len > 0) {
+			p = put(p, args, args_len);
+			*p++ = ',';
+		}
+		p = put(p, flag, flag_len);
+		p = PUT_LIT(p, "}},\n");
+		out_commit(w, p, 0);
+		lines++;
+	}
+	return lines;
+}
+
+/* rtr__format.cut_async: the open async spans, ended (newest first) or begun again
+ * (oldest first). */
+static uint64_t json_cut_async(struct rtr__writer *w, int what, uint64_t ts, size_t budget)
+{
+	static const struct rtr__async_span *list[RTR_ASYNC_OPEN_MAX]; /* writer thread only */
+	size_t n = rtr__async_open_list(&w->json.async, what == RTR__CUT_BEGIN ? 1 : -1, list);
+	const char *flag = cut_flag(what);
+	size_t flag_len = strlen(flag);
+	uint64_t lines = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rtr__async_span *a = list[i];
+		size_t bound = RTR_ASYNC_LINE_MAX + flag_len + 64;
+		if (bound > budget)
+			break;
+		budget -= bound;
+		char *p = out_reserve(w, bound), *line = p;
+		p = put(p, a->text, a->head_len);
+		if (what != RTR__CUT_BEGIN)
+			line[sizeof("{\"ph\":\"") - 1] = 'e'; /* the phase letter */
+		p = rtr__json_us(p, ts);
+		p = put(p, a->text + a->head_len, a->rest_len);
+		p = PUT_LIT(p, ",\"args\":{");
+		if (a->args_len > 0 && what == RTR__CUT_BEGIN) {
+			p = put(p, a->text + a->head_len + a->rest_len, a->args_len);
+			*p++ = ',';
+		}
+		p = put(p, flag, flag_len);
+		p = PUT_LIT(p, "}},\n");
+		out_commit(w, p, 0);
+		lines++;
+	}
+	return lines;
+}
+
 /* rtr__format.begin_ring */
 static void json_begin_ring(struct rtr__writer *w, const struct rtr__ring *r)
 {
@@ -613,6 +744,7 @@ static int json_init(struct rtr__writer *w)
 					  ",\"pid\":%ld,\"tid\":", (long)w->s.pid);
 	j->ids_tid = -1;
 	rtr__memstack_init(&j->mem); /* maps nothing until the first use */
+	memset(&j->async, 0, sizeof(j->async));
 
 	err = rtr__intern_init(&j->intern, INTERN_ARENA, INTERN_SLOTS);
 	if (err != 0)
@@ -650,6 +782,10 @@ static void json_fini(struct rtr__writer *w, int how)
 		j->scratch = NULL;
 		rtr__intern_destroy(&j->intern);
 	}
+	if (how != RTR__FINI_FORGET)
+		rtr__async_open_free(&j->async);
+	else
+		memset(&j->async, 0, sizeof(j->async));
 	if (how == RTR__FINI_ALL)
 		rtr__memstack_destroy(&j->mem);
 	else
@@ -665,4 +801,6 @@ const struct rtr__format rtr__json_format = {
 	.meta = rtr__json_meta,
 	.events = json_events,
 	.end_file = rtr__json_end_file,
+	.cut_ring = json_cut_ring,
+	.cut_async = json_cut_async,
 };

@@ -64,6 +64,17 @@ void rtr__json_thread_name(struct rtr__writer *w, const struct rtr__ring *r, con
 	p = rtr__json_escape(p, name, len);
 	p = PUT_LIT(p, "\"}},\n");
 	out_commit(w, p, events);
+	if (events != 0 && name != r->name) {
+		/* The ring's name is the writer's once the ring is made: the next file
+		 * names the thread with the name it has now. */
+		struct rtr__ring *rw = (struct rtr__ring *)(uintptr_t)r;
+		size_t n = len < sizeof(rw->name) - 1 ? len : sizeof(rw->name) - 1;
+		if (n < len)
+			while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+				n--; /* not inside a character */
+		memmove(rw->name, name, n);
+		rw->name[n] = '\0';
+	}
 }
 
 /* The program's process label and sort index, once per file. */
@@ -110,13 +121,13 @@ bool rtr__json_meta_record(struct rtr__writer *w, const struct rtr__ring *r,
 	return true;
 }
 
-/* Name the track's process (once per file) and lane `k` (once per file). */
+/* Name the track's process and lane `k`, once per file (rtr__out.file_id). */
 void rtr__json_track_meta(struct rtr__writer *w, struct rtr_track *t, unsigned k)
 {
 	const struct rtr__pseudo_process *pp = rtr__track_process(t);
 	uint32_t tid = t->tid + k;
 
-	if (rtr__track_process_claim(t, w->drain.session_id)) {
+	if (rtr__track_process_claim(t, w->out.file_id)) {
 		put_meta_line(w, 0, "process_name", pp->pid, tid, "name", pp->name,
 			      strlen(pp->name), 0);
 		if (pp->label[0] != '\0')
@@ -126,7 +137,7 @@ void rtr__json_track_meta(struct rtr__writer *w, struct rtr_track *t, unsigned k
 			put_meta_line(w, 0, "process_sort_index", pp->pid, tid, "sort_index", NULL,
 				      0, pp->sort_index);
 	}
-	if (!rtr__lane_claim_name(t, k, w->drain.session_id))
+	if (!rtr__lane_claim_name(t, k, w->out.file_id))
 		return;
 	char name[RTR_NAME_MAX + 16];
 	size_t len = rtr__lane_name(t, k, name, sizeof(name));

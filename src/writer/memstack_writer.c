@@ -3,8 +3,8 @@
 #include "writer/memstack_writer.h"
 
 #include "common/compiler.h"
-#include "common/mem.h"
 #include "common/jsontext.h"
+#include "common/mem.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -25,8 +25,8 @@ static inline char *out_reserve(struct rtr__writer *w, size_t need)
 {
 	struct rtr__out *o = &w->out;
 
-	if (RTR_UNLIKELY(o->sink.chunk_bytes - o->chunk->len < need + PAGE_BYTES + TAIL_ROOM))
-		rtr__out_submit(w);
+	if (RTR_UNLIKELY(o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit))
+		rtr__out_full(w, need);
 	return o->chunk->data + o->chunk->len;
 }
 

@@ -25,18 +25,31 @@ void rtr__slices_free(struct rtr__slices *s)
 	free(s);
 }
 
-void rtr__slices_push_copy(struct rtr__slices *s, uint64_t cat, const char *copy, uint32_t copy_len)
+void rtr__slices_push_full(struct rtr__slices *s, uint64_t name, uint64_t cat, const char *copy,
+			   uint32_t copy_len, const char *bargs, size_t bargs_len)
 {
+	if (s->overflow > 0 || s->depth == RTR_SLICES_DEPTH) {
+		s->overflow++;
+		return;
+	}
 	struct rtr__open_slice *l = &s->level[s->depth++];
-	l->name = 0;
+	l->name = copy != NULL ? 0 : name;
 	l->cat = cat;
 	l->copy_off = s->text_len;
-	if (copy_len <= RTR_SLICES_TEXT - s->text_len) {
+	l->copy_len = 0;
+	if (copy != NULL && copy_len <= RTR_SLICES_TEXT - s->text_len) {
 		memcpy(s->text + s->text_len, copy, copy_len);
 		s->text_len += copy_len;
 		l->copy_len = copy_len;
-	} else {
+	} else if (copy != NULL) {
 		l->copy_len = UINT32_MAX;
+	}
+	l->bargs_off = s->text_len;
+	l->bargs_len = 0;
+	if (bargs_len > 0 && bargs_len <= RTR_SLICES_TEXT - s->text_len) {
+		memcpy(s->text + s->text_len, bargs, bargs_len);
+		s->text_len += (uint32_t)bargs_len;
+		l->bargs_len = (uint32_t)bargs_len;
 	}
 	l->args_off = s->text_len;
 	l->args_kept = 0;

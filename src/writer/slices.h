@@ -5,7 +5,10 @@
  * thread, and this stack is the same thing seen from the writer, so it knows what an E
  * ends without the producer saying: rtr_pop() records an E with no name, and the
  * writer gives it the name and category of the B on top. Arguments added to an open
- * slice (rtr_scope_arg_*) wait here, encoded, until its E is written.
+ * slice (rtr_scope_arg_*) wait here, encoded, until its E is written. A B's own
+ * arguments are kept too, encoded, so that a cut (cut.c) can end each open slice
+ * where a file ends and begin it again, with the same arguments, where the next
+ * one starts.
  *
  * Bounded: RTR_SLICES_DEPTH levels, and RTR_SLICES_TEXT bytes for copied names and
  * waiting arguments together. Levels opened past the depth are counted (`overflow`)
@@ -31,6 +34,8 @@ struct rtr__open_slice {
 	uint64_t cat;	    /* the B's category (its record's b) */
 	uint32_t copy_off;  /* a copied name's raw bytes in text */
 	uint32_t copy_len;  /* ... and their count; UINT32_MAX: the name did not fit */
+	uint32_t bargs_off; /* the B's own arguments' text, `"k":v,...` */
+	uint32_t bargs_len; /* ... its length; 0: none, or they did not fit */
 	uint32_t args_off;  /* this level's waiting arguments start here in text */
 	uint32_t args_kept; /* how many of them */
 };
@@ -48,9 +53,11 @@ struct rtr__slices {
 struct rtr__slices *rtr__slices_new(void);
 void rtr__slices_free(struct rtr__slices *s);
 
-/* A B line with a copied name (out of line: slices.c). Room for a level is there. */
-void rtr__slices_push_copy(struct rtr__slices *s, uint64_t cat, const char *copy,
-			   uint32_t copy_len);
+/* A B line with a copied name or arguments (out of line: slices.c): name and cat as
+ * rtr__slices_push(), bargs its arguments' text (bargs_len 0: none). Counts a level
+ * past the depth. */
+void rtr__slices_push_full(struct rtr__slices *s, uint64_t name, uint64_t cat, const char *copy,
+			   uint32_t copy_len, const char *bargs, size_t bargs_len);
 
 /* A B line was written: name/cat from its record, copy/copy_len its copied name (or
  * NULL). */
@@ -62,7 +69,7 @@ static inline void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64
 		return;
 	}
 	if (RTR_UNLIKELY(copy != NULL)) {
-		rtr__slices_push_copy(s, cat, copy, copy_len);
+		rtr__slices_push_full(s, 0, cat, copy, copy_len, NULL, 0);
 		return;
 	}
 	struct rtr__open_slice *l = &s->level[s->depth++];
@@ -70,6 +77,8 @@ static inline void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64
 	l->cat = cat;
 	l->copy_off = s->text_len;
 	l->copy_len = 0;
+	l->bargs_off = s->text_len;
+	l->bargs_len = 0;
 	l->args_off = s->text_len;
 	l->args_kept = 0;
 }

@@ -42,8 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK_BYTES ((size_t)1 << 20)
-#define NCHUNKS	    4
+#define CHUNK_BYTES RTR__CHUNK_BYTES
+#define NCHUNKS	    RTR__NCHUNKS
 #define DRAIN_BATCH 8192u /* records per ring per pass */
 /* A pass that found fewer records than this sleeps (unless a ring is over its mark):
  * a writer that went round again at once would read the producers' lines while they
@@ -101,7 +101,7 @@ void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__t
  * where unwritten is what a stop left in the rings (final: after the stop's wait, so
  * the identity recorded = written + dropped holds exactly, see ring.h).
  */
-static void account(struct rtr__writer *w, int final)
+void rtr__writer_account(struct rtr__writer *w, int final)
 {
 	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
 	struct rtr__totals t = w->acct.retired;
@@ -119,6 +119,14 @@ static void account(struct rtr__writer *w, int final)
 	rtr_atomic_store_relaxed(&w->acct.st_dropped_corrupt, t.corrupt);
 	rtr_atomic_store_relaxed(&w->acct.st_args_cut, t.args_cut);
 	rtr_atomic_store_relaxed(&w->acct.st_threads, w->drain.threads);
+	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
+	if (w->out.flight != NULL) {
+		uint64_t evicted, bytes;
+		rtr__cut_flight_counts(w, &evicted, &bytes);
+		rtr_atomic_store_relaxed(&w->acct.st_evicted, evicted);
+		rtr_atomic_store_relaxed(&w->acct.st_snapshot_bytes, bytes);
+		rtr_atomic_store_relaxed(&w->acct.st_flight_written, t.consumed);
+	}
 	if (final && t.events > t.consumed + t.corrupt)
 		rtr_atomic_store_relaxed(&w->acct.st_unwritten, t.events - t.consumed - t.corrupt);
 }
@@ -126,11 +134,55 @@ static void account(struct rtr__writer *w, int final)
 /* ------------------------------------------------------------------------- */
 /* The thread                                                                 */
 
+static void write_out(struct rtr__writer *w, int wait);
+
+/* Whether a snapshot (or the end of a segment) was asked for. */
+static int snapshot_pending(struct rtr__writer *w)
+{
+	/* A11: pairs with R11 in rtr__writer_signal_snapshot() and rtr__writer_snapshot() */
+	return rtr_atomic_load_acquire(&w->loop.snap_signals) != w->loop.snap_signals_done ||
+	       rtr_atomic_load_acquire(&w->loop.snap_req) != w->loop.snap_done;
+}
+
+/*
+ * Serve the snapshots asked for: by the snapshot signal (all of them at once: one
+ * file), then by rtr_snapshot() (its ticket, its path). Flight mode writes the
+ * window; stream mode with rotation ends the segment; without, a signal flushes.
+ */
+static void serve_snapshots(struct rtr__writer *w)
+{
+	/* A11: as in snapshot_pending() */
+	uint32_t sigs = rtr_atomic_load_acquire(&w->loop.snap_signals);
+	uint32_t req = rtr_atomic_load_acquire(&w->loop.snap_req);
+	int rotating = w->out.limit_bytes != UINT64_MAX || w->loop.next_cut_ns != 0;
+
+	if (sigs != w->loop.snap_signals_done) {
+		w->loop.snap_signals_done = sigs;
+		if (w->out.flight != NULL)
+			rtr__cut_snapshot(w, NULL);
+		else if (rotating)
+			rtr__cut_rotate(w);
+		else
+			write_out(w, 1);
+	}
+	if (req != w->loop.snap_done) {
+		int err = w->out.flight != NULL ? rtr__cut_snapshot(w, w->loop.snap_path)
+			  : rotating		? (rtr__cut_rotate(w),
+					   rtr_atomic_load_relaxed(&w->out.sink.error))
+						: -ENOTSUP;
+		w->loop.snap_err = err;
+		/* R12: pairs with A12 in rtr__writer_snapshot(); the file and snap_err */
+		rtr_atomic_store_release(&w->loop.snap_done, req);
+		futex(&w->loop.snap_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	}
+}
+
 /* Is there a reason not to sleep? Read after the sleep flag is set and fenced. */
 static int work_pending(struct rtr__writer *w)
 {
 	if (rtr_atomic_load_acquire(&w->loop.stop) ||
-	    rtr_atomic_load_acquire(&w->loop.flush_req) != w->loop.flush_done)
+	    rtr_atomic_load_acquire(&w->loop.flush_req) != w->loop.flush_done ||
+	    snapshot_pending(w))
 		return 1;
 	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
 	for (size_t i = 0; i < n; i++)
@@ -152,6 +204,8 @@ static void writer_sleep(struct rtr__writer *w, uint64_t ns)
 
 static void write_out(struct rtr__writer *w, int wait)
 {
+	if (w->out.flight != NULL) /* no file: the window takes chunks when they are full */
+		return;
 	rtr__out_submit(w);
 	if (wait)
 		rtr__sink_wait(&w->out.sink);
@@ -163,6 +217,7 @@ static void write_out(struct rtr__writer *w, int wait)
 static void release_session(struct rtr__writer *w)
 {
 	rtr__sink_close(&w->out.sink);
+	rtr__cut_fini(w, RTR__FINI_ALL);
 	w->fmt->fini(w, RTR__FINI_ALL);
 }
 
@@ -177,15 +232,20 @@ static void *writer_main(void *arg)
 		uint32_t stop = rtr_atomic_load_acquire(&w->loop.stop);
 		/* A6: pairs with R6 in rtr__writer_flush_request(); earlier events in the rings */
 		uint32_t flush = rtr_atomic_load_acquire(&w->loop.flush_req);
-		int urgent = stop || flush != w->loop.flush_done;
+		int snap = snapshot_pending(w);
+		int urgent = stop || flush != w->loop.flush_done || snap;
 		/* An urgent pass drains each ring up to the head it reads, which is past
 		 * every event recorded before the flush or stop request. */
 		uint64_t work = rtr__drain_all(w, urgent ? UINT32_MAX : DRAIN_BATCH);
 
-		account(w, 0);
+		rtr__writer_account(w, 0);
 		uint64_t now = rtr__mono_ns();
 		/* after the drain: every tick converted so far is below the new pair */
 		rtr__clock_repair(&w->s.clock, now);
+		if (RTR_UNLIKELY(snap))
+			serve_snapshots(w);
+		if (RTR_UNLIKELY(w->loop.next_cut_ns != 0 && now >= w->loop.next_cut_ns) && !stop)
+			rtr__cut_rotate(w); /* max_seconds */
 		if (stop) {
 			if (!quiesced) { /* then drain once more: what came in while we waited */
 				/* the stop's wait (ring.h), then one more drain */
@@ -217,15 +277,35 @@ static void *writer_main(void *arg)
 		}
 	}
 
-	account(w, 1);
+	rtr__writer_account(w, 1);
+	if (w->out.flight != NULL) {
+		/* The last snapshot, unless the program wants none; a signal's always. */
+		int err = 0;
+		if (w->s.cfg.flight_at_exit || rtr_atomic_load_relaxed(&w->loop.signal) != 0)
+			err = rtr__cut_snapshot(w, NULL);
+		w->loop.final_error = err;
+	} else {
+		w->out.cutting = 1; /* no segment limit: the end marker goes here */
+		w->out.closed = 0;
+		if (rtr_atomic_load_relaxed(&w->loop.signal) != 0) /* what each thread was in */
+			w->out.closed = rtr__cut_end_open(w, RTR__CUT_OPEN);
+		w->out.finishing = 1;
+		out_reserve(w, 0); /* TAIL_ROOM is free */
+		w->fmt->end_file(w, 1);
+		w->out.chunk->final = 1; /* the last write: a compressed stream ends with it */
+		write_out(w, 1);
+		rtr__out_close_after_error(w);
+		w->loop.final_error = rtr_atomic_load_relaxed(&w->out.sink.error);
+		if (w->s.numbered)
+			w->out.files++; /* the last segment */
+	}
+	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
 	rtr__drain_free_slices(w);
-	w->out.finishing = 1;
-	out_reserve(w, 0); /* TAIL_ROOM is free */
-	w->fmt->end_file(w, 1);
-	w->out.chunk->final = 1; /* the last write: a compressed stream ends with it */
-	write_out(w, 1);
-	rtr__out_close_after_error(w);
-	w->loop.final_error = rtr_atomic_load_relaxed(&w->out.sink.error);
+	/* rtr_snapshot() calls still waiting are not served: the session has ended. */
+	w->loop.snap_err = -ENOTCONN;
+	/* R12: pairs with A12 in rtr__writer_snapshot() */
+	rtr_atomic_store_release(&w->loop.snap_done, rtr_atomic_load_acquire(&w->loop.snap_req));
+	futex(&w->loop.snap_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	/* Flushes waiting now wait for nothing more: serve them all. */
 	/* A8: pairs with R6 in rtr__writer_flush_request(); no ticket is handed out while
 	 * stopping (the lifecycle lock), this is the last */
@@ -237,7 +317,8 @@ static void *writer_main(void *arg)
 	if (rtr_atomic_exchange_acq_rel(&w->loop.state, WRITER_EXITED) == WRITER_ABANDONED) {
 		/* Stop left without us (we were stuck in the file): nobody else frees. */
 		release_session(w);
-		close(w->s.fd);
+		if (w->s.fd >= 0)
+			close(w->s.fd);
 		/* R10: pairs with A10 in rtr__writer_start(); the session is freed */
 		rtr_atomic_store_release(&w->loop.state, WRITER_IDLE);
 		return NULL;
@@ -274,10 +355,34 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->loop.give_up = 0;
 	/* flush_req and flush_done run on across sessions: a flush that waits through a
 	 * stop and a start must not see its ticket served by counters set back. */
+	w->loop.signal = 0;
+	w->loop.signal_ring = NULL;
+	w->loop.flush_signal = 0;
+	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
+	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
 	w->fmt = &rtr__json_format; /* the only format so far */
 	err = w->fmt->init(w);
 	if (err != 0)
 		return err;
+	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->drain.rings[i];
+		rtr__drain_reader(w, r);
+		rtr__ring_consume(r, rtr__ring_readable(r));
+		if (rtr__ring_closed(r))
+			rtr__rings_free(r);
+	}
+
+	if (s->cfg.mode == RTR_MODE_FLIGHT) {
+		/* No file until a snapshot: the window takes the lines. */
+		memset(&w->out.sink, 0, sizeof(w->out.sink));
+		w->out.provisional = 0;
+		err = rtr__cut_start(w);
+		if (err != 0)
+			goto fail_format;
+		goto start_thread;
+	}
 	/* rtr__session_config() has resolved RTR_COMPRESS_AUTO by the path's suffix. */
 	if (s->cfg.compress == RTR_COMPRESS_GZIP || s->cfg.compress == RTR_COMPRESS_GZIP_MEMBERS)
 		err = rtr__sink_open_gzip(&w->out.sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS,
@@ -299,17 +404,10 @@ int rtr__writer_start(const struct rtr__session *s)
 		rtr__sink_cache_window(&w->out.sink, (uint64_t)s->cfg.cache_mb << 20);
 	w->out.sink.cancel = &w->loop.give_up;
 
-	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
-		rtr__drain_reader(w, r);
-		rtr__ring_consume(r, rtr__ring_readable(r));
-		if (rtr__ring_closed(r))
-			rtr__rings_free(r);
-	}
-
 	w->out.chunk = rtr__sink_acquire(&w->out.sink);
+	w->out.file_events = 0;
+	w->out.file_failed = 0;
+	rtr__cut_start(w); /* rotation: the segment's limit; never fails streaming */
 	w->fmt->begin_file(w);
 	if (w->out.provisional) {
 		rtr__out_submit(w); /* a valid file from the first moment, closed provisionally */
@@ -323,10 +421,12 @@ int rtr__writer_start(const struct rtr__session *s)
 	 * lifecycle lock, not in the writer thread: a fork() meanwhile would leave the
 	 * child an io_uring fd it does not know of. */
 	rtr__sink_setup(&w->out.sink);
-	account(w, 0);
+start_thread:
+	rtr__writer_account(w, 0);
 	rtr_atomic_store_relaxed(&w->acct.st_io, w->out.sink.method);
 	rtr_atomic_store_relaxed(&w->acct.st_clock, s->clock.kind);
 	rtr_atomic_store_relaxed(&w->acct.st_wakeups, 0);
+	rtr_atomic_store_relaxed(&w->acct.st_flight, w->out.flight != NULL);
 	w->loop.last_write_ns = rtr__mono_ns();
 
 	/* The writer takes no signals: the program's handlers never run on it, and a
@@ -343,6 +443,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE); /* no thread: ours alone */
 
 	rtr__sink_close(&w->out.sink);
+	rtr__cut_fini(w, RTR__FINI_ALL);
 fail_format:
 	w->fmt->fini(w, RTR__FINI_ALL);
 	return err;
@@ -445,7 +546,7 @@ int rtr__writer_stop(void)
 	pthread_join(w->loop.thread, NULL);
 	release_session(w);
 	err = w->loop.final_error;
-	if (close(w->s.fd) != 0 && err == 0)
+	if (w->s.fd >= 0 && close(w->s.fd) != 0 && err == 0)
 		err = -errno;
 	/* relaxed: joined, nobody else reads it until our caller's lock is released */
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
@@ -491,11 +592,56 @@ void rtr__writer_signal_snapshot(void)
 	rtr__rings_wake();
 }
 
+/* One rtr_snapshot() at a time: its path waits in loop.snap_path until served. */
+static pthread_mutex_t snapshot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Wait until ticket `want` of loop.snap_done is served, or deadline. */
+static int snapshot_wait(struct rtr__writer *w, uint32_t want, uint64_t deadline)
+{
+	struct timespec ts;
+
+	for (;;) {
+		/* A12: pairs with R12 in serve_snapshots(); the file and snap_err */
+		uint32_t done = rtr_atomic_load_acquire(&w->loop.snap_done);
+		if ((int32_t)(done - want) >= 0)
+			return 0;
+		if (deadline != UINT64_MAX && !time_left(deadline, &ts))
+			return -ETIMEDOUT;
+		futex(&w->loop.snap_done, FUTEX_WAIT_PRIVATE, done,
+		      deadline == UINT64_MAX ? NULL : &ts);
+	}
+}
+
 int rtr__writer_snapshot(const char *path, unsigned timeout_ms)
 {
-	(void)path;
-	(void)timeout_ms;
-	return -ENOTSUP;
+	struct rtr__writer *w = &W;
+	const struct rtr_config *cfg = &w->s.cfg;
+	uint64_t deadline = deadline_in(timeout_ms);
+	int err;
+
+	if (cfg->mode != RTR_MODE_FLIGHT && cfg->max_mb == 0 && cfg->max_seconds == 0)
+		return -ENOTSUP;
+	if (cfg->mode != RTR_MODE_FLIGHT && path != NULL)
+		return -EINVAL; /* a segment's name is the pattern's */
+	if (path != NULL && strlen(path) >= sizeof(w->loop.snap_path))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&snapshot_lock);
+	/* The writer reads the path while it serves a ticket: one that timed out must be
+	 * served before the path is written again. */
+	uint32_t last = rtr_atomic_load_relaxed(&w->loop.snap_req); /* ours alone, locked */
+	err = snapshot_wait(w, last, deadline);
+	if (err == 0) {
+		snprintf(w->loop.snap_path, sizeof(w->loop.snap_path), "%s",
+			 path != NULL ? path : "");
+		/* R11: pairs with A11 in snapshot_pending(); the path before the ticket */
+		uint32_t ticket = rtr_atomic_add_acq_rel(&w->loop.snap_req, 1);
+		rtr__rings_wake();
+		err = snapshot_wait(w, ticket, deadline);
+		if (err == 0)
+			err = w->loop.snap_err; /* written before R12 */
+	}
+	pthread_mutex_unlock(&snapshot_lock);
+	return err;
 }
 
 int rtr__writer_idle(void)
@@ -522,14 +668,17 @@ void rtr__writer_after_fork_child(void)
 		 * file itself: its mappings and fd number may be gone and reused by the
 		 * program. Touch nothing; the child starts afresh. */
 		w->fmt->fini(w, RTR__FINI_FORGET);
+		rtr__cut_fini(w, RTR__FINI_FORGET);
 		rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 		return;
 	}
 	rtr__sink_forget(&w->out.sink);
+	rtr__cut_fini(w, RTR__FINI_FORK);
 	w->fmt->fini(w, RTR__FINI_FORK);
 	/* Ours is a copy of the parent's descriptor: a FIFO reader sees EOF when the
 	 * parent closes it, whatever its children do. */
-	close(w->s.fd);
+	if (w->s.fd >= 0)
+		close(w->s.fd);
 	w->out.chunk = NULL;
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 }
@@ -546,18 +695,29 @@ void rtr__writer_stats(struct rtr_stats *out)
 	out->events_dropped_io = rtr_atomic_load_relaxed(&w->out.sink.events_failed) +
 				 rtr_atomic_load_relaxed(&w->acct.st_unwritten);
 	out->events_written = rtr_atomic_load_relaxed(&w->out.sink.events_written);
+	out->files = rtr_atomic_load_relaxed(&w->acct.st_files);
+	out->events_evicted = rtr_atomic_load_relaxed(&w->acct.st_evicted);
+	if (rtr_atomic_load_relaxed(&w->acct.st_flight)) {
+		/* written to the window; the sink is a snapshot's */
+		out->events_dropped_io = rtr_atomic_load_relaxed(&w->acct.st_unwritten);
+		out->events_written = rtr_atomic_load_relaxed(&w->acct.st_flight_written);
+	}
 	out->events_dropped_reentrant = rtr_atomic_load_relaxed(&w->acct.st_dropped_reentrant);
 	out->events_dropped_corrupt = rtr_atomic_load_relaxed(&w->acct.st_dropped_corrupt);
 	out->events_dropped_no_track = rtr_atomic_load_relaxed(&w->acct.st_dropped_no_track);
 	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
 			      out->events_dropped_io + out->events_dropped_reentrant +
 			      out->events_dropped_corrupt + out->events_dropped_no_track;
-	out->bytes_written = rtr_atomic_load_relaxed(&w->out.sink.bytes_written);
+	out->bytes_written = rtr_atomic_load_relaxed(&w->acct.st_flight)
+				     ? rtr_atomic_load_relaxed(&w->acct.st_snapshot_bytes)
+				     : rtr_atomic_load_relaxed(&w->out.sink.bytes_written);
 	out->events_args_cut = rtr_atomic_load_relaxed(&w->acct.st_args_cut);
 	out->threads = rtr_atomic_load_relaxed(&w->acct.st_threads);
 	out->writer_wakeups = rtr_atomic_load_relaxed(&w->acct.st_wakeups);
 	out->io_method = rtr_atomic_load_relaxed(&w->acct.st_io);
 	out->clock = rtr_atomic_load_relaxed(&w->acct.st_clock);
 	out->write_error = rtr_atomic_load_relaxed(&w->out.sink.error);
-	out->bytes_uncompressed = rtr_atomic_load_relaxed(&w->out.sink.bytes_text);
+	out->bytes_uncompressed = rtr_atomic_load_relaxed(&w->acct.st_flight)
+					  ? out->bytes_written
+					  : rtr_atomic_load_relaxed(&w->out.sink.bytes_text);
 }

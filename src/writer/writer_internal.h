@@ -26,6 +26,7 @@
 #include "ring/ring.h"
 #include "session/recorder.h"
 #include "sink/sink.h"
+#include "writer/async_open.h"
 #include "writer/intern.h"
 #include "writer/memstack_writer.h"
 
@@ -34,6 +35,9 @@
 
 struct rtr__writer;
 struct rtr__head;
+
+#define RTR__CHUNK_BYTES ((size_t)1 << 20) /* a chunk of lines: the unit of every write */
+#define RTR__NCHUNKS	 4		   /* chunks of a file's sink */
 
 /* One event the drain hands the format: its header at record index pos, and the E
  * folded into it (an X for both), or NULL; with an E, `args` events between them
@@ -82,7 +86,16 @@ struct rtr__format {
 	/* The file's tail: final 0 the provisional close at the end of every chunk, in
 	 * the room out_reserve() keeps (TAIL_ROOM); 1 the last one, at the stop. */
 	void (*end_file)(struct rtr__writer *w, int final);
+	/* A cut (cut.c): the lines that end r's open slices where a file ends
+	 * (RTR__CUT_END, or RTR__CUT_OPEN at a snapshot's end) or begin them again where
+	 * the next starts (RTR__CUT_BEGIN), at ts (ns from the origin); the same for the
+	 * open async spans. At most `budget` bytes; returns the lines written. */
+	uint64_t (*cut_ring)(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
+			     size_t budget);
+	uint64_t (*cut_async)(struct rtr__writer *w, int what, uint64_t ts, size_t budget);
 };
+
+enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN };
 
 enum { RTR__FINI_ALL, RTR__FINI_FORK, RTR__FINI_FORGET };
 
@@ -108,7 +121,9 @@ struct rtr__reader {
 	uint64_t dropped_seen;	    /* drops already shown in the trace */
 	struct rtr__slices *slices; /* its open slices (slices.h); NULL until a B line */
 	uint64_t args_lost;	    /* rtr_scope_arg_* arguments cut: no room, no slice */
-	uint32_t meta_done;	    /* thread_name written */
+	uint64_t last_ticks;	    /* the latest time written on its timeline (json.c) */
+	uint64_t meta_file;	    /* the file (rtr__out.file_id) its names are in */
+	uint32_t meta_done;	    /* counted in the session's threads */
 	uint32_t unframed; /* a header could not be framed: corrupt is P - events at the end */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
@@ -152,8 +167,8 @@ struct rtr__account {
 	uint64_t base_unattached;   /* rtr__rings_reentrant_unattached() at the start */
 	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
 		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
-		st_unwritten;
-	int st_io, st_clock;
+		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written;
+	int st_io, st_clock, st_flight;
 };
 
 /* drain.c */
@@ -161,20 +176,43 @@ struct rtr__drain {
 	struct rtr__ring **rings; /* the last snapshot of the registry */
 	size_t rings_cap;
 	uint64_t session_id;
-	uint64_t first_ring_id; /* rings with a larger id were made in this session */
-	int corrupt_reported;	/* the first malformed record is on stderr */
-	uint64_t dropped_shown; /* drops shown in the trace's counter track */
-	uint64_t threads;	/* rings that recorded in this session */
+	uint64_t first_ring_id;		  /* rings with a larger id were made in this session */
+	int corrupt_reported;		  /* the first malformed record is on stderr */
+	uint64_t dropped_shown;		  /* drops shown in the trace's counter track */
+	uint64_t threads;		  /* rings that recorded in this session */
+	struct rtr__ring *current;	  /* the ring being drained, or the last one */
+	const struct rtr__drained *batch; /* its batch being encoded, or NULL */
+	uint32_t batch_at;		  /* ... the event being encoded in it */
 };
 
-/* framing.c and out.h: the chunk being filled and the sink it goes to. */
+struct rtr__flight;
+
+/* framing.c and out.h: the chunk being filled and the sink it goes to; cut.c: the
+ * file it belongs to, one of several with rotation or snapshots. */
 struct rtr__out {
-	struct rtr__sink sink;
+	struct rtr__sink sink; /* the file; in flight mode only while a snapshot is written */
 	struct rtr__chunk *chunk;
-	uint64_t encoded; /* events encoded into chunks */
-	int provisional;  /* close each write provisionally: a regular file */
-	int finishing;	  /* the final end marker is being written */
+	size_t chunk_limit; /* out_reserve() fills the chunk up to here: a segment's room */
+	uint64_t encoded;   /* events encoded into chunks */
+	int provisional;    /* close each write provisionally: a regular file */
+	int finishing;	    /* the final end marker is being written */
 	int error_reported;
+
+	/* The files (cut.c). */
+	uint64_t file_id;     /* unique in the process: names are written once per file */
+	uint64_t file_no;     /* the segment's or snapshot's number (%s) */
+	uint64_t file_events; /* `encoded` when the file began */
+	uint64_t file_failed; /* the sink's events_failed then */
+	uint64_t limit_bytes; /* rotation: JSON text a segment may hold; UINT64_MAX: no limit */
+	uint64_t continued;   /* lines at the file's start beginning what was open */
+	uint64_t closed;      /* lines at its end ending what is open */
+	uint64_t cut_lost;    /* open slices a cut could not end and begin again */
+	uint64_t files;	      /* files finished: segments or snapshots */
+	int cutting;	      /* a cut's lines are being written: no segment limit */
+	int continues;	      /* the end marker being written is a segment's: more follow */
+	struct rtr__flight *flight; /* flight mode: the window (cut.c); NULL when streaming */
+	int snapshotting;	    /* chunks go to the snapshot's sink, not the window */
+	uint64_t snapshot_events;   /* events in the snapshot being written */
 };
 
 /* json.c, json_meta.c: the JSON encoder's session state. */
@@ -190,8 +228,9 @@ struct rtr__json {
 	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
 	 * 20 that rtr__json_u64() may write and the 3 of the end */
 	char ids[48];
-	struct rtr__memstack mem; /* live allocations, totals, resolved frames */
-	int process_meta_done;	  /* the process label and sort index are in this file */
+	struct rtr__memstack mem;     /* live allocations, totals, resolved frames */
+	struct rtr__async_open async; /* the async spans open (async_open.h) */
+	int process_meta_done;	      /* the process label and sort index are in this file */
 };
 
 struct rtr__writer {
@@ -230,8 +269,12 @@ void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__t
 /* framing.c */
 
 /* Hand the current chunk to the sink (closed provisionally, if the file is regular)
- * and take the next. */
+ * and take the next; in flight mode, to the window. */
 void rtr__out_submit(struct rtr__writer *w);
+/* out_reserve() found no room for `need` bytes: end the segment or submit the chunk. */
+void rtr__out_full(struct rtr__writer *w, size_t need);
+/* The chunk's limit for out_reserve(): the chunk's size, or a segment's room. */
+void rtr__out_set_limit(struct rtr__writer *w);
 /* A write error on stderr, once per session. */
 void rtr__out_report_error(struct rtr__writer *w);
 /* After the last write failed for room: close the file where the device takes it. */
@@ -239,6 +282,33 @@ void rtr__out_close_after_error(struct rtr__writer *w);
 /* The JSON format's head and tail (rtr__format.begin_file and end_file). */
 void rtr__json_begin_file(struct rtr__writer *w);
 void rtr__json_end_file(struct rtr__writer *w, int final);
+
+/* writer.c: publish the session's counters (final: after the stop's wait). */
+void rtr__writer_account(struct rtr__writer *w, int final);
+/* drain.c: where a cut ends and begins again r's open slices, in ticks: after every
+ * event of r written, before every one to come. */
+uint64_t rtr__drain_cut_ticks(struct rtr__writer *w, struct rtr__ring *r);
+/* drain.c: r's names for the current file (the thread's name and sort index), once. */
+void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names);
+
+/* cut.c: the files of a session. */
+
+/* Set up rotation or the flight window for the session (rtr__writer_start(), after
+ * the sink is open and the head written). 0 or -errno. */
+int rtr__cut_start(struct rtr__writer *w);
+/* Free the window (how: RTR__FINI_*). */
+void rtr__cut_fini(struct rtr__writer *w, int how);
+/* Stream mode with rotation: end this segment, begin the next. */
+void rtr__cut_rotate(struct rtr__writer *w);
+/* Flight mode: write the window as a trace at path (NULL: the pattern's next
+ * number). 0 or -errno. */
+int rtr__cut_snapshot(struct rtr__writer *w, const char *path);
+/* End (RTR__CUT_END, RTR__CUT_OPEN) what is open, in the file being written; the lines. */
+uint64_t rtr__cut_end_open(struct rtr__writer *w, int what);
+/* Flight mode: the full chunk goes to the window, a fresh one begins. */
+void rtr__cut_keep_chunk(struct rtr__writer *w);
+/* Flight mode: events kept in the window and fallen out of it; snapshot bytes. */
+void rtr__cut_flight_counts(const struct rtr__writer *w, uint64_t *evicted, uint64_t *bytes);
 
 /* lanes.c: track placement, independent of the format. */
 
