@@ -8,6 +8,7 @@
 #include "common/atomic.h"
 #include "producer/memstack.h"
 #include "ring/ring.h"
+#include "session/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,9 @@ static void fork_child(void)
 	rtr__rings_after_fork_child();
 	rtr__flow_after_fork_child();
 	rtr__writer_after_fork_child();
+	/* No writer here: the program's dispositions back (ours pass signals on until
+	 * then, seeing another pid) */
+	rtr__signals_uninstall();
 	running = 0;
 	/* Held across fork() by this thread, which is the child's only one: its owner
 	 * unlocks it (initializing it over a held lock is undefined). */
@@ -172,6 +176,15 @@ static void report_start_error(const char *path, int err)
 				: "");
 }
 
+/* Signal handlers that could not be installed, once on stderr; the start goes on. */
+static void report_signals_error(const struct rtr__session *s, int err)
+{
+	fprintf(stderr,
+		"ringtrace: cannot handle the signals \"%s\" (snapshot \"%s\"): %s; "
+		"recording without\n",
+		s->signals, s->snapshot_signal_name, strerror(-err));
+}
+
 RTR_API int rtr_start(const struct rtr_config *cfg)
 {
 	struct rtr_config defaults;
@@ -240,6 +253,13 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		hooks_installed = 1;
 	}
+	/* Last: a fatal signal from here on finds a writer to finish the file. A failure
+	 * leaves the signals to the program, and the recording goes on. */
+	struct rtr__sigset fatal = {session.fatal_signals};
+	int sig_err =
+		rtr__signals_install(fatal, session.snapshot_signal, session.cfg.stop_timeout_ms);
+	if (sig_err != 0)
+		report_signals_error(&session, sig_err);
 	running = 1;
 	int state = rtr__filter_publish(&session.filter); /* RTR__STATE_ALL, or filtered */
 	/* R0: pairs with A0 in rtr__recording(); clock, rings, writer and the category
@@ -274,6 +294,8 @@ RTR_API int rtr_stop(void)
 
 	pthread_mutex_lock(&lifecycle_lock);
 	if (running) {
+		/* Before the writer stops: a signal from here on takes the program's course. */
+		rtr__signals_uninstall();
 		/* R0: producers see the recorder off; the writer drains what came before */
 		rtr_atomic_store_release(&rtr__active, 0);
 		err = rtr__writer_stop(); /* closes the file */

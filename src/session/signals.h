@@ -33,9 +33,15 @@ int rtr__signals_parse(const char *spec, unsigned max, struct rtr__sigset *set, 
 const char *rtr__signal_name(int sig);
 
 /* Install the session's handlers (rtr_start(), under its lock, once the writer runs):
- * fatal signals and the snapshot signal (0: none). 0 or -errno (nothing installed). */
-int rtr__signals_install(struct rtr__sigset fatal, int snapshot_sig);
-/* Put back what the program had (rtr_stop(), under its lock). */
+ * the fatal signals and the snapshot signal (0: none); a fatal signal's handler waits
+ * at most timeout_ms (0: no limit) for the writer to finish the file. A fatal signal
+ * the program ignores (SIG_IGN), or whose default action does not end the process, is
+ * left alone and said so on stderr, once. 0 or -errno (nothing installed). */
+int rtr__signals_install(struct rtr__sigset fatal, int snapshot_sig, unsigned timeout_ms);
+/* Put back what the program had, where ours is still installed (a handler the program
+ * set meanwhile stays); from then on a handler still running passes the signal on.
+ * rtr_stop(), under its lock, before the writer stops; and a child after fork(), which
+ * has no session (until then its handlers see another pid and pass the signal on). */
 void rtr__signals_uninstall(void);
 
 #endif
