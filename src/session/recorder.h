@@ -99,8 +99,8 @@ void rtr__writer_after_fork_child(void);
  * finish: the writer drains the rings, writes the end marker naming sig (flight mode:
  * a last snapshot) and closes the file, not waiting for `self`'s ring (the handler's
  * thread's, which may have been interrupted inside an event call; NULL: none). Waits
- * at most timeout_ms (0: no limit). 1 when the file is finished, 0 otherwise (no
- * session, or the time ran out). The session is not freed: the process is ending.
+ * at most timeout_ms (0: no limit). 1 when the file is finished, 0 when the time ran
+ * out, -1 when no writer runs. The session is not freed: the process is ending.
  * flush: as rtr_flush(), the provisional end marker naming sig; 0 or -errno.
  * snapshot: ask for a snapshot (flight mode) or the end of the segment (rotation),
  * or a flush; returns at once.

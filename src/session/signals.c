@@ -286,7 +286,7 @@ static void finish(int sig)
 	rtr_atomic_store_release(&rtr__active, 0);
 	/* This thread's ring is not waited for: the signal may have stopped it inside
 	 * an event call, which cannot go on before we return. */
-	if (!rtr__writer_signal_finish(sig, finish_ms, rtr__tls_ring))
+	if (rtr__writer_signal_finish(sig, finish_ms, rtr__tls_ring) == 0)
 		say(sig, ": the trace was not finished within the stop timeout\n");
 	/* R2: pairs with A2 in wait_finished(); the writer is done with the file */
 	rtr_atomic_store_release(&finished, 1);

@@ -264,6 +264,8 @@ static void *writer_main(void *arg)
 			/* Done after one pass even if producers keep going: they cannot
 			 * hold a flush up. */
 			write_out(w, 1);
+			/* a signal's flush is served: the next provisional close names none */
+			rtr_atomic_store_relaxed(&w->loop.flush_signal, 0);
 			/* R7: pairs with A7 in rtr__writer_flush_wait(); the file has it all */
 			rtr_atomic_store_release(&w->loop.flush_done, flush);
 			futex(&w->loop.flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
@@ -562,7 +564,7 @@ int rtr__writer_signal_finish(int sig, unsigned timeout_ms, const struct rtr__ri
 
 	/* A9: pairs with R9 in writer_main(): no writer, nothing to finish */
 	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_RUNNING)
-		return 0;
+		return -1;
 	/* relaxed: both are read after the stop flag's acquire (A5) */
 	rtr_atomic_store_relaxed(&w->loop.signal_ring, self);
 	rtr_atomic_store_relaxed(&w->loop.signal, (uint32_t)sig);
