@@ -91,6 +91,25 @@ static char *copy_text(const struct trace_value *v)
 	return p;
 }
 
+static uint64_t key_hash(const char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+	return h;
+}
+
+bool slice_has_key(const struct open_slice *s, const char *key, size_t len)
+{
+	uint64_t h = key_hash(key, len);
+
+	for (uint32_t i = 0; i < s->nkeys; i++)
+		if (s->key_hash[i] == h)
+			return true;
+	return false;
+}
+
 int thread_push(struct thread_state *th, const struct trace_event *ev)
 {
 	struct open_slice *s;
@@ -120,6 +139,8 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 	s->json_len = ev->json_len;
 	s->ts_ns = ev->ts_ns;
 	s->line = ev->line;
+	for (size_t i = 0; ev->args.type == TRACE_OBJECT && i < ev->nargs && i < OPEN_SLICE_KEYS; i++)
+		s->key_hash[s->nkeys++] = key_hash(ev->arg[i].key, ev->arg[i].key_len);
 	th->depth++;
 	return 0;
 }

@@ -31,7 +31,15 @@ struct open_slice {
 	size_t json_len;
 	int64_t ts_ns;
 	uint64_t line;
+	/* Hashes of the B's first OPEN_SLICE_KEYS argument keys (an E's argument with one
+	 * of them is what Catapult warns about: slice_has_key()). */
+	uint32_t nkeys;
+	uint64_t key_hash[8];
 };
+#define OPEN_SLICE_KEYS 8
+
+/* Whether the open slice's B had argument `key` among its first OPEN_SLICE_KEYS. */
+bool slice_has_key(const struct open_slice *s, const char *key, size_t len);
 
 struct thread_state {
 	int64_t pid, tid;
