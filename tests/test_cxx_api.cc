@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -290,6 +291,45 @@ static void session_starts_and_stops(void **state)
 	tt_free(&t);
 }
 
+/* A flight-mode session: a snapshot while a scope is open shows it open. */
+static void session_takes_snapshots(void **state)
+{
+	char path[4096], snap[4200];
+	tt_trace t;
+
+	(void)state;
+	tu_own_file(path, sizeof(path), "cxx_api", "flight", ".json");
+	snprintf(snap, sizeof(snap), "%s.snap.json", path);
+	{
+		ringtrace::Session s(ringtrace::Config().path(std::string(path)).flight(1, false));
+		assert_int_equal(s.error(), 0);
+		/* a Scope records its begin (RINGTRACE_SCOPE records once, at its end) */
+		ringtrace::Scope waiting("flight", "waiting");
+		ringtrace::instant("flight", "inside");
+		assert_int_equal(s.snapshot(snap), 0);
+	}
+	assert_int_equal(access(path, F_OK), -1); /* flight_at_exit off: no last snapshot */
+	std::memset(&t, 0, sizeof(t));
+	if (tt_load(snap, 0, &t) != 0)
+		fail_msg("%s", t.error);
+	const tt_event *end = nullptr;
+	bool inside = false;
+	for (size_t i = 0; i < t.n; i++) {
+		if (std::strcmp(t.ev[i].ph, "i") == 0 && t.ev[i].name != nullptr &&
+		    std::strcmp(t.ev[i].name, "inside") == 0)
+			inside = true;
+		if (std::strcmp(t.ev[i].ph, "E") == 0)
+			end = &t.ev[i];
+	}
+	assert_true(inside);
+	assert_non_null(end);
+	assert_string_equal(end->name, "waiting");
+	assert_non_null(tt_arg(end, "open"));
+	assert_int_equal(tt_arg(end, "open")->b, 1);
+	tt_free(&t);
+	unlink(snap);
+}
+
 /* Arguments added to a scope before it ends, copied-name scopes ended by a pop, and
  * end() with a copied name. */
 static void scopes_take_arguments_and_copied_names(void **state)
@@ -340,6 +380,7 @@ int main(void)
 		cmocka_unit_test(stopped_recorder_records_nothing),
 		cmocka_unit_test_teardown(the_other_calls_record, tu_teardown),
 		cmocka_unit_test_teardown(session_starts_and_stops, tu_teardown),
+		cmocka_unit_test_teardown(session_takes_snapshots, tu_teardown),
 		cmocka_unit_test_teardown(scopes_take_arguments_and_copied_names, tu_teardown),
 	};
 	tu_filter_from_env();

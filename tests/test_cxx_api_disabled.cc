@@ -29,7 +29,13 @@ static void every_call_compiles_to_nothing(void **state)
 	int only_traced = 7;
 	std::string s = "x";
 
-	ringtrace::Session session(ringtrace::Config().path("unused.json"));
+	ringtrace::Session session(ringtrace::Config()
+					   .path("unused.json")
+					   .rotate(16, 60, 3)
+					   .flight(8)
+					   .signals("TERM")
+					   .snapshot_signal(std::string("USR2")));
+	assert_int_equal(session.snapshot(), 0);
 	{
 		RINGTRACE_SCOPE("c", "scope");
 		RINGTRACE_SCOPE("c", "args", "k", only_traced, "e", count_evaluation());

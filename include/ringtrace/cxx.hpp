@@ -583,6 +583,35 @@ class Config
 		c_.stop_timeout_ms = ms;
 		return *this;
 	}
+	/* Rotation: a new segment every `mb` MiB of JSON and/or `seconds`; keep the newest. */
+	Config &rotate(unsigned mb, unsigned seconds = 0, unsigned keep = 0) noexcept
+	{
+		c_.max_mb = mb;
+		c_.max_seconds = seconds;
+		c_.keep = keep;
+		return *this;
+	}
+	/* Flight mode: the newest `mb` MiB in memory, written by snapshots. */
+	Config &flight(unsigned mb = 64, bool at_exit = true) noexcept
+	{
+		c_.mode = RTR_MODE_FLIGHT;
+		c_.flight_mb = mb;
+		c_.flight_at_exit = at_exit ? 1 : 0;
+		return *this;
+	}
+	/* RINGTRACE_SIGNALS ("TERM,INT") and RINGTRACE_SNAPSHOT_SIGNAL ("USR2"). */
+	Config &signals(std::string list)
+	{
+		signals_ = std::move(list);
+		has_signals_ = true;
+		return *this;
+	}
+	Config &snapshot_signal(std::string sig)
+	{
+		snapshot_signal_ = std::move(sig);
+		has_snapshot_signal_ = true;
+		return *this;
+	}
 	/* The C struct, its strings pointing into this object: valid while it lives. */
 	rtr_config get() const noexcept
 	{
@@ -593,13 +622,18 @@ class Config
 			c.process_name = process_.c_str();
 		if (has_categories_)
 			c.categories = categories_.c_str();
+		if (has_signals_)
+			c.signals = signals_.c_str();
+		if (has_snapshot_signal_)
+			c.snapshot_signal = snapshot_signal_.c_str();
 		return c;
 	}
 
       private:
 	rtr_config c_;
-	std::string path_, process_, categories_;
-	bool has_path_ = false, has_process_ = false, has_categories_ = false;
+	std::string path_, process_, categories_, signals_, snapshot_signal_;
+	bool has_path_ = false, has_process_ = false, has_categories_ = false, has_signals_ = false,
+	     has_snapshot_signal_ = false;
 };
 
 /* The recorder from construction to destruction: rtr_start(), rtr_stop(). One at a
@@ -635,6 +669,12 @@ class Session
 	int flush() noexcept
 	{
 		return rtr_flush();
+	}
+	/* rtr_snapshot(): flight mode's window to path (nullptr: the pattern's next
+	 * number), or the end of the segment; 0 or a negative errno. */
+	int snapshot(const char *path = nullptr) noexcept
+	{
+		return rtr_snapshot(path);
 	}
 	/* rtr_stop() now (the destructor then does nothing): 0 or a negative errno. */
 	int stop() noexcept

@@ -141,6 +141,22 @@ class Config
 	{
 		return *this;
 	}
+	Config &rotate(unsigned, unsigned = 0, unsigned = 0) noexcept
+	{
+		return *this;
+	}
+	Config &flight(unsigned = 64, bool = true) noexcept
+	{
+		return *this;
+	}
+	template <class T> Config &signals(const T &) noexcept
+	{
+		return *this;
+	}
+	template <class T> Config &snapshot_signal(const T &) noexcept
+	{
+		return *this;
+	}
 };
 class Session
 {
@@ -165,6 +181,10 @@ class Session
 		return false;
 	}
 	int flush() noexcept
+	{
+		return 0;
+	}
+	int snapshot(const char * = nullptr) noexcept
 	{
 		return 0;
 	}
