@@ -41,9 +41,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* At most this much of a flight chunk goes to its prologue; what does not fit is
- * counted in cut_lost. */
-#define PROLOGUE_MAX (RTR__CHUNK_BYTES / 2)
+/* At most this much of a flight chunk goes to its prologue (what does not fit is
+ * counted in cut_lost); a flight chunk has this much more room, so its lines have
+ * the room of any chunk. */
+#define PROLOGUE_MAX (RTR__CHUNK_BYTES / 4)
+#define FLIGHT_CHUNK (RTR__CHUNK_BYTES + PROLOGUE_MAX)
 
 struct rtr__flight {
 	size_t window;		   /* bytes of lines kept: flight_mb MiB */
@@ -254,7 +256,7 @@ static struct rtr__chunk *flight_chunk(struct rtr__flight *f)
 		c = rtr__mem_map(sizeof(*c));
 		if (c == NULL)
 			return NULL;
-		c->data = rtr__mem_map(RTR__CHUNK_BYTES);
+		c->data = rtr__mem_map(FLIGHT_CHUNK);
 		if (c->data == NULL) {
 			rtr__mem_unmap(c, sizeof(*c));
 			return NULL;
@@ -285,10 +287,11 @@ static void flight_begin_chunk(struct rtr__writer *w)
 	o->file_id = new_file_id(w);
 	w->json.process_meta_done = 0;
 	o->cutting = 1;
-	o->chunk_limit = RTR__CHUNK_BYTES;
+	o->chunk_limit = FLIGHT_CHUNK;
 	cut_lines(w, RTR__CUT_BEGIN, PROLOGUE_MAX);
 	o->chunk->prologue = o->chunk->len;
 	o->cutting = 0;
+	o->chunk_limit = RTR__CHUNK_BYTES + o->chunk->prologue;
 }
 
 void rtr__cut_keep_chunk(struct rtr__writer *w)
@@ -413,6 +416,11 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 		const struct rtr__chunk *c =
 			i < f->nkept ? f->kept[(f->first + i) % f->max_chunks] : filling;
 		size_t from = i == 0 ? 0 : c->prologue; /* the first begins what was open */
+		static const char flag[] = "\"continued\":true}}";
+		for (const char *q = c->data, *e = c->data + c->prologue;
+		     i == 0 && (q = memmem(q, (size_t)(e - q), flag, sizeof(flag) - 1)) != NULL;
+		     q++)
+			o->continued++; /* its lines, for the end marker */
 		put_raw(w, c->data + from, c->len - from);
 		o->snapshot_events += c->events;
 	}
@@ -516,7 +524,7 @@ void rtr__cut_fini(struct rtr__writer *w, int how)
 	if (w->out.chunk != NULL && w->out.snapshotting == 0)
 		f->spare[f->nspare++] = w->out.chunk;
 	for (size_t i = 0; i < f->nspare; i++) {
-		rtr__mem_unmap(f->spare[i]->data, RTR__CHUNK_BYTES);
+		rtr__mem_unmap(f->spare[i]->data, FLIGHT_CHUNK);
 		rtr__mem_unmap(f->spare[i], sizeof(*f->spare[i]));
 	}
 	rtr__mem_unmap(f->kept, 2 * f->max_chunks * sizeof(*f->kept));

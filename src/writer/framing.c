@@ -58,8 +58,7 @@ void rtr__out_submit(struct rtr__writer *w)
 	if (w->out.chunk->len == 0)
 		return;
 	if (w->out.flight != NULL && !w->out.snapshotting) {
-		rtr__cut_keep_chunk(w); /* no file: the window keeps it */
-		rtr__out_set_limit(w);
+		rtr__cut_keep_chunk(w); /* no file: the window keeps it, sets the limit */
 		return;
 	}
 	w->out.chunk->keep = w->out.chunk->len;
@@ -84,7 +83,9 @@ void rtr__out_set_limit(struct rtr__writer *w)
 	struct rtr__out *o = &w->out;
 	uint64_t used = o->sink.text_offset, left;
 
-	o->chunk_limit = RTR__CHUNK_BYTES;
+	/* a flight chunk has room for its prologue besides (cut.c) */
+	o->chunk_limit =
+		RTR__CHUNK_BYTES + (o->flight != NULL && !o->snapshotting ? o->chunk->prologue : 0);
 	if (o->limit_bytes == UINT64_MAX || o->cutting)
 		return;
 	left = used < o->limit_bytes ? o->limit_bytes - used : 0;
@@ -103,7 +104,7 @@ void rtr__out_full(struct rtr__writer *w, size_t need)
 		rtr__cut_rotate(w);
 	else
 		rtr__out_submit(w);
-	if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit)
+	if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit && o->flight == NULL)
 		o->chunk_limit = RTR__CHUNK_BYTES; /* this line goes in whatever the limit */
 }
 
