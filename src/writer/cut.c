@@ -37,6 +37,7 @@
 #include "writer/writer_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,6 +164,50 @@ static void report(struct rtr__writer *w, const char *what, const char *path, in
 /* ------------------------------------------------------------------------- */
 /* Rotation                                                                   */
 
+/* Drop the oldest finished segment's pages from the page cache and close it. */
+static void drop_oldest(struct rtr__out *o)
+{
+	(void)posix_fadvise(o->old_fd[0], 0, 0, POSIX_FADV_DONTNEED);
+	close(o->old_fd[0]);
+	o->nold--;
+	memmove(o->old_fd, o->old_fd + 1, o->nold * sizeof(o->old_fd[0]));
+	memmove(o->old_bytes, o->old_bytes + 1, o->nold * sizeof(o->old_bytes[0]));
+}
+
+/*
+ * A finished segment's pages stay cached like a single file's would (the sink's
+ * window, cache_mb): its writeback starts now, and once the segments after it hold
+ * a window's worth, its pages are dropped and it is closed. Without this, every
+ * segment of a long run would stay in the page cache.
+ */
+static void retire_segment(struct rtr__writer *w, int fd, uint64_t bytes)
+{
+	struct rtr__out *o = &w->out;
+	uint64_t window = o->sink.cache_window, held = 0;
+
+	if (window == 0) {
+		close(fd);
+		return;
+	}
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* an error is the file's */
+	if (o->nold == sizeof(o->old_fd) / sizeof(o->old_fd[0]))
+		drop_oldest(o);
+	o->old_fd[o->nold] = fd;
+	o->old_bytes[o->nold++] = bytes;
+	for (unsigned i = 0; i < o->nold; i++)
+		held += o->old_bytes[i];
+	while (o->nold > 0 && held > window) {
+		held -= o->old_bytes[0];
+		drop_oldest(o);
+	}
+}
+
+void rtr__cut_close_old(struct rtr__writer *w)
+{
+	while (w->out.nold > 0)
+		drop_oldest(&w->out);
+}
+
 /* A new file begins in the sink: its counters, names, head, what was open. */
 static void begin_file(struct rtr__writer *w)
 {
@@ -203,6 +248,7 @@ void rtr__cut_rotate(struct rtr__writer *w)
 	rtr__out_close_after_error(w);
 	o->files++;
 
+	uint64_t old_size = o->sink.offset; /* the finished segment's length */
 	err = file_path(w, o->file_no + 1, path, sizeof(path));
 	if (err == 0)
 		err = rtr__trace_open(path, w->s.pid, &fd, tmp, sizeof(tmp), &truncate);
@@ -223,7 +269,7 @@ void rtr__cut_rotate(struct rtr__writer *w)
 		w->loop.next_cut_ns = 0;
 		return;
 	}
-	close(w->s.fd);
+	retire_segment(w, w->s.fd, old_size);
 	w->s.fd = fd;
 	o->file_no++;
 	begin_file(w);
@@ -468,6 +514,7 @@ int rtr__cut_start(struct rtr__writer *w)
 
 	o->file_no = 0;
 	o->files = 0;
+	o->nold = 0;
 	o->cut_lost = 0;
 	o->continued = o->closed = 0;
 	o->cutting = o->continues = o->snapshotting = 0;
@@ -513,8 +560,16 @@ void rtr__cut_fini(struct rtr__writer *w, int how)
 {
 	struct rtr__flight *f = w->out.flight;
 
+	if (how == RTR__FINI_FORGET) {
+		w->out.flight = NULL;
+		w->out.nold = 0;
+		return;
+	}
+	for (unsigned i = 0; i < w->out.nold; i++)
+		close(w->out.old_fd[i]); /* a child's copies, or what the stop left */
+	w->out.nold = 0;
 	w->out.flight = NULL;
-	if (f == NULL || how == RTR__FINI_FORGET)
+	if (f == NULL)
 		return;
 	for (size_t i = 0; i < f->nkept; i++) {
 		struct rtr__chunk *c = f->kept[(f->first + i) % f->max_chunks];

@@ -300,6 +300,7 @@ static void *writer_main(void *arg)
 		w->loop.final_error = rtr_atomic_load_relaxed(&w->out.sink.error);
 		if (w->s.numbered)
 			w->out.files++; /* the last segment */
+		rtr__cut_close_old(w);
 	}
 	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
 	rtr__drain_free_slices(w);

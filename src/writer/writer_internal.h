@@ -210,6 +210,11 @@ struct rtr__out {
 	uint64_t files;	      /* files finished: segments or snapshots */
 	int cutting;	      /* a cut's lines are being written: no segment limit */
 	int continues;	      /* the end marker being written is a segment's: more follow */
+	/* Finished segments whose pages may still be cached (cut.c): their fds, open until
+	 * their pages are dropped, and sizes. */
+	int old_fd[8];
+	uint64_t old_bytes[8];
+	unsigned nold;
 	struct rtr__flight *flight; /* flight mode: the window (cut.c); NULL when streaming */
 	int snapshotting;	    /* chunks go to the snapshot's sink, not the window */
 	uint64_t snapshot_events;   /* events in the snapshot being written */
@@ -305,6 +310,8 @@ void rtr__cut_rotate(struct rtr__writer *w);
 int rtr__cut_snapshot(struct rtr__writer *w, const char *path);
 /* End (RTR__CUT_END, RTR__CUT_OPEN) what is open, in the file being written; the lines. */
 uint64_t rtr__cut_end_open(struct rtr__writer *w, int what);
+/* Close the finished segments still held for their page cache (the stop). */
+void rtr__cut_close_old(struct rtr__writer *w);
 /* Flight mode: the full chunk goes to the window, a fresh one begins. */
 void rtr__cut_keep_chunk(struct rtr__writer *w);
 /* Flight mode: events kept in the window and fallen out of it; snapshot bytes. */
