@@ -293,7 +293,9 @@ static void snapshot_holds_the_newest_window_and_ends_what_is_open(void **state)
 	assert_int_equal(wl_glob_count(&files, 0, 0, 0), 1); /* flight_at_exit = 0 */
 
 	load_snapshot(&s, snap, 0);
-	assert_true(size > 2 * MIB - 256 * 1024); /* the window is full; its bound: below */
+	if (!(size > 2 * MIB - 256 * 1024))
+		fail_msg("snapshot %llu bytes",
+			 (unsigned long long)size); /* the window is full; its bound: below */
 	/* the newest: "last" ends it, the ticks before it run up to the end, the oldest
 	 * fell out */
 	assert_non_null(s.last_real);

@@ -337,7 +337,7 @@ static void flight_begin_chunk(struct rtr__writer *w)
 	cut_lines(w, RTR__CUT_BEGIN, PROLOGUE_MAX);
 	o->chunk->prologue = o->chunk->len;
 	o->cutting = 0;
-	o->chunk_limit = RTR__CHUNK_BYTES + o->chunk->prologue;
+	rtr__out_set_limit(w);
 }
 
 void rtr__cut_keep_chunk(struct rtr__writer *w)
@@ -378,7 +378,8 @@ void rtr__cut_flight_counts(const struct rtr__writer *w, uint64_t *evicted, uint
 {
 	const struct rtr__flight *f = w->out.flight;
 
-	*evicted = f != NULL ? f->evicted : 0;
+	/* while a snapshot is written: what it does not hold */
+	*evicted = f == NULL ? 0 : w->out.snapshotting ? w->out.snapshot_evicted : f->evicted;
 	*bytes = f != NULL ? f->snapshot_bytes : 0;
 }
 
@@ -458,13 +459,24 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 	w->json.ids_tid = -1;
 	o->file_id = new_file_id(w);
 	w->fmt->begin_file(w);
-	for (size_t i = 0; i <= f->nkept; i++) {
+	/* The window is flight_mb MiB with the chunk being filled: the oldest kept ones
+	 * past that are left out (whole: each begins what was open at its start). */
+	size_t skip = 0, bytes = f->kept_bytes + filling->len;
+	uint64_t left_out = 0;
+	while (skip < f->nkept && bytes > f->window) {
+		const struct rtr__chunk *c = f->kept[(f->first + skip) % f->max_chunks];
+		bytes -= c->len;
+		left_out += c->events;
+		skip++;
+	}
+	o->snapshot_evicted = f->evicted + left_out;
+	for (size_t i = skip; i <= f->nkept; i++) {
 		const struct rtr__chunk *c =
 			i < f->nkept ? f->kept[(f->first + i) % f->max_chunks] : filling;
-		size_t from = i == 0 ? 0 : c->prologue; /* the first begins what was open */
+		size_t from = i == skip ? 0 : c->prologue; /* the first begins what was open */
 		static const char flag[] = "\"continued\":true}}";
 		for (const char *q = c->data, *e = c->data + c->prologue;
-		     i == 0 && (q = memmem(q, (size_t)(e - q), flag, sizeof(flag) - 1)) != NULL;
+		     i == skip && (q = memmem(q, (size_t)(e - q), flag, sizeof(flag) - 1)) != NULL;
 		     q++)
 			o->continued++; /* its lines, for the end marker */
 		put_raw(w, c->data + from, c->len - from);
@@ -523,10 +535,20 @@ int rtr__cut_start(struct rtr__writer *w)
 	o->file_id = new_file_id(w);
 	if (cfg->mode == RTR_MODE_FLIGHT) {
 		struct rtr__flight *f = rtr__mem_map(sizeof(*f));
-		size_t max = (size_t)cfg->flight_mb + 1; /* the window's, and one being filled */
+		size_t max;
 		if (f == NULL)
 			return -ENOMEM;
 		f->window = (size_t)cfg->flight_mb << 20;
+		/* Chunks of a sixteenth of the window (64 KiB .. 1 MiB of lines): a snapshot
+		 * leaves out whole chunks to stay within the window, so it holds at least
+		 * fifteen sixteenths of it. */
+		o->chunk_target = f->window / 16;
+		if (o->chunk_target < ((size_t)64 << 10))
+			o->chunk_target = (size_t)64 << 10;
+		if (o->chunk_target > RTR__CHUNK_BYTES - PAGE_BYTES - TAIL_ROOM)
+			o->chunk_target = RTR__CHUNK_BYTES - PAGE_BYTES - TAIL_ROOM;
+		o->chunk_room = FLIGHT_CHUNK;
+		max = f->window / o->chunk_target + 2; /* the window's, one filled, one spare */
 		f->max_chunks = max;
 		f->kept = rtr__mem_map(2 * max * sizeof(*f->kept));
 		if (f->kept == NULL) {

@@ -74,18 +74,23 @@ void rtr__out_submit(struct rtr__writer *w)
 
 /*
  * The limit out_reserve() fills a chunk to. With rotation it is the segment's room
- * (what max_mb leaves, plus the slack out_reserve() keeps), so the line that would
- * carry the segment past max_mb ends it instead (rtr__out_full()); otherwise, and
- * while a cut writes its own lines, the chunk's size.
+ * (what max_mb leaves, plus the slack out_reserve() keeps), so that the lines near
+ * the segment's end go through rtr__out_full(), which ends the segment once they
+ * fill it; otherwise, and while a cut writes its own lines, the chunk's size.
  */
 void rtr__out_set_limit(struct rtr__writer *w)
 {
 	struct rtr__out *o = &w->out;
 	uint64_t used = o->sink.text_offset, left;
 
-	/* a flight chunk has room for its prologue besides (cut.c) */
-	o->chunk_limit =
-		RTR__CHUNK_BYTES + (o->flight != NULL && !o->snapshotting ? o->chunk->prologue : 0);
+	o->chunk_limit = RTR__CHUNK_BYTES;
+	if (o->flight != NULL && !o->snapshotting) {
+		/* a flight chunk: its prologue, then its share of the window (cut.c) */
+		o->chunk_limit = o->chunk->prologue + o->chunk_target + PAGE_BYTES + TAIL_ROOM;
+		if (o->chunk_limit > o->chunk_room)
+			o->chunk_limit = o->chunk_room;
+		return;
+	}
 	if (o->limit_bytes == UINT64_MAX || o->cutting)
 		return;
 	left = used < o->limit_bytes ? o->limit_bytes - used : 0;
@@ -96,16 +101,34 @@ void rtr__out_set_limit(struct rtr__writer *w)
 void rtr__out_full(struct rtr__writer *w, size_t need)
 {
 	struct rtr__out *o = &w->out;
+	size_t room = o->flight != NULL && !o->snapshotting ? o->chunk_room : RTR__CHUNK_BYTES;
+	int segment = o->limit_bytes != UINT64_MAX && !o->cutting;
+	int window = o->flight != NULL && !o->snapshotting && !o->cutting;
 
-	/* The segment is full, and holds an event (a line larger than a whole segment
-	 * must go somewhere): the next one begins. */
-	if (o->limit_bytes != UINT64_MAX && !o->cutting && o->encoded > o->file_events &&
-	    o->sink.text_offset + o->chunk->len + need > o->limit_bytes)
+	/*
+	 * need is the most the next line can take, far more than it does. So a segment
+	 * (rotation) or a flight chunk ends once its lines fill it, and until then each
+	 * line near its end gets room for itself alone and asks again. A segment holding
+	 * no event goes on whatever its size (its one line must go somewhere).
+	 */
+	if (segment && o->sink.text_offset + o->chunk->len >= o->limit_bytes &&
+	    o->encoded > o->file_events) {
 		rtr__cut_rotate(w);
-	else
+	} else if ((segment && o->sink.text_offset + o->chunk->len < o->limit_bytes) ||
+		   (window && o->chunk->len < o->chunk->prologue + o->chunk_target)) {
+		if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM <= room) {
+			o->chunk_limit = o->chunk->len + need + PAGE_BYTES + TAIL_ROOM;
+			return;
+		}
 		rtr__out_submit(w);
-	if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit && o->flight == NULL)
-		o->chunk_limit = RTR__CHUNK_BYTES; /* this line goes in whatever the limit */
+	} else {
+		rtr__out_submit(w);
+	}
+	/* this line goes in whatever the limit (and the next asks again) */
+	if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM > o->chunk_limit)
+		o->chunk_limit = o->chunk->len + need + PAGE_BYTES + TAIL_ROOM <= room
+					 ? o->chunk->len + need + PAGE_BYTES + TAIL_ROOM
+					 : room;
 }
 
 static char *put_escaped_str(char *p, const char *s)

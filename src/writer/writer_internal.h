@@ -192,10 +192,12 @@ struct rtr__flight;
 struct rtr__out {
 	struct rtr__sink sink; /* the file; in flight mode only while a snapshot is written */
 	struct rtr__chunk *chunk;
-	size_t chunk_limit; /* out_reserve() fills the chunk up to here: a segment's room */
-	uint64_t encoded;   /* events encoded into chunks */
-	int provisional;    /* close each write provisionally: a regular file */
-	int finishing;	    /* the final end marker is being written */
+	size_t chunk_limit;  /* out_reserve() fills the chunk up to here: a segment's room */
+	size_t chunk_target; /* flight mode: the lines a chunk of the window holds */
+	size_t chunk_room;   /* flight mode: the bytes a chunk of the window has */
+	uint64_t encoded;    /* events encoded into chunks */
+	int provisional;     /* close each write provisionally: a regular file */
+	int finishing;	     /* the final end marker is being written */
 	int error_reported;
 
 	/* The files (cut.c). */
@@ -218,6 +220,7 @@ struct rtr__out {
 	struct rtr__flight *flight; /* flight mode: the window (cut.c); NULL when streaming */
 	int snapshotting;	    /* chunks go to the snapshot's sink, not the window */
 	uint64_t snapshot_events;   /* events in the snapshot being written */
+	uint64_t snapshot_evicted;  /* ... and recorded before it, not in it */
 };
 
 /* json.c, json_meta.c: the JSON encoder's session state. */
