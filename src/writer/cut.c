@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@
 struct rtr__flight {
 	size_t window;		   /* bytes of lines kept: flight_mb MiB */
 	size_t max_chunks;	   /* chunks ever made: the window's, and one being filled */
+	size_t populate;	   /* bytes of a chunk its lines usually fill */
 	size_t nmade;		   /* chunks made so far */
 	struct rtr__chunk **kept;  /* max_chunks slots: the window, oldest at `first` */
 	size_t first, nkept;	   /* ring of kept chunks */
@@ -307,6 +309,12 @@ static struct rtr__chunk *flight_chunk(struct rtr__flight *f)
 			rtr__mem_unmap(c, sizeof(*c));
 			return NULL;
 		}
+#ifdef MADV_POPULATE_WRITE
+		/* The part the lines fill, in one call: page by page, a first pass over the
+		 * window cost a fault per 4 KiB (a quarter of the rate on a VM). Where the
+		 * kernel refuses (before 5.14), the faults happen as before. */
+		(void)madvise(c->data, f->populate, MADV_POPULATE_WRITE);
+#endif
 		f->nmade++;
 	} else if (f->nkept > 0) {
 		c = f->kept[f->first]; /* the oldest goes, whatever the bytes */
@@ -548,6 +556,7 @@ int rtr__cut_start(struct rtr__writer *w)
 		if (o->chunk_target > RTR__CHUNK_BYTES - PAGE_BYTES - TAIL_ROOM)
 			o->chunk_target = RTR__CHUNK_BYTES - PAGE_BYTES - TAIL_ROOM;
 		o->chunk_room = FLIGHT_CHUNK;
+		f->populate = (o->chunk_target + ((size_t)16 << 10) + 4095) & ~(size_t)4095;
 		max = f->window / o->chunk_target + 2; /* the window's, one filled, one spare */
 		f->max_chunks = max;
 		f->kept = rtr__mem_map(2 * max * sizeof(*f->kept));
