@@ -260,4 +260,27 @@ static inline void wl_config_init_capture(struct rtr_config *cfg, const char *gr
 	fclose(fp);
 }
 
+/* Every test: the files of its session (named by the test, removed at teardown),
+ * and an alarm so that nothing hangs. */
+#define WL_ALARM_S (TU_UNDER_SANITIZER ? 300 : 60)
+
+static struct wl_files files;
+
+static int wl_setup(void **state)
+{
+	(void)state;
+	files.prefix[0] = '\0';
+	alarm(WL_ALARM_S);
+	return 0;
+}
+
+static int wl_teardown(void **state)
+{
+	tu_teardown(state);
+	wl_glob_remove(&files);
+	files.prefix[0] = '\0';
+	alarm(0);
+	return 0;
+}
+
 #endif /* RTR_TESTS_ROTATION_CHECK_H */

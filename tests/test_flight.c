@@ -12,28 +12,8 @@
 #include <errno.h>
 #include <pthread.h>
 
-#define MIB	((uint64_t)1 << 20)
-#define ALARM_S (TU_UNDER_SANITIZER ? 300 : 60)
-
-static struct wl_files files;
+#define MIB ((uint64_t)1 << 20)
 static char path[4096];
-
-static int setup(void **state)
-{
-	(void)state;
-	files.prefix[0] = '\0';
-	alarm(ALARM_S);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tu_teardown(state);
-	wl_glob_remove(&files);
-	files.prefix[0] = '\0';
-	alarm(0);
-	return 0;
-}
 
 /* The pattern <tmp>/flight-<name>-<pid>.json in path; its snapshots are
  * <prefix>.NNNN.json. */
@@ -497,7 +477,7 @@ static void environment_sets_flight_mode_and_a_bad_value_keeps_the_default(void 
 	assert_string_equal(err, "");
 }
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define TEST(f) cmocka_unit_test_setup_teardown(f, wl_setup, wl_teardown)
 
 int main(void)
 {

@@ -15,27 +15,7 @@
 #define MIB ((uint64_t)1 << 20)
 /* A segment's bound: max_mb, one line past it and the closing lines (TAIL_ROOM). */
 #define SEG_SLACK (8 * 1024)
-#define ALARM_S	  (TU_UNDER_SANITIZER ? 300 : 60)
-
-static struct wl_files files;
 static char path[4096];
-
-static int setup(void **state)
-{
-	(void)state;
-	files.prefix[0] = '\0';
-	alarm(ALARM_S);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tu_teardown(state);
-	wl_glob_remove(&files);
-	files.prefix[0] = '\0';
-	alarm(0);
-	return 0;
-}
 
 /* The pattern <tmp>/rotation-<name>-<pid><ext> in path; files.prefix/suffix for it
  * (".%s" goes before the first ".json"). */
@@ -680,7 +660,7 @@ static void environment_sets_rotation_and_a_bad_value_keeps_the_default(void **s
 	assert_non_null(strstr(err, "RINGTRACE_MAX_MB"));
 }
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define TEST(f) cmocka_unit_test_setup_teardown(f, wl_setup, wl_teardown)
 
 int main(void)
 {

@@ -315,9 +315,11 @@ RTR_API int rtr_snapshot(const char *path)
 		return -ENOTCONN;
 	}
 	timeout_ms = session.cfg.stop_timeout_ms;
+	int flight = session.cfg.mode == RTR_MODE_FLIGHT;
+	int rotating = session.cfg.max_mb > 0 || session.cfg.max_seconds > 0;
 	pthread_mutex_unlock(&lifecycle_lock);
 	/* Not under the lock, as rtr_flush(): a stop meanwhile serves the request. */
-	return rtr__writer_snapshot(path, timeout_ms);
+	return rtr__writer_snapshot(path, timeout_ms, flight, rotating);
 }
 
 /* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */

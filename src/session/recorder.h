@@ -108,8 +108,9 @@ void rtr__writer_after_fork_child(void);
 int rtr__writer_signal_finish(int sig, unsigned timeout_ms, const struct rtr__ring *self);
 int rtr__writer_signal_flush(int sig, unsigned timeout_ms);
 void rtr__writer_signal_snapshot(void);
-/* rtr_snapshot(): path or NULL; 0 or -errno. Under no lock but the caller's own. */
-int rtr__writer_snapshot(const char *path, unsigned timeout_ms);
+/* rtr_snapshot(): path or NULL, in a session in flight mode or with rotation (read
+ * under the caller's lock); 0 or -errno. Takes no lock but its own. */
+int rtr__writer_snapshot(const char *path, unsigned timeout_ms, int flight, int rotating);
 
 /* Counters of the running or last session. Any thread. */
 void rtr__writer_stats(struct rtr_stats *out);

@@ -38,9 +38,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* At most this much of a flight chunk goes to its prologue (what does not fit is
@@ -233,7 +233,9 @@ void rtr__cut_rotate(struct rtr__writer *w)
 	char path[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX];
 	int fd, truncate, err;
 
-	if (o->flight != NULL || o->sink.stream || o->cutting)
+	/* After a write error nothing more is written (sink.h): no more segments. */
+	if (o->flight != NULL || o->sink.stream || o->cutting ||
+	    rtr_atomic_load_relaxed(&o->sink.error) != 0)
 		return;
 	tmp[0] = '\0';
 	o->cutting = 1;

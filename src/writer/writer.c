@@ -615,16 +615,15 @@ static int snapshot_wait(struct rtr__writer *w, uint32_t want, uint64_t deadline
 	}
 }
 
-int rtr__writer_snapshot(const char *path, unsigned timeout_ms)
+int rtr__writer_snapshot(const char *path, unsigned timeout_ms, int flight, int rotating)
 {
 	struct rtr__writer *w = &W;
-	const struct rtr_config *cfg = &w->s.cfg;
 	uint64_t deadline = deadline_in(timeout_ms);
 	int err;
 
-	if (cfg->mode != RTR_MODE_FLIGHT && cfg->max_mb == 0 && cfg->max_seconds == 0)
+	if (!flight && !rotating)
 		return -ENOTSUP;
-	if (cfg->mode != RTR_MODE_FLIGHT && path != NULL)
+	if (!flight && path != NULL)
 		return -EINVAL; /* a segment's name is the pattern's */
 	if (path != NULL && strlen(path) >= sizeof(w->loop.snap_path))
 		return -ENAMETOOLONG;
