@@ -259,7 +259,8 @@ static int option_valid(const struct rtr_config *cfg, const struct option *o)
 	case OPT_CATEGORIES:
 		return 1; /* checked where they are used */
 	case OPT_SIGNALS: {
-		const char *v = *(const char *const *)((const char *)cfg + o->offset);
+		const char *v;
+		memcpy(&v, (const char *)cfg + o->offset, sizeof(v));
 		struct rtr__sigset set;
 		char why[128];
 		return v == NULL || *v == '\0' ||

@@ -46,7 +46,8 @@ void rtr__async_open_add(struct rtr__async_open *t, uint64_t cat, uint64_t id, c
 	s->args_len = (uint16_t)args_len;
 	memcpy(s->text, head, head_len);
 	memcpy(s->text + head_len, rest, rest_len);
-	memcpy(s->text + head_len + rest_len, args, args_len);
+	if (args_len > 0)
+		memcpy(s->text + head_len + rest_len, args, args_len);
 	t->count++;
 }
 
