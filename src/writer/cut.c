@@ -61,7 +61,6 @@ struct rtr__flight {
 	size_t nspare;
 	uint64_t evicted;	 /* events in chunks that fell out of the window */
 	uint64_t snapshot_bytes; /* written in snapshots */
-	uint64_t next_file_id;	 /* per chunk: names afresh */
 };
 
 static uint64_t file_ids;
