@@ -142,6 +142,23 @@ static uint64_t cut_lines(struct rtr__writer *w, int what, size_t budget)
 	return lines;
 }
 
+uint64_t rtr__cut_closing_bytes(struct rtr__writer *w)
+{
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	/* the end marker and "]", and a page of padding (out_commit()) */
+	uint64_t bytes = 1024 + PAGE_BYTES;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->drain.rings[i];
+		if (!has_open(w, r))
+			continue;
+		const struct rtr__slices *s = rtr__reader_of(r)->slices;
+		/* an E line each: its fixed part, a copied name, the arguments added */
+		bytes += (uint64_t)s->depth * 192 + s->text_len;
+	}
+	return bytes + (uint64_t)w->json.async.count * (RTR_ASYNC_LINE_MAX + 64);
+}
+
 uint64_t rtr__cut_end_open(struct rtr__writer *w, int what)
 {
 	return cut_lines(w, what, SIZE_MAX);

@@ -98,6 +98,9 @@ void rtr__out_set_limit(struct rtr__writer *w)
 		o->chunk_limit = (size_t)left + PAGE_BYTES + TAIL_ROOM;
 }
 
+/* The longest line a segment keeps room for at its end (most are under 200 bytes). */
+#define LINE_SLACK (16 * 1024)
+
 void rtr__out_full(struct rtr__writer *w, size_t need)
 {
 	struct rtr__out *o = &w->out;
@@ -108,13 +111,16 @@ void rtr__out_full(struct rtr__writer *w, size_t need)
 	/*
 	 * need is the most the next line can take, far more than it does. So a segment
 	 * (rotation) or a flight chunk ends once its lines fill it, and until then each
-	 * line near its end gets room for itself alone and asks again. A segment holding
-	 * no event goes on whatever its size (its one line must go somewhere).
+	 * line near its end gets room for itself alone and asks again. A segment ends
+	 * with room for a line of LINE_SLACK and its closing lines, so that it stays
+	 * within max_mb unless one line is longer. A segment holding no event goes on
+	 * whatever its size (its one line must go somewhere).
 	 */
-	if (segment && o->sink.text_offset + o->chunk->len >= o->limit_bytes &&
-	    o->encoded > o->file_events) {
+	uint64_t fill = o->sink.text_offset + o->chunk->len;
+	int seg_full = segment && fill + LINE_SLACK + rtr__cut_closing_bytes(w) >= o->limit_bytes;
+	if (seg_full && o->encoded > o->file_events) {
 		rtr__cut_rotate(w);
-	} else if ((segment && o->sink.text_offset + o->chunk->len < o->limit_bytes) ||
+	} else if ((segment && !seg_full) ||
 		   (window && o->chunk->len < o->chunk->prologue + o->chunk_target)) {
 		if (o->chunk->len + need + PAGE_BYTES + TAIL_ROOM <= room) {
 			o->chunk_limit = o->chunk->len + need + PAGE_BYTES + TAIL_ROOM;

@@ -311,6 +311,8 @@ void rtr__cut_rotate(struct rtr__writer *w);
 /* Flight mode: write the window as a trace at path (NULL: the pattern's next
  * number). 0 or -errno. */
 int rtr__cut_snapshot(struct rtr__writer *w, const char *path);
+/* The most the lines that close the file now take (end marker, ends of what is open). */
+uint64_t rtr__cut_closing_bytes(struct rtr__writer *w);
 /* End (RTR__CUT_END, RTR__CUT_OPEN) what is open, in the file being written; the lines. */
 uint64_t rtr__cut_end_open(struct rtr__writer *w, int what);
 /* Close the finished segments still held for their page cache (the stop). */
