@@ -21,6 +21,11 @@
  * dropped_io, and a thread stuck in a system call frees the session itself when it
  * returns (the state word: WRITER_ABANDONED).
  *
+ * Signals and snapshots. A handler (session/signals.c) only sets a word and rings the
+ * doorbell: a fatal signal is a stop that names it (and does not wait for the
+ * handler's own thread), a program's handled signal a flush, the snapshot signal a
+ * request that the loop serves with rtr_snapshot()'s (cut.c does the work).
+ *
  * Accounting. A ring's producer counts events and drops; the writer counts what it
  * consumed (drain.c's reader state). After every pass the session's totals are
  * published for rtr_stats_get() and for the end marker; after the stop's wait no ring

@@ -10,8 +10,11 @@
  *	json_meta.c	the encoder's other lines: metadata, memory, stack samples
  *	lanes.c		track placement: which lane of a track an event goes on
  *	framing.c	the file around the lines: head, provisional close, end marker,
- *			the chunk handed to the sink
+ *			the chunk handed to the sink, a segment's room
  *	out.h		the chunk being filled, a line at a time
+ *	cut.c		the files of a session: segments (rotation), the flight window
+ *			and its snapshots, what a cut ends and begins again
+ *	slices.c	a thread's open slices; async_open.c: the open async spans
  *
  * The data flows one way: writer.c runs drain.c, which hands events to the output
  * format through struct rtr__format, which writes lines with out.h into chunks that
