@@ -219,6 +219,8 @@ RTR__DECL void rtr_config_init(struct rtr_config *cfg);
  * is also reported once on stderr with the expanded path.
  * Call from one thread at a time, with rtr_stop(). A program that exits without
  * rtr_stop() still gets a finished file (an atexit handler stops the recorder).
+ * When RINGTRACE_AUTOSTART=1 started the recorder as the library loaded, the first
+ * call keeps that session (cfg is not applied) and returns 0; rtr_stop() then ends it.
  */
 RTR__DECL int rtr_start(const struct rtr_config *cfg);
 

@@ -309,9 +309,23 @@ static void config_complete(struct rtr_config *out, const struct rtr_config *cfg
 	out->version = RTR_CONFIG_VERSION;
 }
 
+/*
+ * Variables read outside the table, by code that runs before or beside a session:
+ * the autostart constructor (recorder.c) and the instrument library
+ * (instrument/instrument.c). Listed here so that the README check covers them too.
+ */
+static const char *const env_only[] = {
+	"RINGTRACE_AUTOSTART",
+};
+
+#define NENV_ONLY (sizeof(env_only) / sizeof(env_only[0]))
+
 const char *rtr__config_option_env(size_t i)
 {
-	return i < NOPTIONS ? options[i].env : NULL;
+	if (i < NOPTIONS)
+		return options[i].env;
+	i -= NOPTIONS;
+	return i < NENV_ONLY ? env_only[i] : NULL;
 }
 
 long rtr__env_rank(long *world_size)

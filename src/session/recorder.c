@@ -1,7 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recorder's lifecycle: rtr_start, rtr_flush, rtr_stop, rtr_stats_get, the exit
- * handler and fork. One recorder per process; these calls serialize on one lock.
+ * handler, fork and autostart. One recorder per process; these calls serialize on one
+ * lock.
+ *
+ * Autostart (RINGTRACE_AUTOSTART=1): a constructor starts the recorder from the
+ * environment, so a preloaded library traces a program that never calls us; the exit
+ * handler finishes the file. The program may still call rtr_start(): the first such
+ * call adopts the autostarted session (returns 0, records on), and its rtr_stop() ends
+ * it as if it had started it. A constructor runs once per exec, so a forked child
+ * does not autostart (fork_child() leaves it without a recorder, as always); a child
+ * that execs a program with the variable still set autostarts in its own file.
+ * Constructors run in dependency order: the C library and ours are ready, other
+ * libraries' constructors may run before or after, and events they record before it
+ * are not recorded, as before any rtr_start().
  */
 #include "session/recorder.h"
 
@@ -25,6 +37,7 @@ RTR_API int rtr__active;
 static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
 static int running;	    /* under lifecycle_lock */
 static int hooks_installed; /* under lifecycle_lock */
+static int autostarted;	    /* under lifecycle_lock: running, and not yet adopted */
 static struct rtr__session session;
 
 static void stop_at_exit(void)
@@ -64,6 +77,7 @@ static void fork_child(void)
 	 * then, seeing another pid) */
 	rtr__signals_uninstall();
 	running = 0;
+	autostarted = 0;
 	/* Held across fork() by this thread, which is the child's only one: its owner
 	 * unlocks it (initializing it over a held lock is undefined). */
 	pthread_mutex_unlock(&lifecycle_lock);
@@ -185,7 +199,8 @@ static void report_signals_error(const struct rtr__session *s, int err)
 		s->signals, s->snapshot_signal_name, strerror(-err));
 }
 
-RTR_API int rtr_start(const struct rtr_config *cfg)
+/* rtr_start(), or with `automatic` the autostart constructor's start. */
+static int start(const struct rtr_config *cfg, int automatic)
 {
 	struct rtr_config defaults;
 	int err;
@@ -196,8 +211,12 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	}
 	pthread_mutex_lock(&lifecycle_lock);
 	if (running) {
+		/* The program's first start finds the autostarted session: it is its own
+		 * from now on (its cfg is not applied: the file is already open). */
+		err = autostarted ? 0 : -EBUSY;
+		autostarted = 0;
 		pthread_mutex_unlock(&lifecycle_lock);
-		return -EBUSY;
+		return err;
 	}
 	memset(&session, 0, sizeof(session));
 	session.pid = getpid();
@@ -261,6 +280,7 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 	if (sig_err != 0)
 		report_signals_error(&session, sig_err);
 	running = 1;
+	autostarted = automatic;
 	int state = rtr__filter_publish(&session.filter); /* RTR__STATE_ALL, or filtered */
 	/* R0: pairs with A0 in rtr__recording(); clock, rings, writer and the category
 	 * filter's table are ready */
@@ -268,6 +288,11 @@ RTR_API int rtr_start(const struct rtr_config *cfg)
 out:
 	pthread_mutex_unlock(&lifecycle_lock);
 	return err;
+}
+
+RTR_API int rtr_start(const struct rtr_config *cfg)
+{
+	return start(cfg, 0);
 }
 
 RTR_API int rtr_flush(void)
@@ -300,6 +325,7 @@ RTR_API int rtr_stop(void)
 		rtr_atomic_store_release(&rtr__active, 0);
 		err = rtr__writer_stop(); /* closes the file */
 		running = 0;
+		autostarted = 0;
 	}
 	pthread_mutex_unlock(&lifecycle_lock);
 	return err;
@@ -371,4 +397,27 @@ RTR_API const char *rtr_io_name(int io_method)
 	default:
 		return "none";
 	}
+}
+
+/* RINGTRACE_AUTOSTART: 1 starts, 0 or unset does not; anything else warns. */
+static int autostart_wanted(void)
+{
+	const char *v = getenv("RINGTRACE_AUTOSTART");
+
+	if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
+		return 0;
+	if (strcmp(v, "1") == 0)
+		return 1;
+	fprintf(stderr, "ringtrace: RINGTRACE_AUTOSTART=\"%s\" is not 0 or 1; not starting\n", v);
+	return 0;
+}
+
+/* Runs when the library is loaded (or, linked statically, at the program's start):
+ * does nothing unless RINGTRACE_AUTOSTART=1. A failed start was reported by
+ * rtr_start(); the program runs on untraced. */
+__attribute__((constructor)) static void autostart(void)
+{
+	if (!autostart_wanted())
+		return;
+	(void)start(NULL, 1);
 }

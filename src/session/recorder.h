@@ -58,7 +58,8 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 		     long rank, uint64_t number);
 /* The session's file number `number` (a segment or a snapshot) into out. */
 int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint64_t number);
-/* The environment variable of option i of the option table, NULL past the last. */
+/* The environment variable of option i: the option table's, then those read outside
+ * it (autostart, the instrument library); NULL past the last. */
 const char *rtr__config_option_env(size_t i);
 /* The rank of this process from the launcher's environment, or -1; world size too. */
 long rtr__env_rank(long *world_size);
