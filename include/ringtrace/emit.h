@@ -13,7 +13,8 @@
  *
  *	ts	clock reading in ticks (see rtr__clock_is_tsc), or nanoseconds when
  *		RTR__F_TS_NS is set (events with explicit timestamps)
- *	a	name (static string), or the call site for RTR__K_SCOPE
+ *	a	name (static string), or the call site for RTR__K_SCOPE (with
+ *		RTR__F_CODE_ADDR: a function's address)
  *	b	category (static string), or the duration in ticks for RTR__K_SCOPE
  *	kind	RTR__K_*
  *	nargs	number of arguments in the continuation bytes
@@ -34,6 +35,9 @@ extern "C" {
 #define RTR__LIKELY(x)	 __builtin_expect(!!(x), 1)
 #define RTR__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RTR__CACHELINE	 64
+/* Not instrumented by -finstrument-functions: the inline calls are inlined into the
+ * program, which may be built with it (and the instrument library calls them). */
+#define RTR__NOINSTR __attribute__((no_instrument_function))
 
 struct rtr__rec {
 	uint64_t ts;
@@ -76,6 +80,9 @@ enum {
 	RTR__F_SCOPE_GLOBAL = 1 << 3,  /* an instant shown across the trace */
 	RTR__F_TRACK = 1 << 4,	       /* on a track: ext begins with the struct rtr_track * */
 	RTR__F_POP = 1 << 5,	       /* an E of the innermost open slice: name from its B */
+	/* RTR__K_SCOPE: `a` is a function's code address, named by the writer (the
+	 * instrument library); category "function" */
+	RTR__F_CODE_ADDR = 1 << 6,
 };
 
 /*
@@ -160,6 +167,20 @@ extern RTR_API __thread struct rtr__ring *rtr__tls_ring __attribute__((tls_model
 RTR_API struct rtr__ring *rtr__ring_attach(void);
 RTR_API bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n);
 RTR_API uint64_t rtr__ticks_slow(void);
+/* Nanoseconds as ticks of the current clock (a duration; 0 when ns is 0). Any thread,
+ * async-signal-safe. */
+RTR_API uint64_t rtr__ns_ticks(uint64_t ns);
+
+/*
+ * For libraries built with ringtrace (the instrument library): register fn as the
+ * writer's resolver of code addresses, in place of dladdr(3). fn writes the name of
+ * the function containing addr into out (at most cap bytes, no NUL needed), sets
+ * *start to that function's address and returns the name's length, or returns 0 when
+ * it does not know addr. The writer calls it on its thread only, once per address (it
+ * caches the result); fn must stay valid for the life of the process. Any thread.
+ */
+RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t cap,
+					      uint64_t *start));
 
 /* The category filter's per-thread cache of decisions, direct-mapped by category
  * pointer (categories are static strings). A zeroed slot never matches: its decision
@@ -180,19 +201,19 @@ RTR_API bool rtr__site_lookup(int state, const struct rtr_site *site, int *decis
 #if defined(RTR_EXPORT_HOT)
 #define RTR_HOT RTR_API /* src/producer/exports.c: one exported definition of each call */
 #else
-#define RTR_HOT static inline
+#define RTR_HOT static inline RTR__NOINSTR
 #endif
 
 /* The state word (see rtr__active): nonzero while recording. Calls that take a
  * category use rtr__recording_cat() instead. */
-static inline int rtr__recording(void)
+static inline RTR__NOINSTR int rtr__recording(void)
 {
 	/* A0: pairs with R0 in rtr_start(); the clock kind and origin, and the filter
 	 * table, are set */
 	return __atomic_load_n(&rtr__active, __ATOMIC_ACQUIRE);
 }
 
-static inline struct rtr__cat_slot *rtr__cat_slot_of(const char *cat)
+static inline RTR__NOINSTR struct rtr__cat_slot *rtr__cat_slot_of(const char *cat)
 {
 	/* Fibonacci hashing: the top bits of the product spread neighbouring literals */
 	uint64_t h = (uint64_t)(uintptr_t)cat * UINT64_C(0x9E3779B97F4A7C15);
@@ -201,7 +222,7 @@ static inline struct rtr__cat_slot *rtr__cat_slot_of(const char *cat)
 }
 
 /* Under a filtered state: whether cat is recorded, from the thread's cache. */
-static inline bool rtr__cat_cached(int state, const char *cat)
+static inline RTR__NOINSTR bool rtr__cat_cached(int state, const char *cat)
 {
 	const struct rtr__cat_slot *slot = rtr__cat_slot_of(cat);
 	unsigned verdict = (unsigned)(slot->decision ^ state); /* 0 or 1 when current */
@@ -218,7 +239,7 @@ static inline bool rtr__cat_cached(int state, const char *cat)
  * with no filter: a load and two branches. With a filter: a lookup in the thread's
  * cache besides (two loads, a compare and a branch when it hits).
  */
-static inline bool rtr__recording_cat(const char *cat)
+static inline RTR__NOINSTR bool rtr__recording_cat(const char *cat)
 {
 	int state = rtr__recording();
 
@@ -231,7 +252,7 @@ static inline bool rtr__recording_cat(const char *cat)
 	return true;
 }
 
-static inline uint64_t rtr__ticks(void)
+static inline RTR__NOINSTR uint64_t rtr__ticks(void)
 {
 #if defined(__x86_64__)
 	/* relaxed: published by R0 in rtr_start(); a thread still in an event call of
@@ -251,7 +272,7 @@ static inline uint64_t rtr__ticks(void)
 
 /* Rare: count an event dropped because it began inside another event call on the
  * same thread (a signal handler's). */
-static inline void rtr__reentered(struct rtr__ring *r)
+static inline RTR__NOINSTR void rtr__reentered(struct rtr__ring *r)
 {
 	/* relaxed: one instruction, so a handler nested in this one cannot lose it */
 	__atomic_fetch_add(&r->dropped_reentrant, 1, __ATOMIC_RELAXED);
@@ -273,13 +294,13 @@ static inline void rtr__reentered(struct rtr__ring *r)
  * or sees the recorder off here and is not recorded at all (see ring.h).
  */
 /* Give up a reservation without publishing anything (or leave the window). */
-static inline void rtr__unreserve(struct rtr__ring *r)
+static inline RTR__NOINSTR void rtr__unreserve(struct rtr__ring *r)
 {
 	/* R8: pairs with A8 in the writer's stop; drop counts are stored */
 	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-static inline struct rtr__ring *rtr__reserve(uint32_t n, uint32_t *head_out)
+static inline RTR__NOINSTR struct rtr__ring *rtr__reserve(uint32_t n, uint32_t *head_out)
 {
 	struct rtr__ring *r = rtr__tls_ring;
 
@@ -309,7 +330,7 @@ static inline struct rtr__ring *rtr__reserve(uint32_t n, uint32_t *head_out)
 	return r;
 }
 
-static inline void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
+static inline RTR__NOINSTR void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
 {
 	/* own counter: only this thread stores it; the writer reads it for stats */
 	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
@@ -319,8 +340,9 @@ static inline void rtr__publish(struct rtr__ring *r, uint32_t head, uint32_t n)
 	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* Returns whether the event was recorded (not dropped, recorder not stopping). */
-static inline bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
+/* rtr__emit() with flags. */
+static inline RTR__NOINSTR bool rtr__emit_flags(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a,
+				   uint64_t b)
 {
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(1, &head);
@@ -333,14 +355,20 @@ static inline bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
 	rec->b = b;
 	rec->kind = kind;
 	rec->nargs = 0;
-	rec->flags = 0;
+	rec->flags = flags;
 	rec->ext = 0;
 	rtr__publish(r, head, 1);
 	return true;
 }
 
+/* Returns whether the event was recorded (not dropped, recorder not stopping). */
+static inline RTR__NOINSTR bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a, uint64_t b)
+{
+	return rtr__emit_flags(kind, 0, ts, a, b);
+}
+
 /* An event with one 64-bit payload word in a continuation record. */
-static inline void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a, uint64_t b,
+static inline RTR__NOINSTR void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a, uint64_t b,
 				  uint64_t word)
 {
 	uint32_t head;
@@ -374,7 +402,7 @@ RTR_API void rtr__begin_lost(struct rtr__ring *r, uint32_t depth);
 RTR_API void rtr__end_lost(void);
 RTR_API bool rtr__end_doomed(struct rtr__ring *r, uint32_t depth);
 
-static inline void rtr__begin_done(bool recorded)
+static inline RTR__NOINSTR void rtr__begin_done(bool recorded)
 {
 	struct rtr__ring *r = rtr__tls_ring;
 
@@ -386,7 +414,7 @@ static inline void rtr__begin_done(bool recorded)
 }
 
 /* Whether the E closing the current level must go (it is then counted). */
-static inline bool rtr__end_dropped(void)
+static inline RTR__NOINSTR bool rtr__end_dropped(void)
 {
 	struct rtr__ring *r = rtr__tls_ring;
 
@@ -454,7 +482,7 @@ struct rtr__scope {
  * Under a filtered state: whether the site's category is recorded, from the decision
  * cached in the call site (shared by every thread), else from the thread's cache.
  */
-static inline bool rtr__site_cached(int state, const struct rtr_site *site, int *decision)
+static inline RTR__NOINSTR bool rtr__site_cached(int state, const struct rtr_site *site, int *decision)
 {
 	/* relaxed: the word carries its own tag (the state it was decided under); a
 	 * stale or another thread's tag is only a miss */
@@ -466,7 +494,7 @@ static inline bool rtr__site_cached(int state, const struct rtr_site *site, int 
 }
 
 /* decision: the call site's cached filter decision (see rtr__cat_slot.decision). */
-static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site, int *decision)
+static inline RTR__NOINSTR struct rtr__scope rtr__scope_begin(const struct rtr_site *site, int *decision)
 {
 	struct rtr__scope s = {0, 0};
 	int state = rtr__recording();
@@ -480,7 +508,7 @@ static inline struct rtr__scope rtr__scope_begin(const struct rtr_site *site, in
 	return s;
 }
 
-static inline void rtr__scope_end(struct rtr__scope *s)
+static inline RTR__NOINSTR void rtr__scope_end(struct rtr__scope *s)
 {
 	if (RTR__UNLIKELY(s->site != NULL) && rtr__recording())
 		rtr__emit(RTR__K_SCOPE, s->start, (uintptr_t)s->site, rtr__ticks() - s->start);
@@ -508,64 +536,64 @@ static inline void rtr__scope_end(struct rtr__scope *s)
 
 #else /* RINGTRACE_DISABLE: every call compiles to nothing. */
 
-static inline void rtr_config_init(struct rtr_config *cfg)
+static inline RTR__NOINSTR void rtr_config_init(struct rtr_config *cfg)
 {
 	__builtin_memset(cfg, 0, sizeof(*cfg));
 	cfg->size = sizeof(*cfg);
 	cfg->version = RTR_CONFIG_VERSION;
 }
-static inline int rtr_start(const struct rtr_config *cfg)
+static inline RTR__NOINSTR int rtr_start(const struct rtr_config *cfg)
 {
 	(void)cfg;
 	return 0;
 }
-static inline int rtr_flush(void)
+static inline RTR__NOINSTR int rtr_flush(void)
 {
 	return 0;
 }
-static inline int rtr_stop(void)
+static inline RTR__NOINSTR int rtr_stop(void)
 {
 	return 0;
 }
-static inline int rtr_snapshot(const char *path)
+static inline RTR__NOINSTR int rtr_snapshot(const char *path)
 {
 	(void)path;
 	return 0;
 }
-static inline void rtr_stats_get_sized(struct rtr_stats *out, size_t size)
+static inline RTR__NOINSTR void rtr_stats_get_sized(struct rtr_stats *out, size_t size)
 {
 	__builtin_memset(out, 0, size);
 }
-static inline void(rtr_stats_get)(struct rtr_stats *out)
+static inline RTR__NOINSTR void(rtr_stats_get)(struct rtr_stats *out)
 {
 	__builtin_memset(out, 0, sizeof(*out));
 }
-static inline const char *rtr_version(void)
+static inline RTR__NOINSTR const char *rtr_version(void)
 {
 	return RTR_VERSION_STRING;
 }
-static inline unsigned rtr_version_number(void)
+static inline RTR__NOINSTR unsigned rtr_version_number(void)
 {
 	return RTR_VERSION_NUMBER;
 }
-static inline const char *rtr_io_name(int io_method)
+static inline RTR__NOINSTR const char *rtr_io_name(int io_method)
 {
 	(void)io_method;
 	return "disabled";
 }
-static inline uint64_t rtr_now_ns(void)
+static inline RTR__NOINSTR uint64_t rtr_now_ns(void)
 {
 	return 0;
 }
-static inline const char *rtr_trace_path(void)
+static inline RTR__NOINSTR const char *rtr_trace_path(void)
 {
 	return "";
 }
-static inline uint64_t rtr_flow_id(void)
+static inline RTR__NOINSTR uint64_t rtr_flow_id(void)
 {
 	return 0;
 }
-static inline struct rtr_track *rtr_track_create(const struct rtr_track_desc *desc)
+static inline RTR__NOINSTR struct rtr_track *rtr_track_create(const struct rtr_track_desc *desc)
 {
 	(void)desc;
 	return (struct rtr_track *)0;

@@ -120,6 +120,21 @@ RTR_API uint64_t rtr_now_ns(void)
 	return ns;
 }
 
+RTR_API uint64_t rtr__ns_ticks(uint64_t ns)
+{
+	/* A1: pairs with R1 in rtr__clock_publish(); a torn read of a slot being
+	 * rewritten gives a rate of a neighbouring segment, as good for a threshold */
+	uint32_t gen = rtr_atomic_load_acquire(&now_gen);
+	const struct now_slot *s = &now_slots[gen & 3];
+	uint64_t rate = rtr_atomic_load_relaxed(&s->ns_per_tick32);
+
+	if (rtr_atomic_load_relaxed(&s->kind) != RTR_CLOCK_TSC || rate == 0)
+		return ns;
+	/* ticks = ns * 2^32 / rate, without overflow for any ns below an hour or so */
+	unsigned __int128 t = ((unsigned __int128)ns << 32) / rate;
+	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+}
+
 static int file_has_word(const char *path, const char *word)
 {
 	FILE *f = fopen(path, "re");

@@ -258,6 +258,13 @@ char *rtr__json_encode_head(struct rtr__writer *w, char *p, uint32_t kind,
 		}
 		break;
 	case RTR__K_SCOPE: {
+		if (rec->flags & RTR__F_CODE_ADDR) { /* the instrument library's call */
+			size_t len;
+			const char *name = rtr__memstack_function(&w->json.mem, rec->a, &len);
+			p = PUT_LIT(p, ",\"cat\":\"function\",\"name\":\"");
+			p = put(p, name, len);
+			return PUT_LIT(p, "\",\"ts\":");
+		}
 		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
 		p = put_cat(w, p, site->cat);
 		p = PUT_LIT(p, ",\"name\":\"");
@@ -433,7 +440,8 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 	/* an instant's scope is part of its head */
 	uint32_t key = end != NULL ? K_SPAN
 				   : rec->kind | (uint32_t)(rec->flags & (RTR__F_SCOPE_PROCESS |
-									  RTR__F_SCOPE_GLOBAL))
+									  RTR__F_SCOPE_GLOBAL |
+									  RTR__F_CODE_ADDR))
 							 << 8;
 	/* the line's parts, kept for the open slice or async span it begins (cut.c) */
 	char *line0 = p, *ts0, *rest0, *rest1, *args0 = NULL, *args1 = NULL;

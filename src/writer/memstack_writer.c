@@ -5,6 +5,7 @@
 #include "common/compiler.h"
 #include "common/jsontext.h"
 #include "common/mem.h"
+#include <ringtrace.h>
 
 #include <dlfcn.h>
 #include <string.h>
@@ -218,16 +219,40 @@ static size_t utf8_cut(const char *s, size_t max)
 	return max;
 }
 
-/* "symbol+0xoff", "module+0xoff" or "0xaddr" into out (RTR_SYM_MAX_TEXT bytes). */
-static size_t resolve(char *out, uint64_t addr)
+/* The symbolizer a library registered (rtr__symbolizer_set()), or NULL: dladdr. */
+static size_t (*symbolizer)(uint64_t addr, char *out, size_t cap, uint64_t *start);
+
+RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t cap,
+					      uint64_t *start))
+{
+	/* R0: pairs with A0 in resolve(); what fn reads was set up before it is seen */
+	__atomic_store_n(&symbolizer, fn, __ATOMIC_RELEASE);
+}
+
+/*
+ * "symbol+0xoff", "module+0xoff" or "0xaddr" into out (RTR_SYM_MAX_TEXT bytes); with
+ * `exact`, a function's entry: "symbol" alone when addr is where it starts.
+ */
+static size_t resolve(char *out, uint64_t addr, int exact)
 {
 	Dl_info info;
 	const char *base = NULL;
 	uint64_t from = 0;
+	char name[RTR_SYM_MAX_TEXT];
+	/* A0: pairs with R0 in rtr__symbolizer_set() */
+	size_t (*fn)(uint64_t, char *, size_t, uint64_t *) =
+		__atomic_load_n(&symbolizer, __ATOMIC_ACQUIRE);
 
+	if (fn != NULL) {
+		size_t n = fn(addr, name, sizeof(name) - 1, &from);
+		if (n > 0 && n < sizeof(name) && from <= addr) {
+			name[n] = '\0';
+			base = name;
+		}
+	}
 	/* The names come from the loaded objects as they are now: an object unloaded
 	 * since the sample, or another loaded in its place, resolves wrongly or not. */
-	if (dladdr((const void *)(uintptr_t)addr, &info) != 0) {
+	if (base == NULL && dladdr((const void *)(uintptr_t)addr, &info) != 0) {
 		if (info.dli_sname != NULL && info.dli_sname[0] != '\0') {
 			base = info.dli_sname;
 			from = (uintptr_t)info.dli_saddr;
@@ -239,6 +264,11 @@ static size_t resolve(char *out, uint64_t addr)
 	}
 	if (base == NULL || from > addr)
 		return (size_t)(rtr__memstack_hex(out, addr) - out);
+	if (exact && from == addr) {
+		size_t keep = utf8_cut(base, RTR_SYM_MAX_TEXT);
+		memcpy(out, base, keep);
+		return keep;
+	}
 
 	char off[24];
 	off[0] = '+';
@@ -249,7 +279,23 @@ static size_t resolve(char *out, uint64_t addr)
 	return keep + off_len;
 }
 
+/* Frames and function entries share the cache: an entry's key has the top bit set
+ * (no user-space code address has it). */
+#define SYM_FUNCTION (UINT64_C(1) << 63)
+
+static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, size_t *len);
+
 const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t *len)
+{
+	return symbol(m, addr, 0, len);
+}
+
+const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_t *len)
+{
+	return symbol(m, addr, 1, len);
+}
+
+static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, size_t *len)
 {
 	static char fallback[RTR_SYM_MAX_ESCAPED]; /* writer only: when nothing could be mapped */
 
@@ -266,14 +312,15 @@ const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t 
 
 	char raw[RTR_SYM_MAX_TEXT];
 	if (RTR_UNLIKELY(m->syms == NULL)) {
-		size_t n = resolve(raw, addr);
+		size_t n = resolve(raw, addr, exact);
 		*len = (size_t)(rtr__json_escape(fallback, raw, n) - fallback);
 		return fallback;
 	}
+	uint64_t key = exact ? addr | SYM_FUNCTION : addr;
 
 	/* Fibonacci hashing of the address: neighbouring return addresses spread out */
-	struct rtr__sym_slot *s = &m->syms[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYM_BITS)];
-	if (RTR_LIKELY(s->epoch == m->sym_epoch + 1 && s->addr == addr)) {
+	struct rtr__sym_slot *s = &m->syms[(key * 0x9e3779b97f4a7c15ull) >> (64 - SYM_BITS)];
+	if (RTR_LIKELY(s->epoch == m->sym_epoch + 1 && s->addr == key)) {
 		*len = s->len;
 		return m->sym_arena + s->off;
 	}
@@ -281,9 +328,9 @@ const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t 
 		m->sym_epoch++; /* every slot filled before now misses */
 		m->sym_used = 0;
 	}
-	size_t n = resolve(raw, addr);
+	size_t n = resolve(raw, addr, exact);
 	char *at = m->sym_arena + m->sym_used;
-	s->addr = addr;
+	s->addr = key;
 	s->epoch = m->sym_epoch + 1;
 	s->off = (uint32_t)m->sym_used;
 	s->len = (uint32_t)(rtr__json_escape(at, raw, n) - at);

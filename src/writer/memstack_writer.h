@@ -14,7 +14,9 @@
  * later counts 0 bytes like any free of an unknown address: a total never counts
  * bytes it cannot take back, so it never drifts and never goes negative.
  *
- * Stacks. Code addresses are resolved with dladdr(3) into "symbol+0xoff", else
+ * Stacks. Code addresses are resolved by the symbolizer a library registered with
+ * rtr__symbolizer_set() (the instrument library's, from the ELF symbol tables: static
+ * functions too), else with dladdr(3), into "symbol+0xoff", else
  * "module+0xoff", else "0xaddr", cut to RTR_SYM_MAX_TEXT bytes on a UTF-8 boundary and
  * JSON-escaped once. A direct-mapped cache keeps the escaped text by address in its
  * own arena (emptied whole when full), so a repeated stack costs one lookup per frame.
@@ -81,5 +83,11 @@ const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t 
 
 /* Writes "0x" and the lowercase hex digits of v, no leading zeros. At most 18 bytes. */
 char *rtr__memstack_hex(char *p, uint64_t v);
+
+/* The escaped name of the function that starts at addr (a slice of the instrument
+ * library, RTR__F_CODE_ADDR), as rtr__memstack_symbol() but without "+0x0"; cached
+ * apart from frames. Valid until the next call. */
+const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_t *len);
+
 
 #endif
