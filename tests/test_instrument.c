@@ -29,12 +29,14 @@ static const int all_calls[NFUNCS] = {1, 10, 23, 5, 1000, 3};
 struct run {
 	struct tt_trace t;
 	int count[NFUNCS];
-	int other; /* function slices of no known name */
+	int other;   /* function slices of no known name */
+	int handler; /* in_handler and on_alarm slices */
 };
 
-/* Run prog with env (NULL-terminated "NAME=value" list) added; load its trace. */
-static void run_prog(const char *prog, int preload, const char *const *env, struct run *r,
-		     const char *name)
+/* Run prog (with arg, or none) and env (NULL-terminated "NAME=value" list) added;
+ * load its trace. */
+static void run_prog_arg(const char *prog, const char *arg, int preload, const char *const *env,
+			 struct run *r, const char *name)
 {
 	char path[512];
 	pid_t pid;
@@ -49,7 +51,7 @@ static void run_prog(const char *prog, int preload, const char *const *env, stru
 		setenv("RINGTRACE_AUTOSTART", "1", 1);
 		for (; env != NULL && *env != NULL; env++)
 			putenv((char *)*env);
-		execl(prog, prog, (char *)NULL);
+		execl(prog, prog, arg, (char *)NULL);
 		_exit(127);
 	}
 	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
@@ -68,13 +70,21 @@ static void run_prog(const char *prog, int preload, const char *const *env, stru
 		int k = 0;
 		while (k < NFUNCS && strcmp(e->name, names[k]) != 0)
 			k++;
-		if (k == NFUNCS) {
+		if (k == NFUNCS && (tu_is(e->name, "in_handler") || tu_is(e->name, "on_alarm"))) {
+			r->handler++;
+		} else if (k == NFUNCS) {
 			print_message("unexpected function slice %s\n", e->name);
 			r->other++;
 		} else {
 			r->count[k]++;
 		}
 	}
+}
+
+static void run_prog(const char *prog, int preload, const char *const *env, struct run *r,
+		     const char *name)
+{
+	run_prog_arg(prog, NULL, preload, env, r, name);
 }
 
 static void expect_counts(const struct run *r, const int want[NFUNCS])
@@ -218,6 +228,57 @@ static void depth_keeps_the_outer_calls(void **state)
 	tt_free(&r.t);
 }
 
+/* Signal handlers' calls nest whole inside the calls they interrupt: every two
+ * slices of the thread are nested or apart, never overlapping halfway. */
+static void signal_handler_calls_nest(void **state)
+{
+	struct run r;
+	const struct tt_event **f;
+	size_t n = 0;
+
+	(void)state;
+	run_prog_arg(RTR_TEST_INSTRUMENTED_PROG, "signals", 1, NULL, &r, "signals");
+	assert_int_equal(r.count[WORK], 2000);
+	assert_int_equal(r.count[LEAF], 4000);
+	assert_true(r.handler > 0);
+	f = tu_own(r.t.n, sizeof(*f));
+	for (size_t i = 0; i < r.t.n; i++)
+		if (tu_is(r.t.ev[i].cat, "function"))
+			f[n++] = &r.t.ev[i];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a0 = f[i]->ts_ns, a1 = a0 + f[i]->dur_ns;
+		/* the neighbours in the file are the ones that can overlap */
+		for (size_t j = i + 1; j < n && j < i + 8; j++) {
+			uint64_t b0 = f[j]->ts_ns, b1 = b0 + f[j]->dur_ns;
+			int apart = a1 <= b0 || b1 <= a0;
+			if (!apart && !encloses(f[i], f[j]) && !encloses(f[j], f[i]))
+				fail_msg("lines %zu and %zu overlap", f[i]->line, f[j]->line);
+		}
+	}
+	tt_free(&r.t);
+}
+
+/* The hooks run before any start (no autostart): nothing is recorded, nothing breaks. */
+static void hooks_without_a_recorder_record_nothing(void **state)
+{
+	char path[512];
+	pid_t pid;
+
+	(void)state;
+	tu_own_file(path, sizeof(path), "instrument", "off", ".json");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("LD_PRELOAD", RTR_TEST_LIBINSTRUMENT, 1);
+		setenv("RINGTRACE_FILE", path, 1);
+		unsetenv("RINGTRACE_AUTOSTART");
+		execl(RTR_TEST_INSTRUMENTED_PROG, RTR_TEST_INSTRUMENTED_PROG, (char *)NULL);
+		_exit(127);
+	}
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +290,8 @@ int main(void)
 		cmocka_unit_test_teardown(include_keeps_only_those_functions, tu_teardown),
 		cmocka_unit_test_teardown(exclude_wins_over_include, tu_teardown),
 		cmocka_unit_test_teardown(depth_keeps_the_outer_calls, tu_teardown),
+		cmocka_unit_test_teardown(signal_handler_calls_nest, tu_teardown),
+		cmocka_unit_test_teardown(hooks_without_a_recorder_record_nothing, tu_teardown),
 	};
 
 	tu_filter_from_env();

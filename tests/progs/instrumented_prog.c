@@ -11,9 +11,16 @@
  *	skip_me_outer		3, each calling leaf_static once
  *
  * spin() is not instrumented, so it is part of its caller's slice.
+ *
+ * With the argument "signals", a SIGALRM every 50 us runs on_alarm(), which calls
+ * in_handler() (both instrumented), while the main thread runs 2000 calls of
+ * work_exported(); exit status 0 when the handler ran.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -67,9 +74,43 @@ KEEP void skip_me_outer(void)
 	leaf_static();
 }
 
-int main(void)
+static volatile sig_atomic_t handled;
+
+KEEP void in_handler(void);
+KEEP void in_handler(void)
+{
+	handled = handled + 1;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	in_handler();
+}
+
+__attribute__((no_instrument_function)) static int signals(void)
+{
+	struct sigaction sa;
+	struct itimerval it = {{0, 50}, {0, 50}};
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < 2000; i++)
+		work_exported(i);
+	it = (struct itimerval){{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	return handled > 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
 	int x = 0;
+
+	if (argc > 1 && strcmp(argv[1], "signals") == 0)
+		return signals();
 
 	for (int i = 0; i < 10; i++)
 		work_exported(i);
