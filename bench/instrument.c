@@ -104,8 +104,7 @@ NOINSTR int main(int argc, char **argv)
 	rtr_stop();
 	printf("calls=%ld plain_ns=%.2f span_ns=%.2f instr_ns=%.2f ratio=%.2f dropped=%llu\n", n,
 	       best[0], best[1] - best[0], best[2] - best[0],
-	       (best[2] - best[0]) / (best[1] - best[0]),
-	       (unsigned long long)st.events_dropped);
+	       (best[2] - best[0]) / (best[1] - best[0]), (unsigned long long)st.events_dropped);
 	if (getenv("RTR_BENCH_KEEP") == NULL)
 		remove(rtr_trace_path());
 	return 0;

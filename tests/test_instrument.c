@@ -136,7 +136,8 @@ static void check_nesting(const struct run *r)
 	for (size_t i = 0; i < nfact; i++)
 		for (size_t j = 0; j < nfact; j++)
 			if (i != j)
-				assert_true(encloses(fact[i], fact[j]) || encloses(fact[j], fact[i]));
+				assert_true(encloses(fact[i], fact[j]) ||
+					    encloses(fact[j], fact[i]));
 }
 
 static void preloaded_calls_are_slices_named_and_nested(void **state)
@@ -282,8 +283,7 @@ static void hooks_without_a_recorder_record_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(preloaded_calls_are_slices_named_and_nested,
-					  tu_teardown),
+		cmocka_unit_test_teardown(preloaded_calls_are_slices_named_and_nested, tu_teardown),
 		cmocka_unit_test_teardown(relinked_program_is_traced_the_same, tu_teardown),
 		cmocka_unit_test_teardown(min_ns_leaves_short_calls_out, tu_teardown),
 		cmocka_unit_test_teardown(exclude_leaves_out_those_functions_only, tu_teardown),

@@ -44,18 +44,18 @@
 #define NOINSTR __attribute__((no_instrument_function))
 #define EXPORT	__attribute__((visibility("default")))
 
-#define STACK_MAX     256 /* calls tracked per thread; deeper ones are not recorded */
-#define MAX_PREFIXES  32
-#define PREFIX_BYTES  64
-#define DECIDE_BITS   12
-#define DECIDE_SLOTS  (1u << DECIDE_BITS)
+#define STACK_MAX    256 /* calls tracked per thread; deeper ones are not recorded */
+#define MAX_PREFIXES 32
+#define PREFIX_BYTES 64
+#define DECIDE_BITS  12
+#define DECIDE_SLOTS (1u << DECIDE_BITS)
 
 static const char category[] = "function";
 
 /* Set by the constructor, read-only afterwards. */
-static uint64_t min_ns;	  /* RINGTRACE_INSTRUMENT_MIN_NS */
-static uint32_t max_depth = UINT32_MAX; /* RINGTRACE_INSTRUMENT_DEPTH, 0 = no limit */
-static int name_filter;	  /* an include or exclude list is set */
+static uint64_t min_ns;			/* RINGTRACE_INSTRUMENT_MIN_NS */
+static uint32_t max_depth = UINT32_MAX; /* RINGTRACE_INSTRUMENT_DEPTH; unset: no limit */
+static int name_filter;			/* an include or exclude list is set */
 static unsigned nexclude, ninclude;
 static char exclude[MAX_PREFIXES][PREFIX_BYTES];
 static char include[MAX_PREFIXES][PREFIX_BYTES];
@@ -74,8 +74,7 @@ struct calls {
 };
 static __thread struct calls calls __attribute__((tls_model("initial-exec")));
 
-NOINSTR static int has_prefix(const char *name, size_t len, char list[][PREFIX_BYTES],
-			      unsigned n)
+NOINSTR static int has_prefix(const char *name, size_t len, char list[][PREFIX_BYTES], unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		size_t k = strlen(list[i]);
@@ -175,7 +174,8 @@ NOINSTR static void warn_bad(const char *name, const char *value, const char *ex
 		expected);
 }
 
-NOINSTR static int env_number(const char *name, unsigned long long hi, unsigned long long *out)
+NOINSTR static int env_number(const char *name, unsigned long long lo, unsigned long long hi,
+			      unsigned long long *out)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -184,7 +184,7 @@ NOINSTR static int env_number(const char *name, unsigned long long hi, unsigned 
 		return 0;
 	errno = 0;
 	unsigned long long x = strtoull(v, &end, 10);
-	if (errno != 0 || *end != '\0' || v[0] == '-' || x > hi) {
+	if (errno != 0 || *end != '\0' || v[0] == '-' || x < lo || x > hi) {
 		warn_bad(name, v, "a number in range");
 		return 0;
 	}
@@ -228,9 +228,9 @@ __attribute__((constructor)) NOINSTR static void instrument_init(void)
 {
 	unsigned long long v;
 
-	if (env_number("RINGTRACE_INSTRUMENT_MIN_NS", UINT64_C(3600000000000), &v))
+	if (env_number("RINGTRACE_INSTRUMENT_MIN_NS", 0, UINT64_C(3600000000000), &v))
 		min_ns = v;
-	if (env_number("RINGTRACE_INSTRUMENT_DEPTH", STACK_MAX, &v) && v > 0)
+	if (env_number("RINGTRACE_INSTRUMENT_DEPTH", 1, STACK_MAX, &v))
 		max_depth = (uint32_t)v;
 	nexclude = env_prefixes("RINGTRACE_INSTRUMENT_EXCLUDE", exclude);
 	ninclude = env_prefixes("RINGTRACE_INSTRUMENT_INCLUDE", include);

@@ -19,8 +19,8 @@
 
 struct rtr__sym {
 	uint64_t start;
-	uint64_t size;	   /* 0: unknown, up to the next symbol */
-	uint32_t name;	   /* offset in the table's names */
+	uint64_t size; /* 0: unknown, up to the next symbol */
+	uint32_t name; /* offset in the table's names */
 	uint32_t name_len;
 };
 
