@@ -259,6 +259,57 @@ static void signal_handler_calls_nest(void **state)
 	tt_free(&r.t);
 }
 
+/* The line of the source of the test program that holds text, or 0. */
+static int source_line(const char *text)
+{
+	FILE *f = fopen(RTR_TEST_INSTRUMENTED_SRC, "r");
+	char buf[512];
+	int n = 0, found = 0;
+
+	assert_non_null(f);
+	while (!found && fgets(buf, sizeof(buf), f) != NULL) {
+		n++;
+		found = strstr(buf, text) != NULL;
+	}
+	fclose(f);
+	return found ? n : 0;
+}
+
+static void lines_name_each_function_s_source(void **state)
+{
+	static const char *const env[] = {"RINGTRACE_INSTRUMENT_LINES=1", NULL};
+	struct run r;
+	const struct tt_event *leaf[32], *fact[8];
+	int want = source_line("KEEP static void leaf_static(void)");
+	int want_fact = source_line("KEEP int fact_rec(int n)\n");
+
+	(void)state;
+#if !defined(RTR_TEST_HAVE_LIBDW)
+	skip(); /* built without libdw: no lines */
+#endif
+	assert_true(want > 0);
+	run_prog(RTR_TEST_INSTRUMENTED_PROG, 1, env, &r, "lines");
+	expect_counts(&r, all_calls);
+	size_t nleaf = slices_of(&r, "leaf_static", leaf, 32);
+	size_t nfact = slices_of(&r, "fact_rec", fact, 8);
+	assert_int_equal(nleaf, 23);
+	for (size_t i = 0; i < nleaf + nfact; i++) {
+		const struct tt_event *e = i < nleaf ? leaf[i] : fact[i - nleaf];
+		const struct tt_arg *src = tt_arg(e, "src");
+		assert_non_null(src);
+		assert_int_equal(src->type, TT_STRING);
+		const char *colon = strrchr(src->s, ':');
+		assert_non_null(colon);
+		assert_true(colon - src->s >= 19);
+		assert_memory_equal(colon - 19, "instrumented_prog.c", 19);
+		int line = atoi(colon + 1), at = i < nleaf ? want : want_fact;
+		/* the entry's line: the declarator's, or the brace's after it */
+		if (line != at && line != at + 1)
+			fail_msg("%s: src %s, want line %d", e->name, src->s, at);
+	}
+	tt_free(&r.t);
+}
+
 /* The hooks run before any start (no autostart): nothing is recorded, nothing breaks. */
 static void hooks_without_a_recorder_record_nothing(void **state)
 {
@@ -291,6 +342,7 @@ int main(void)
 		cmocka_unit_test_teardown(exclude_wins_over_include, tu_teardown),
 		cmocka_unit_test_teardown(depth_keeps_the_outer_calls, tu_teardown),
 		cmocka_unit_test_teardown(signal_handler_calls_nest, tu_teardown),
+		cmocka_unit_test_teardown(lines_name_each_function_s_source, tu_teardown),
 		cmocka_unit_test_teardown(hooks_without_a_recorder_record_nothing, tu_teardown),
 	};
 

@@ -181,6 +181,10 @@ RTR_API uint64_t rtr__ns_ticks(uint64_t ns);
  */
 RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t cap,
 					      uint64_t *start));
+/* Likewise, fn writes "file:line" of the code at addr (at most cap bytes, no NUL
+ * needed) and returns its length, or 0; the writer then adds {"src": ...} to the
+ * slices of RTR__F_CODE_ADDR. */
+RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap));
 
 /* The category filter's per-thread cache of decisions, direct-mapped by category
  * pointer (categories are static strings). A zeroed slot never matches: its decision

@@ -29,12 +29,18 @@
  * same thread. Before rtr_start() and after rtr_stop() the hooks keep the stack
  * balanced and record nothing: a call that began before the start is not recorded.
  *
+ * RINGTRACE_INSTRUMENT_LINES=1 (with libdw): each slice's args carry "src", the
+ * function's "file:line" from DWARF, resolved by the writer once per function.
+ *
  * No function here is instrumented (no_instrument_function, and the library is built
  * with -fno-instrument-functions, as is libringtrace).
  */
 #include <ringtrace.h>
 
 #include "instrument/symtab.h"
+#if defined(RTR_HAVE_LIBDW)
+#include "instrument/srcline.h"
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -240,4 +246,15 @@ __attribute__((constructor)) NOINSTR static void instrument_init(void)
 	if (name_filter)
 		rtr__symtab_refresh();
 	rtr__symbolizer_set(symbolize);
+	const char *lines = getenv("RINGTRACE_INSTRUMENT_LINES");
+	if (lines != NULL && strcmp(lines, "1") == 0) {
+#if defined(RTR_HAVE_LIBDW)
+		rtr__srcline_set(rtr__instrument_srcline);
+#else
+		fprintf(stderr, "ringtrace: RINGTRACE_INSTRUMENT_LINES=1: built without libdw; "
+				"no source lines\n");
+#endif
+	} else if (lines != NULL && lines[0] != '\0' && strcmp(lines, "0") != 0) {
+		warn_bad("RINGTRACE_INSTRUMENT_LINES", lines, "0 or 1");
+	}
 }

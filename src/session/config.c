@@ -315,8 +315,9 @@ static void config_complete(struct rtr_config *out, const struct rtr_config *cfg
  * (instrument/instrument.c). Listed here so that the README check covers them too.
  */
 static const char *const env_only[] = {
-	"RINGTRACE_AUTOSTART",	      "RINGTRACE_INSTRUMENT_MIN_NS", "RINGTRACE_INSTRUMENT_DEPTH",
-	"RINGTRACE_INSTRUMENT_EXCLUDE", "RINGTRACE_INSTRUMENT_INCLUDE",
+	"RINGTRACE_AUTOSTART",		"RINGTRACE_INSTRUMENT_MIN_NS",
+	"RINGTRACE_INSTRUMENT_DEPTH",	"RINGTRACE_INSTRUMENT_EXCLUDE",
+	"RINGTRACE_INSTRUMENT_INCLUDE", "RINGTRACE_INSTRUMENT_LINES",
 };
 
 #define NENV_ONLY (sizeof(env_only) / sizeof(env_only[0]))

@@ -486,6 +486,16 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 		}
 		p = PUT_LIT(p, "},\n");
 	}
+	if (RTR_UNLIKELY(rec->flags & RTR__F_CODE_ADDR) && rec->kind == RTR__K_SCOPE) {
+		size_t src_len; /* RINGTRACE_INSTRUMENT_LINES: where the function is */
+		const char *src = rtr__memstack_srcline(&w->json.mem, rec->a, &src_len);
+		if (src_len > 0) {
+			p -= sizeof("},\n") - 1;
+			p = PUT_LIT(p, ",\"args\":{\"src\":\"");
+			p = put(p, src, src_len);
+			p = PUT_LIT(p, "\"}},\n");
+		}
+	}
 	if (slices && added_len > 0) {
 		p -= sizeof("},\n") - 1;
 		p = PUT_LIT(p, ",\"args\":{");

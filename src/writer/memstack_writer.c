@@ -219,6 +219,15 @@ static size_t utf8_cut(const char *s, size_t max)
 	return max;
 }
 
+/* Frames, function entries and source lines share the cache: an entry's key has the
+ * top bit set, a source line's the next (no user-space code address has either). */
+#define SYM_FUNCTION (UINT64_C(1) << 63)
+#define SYM_SRCLINE  (UINT64_C(1) << 62)
+#define MODE_SRCLINE 2
+
+/* The source-line resolver a library registered (rtr__srcline_set()), or NULL. */
+static size_t (*srcliner)(uint64_t addr, char *out, size_t cap);
+
 /* The symbolizer a library registered (rtr__symbolizer_set()), or NULL: dladdr. */
 static size_t (*symbolizer)(uint64_t addr, char *out, size_t cap, uint64_t *start);
 
@@ -235,6 +244,13 @@ RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t c
  */
 static size_t resolve(char *out, uint64_t addr, int exact)
 {
+	if (exact == MODE_SRCLINE) {
+		/* A1: pairs with R1 in rtr__srcline_set() */
+		size_t (*sl)(uint64_t, char *, size_t) =
+			__atomic_load_n(&srcliner, __ATOMIC_ACQUIRE);
+		size_t n = sl != NULL ? sl(addr, out, RTR_SYM_MAX_TEXT) : 0;
+		return n <= RTR_SYM_MAX_TEXT ? n : 0; /* the escaper mends a cut character */
+	}
 	Dl_info info;
 	const char *base = NULL;
 	uint64_t from = 0;
@@ -279,11 +295,23 @@ static size_t resolve(char *out, uint64_t addr, int exact)
 	return keep + off_len;
 }
 
-/* Frames and function entries share the cache: an entry's key has the top bit set
- * (no user-space code address has it). */
-#define SYM_FUNCTION (UINT64_C(1) << 63)
+RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap))
+{
+	/* R1: pairs with A1 in rtr__memstack_srcline() and resolve() */
+	__atomic_store_n(&srcliner, fn, __ATOMIC_RELEASE);
+}
 
 static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, size_t *len);
+
+const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len)
+{
+	/* A1: pairs with R1 in rtr__srcline_set() */
+	if (__atomic_load_n(&srcliner, __ATOMIC_ACQUIRE) == NULL) {
+		*len = 0;
+		return "";
+	}
+	return symbol(m, addr, MODE_SRCLINE, len);
+}
 
 const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t *len)
 {
@@ -316,7 +344,9 @@ static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, siz
 		*len = (size_t)(rtr__json_escape(fallback, raw, n) - fallback);
 		return fallback;
 	}
-	uint64_t key = exact ? addr | SYM_FUNCTION : addr;
+	uint64_t key = exact == MODE_SRCLINE ? addr | SYM_SRCLINE
+		       : exact		     ? addr | SYM_FUNCTION
+					     : addr;
 
 	/* Fibonacci hashing of the address: neighbouring return addresses spread out */
 	struct rtr__sym_slot *s = &m->syms[(key * 0x9e3779b97f4a7c15ull) >> (64 - SYM_BITS)];

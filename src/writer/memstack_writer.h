@@ -89,5 +89,9 @@ char *rtr__memstack_hex(char *p, uint64_t v);
  * apart from frames. Valid until the next call. */
 const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_t *len);
 
+/* The escaped "file:line" of the code at addr from the resolver registered with
+ * rtr__srcline_set(), cached like names; *len 0 when there is none. */
+const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len);
+
 
 #endif
