@@ -283,12 +283,90 @@ static void events_and_now_agree_across_repairs(void **state)
 	tt_free(&t);
 }
 
+static uint64_t system_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct offset_case {
+	int clock;
+	const char *offset;
+};
+
+/* One case on a thread of its own: rtr_now_ns() never returns less than it returned
+ * before on a thread, so a thread that saw +50 ms would not see -50 ms. */
+static void *offset_case_run(void *arg)
+{
+	const struct offset_case *c = arg;
+	int64_t off = strtoll(c->offset, NULL, 10);
+	char path[4096];
+	struct rtr_config cfg;
+	struct tt_trace t;
+
+	setenv("RINGTRACE_CLOCK_OFFSET_NS", c->offset, 1);
+	tu_own_file(path, sizeof(path), "clock", "offset", ".json");
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.clock = c->clock;
+	assert_int_equal(rtr_start(&cfg), 0);
+	uint64_t sys0 = system_mono_ns();
+	uint64_t now = rtr_now_ns();
+	uint64_t sys1 = system_mono_ns();
+	rtr_instant("clock", "mark");
+	uint64_t after = rtr_now_ns();
+	assert_int_equal(rtr_stop(), 0);
+	unsetenv("RINGTRACE_CLOCK_OFFSET_NS");
+	/* between the two system readings, shifted (1 us of slack for the TSC) */
+	assert_true((int64_t)(now - sys0) >= off - 1000);
+	assert_true((int64_t)(now - sys1) <= off + 1000);
+
+	memset(&t, 0, sizeof(t));
+	if (tt_load(path, 0, &t) != 0)
+		fail_msg("%s", t.error);
+	uint64_t origin = strtoull(tt_arg(&t.ev[0], "origin_monotonic_ns")->s, NULL, 10);
+	assert_true((int64_t)(origin - sys0) >= off - 20000000); /* calibration: 10 ms */
+	assert_true((int64_t)(origin - sys0) <= off + 1000);
+	int found = 0;
+	for (size_t i = 1; i < t.n; i++) {
+		const struct tt_event *e = &t.ev[i];
+		if (e->name == NULL || strcmp(e->name, "mark") != 0)
+			continue;
+		uint64_t at = origin + e->ts_ns; /* ts is relative to the origin */
+		assert_true(at + 1000 >= now && at <= after + 1000);
+		found = 1;
+	}
+	assert_true(found);
+	tt_free(&t);
+	return NULL;
+}
+
+/* RINGTRACE_CLOCK_OFFSET_NS moves rtr_now_ns(), the events and the origin together,
+ * with either clock, by the offset. */
+static void clock_offset_moves_now_events_and_origin(void **state)
+{
+	static const struct offset_case cases[] = {{RTR_CLOCK_MONOTONIC, "50000000"},
+						   {RTR_CLOCK_MONOTONIC, "-50000000"},
+						   {RTR_CLOCK_AUTO, "50000000"},
+						   {RTR_CLOCK_AUTO, "-50000000"}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, offset_case_run, (void *)&cases[i]), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(segments_are_exact_at_pairs_and_monotonic_at_joins),
 		cmocka_unit_test(segments_follow_a_drifting_clock),
 		cmocka_unit_test_teardown(events_and_now_agree_across_repairs, tu_teardown),
+		cmocka_unit_test_teardown(clock_offset_moves_now_events_and_origin, tu_teardown),
 		cmocka_unit_test_teardown(now_never_goes_backwards_across_restarts_issue10,
 					  tu_teardown),
 	};

@@ -32,8 +32,12 @@ static uint32_t now_gen; /* the generation published last; its slot is now_gen &
  * thread (it cost 5 ns more per call on one thread, and bounces the line between
  * threads that read the clock). */
 static __thread uint64_t now_last __attribute__((tls_model("initial-exec")));
+/* RINGTRACE_CLOCK_OFFSET_NS (clock.h), set by rtr__clock_setup() before it publishes;
+ * relaxed: a thread that reads the clock while rtr_start() sets it sees the old or
+ * the new offset, and in practice both are the same (the environment's value). */
+static int64_t clock_offset;
 
-uint64_t rtr__mono_ns(void)
+static uint64_t raw_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -41,17 +45,24 @@ uint64_t rtr__mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rtr__mono_ns(void)
+{
+	return raw_mono_ns() + (uint64_t)rtr_atomic_load_relaxed(&clock_offset);
+}
+
 uint64_t rtr__real_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+	       (uint64_t)rtr_atomic_load_relaxed(&clock_offset);
 }
 
+/* Raw ticks: the offset is added where they become ns (rtr__clock_ns()). */
 RTR_API uint64_t rtr__ticks_slow(void)
 {
-	return rtr__mono_ns();
+	return raw_mono_ns();
 }
 
 #if defined(__x86_64__)
@@ -195,6 +206,8 @@ void rtr__clock_setup(struct rtr__clock *c, int requested)
 {
 	memset(c, 0, sizeof(*c));
 	c->kind = RTR_CLOCK_MONOTONIC;
+	c->offset_ns = rtr__config_clock_offset_ns();
+	rtr_atomic_store_relaxed(&clock_offset, c->offset_ns); /* before sample() reads it */
 #if defined(__x86_64__)
 	int want_tsc =
 		requested == RTR_CLOCK_TSC || (requested == RTR_CLOCK_AUTO && rtr__tsc_trusted());

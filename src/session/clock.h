@@ -44,6 +44,7 @@ struct rtr__clock_seg {
 
 struct rtr__clock {
 	int kind;	     /* RTR_CLOCK_MONOTONIC or RTR_CLOCK_TSC */
+	int64_t offset_ns;   /* RINGTRACE_CLOCK_OFFSET_NS, added to raw CLOCK_MONOTONIC ticks */
 	uint64_t base_ticks; /* TSC: the newest segment, copied here for the ... */
 	uint64_t base_ns;    /* ... fast path of rtr__clock_ns() */
 	uint64_t ns_per_tick32;
@@ -55,7 +56,17 @@ struct rtr__clock {
 	struct rtr__clock_seg seg[RTR__CLOCK_SEGS];
 };
 
-/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
+/*
+ * RINGTRACE_CLOCK_OFFSET_NS, a testing aid: one host simulates ranks whose clocks
+ * disagree. rtr__clock_setup() reads it (0 when unset or bad, with a warning) and from
+ * then on the recorder's clock is the system's plus the offset: rtr__mono_ns() and
+ * rtr__real_ns() add it, so the TSC segments (paired with rtr__mono_ns()), the origin,
+ * rtr_now_ns() and the writer's own readings all carry it; raw CLOCK_MONOTONIC ticks
+ * (rtr__ticks() without a TSC) get it where they become ns, in rtr__clock_ns().
+ */
+int64_t rtr__config_clock_offset_ns(void);
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds, plus the offset above. */
 uint64_t rtr__mono_ns(void);
 uint64_t rtr__real_ns(void);
 
@@ -106,7 +117,7 @@ static inline uint64_t rtr__clock_seg_ns(uint64_t ticks, uint64_t ns, uint64_t n
 static inline uint64_t rtr__clock_ns(const struct rtr__clock *c, uint64_t ticks)
 {
 	if (c->kind != 2 /* RTR_CLOCK_TSC */)
-		return ticks;
+		return ticks + (uint64_t)c->offset_ns; /* raw CLOCK_MONOTONIC; see above */
 	if (__builtin_expect((int64_t)(ticks - c->base_ticks) >= 0, 1))
 		return rtr__clock_seg_ns(c->base_ticks, c->base_ns, c->ns_per_tick32, ticks);
 	return rtr__clock_ns_past(c, ticks);

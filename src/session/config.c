@@ -4,6 +4,7 @@
  * path pattern, all from one option table. A bad value is reported once on stderr and the default
  * kept: a typo in a job script must never stop the job.
  */
+#include "session/clock.h"
 #include "session/recorder.h"
 #include "session/signals.h"
 
@@ -30,6 +31,8 @@
 #define MAX_KEEP	   1000000u
 #define DEFAULT_FLIGHT_MB  64u
 #define MAX_FLIGHT_MB	   65536u
+#define MAX_CLOCK_OFFSET   1000000000000000ll /* about 11.6 days, in ns */
+#define OFFSET_EXPECTED	   "an offset in nanoseconds (-1e15 .. 1e15)"
 
 struct choice {
 	const char *word;
@@ -75,6 +78,7 @@ enum opt_type {
 	OPT_UNSIGNED,	/* unsigned; decimal in [lo, hi] */
 	OPT_CHOICE,	/* int; one of choices, case-blind */
 	OPT_SIGNALS,	/* const char *; a signal list (session/signals.h), `hi` names at most */
+	OPT_PROCESS,	/* no field: read by its own module (rtr__config_clock_offset_ns()) */
 };
 
 struct option {
@@ -130,6 +134,8 @@ static const struct option options[] = {
 	 .expected = "a list of signals such as TERM,INT,USR1"},
 	{"RINGTRACE_SNAPSHOT_SIGNAL", OPT_SIGNALS, FIELD(snapshot_signal), .def_str = NULL, .hi = 1,
 	 .expected = "one signal such as USR2"},
+	/* not in struct rtr_config: a testing aid read by the clock (session/clock.c) */
+	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -233,6 +239,8 @@ static void option_fill(struct rtr_config *cfg, const struct option *o)
 	const char *v = getenv(o->env);
 	unsigned long long n;
 
+	if (o->type == OPT_PROCESS)
+		return;
 	if (o->type == OPT_STRING || o->type == OPT_CATEGORIES || o->type == OPT_SIGNALS) {
 		const char **f = field(cfg, o);
 		*f = o->def_str;
@@ -257,6 +265,7 @@ static int option_valid(const struct rtr_config *cfg, const struct option *o)
 	switch (o->type) {
 	case OPT_STRING:
 	case OPT_CATEGORIES:
+	case OPT_PROCESS:
 		return 1; /* checked where they are used */
 	case OPT_SIGNALS: {
 		const char *v;
@@ -328,6 +337,23 @@ const char *rtr__config_option_env(size_t i)
 		return options[i].env;
 	i -= NOPTIONS;
 	return i < NENV_ONLY ? env_only[i] : NULL;
+}
+
+int64_t rtr__config_clock_offset_ns(void)
+{
+	const char *v = getenv("RINGTRACE_CLOCK_OFFSET_NS");
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < -MAX_CLOCK_OFFSET ||
+	    n > MAX_CLOCK_OFFSET) {
+		warn_bad("RINGTRACE_CLOCK_OFFSET_NS", v, OFFSET_EXPECTED);
+		return 0;
+	}
+	return n;
 }
 
 long rtr__env_rank(long *world_size)
