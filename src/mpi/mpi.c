@@ -1,0 +1,1043 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MPI module: MPI calls as slices, messages as flows, clock measurements.
+ *
+ * Each wrapper MPI_X records a slice "MPI_X" in category "mpi" around PMPI_X
+ * (rtr_begin_args()/rtr_end(), so the slice is there while the call blocks) with its
+ * arguments: peer (a world rank; MPI_ANY_SOURCE -1, MPI_PROC_NULL -2 as Open MPI numbers
+ * them), tag, bytes (count times the type's size), comm_size, root, count (requests).
+ *
+ * Flows. A point-to-point message is a flow "message" from the send's slice
+ * (rtr_flow_start()) to the slice where the receive completes (rtr_flow_end(): the
+ * Recv, or the Wait/Test that completes an Irecv). Both ends compute the same id,
+ * with no exchange, from
+ *	(communicator id, world source, world destination, tag, sequence number)
+ * where the sequence number counts the messages of that (comm, source, destination,
+ * tag) in order. MPI's non-overtaking rule makes the n-th such send match the n-th
+ * such receive, so the sender numbers its sends when it posts them (Send, Isend...),
+ * and the receiver numbers a receive when its match is decided:
+ *	- a receive that names its source and tag: when it is posted (Recv, Irecv), in
+ *	  posting order, which is the order MPI matches receives in;
+ *	- a receive with MPI_ANY_SOURCE or MPI_ANY_TAG: at completion, from the status
+ *	  (the source and tag are known only then).
+ * Limits: the rule holds when a wildcard receive is not pending at the same time as
+ * another receive that could take a message of the same (source, tag) (then the
+ * posting order of the specific receive and the completion order of the wildcard can
+ * disagree); when the messages of one (comm, destination, tag) are sent from several
+ * threads at once (MPI orders them by the order the calls happen, which may differ
+ * from the order this module numbers them in); for cancelled sends; and for
+ * persistent requests, MPI_Mprobe/Mrecv and intercommunicators, which get slices but
+ * no flows.
+ *
+ * Communicator ids are equal on all ranks of a communicator without communication:
+ * MPI_COMM_WORLD is 1; a communicator made by the Comm_dup, Comm_split and
+ * Comm_create wrappers gets hash(parent id, how many communicators the parent had made
+ * before, color), as the ranks create communicators from a parent in the same order
+ * (MPI's rule for collectives); any other (Cart_create, made before MPI_Init returned,
+ * ...) gets a hash of its members' world ranks, which two communicators over the same
+ * group share (their sequence numbers then count together, and the rule above holds
+ * only while their messages interleave alike on both sides).
+ *
+ * Clock sync: see clock_sync().
+ */
+#include <ringtrace.h>
+#include <ringtrace/mpi.h>
+
+#include <errno.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAT	    "mpi"
+#define FLOW	    "message"
+#define SYNC_ROUNDS 50
+#define SYNC_TAG    1
+#define BUCKETS	    4096 /* of each hash table: chained, a power of two */
+
+/* ------------------------------------------------------------------------- */
+/* Communicators                                                              */
+
+struct comm_info {
+	uint64_t id;
+	uint64_t made;	/* communicators made from this one so far (under lock) */
+	int size;	/* of the (local) group */
+	int inter;	/* an intercommunicator: no flows */
+	int *world;	/* rank in the communicator -> world rank; NULL for the world */
+	unsigned refs;	/* the attribute, and each pending receive (under lock) */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct comm_info world_info = {.id = 1, .refs = 1};
+static int keyval = MPI_KEYVAL_INVALID;
+static MPI_Comm sync_comm = MPI_COMM_NULL; /* private: the program's messages never match */
+static int world_rank = -1, world_size;
+static int initialized; /* between the Init and Finalize wrappers */
+static int started_here; /* the Init wrapper started the recorder: Finalize stops it */
+
+static uint64_t mix(uint64_t x)
+{
+	/* splitmix64's finalizer */
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* h and v into one hash, order-sensitive (unlike h ^ v: no two inputs cancel). */
+static uint64_t combine(uint64_t h, uint64_t v)
+{
+	return mix(h * UINT64_C(0x9e3779b97f4a7c15) + v + UINT64_C(0x632be59bd9b4e019));
+}
+
+static void info_unref(struct comm_info *c)
+{
+	int last;
+
+	pthread_mutex_lock(&lock);
+	last = --c->refs == 0;
+	pthread_mutex_unlock(&lock);
+	if (last && c != &world_info) {
+		free(c->world);
+		free(c);
+	}
+}
+
+static int info_delete(MPI_Comm comm, int key, void *value, void *extra)
+{
+	(void)comm;
+	(void)key;
+	(void)extra;
+	info_unref(value);
+	return MPI_SUCCESS;
+}
+
+/* A new info for comm with the given id, attached to it; NULL when MPI fails. */
+static struct comm_info *info_attach(MPI_Comm comm, uint64_t id)
+{
+	struct comm_info *c = calloc(1, sizeof(*c));
+	MPI_Group group, world_group;
+
+	if (c == NULL)
+		return NULL;
+	c->id = id;
+	c->refs = 1;
+	PMPI_Comm_test_inter(comm, &c->inter);
+	PMPI_Comm_size(comm, &c->size);
+	c->world = malloc((size_t)c->size * 2 * sizeof(int));
+	if (c->world == NULL || PMPI_Comm_group(comm, &group) != MPI_SUCCESS) {
+		free(c->world);
+		free(c);
+		return NULL;
+	}
+	int *ranks = c->world + c->size;
+	for (int i = 0; i < c->size; i++)
+		ranks[i] = i;
+	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	PMPI_Group_translate_ranks(group, c->size, ranks, world_group, c->world);
+	PMPI_Group_free(&group);
+	PMPI_Group_free(&world_group);
+	if (keyval != MPI_KEYVAL_INVALID)
+		PMPI_Comm_set_attr(comm, keyval, c);
+	return c;
+}
+
+/* The info of comm (one reference more when ref), made from its members when no
+ * wrapper made the communicator; NULL for MPI_COMM_NULL or when MPI fails. */
+static struct comm_info *info_of(MPI_Comm comm, int ref)
+{
+	struct comm_info *c = NULL;
+	int flag = 0;
+
+	if (comm == MPI_COMM_WORLD) {
+		c = &world_info;
+	} else if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) {
+		return NULL;
+	} else if (PMPI_Comm_get_attr(comm, keyval, &c, &flag) != MPI_SUCCESS || !flag) {
+		c = info_attach(comm, 0);
+		if (c == NULL)
+			return NULL;
+		uint64_t h = UINT64_C(0x6d656d62657273); /* "members" */
+		for (int i = 0; i < c->size; i++)
+			h = combine(h, (uint64_t)(uint32_t)c->world[i]);
+		c->id = h;
+	}
+	if (ref) {
+		pthread_mutex_lock(&lock);
+		c->refs++;
+		pthread_mutex_unlock(&lock);
+	}
+	return c;
+}
+
+static int to_world(const struct comm_info *c, int rank)
+{
+	if (rank < 0 || c == NULL)
+		return rank; /* MPI_ANY_SOURCE, MPI_PROC_NULL */
+	if (c->world == NULL)
+		return rank;
+	return rank < c->size ? c->world[rank] : -1;
+}
+
+/* The id of a communicator made from parent (Comm_dup, _split, _create), equal on
+ * its ranks: see the top of the file. */
+static uint64_t derived_id(MPI_Comm parent, int color)
+{
+	struct comm_info *p = info_of(parent, 0);
+	uint64_t n;
+
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&lock);
+	n = p->made++;
+	pthread_mutex_unlock(&lock);
+	return combine(combine(p->id, n), (uint64_t)(uint32_t)color);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Sequence numbers and flow ids                                             */
+
+struct seq_node {
+	struct seq_node *next;
+	uint64_t comm;
+	int src, dst, tag, recv;
+	uint64_t next_seq;
+};
+
+static struct seq_node *seq_table[BUCKETS];
+
+/* The next sequence number of (comm, src, dst, tag) on the sending or receiving side,
+ * and the flow id it gives; 0 when out of memory (no flow then). */
+static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
+{
+	uint64_t h = combine(combine(comm, (uint64_t)(uint32_t)src),
+			     (uint64_t)(uint32_t)dst << 32 | (uint32_t)tag);
+	struct seq_node **b = &seq_table[h & (BUCKETS - 1)], *n;
+	uint64_t seq;
+
+	pthread_mutex_lock(&lock);
+	for (n = *b; n != NULL; n = n->next)
+		if (n->comm == comm && n->src == src && n->dst == dst && n->tag == tag &&
+		    n->recv == recv)
+			break;
+	if (n == NULL && (n = calloc(1, sizeof(*n))) != NULL) {
+		n->comm = comm;
+		n->src = src;
+		n->dst = dst;
+		n->tag = tag;
+		n->recv = recv;
+		n->next = *b;
+		*b = n;
+	}
+	seq = n != NULL ? n->next_seq++ : UINT64_MAX;
+	pthread_mutex_unlock(&lock);
+	if (seq == UINT64_MAX)
+		return 0;
+	uint64_t id = combine(h, seq);
+	return id != 0 ? id : 1;
+}
+
+/* A send of (comm, dest, tag): its flow starts in the enclosing slice. */
+static void send_flow(const struct comm_info *c, int dest, int tag)
+{
+	if (c == NULL || c->inter || dest < 0 || !rtr_category_enabled(CAT))
+		return;
+	uint64_t id = next_flow_id(c->id, world_rank, to_world(c, dest), tag, 0);
+	if (id != 0)
+		rtr_flow_start(CAT, FLOW, id);
+}
+
+/* A receive matched with (source, tag), in the communicator's ranks: its flow id. */
+static uint64_t recv_flow_id(const struct comm_info *c, int source, int tag)
+{
+	if (c == NULL || c->inter || source < 0)
+		return 0;
+	return next_flow_id(c->id, to_world(c, source), world_rank, tag, 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Pending receives: Irecv's request until a Wait or Test completes it        */
+
+struct pending {
+	struct pending *next;
+	MPI_Request req;
+	struct comm_info *comm; /* one reference */
+	uint64_t id;		/* numbered at posting; 0: at completion, from the status */
+};
+
+static struct pending *pending_table[BUCKETS];
+
+static struct pending **pending_bucket(MPI_Request req)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, &req, sizeof(req) < sizeof(k) ? sizeof(req) : sizeof(k));
+	return &pending_table[mix(k) & (BUCKETS - 1)];
+}
+
+static void pending_add(MPI_Request req, MPI_Comm comm, int source, int tag)
+{
+	struct comm_info *c = info_of(comm, 1);
+	struct pending *p;
+
+	if (c == NULL)
+		return;
+	if (c->inter || (p = malloc(sizeof(*p))) == NULL) {
+		info_unref(c);
+		return;
+	}
+	p->req = req;
+	p->comm = c;
+	p->id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG ? 0 : recv_flow_id(c, source, tag);
+	struct pending **b = pending_bucket(req);
+	pthread_mutex_lock(&lock);
+	p->next = *b;
+	*b = p;
+	pthread_mutex_unlock(&lock);
+}
+
+static struct pending *pending_take(MPI_Request req)
+{
+	struct pending **b = pending_bucket(req), *p;
+
+	pthread_mutex_lock(&lock);
+	for (; (p = *b) != NULL; b = &p->next)
+		if (p->req == req) {
+			*b = p->next;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+/* A request completed with status: if it was an Irecv, its flow ends here. */
+static void complete(MPI_Request req, const MPI_Status *st)
+{
+	struct pending *p;
+	int cancelled = 0;
+
+	if (req == MPI_REQUEST_NULL || (p = pending_take(req)) == NULL)
+		return;
+	PMPI_Test_cancelled(st, &cancelled);
+	uint64_t id = p->id;
+	if (!cancelled && id == 0 && st->MPI_SOURCE >= 0)
+		id = recv_flow_id(p->comm, st->MPI_SOURCE, st->MPI_TAG);
+	if (!cancelled && id != 0 && st->MPI_SOURCE != MPI_PROC_NULL)
+		rtr_flow_end(CAT, FLOW, id);
+	info_unref(p->comm);
+	free(p);
+}
+
+/* A blocking receive of (source, tag) that completed with st. */
+static void recv_done(MPI_Comm comm, int source, int tag, const MPI_Status *st)
+{
+	struct comm_info *c = info_of(comm, 0);
+	uint64_t id;
+
+	if (c == NULL || st->MPI_SOURCE < 0)
+		return;
+	(void)source;
+	(void)tag;
+	id = recv_flow_id(c, st->MPI_SOURCE, st->MPI_TAG);
+	if (id != 0)
+		rtr_flow_end(CAT, FLOW, id);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Slices                                                                     */
+
+static int64_t bytes_of(int count, MPI_Datatype dt)
+{
+	int size = 0;
+
+	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+		return 0;
+	return (int64_t)count * size;
+}
+
+static int64_t bytes_of_v(const int *counts, int n, MPI_Datatype dt)
+{
+	int64_t total = 0;
+
+	for (int i = 0; counts != NULL && i < n; i++)
+		total += counts[i];
+	return total * bytes_of(1, dt);
+}
+
+static int comm_size(MPI_Comm comm)
+{
+	int n = 0;
+
+	if (comm != MPI_COMM_NULL)
+		PMPI_Comm_size(comm, &n);
+	return n;
+}
+
+/* A point-to-point slice: peer (as a world rank), tag, bytes. */
+static void p2p_begin(const char *name, MPI_Comm comm, int peer, int tag, int count,
+		      MPI_Datatype dt)
+{
+	if (!rtr_category_enabled(CAT))
+		return;
+	const struct rtr_arg args[] = {
+		RTR_ARG_I64("peer", to_world(info_of(comm, 0), peer)),
+		RTR_ARG_I64("tag", tag),
+		RTR_ARG_I64("bytes", bytes_of(count, dt)),
+	};
+	rtr_begin_args(CAT, name, args, 3);
+}
+
+/* A collective slice: bytes (this rank's part), comm_size, root (-1: none). */
+static void coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
+{
+	if (!rtr_category_enabled(CAT))
+		return;
+	const struct rtr_arg args[] = {
+		RTR_ARG_I64("bytes", bytes),
+		RTR_ARG_I64("comm_size", comm_size(comm)),
+		RTR_ARG_I64("root", root),
+	};
+	rtr_begin_args(CAT, name, args, root >= 0 ? 3 : 2);
+}
+
+static void count_begin(const char *name, int count)
+{
+	const struct rtr_arg args[] = {RTR_ARG_I64("count", count)};
+
+	rtr_begin_args(CAT, name, args, 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Clock sync                                                                 */
+
+/*
+ * A min-RTT ping-pong with rank 0 on sync_comm. Rank 0 serves the ranks in turn; rank
+ * r sends its clock t0, rank 0 answers with its clock, r reads t1. Of SYNC_ROUNDS
+ * rounds the one with the least RTT d = t1 - t0 counts: at its middle m = t0 + d/2,
+ * rank 0's clock read o, so offset = o - m, off by at most d/2. The event is written
+ * with the format the merge reads (README, "Clock sync"); rank 0's own has offset 0.
+ */
+static int clock_sync(void)
+{
+	int64_t at = 0, offset = 0, rtt = 0;
+	int err = 0;
+
+	if (!initialized || sync_comm == MPI_COMM_NULL)
+		return -ENOTCONN;
+	if (world_rank == 0) {
+		for (int r = 1; r < world_size && err == 0; r++) {
+			for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
+				uint64_t t;
+				err = PMPI_Recv(&t, 1, MPI_UINT64_T, r, SYNC_TAG, sync_comm,
+						MPI_STATUS_IGNORE);
+				t = rtr_now_ns();
+				if (err == MPI_SUCCESS)
+					err = PMPI_Send(&t, 1, MPI_UINT64_T, r, SYNC_TAG,
+							sync_comm);
+			}
+		}
+		at = (int64_t)rtr_now_ns();
+	} else {
+		int64_t best = INT64_MAX;
+		for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
+			uint64_t t0 = rtr_now_ns(), ref = 0;
+			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm);
+			if (err == MPI_SUCCESS)
+				err = PMPI_Recv(&ref, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm,
+						MPI_STATUS_IGNORE);
+			uint64_t t1 = rtr_now_ns();
+			if (err == MPI_SUCCESS && (int64_t)(t1 - t0) < best) {
+				best = (int64_t)(t1 - t0);
+				at = (int64_t)(t0 + (t1 - t0) / 2);
+				offset = (int64_t)(ref - (uint64_t)at);
+				rtt = best;
+			}
+		}
+	}
+	if (err != MPI_SUCCESS)
+		return -EIO;
+	const struct rtr_arg args[] = {
+		RTR_ARG_I64("reference_rank", 0), RTR_ARG_I64("rank", world_rank),
+		RTR_ARG_I64("at_ns", at),	  RTR_ARG_I64("offset_ns", offset),
+		RTR_ARG_I64("rtt_ns", rtt),	  RTR_ARG_I64("rounds", SYNC_ROUNDS),
+	};
+	rtr_instant_scoped("ringtrace", "ringtrace: clock sync", RTR_INSTANT_PROCESS, args, 6);
+	return 0;
+}
+
+RTR_API int rtr_mpi_sync(void)
+{
+	return clock_sync();
+}
+
+/* ------------------------------------------------------------------------- */
+/* Init and Finalize                                                          */
+
+/* The rank the launcher gives (the recorder reads the same variables for %r). */
+static long launcher_rank(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					   "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		if (v != NULL && *v != '\0') {
+			long r = strtol(v, &end, 10);
+			if (*end == '\0' && r >= 0)
+				return r;
+		}
+	}
+	return -1;
+}
+
+static char process_name[32];
+static long env_rank = -1;
+
+/* Before PMPI_Init: the recorder, unless the program runs one already. */
+static void before_init(void)
+{
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	if (getenv("RINGTRACE_FILE") == NULL || *getenv("RINGTRACE_FILE") == '\0')
+		cfg.path = "ringtrace-%r.json";
+	env_rank = launcher_rank();
+	if (env_rank >= 0 && (cfg.process_name == NULL || *cfg.process_name == '\0')) {
+		snprintf(process_name, sizeof(process_name), "rank %ld", env_rank);
+		cfg.process_name = process_name;
+	}
+	started_here = rtr_start(&cfg) == 0; /* -EBUSY: the program's own session */
+}
+
+static void after_init(void)
+{
+	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+	world_info.size = world_size;
+	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &keyval, NULL);
+	PMPI_Comm_dup(MPI_COMM_WORLD, &sync_comm);
+	rtr_process_sort_index(world_rank);
+	if (env_rank != world_rank || !started_here) {
+		char label[32];
+		snprintf(label, sizeof(label), "rank %d", world_rank);
+		rtr_process_label(label);
+	}
+	initialized = 1;
+	clock_sync();
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	before_init();
+	rtr_begin(CAT, "MPI_Init");
+	int rc = PMPI_Init(argc, argv);
+	rtr_end(CAT, "MPI_Init");
+	if (rc == MPI_SUCCESS)
+		after_init();
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	before_init();
+	rtr_begin(CAT, "MPI_Init_thread");
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	rtr_end(CAT, "MPI_Init_thread");
+	if (rc == MPI_SUCCESS)
+		after_init();
+	return rc;
+}
+
+int MPI_Finalize(void)
+{
+	if (initialized) {
+		clock_sync();
+		PMPI_Comm_free(&sync_comm);
+		initialized = 0;
+	}
+	rtr_begin(CAT, "MPI_Finalize");
+	int rc = PMPI_Finalize();
+	rtr_end(CAT, "MPI_Finalize");
+	keyval = MPI_KEYVAL_INVALID;
+	if (started_here) {
+		started_here = 0;
+		rtr_stop();
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Point to point                                                             */
+
+/* The blocking and the nonblocking sends, four modes each. */
+#define SEND(mode)                                                                        \
+	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,    \
+		       MPI_Comm comm)                                                     \
+	{                                                                                 \
+		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                      \
+		send_flow(info_of(comm, 0), dest, tag);                                   \
+		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm);                    \
+		rtr_end(CAT, "MPI_" #mode);                                               \
+		return rc;                                                                \
+	}
+#define ISEND(mode)                                                                       \
+	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,    \
+		       MPI_Comm comm, MPI_Request *req)                                   \
+	{                                                                                 \
+		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                      \
+		send_flow(info_of(comm, 0), dest, tag);                                   \
+		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm, req);               \
+		rtr_end(CAT, "MPI_" #mode);                                               \
+		return rc;                                                                \
+	}
+SEND(Send)
+SEND(Ssend)
+SEND(Bsend)
+SEND(Rsend)
+ISEND(Isend)
+ISEND(Issend)
+ISEND(Ibsend)
+ISEND(Irsend)
+
+int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+	     MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+
+	p2p_begin("MPI_Recv", comm, source, tag, count, dt);
+	int rc = PMPI_Recv(buf, count, dt, source, tag, comm, st);
+	if (rc == MPI_SUCCESS)
+		recv_done(comm, source, tag, st);
+	rtr_end(CAT, "MPI_Recv");
+	return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	p2p_begin("MPI_Irecv", comm, source, tag, count, dt);
+	int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+	if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+		pending_add(*req, comm, source, tag);
+	rtr_end(CAT, "MPI_Irecv");
+	return rc;
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
+		 void *rbuf, int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm,
+		 MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+
+	p2p_begin("MPI_Sendrecv", comm, dest, stag, scount, sdt);
+	send_flow(info_of(comm, 0), dest, stag);
+	int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag,
+			       comm, st);
+	if (rc == MPI_SUCCESS)
+		recv_done(comm, source, rtag, st);
+	rtr_end(CAT, "MPI_Sendrecv");
+	return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+			 int rtag, MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+
+	p2p_begin("MPI_Sendrecv_replace", comm, dest, stag, count, dt);
+	send_flow(info_of(comm, 0), dest, stag);
+	int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, st);
+	if (rc == MPI_SUCCESS)
+		recv_done(comm, source, rtag, st);
+	rtr_end(CAT, "MPI_Sendrecv_replace");
+	return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	p2p_begin("MPI_Probe", comm, source, tag, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Probe(source, tag, comm, status);
+	rtr_end(CAT, "MPI_Probe");
+	return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	p2p_begin("MPI_Iprobe", comm, source, tag, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+	rtr_end(CAT, "MPI_Iprobe");
+	return rc;
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+	struct pending *p = pending_take(*req);
+
+	if (p != NULL) {
+		info_unref(p->comm);
+		free(p);
+	}
+	return PMPI_Request_free(req);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Wait and test                                                              */
+
+/* Copies of the handles (MPI sets completed ones to MPI_REQUEST_NULL) and statuses
+ * (the caller's may be MPI_STATUSES_IGNORE): on the stack for up to 64 requests. */
+struct reqs {
+	MPI_Request *h;
+	MPI_Status *st;
+	MPI_Request h_local[64];
+	MPI_Status st_local[64];
+};
+
+static int reqs_init(struct reqs *r, int n, const MPI_Request *reqs, MPI_Status *statuses)
+{
+	r->h = n <= 64 ? r->h_local : malloc((size_t)n * sizeof(MPI_Request));
+	r->st = statuses != MPI_STATUSES_IGNORE ? statuses
+		: n <= 64			? r->st_local
+						: malloc((size_t)n * sizeof(MPI_Status));
+	if (r->h == NULL || r->st == NULL)
+		return -1;
+	memcpy(r->h, reqs, (size_t)n * sizeof(MPI_Request));
+	return 0;
+}
+
+static void reqs_fini(struct reqs *r, MPI_Status *statuses)
+{
+	if (r->h != r->h_local)
+		free(r->h);
+	if (r->st != r->st_local && r->st != statuses)
+		free(r->st);
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+	MPI_Request h = *req;
+
+	count_begin("MPI_Wait", 1);
+	int rc = PMPI_Wait(req, st);
+	if (rc == MPI_SUCCESS)
+		complete(h, st);
+	rtr_end(CAT, "MPI_Wait");
+	return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+	MPI_Request h = *req;
+
+	count_begin("MPI_Test", 1);
+	int rc = PMPI_Test(req, flag, st);
+	if (rc == MPI_SUCCESS && *flag)
+		complete(h, st);
+	rtr_end(CAT, "MPI_Test");
+	return rc;
+}
+
+/* Waitall and Testall; Waitany and Testany; Waitsome and Testsome: one body each. */
+static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status *statuses)
+{
+	struct reqs r;
+	int rc, done = 1;
+
+	count_begin(name, n);
+	if (reqs_init(&r, n, reqs, statuses) != 0) {
+		reqs_fini(&r, statuses);
+		rc = flag == NULL ? PMPI_Waitall(n, reqs, statuses)
+				  : PMPI_Testall(n, reqs, flag, statuses);
+	} else {
+		rc = flag == NULL ? PMPI_Waitall(n, reqs, r.st) : PMPI_Testall(n, reqs, &done, r.st);
+		if (flag != NULL)
+			*flag = done;
+		for (int i = 0; done && i < n; i++)
+			if (rc == MPI_SUCCESS || r.st[i].MPI_ERROR == MPI_SUCCESS)
+				complete(r.h[i], &r.st[i]);
+		reqs_fini(&r, statuses);
+	}
+	rtr_end(CAT, name);
+	return rc;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	return all("MPI_Waitall", n, reqs, NULL, statuses);
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+	return all("MPI_Testall", n, reqs, flag, statuses);
+}
+
+static int any(const char *name, int n, MPI_Request *reqs, int *index, int *flag,
+	       MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+	struct reqs r;
+	int rc, done = 1;
+
+	count_begin(name, n);
+	if (reqs_init(&r, n, reqs, MPI_STATUSES_IGNORE) != 0) {
+		reqs_fini(&r, MPI_STATUSES_IGNORE);
+		rc = flag == NULL ? PMPI_Waitany(n, reqs, index, status)
+				  : PMPI_Testany(n, reqs, index, flag, status);
+	} else {
+		rc = flag == NULL ? PMPI_Waitany(n, reqs, index, st)
+				  : PMPI_Testany(n, reqs, index, &done, st);
+		if (flag != NULL)
+			*flag = done;
+		if (rc == MPI_SUCCESS && done && *index != MPI_UNDEFINED)
+			complete(r.h[*index], st);
+		reqs_fini(&r, MPI_STATUSES_IGNORE);
+	}
+	rtr_end(CAT, name);
+	return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	return any("MPI_Waitany", n, reqs, index, NULL, status);
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+	return any("MPI_Testany", n, reqs, index, flag, status);
+}
+
+static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *indices,
+		MPI_Status *statuses, int test)
+{
+	struct reqs r;
+	int rc;
+
+	count_begin(name, n);
+	if (reqs_init(&r, n, reqs, statuses) != 0) {
+		reqs_fini(&r, statuses);
+		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, statuses)
+			  : PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+	} else {
+		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, r.st)
+			  : PMPI_Waitsome(n, reqs, outcount, indices, r.st);
+		for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+			if (rc == MPI_SUCCESS || r.st[i].MPI_ERROR == MPI_SUCCESS)
+				complete(r.h[indices[i]], &r.st[i]);
+		reqs_fini(&r, statuses);
+	}
+	rtr_end(CAT, name);
+	return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	return some("MPI_Waitsome", n, reqs, outcount, indices, statuses, 0);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	return some("MPI_Testsome", n, reqs, outcount, indices, statuses, 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Collectives                                                                */
+
+/* One wrapper: the slice name, the parameter list, the bytes, the root (-1: none),
+ * the communicator, and the arguments passed on. */
+#define COLL(fn, params, bytes, root, comm, ...)                                          \
+	int MPI_##fn params                                                               \
+	{                                                                                 \
+		coll_begin("MPI_" #fn, comm, bytes, root);                                \
+		int rc = PMPI_##fn(__VA_ARGS__);                                          \
+		rtr_end(CAT, "MPI_" #fn);                                                 \
+		return rc;                                                                \
+	}
+
+COLL(Barrier, (MPI_Comm comm), 0, -1, comm, comm)
+COLL(Ibarrier, (MPI_Comm comm, MPI_Request *req), 0, -1, comm, comm, req)
+COLL(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+     bytes_of(count, dt), root, comm, buf, count, dt, root, comm)
+COLL(Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req),
+     bytes_of(count, dt), root, comm, buf, count, dt, root, comm, req)
+COLL(Reduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+      MPI_Comm comm),
+     bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm)
+COLL(Allreduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Iallreduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Scan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Exscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Reduce_scatter,
+     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+      MPI_Comm comm),
+     bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm)
+COLL(Gather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm),
+     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm)
+COLL(Gatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm),
+     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root,
+     comm)
+COLL(Scatter,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm),
+     bytes_of(rcount, rdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm)
+COLL(Scatterv,
+     (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
+      int rcount, MPI_Datatype rdt, int root, MPI_Comm comm),
+     bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root,
+     comm)
+COLL(Allgather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm),
+     bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm)
+COLL(Allgatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, MPI_Comm comm),
+     bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm)
+COLL(Alltoall,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm),
+     bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt,
+     comm)
+COLL(Alltoallv,
+     (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
+      const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm),
+     bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
+     rcounts, rdispls, rdt, comm)
+
+/* ------------------------------------------------------------------------- */
+/* One-sided: the peer is the target's rank in the window's group             */
+
+static void rma_begin(const char *name, int target, int count, MPI_Datatype dt)
+{
+	if (!rtr_category_enabled(CAT))
+		return;
+	const struct rtr_arg args[] = {
+		RTR_ARG_I64("peer", target),
+		RTR_ARG_I64("bytes", bytes_of(count, dt)),
+	};
+	rtr_begin_args(CAT, name, args, 2);
+}
+
+int MPI_Put(const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp,
+	    int tcount, MPI_Datatype tdt, MPI_Win win)
+{
+	rma_begin("MPI_Put", target, ocount, odt);
+	int rc = PMPI_Put(obuf, ocount, odt, target, tdisp, tcount, tdt, win);
+	rtr_end(CAT, "MPI_Put");
+	return rc;
+}
+
+int MPI_Get(void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp, int tcount,
+	    MPI_Datatype tdt, MPI_Win win)
+{
+	rma_begin("MPI_Get", target, ocount, odt);
+	int rc = PMPI_Get(obuf, ocount, odt, target, tdisp, tcount, tdt, win);
+	rtr_end(CAT, "MPI_Get");
+	return rc;
+}
+
+int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp,
+		   int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win)
+{
+	rma_begin("MPI_Accumulate", target, ocount, odt);
+	int rc = PMPI_Accumulate(obuf, ocount, odt, target, tdisp, tcount, tdt, op, win);
+	rtr_end(CAT, "MPI_Accumulate");
+	return rc;
+}
+
+int MPI_Win_fence(int assert_, MPI_Win win)
+{
+	rtr_begin(CAT, "MPI_Win_fence");
+	int rc = PMPI_Win_fence(assert_, win);
+	rtr_end(CAT, "MPI_Win_fence");
+	return rc;
+}
+
+int MPI_Win_lock(int type, int target, int assert_, MPI_Win win)
+{
+	rma_begin("MPI_Win_lock", target, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Win_lock(type, target, assert_, win);
+	rtr_end(CAT, "MPI_Win_lock");
+	return rc;
+}
+
+int MPI_Win_unlock(int target, MPI_Win win)
+{
+	rma_begin("MPI_Win_unlock", target, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Win_unlock(target, win);
+	rtr_end(CAT, "MPI_Win_unlock");
+	return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Communicators                                                              */
+
+/* After a wrapper made newcomm from parent: its id (see the top of the file). The id
+ * is drawn on every rank of parent, also those that get MPI_COMM_NULL, so that the
+ * parent's count stays equal on all of them. */
+static void made(MPI_Comm parent, int color, MPI_Comm newcomm)
+{
+	uint64_t id = derived_id(parent, color);
+
+	if (newcomm != MPI_COMM_NULL && keyval != MPI_KEYVAL_INVALID)
+		info_attach(newcomm, id);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	coll_begin("MPI_Comm_dup", comm, 0, -1);
+	int rc = PMPI_Comm_dup(comm, newcomm);
+	if (rc == MPI_SUCCESS)
+		made(comm, -1, *newcomm);
+	rtr_end(CAT, "MPI_Comm_dup");
+	return rc;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	coll_begin("MPI_Comm_split", comm, 0, -1);
+	int rc = PMPI_Comm_split(comm, color, key, newcomm);
+	if (rc == MPI_SUCCESS)
+		made(comm, color, *newcomm);
+	rtr_end(CAT, "MPI_Comm_split");
+	return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	coll_begin("MPI_Comm_create", comm, 0, -1);
+	int rc = PMPI_Comm_create(comm, group, newcomm);
+	if (rc == MPI_SUCCESS)
+		made(comm, -2, *newcomm);
+	rtr_end(CAT, "MPI_Comm_create");
+	return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	coll_begin("MPI_Comm_free", *comm, 0, -1);
+	int rc = PMPI_Comm_free(comm); /* the attribute's delete drops its info */
+	rtr_end(CAT, "MPI_Comm_free");
+	return rc;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An MPI program that knows nothing of ringtrace, for test_mpi (run under mpirun -np 4
+ * with LD_PRELOAD=libringtrace-mpi.so). It prints nothing; its message pattern is
+ * what test_mpi checks the flows of:
+ *	- wildcards: ranks 1..3 send one message each to rank 0, tag = rank, which
+ *	  receives them with MPI_ANY_SOURCE/MPI_ANY_TAG (blocking); after a barrier ranks 1..3 send
+ *	  one more each that rank 0 takes with an Irecv(MPI_ANY_SOURCE) and MPI_Waitany;
+ *	- the same tag in a row: rank 1 sends SAME messages of tag 7 to rank 2 (Send,
+ *	  then Isend + Waitall), rank 2 takes them with Irecvs + Waitall and blocking Recvs;
+ *	- a ring of Sendrecv, a Sendrecv_replace, an Issend completed by MPI_Test polling;
+ *	- a communicator from MPI_Comm_split with a message inside it;
+ *	- collectives: Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather,
+ *	  Alltoall, Scan.
+ * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
+ * itself with SIGKILL before MPI_Finalize.
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#define SAME 6
+
+int main(int argc, char **argv)
+{
+	int rank, size, v = 0, buf[16] = {0}, out[16] = {0};
+	MPI_Status st;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+	if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+		if (rank == 1) {
+			struct timespec pause = {0, 400 * 1000 * 1000};
+			MPI_Send(&rank, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+			nanosleep(&pause, NULL);
+			raise(SIGKILL);
+		}
+		if (rank == 0)
+			MPI_Recv(&v, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &st);
+		MPI_Barrier(MPI_COMM_WORLD); /* never completes: mpirun ends the job */
+		MPI_Finalize();
+		return 0;
+	}
+
+	/* wildcards */
+	if (rank == 0) {
+		for (int i = 1; i < size; i++)
+			MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		MPI_Barrier(MPI_COMM_WORLD); /* the tag 5 messages come after */
+		MPI_Request req[3];
+		for (int i = 0; i < size - 1; i++)
+			MPI_Irecv(&buf[i], 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &req[i]);
+		for (int i = 0; i < size - 1; i++) {
+			int index;
+			MPI_Waitany(size - 1, req, &index, &st);
+		}
+	} else {
+		MPI_Send(&rank, 1, MPI_INT, 0, rank, MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Send(&rank, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+	}
+
+	/* the same tag in a row, blocking and nonblocking on each side */
+	if (rank == 1) {
+		MPI_Request req[SAME / 2];
+		for (int i = 0; i < SAME / 2; i++)
+			MPI_Send(&i, 1, MPI_INT, 2, 7, MPI_COMM_WORLD);
+		for (int i = 0; i < SAME / 2; i++)
+			MPI_Isend(&out[i], 1, MPI_INT, 2, 7, MPI_COMM_WORLD, &req[i]);
+		MPI_Waitall(SAME / 2, req, MPI_STATUSES_IGNORE);
+	} else if (rank == 2) {
+		MPI_Request req[SAME / 2];
+		for (int i = 0; i < SAME / 2; i++)
+			MPI_Irecv(&buf[i], 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &req[i]);
+		MPI_Waitall(SAME / 2, req, MPI_STATUSES_IGNORE);
+		for (int i = 0; i < SAME / 2; i++)
+			MPI_Recv(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+
+	/* a ring of Sendrecv, then Sendrecv_replace the other way */
+	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	MPI_Sendrecv(&rank, 1, MPI_INT, right, 9, &v, 1, MPI_INT, left, 9, MPI_COMM_WORLD, &st);
+	MPI_Sendrecv_replace(&v, 1, MPI_INT, left, 10, right, 10, MPI_COMM_WORLD, &st);
+
+	/* an Issend completed by polling, received after a probe */
+	if (rank == 3) {
+		MPI_Request req;
+		int done = 0;
+		MPI_Issend(&rank, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &req);
+		while (!done)
+			MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+	} else if (rank == 0) {
+		MPI_Probe(3, 11, MPI_COMM_WORLD, &st);
+		MPI_Recv(&v, 1, MPI_INT, 3, 11, MPI_COMM_WORLD, &st);
+	}
+
+	/* a message inside a communicator of its own: the odd and the even ranks */
+	MPI_Comm half;
+	int hrank;
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+	MPI_Comm_rank(half, &hrank);
+	if (hrank == 0)
+		MPI_Send(&rank, 1, MPI_INT, 1, 7, half);
+	else if (hrank == 1)
+		MPI_Recv(&v, 1, MPI_INT, 0, 7, half, &st);
+	MPI_Comm_free(&half);
+
+	/* collectives */
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&rank, &v, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Allreduce(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Gather(&rank, 1, MPI_INT, buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Scatter(buf, 1, MPI_INT, &v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Allgather(&rank, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD);
+	MPI_Alltoall(out, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD);
+	MPI_Scan(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MPI module (src/mpi/mpi.c) under mpirun -np 4: examples/mpi_halo (linked with
+ * the module) and tests/mpi_patterns.c (preloaded), each rank file strict JSON, every
+ * MPI call a slice, every message one flow whose start and end are in the sender's
+ * and the receiver's files with the same id, clock sync events at init and finalize;
+ * and a rank killed before MPI_Finalize leaves a file that loads.
+ */
+#include <ringtrace.h>
+
+#include "test_util.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define RANKS	  4
+#define TIMEOUT_S 60
+#define MAX_FLOWS 4096
+
+struct flow {
+	char id[24];
+	int rank;
+	int start; /* "s"; else "f" */
+};
+
+struct ranks {
+	struct tt_trace t[RANKS];
+	struct flow flows[MAX_FLOWS];
+	size_t nflows;
+};
+
+/* mpirun -np RANKS [-x LD_PRELOAD=preload] prog arg, files at dir/name-%r.json;
+ * returns mpirun's wait status. */
+static int run(const char *name, const char *preload, const char *prog, const char *arg,
+	       char files[RANKS][4096])
+{
+	char pattern[4096], env_file[4200], env_preload[4200];
+
+	tu_temp_path(pattern, sizeof(pattern), "mpi", name, "");
+	for (int r = 0; r < RANKS; r++) {
+		snprintf(files[r], 4096, "%s-%d.json", pattern, r);
+		unlink(files[r]);
+	}
+	snprintf(env_file, sizeof(env_file), "RINGTRACE_FILE=%s-%%r.json", pattern);
+	snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", preload ? preload : "");
+	char np[8];
+	snprintf(np, sizeof(np), "%d", RANKS);
+	const char *argv[] = {RTR_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", np,
+			      "--timeout", "50", "-x", env_file, "-x", env_preload, prog, arg,
+			      NULL};
+	if (preload == NULL) {
+		argv[9] = prog; /* no -x LD_PRELOAD */
+		argv[10] = arg;
+		argv[11] = NULL;
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		putenv(env_file);
+		execv(RTR_MPIEXEC, (char *const *)argv);
+		_exit(127);
+	}
+	return tu_wait_child(pid, TIMEOUT_S);
+}
+
+/* Load the RANKS files strictly and gather their flows. */
+static void load(struct ranks *k, char files[RANKS][4096])
+{
+	memset(k, 0, sizeof(*k));
+	for (int r = 0; r < RANKS; r++) {
+		if (tt_load(files[r], TT_CHECK_ESCAPES, &k->t[r]) != 0)
+			fail_msg("rank %d: %s", r, k->t[r].error);
+		assert_true(k->t[r].complete);
+		for (size_t i = 0; i < k->t[r].n; i++) {
+			const struct tt_event *e = &k->t[r].ev[i];
+			if (strcmp(e->ph, "s") != 0 && strcmp(e->ph, "f") != 0)
+				continue;
+			assert_string_equal(e->cat, "mpi");
+			assert_non_null(e->id);
+			assert_true(k->nflows < MAX_FLOWS);
+			struct flow *f = &k->flows[k->nflows++];
+			snprintf(f->id, sizeof(f->id), "%s", e->id);
+			f->rank = r;
+			f->start = e->ph[0] == 's';
+		}
+	}
+}
+
+static void unload(struct ranks *k)
+{
+	for (int r = 0; r < RANKS; r++)
+		tt_free(&k->t[r]);
+}
+
+/* Every flow start has exactly one end with its id, on another rank (or the same,
+ * for a message to itself), and every end one start; returns the number of flows. */
+static size_t check_flows(const struct ranks *k)
+{
+	size_t starts = 0;
+
+	for (size_t i = 0; i < k->nflows; i++) {
+		const struct flow *a = &k->flows[i];
+		size_t ends = 0, others = 0;
+		for (size_t j = 0; j < k->nflows; j++) {
+			const struct flow *b = &k->flows[j];
+			if (j == i || strcmp(a->id, b->id) != 0)
+				continue;
+			if (b->start != a->start)
+				ends++;
+			else
+				others++;
+		}
+		if (ends != 1 || others != 0)
+			fail_msg("flow %s (%s on rank %d): %zu partners, %zu alike", a->id,
+				 a->start ? "start" : "end", a->rank, ends, others);
+		starts += (size_t)a->start;
+	}
+	return starts;
+}
+
+/* Slices named name on rank r: X events (the writer joins a B and its E) and B/E
+ * pairs. */
+static size_t slices(const struct ranks *k, int r, const char *name)
+{
+	size_t b = 0, e = 0, x = 0;
+
+	for (size_t i = 0; i < k->t[r].n; i++) {
+		const struct tt_event *ev = &k->t[r].ev[i];
+		if (ev->name == NULL || strcmp(ev->name, name) != 0)
+			continue;
+		assert_string_equal(ev->cat, "mpi");
+		b += strcmp(ev->ph, "B") == 0;
+		e += strcmp(ev->ph, "E") == 0;
+		x += strcmp(ev->ph, "X") == 0;
+	}
+	assert_int_equal(b, e);
+	return b + x;
+}
+
+/* The clock sync events of rank r: at least `min`, in the format the merge reads. */
+static void check_sync(const struct ranks *k, int r, size_t min)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < k->t[r].n; i++) {
+		const struct tt_event *e = &k->t[r].ev[i];
+		if (e->name == NULL || strcmp(e->name, "ringtrace: clock sync") != 0)
+			continue;
+		assert_string_equal(e->ph, "i");
+		assert_string_equal(e->scope, "p");
+		assert_string_equal(e->cat, "ringtrace");
+		assert_int_equal(tu_arg_int(e, "reference_rank"), 0);
+		assert_int_equal(tu_arg_int(e, "rank"), r);
+		assert_int_equal(tu_arg_int(e, "rounds"), 50);
+		int64_t rtt = tu_arg_int(e, "rtt_ns"), off = tu_arg_int(e, "offset_ns");
+		assert_true(tu_arg_int(e, "at_ns") > 0);
+		if (r == 0) {
+			assert_int_equal(off, 0);
+			assert_int_equal(rtt, 0);
+		} else {
+			/* one host, one clock: the offset is within the RTT bound, and the
+			 * bound is below 50 ms even oversubscribed */
+			assert_true(rtt > 0 && rtt < 50000000);
+			assert_true(off <= rtt / 2 + 1000 && off >= -(rtt / 2) - 1000);
+		}
+		n++;
+	}
+	if (n < min)
+		fail_msg("rank %d: %zu clock sync events, want %zu", r, n, min);
+}
+
+static void check_named(const struct ranks *k, int r)
+{
+	int named = 0;
+
+	for (size_t i = 0; i < k->t[r].n; i++) {
+		const struct tt_event *e = &k->t[r].ev[i];
+		const struct tt_arg *a = tt_arg(e, "name");
+		if (strcmp(e->ph, "M") == 0 && strcmp(e->name, "process_name") == 0 && a) {
+			char want[16];
+			snprintf(want, sizeof(want), "rank %d", r);
+			assert_string_equal(a->s, want);
+			named = 1;
+		}
+	}
+	assert_true(named);
+	assert_int_equal(tu_arg_int(&k->t[r].ev[0], "rank"), r);
+	assert_int_equal(tu_arg_int(&k->t[r].ev[0], "world_size"), RANKS);
+}
+
+static void halo_example_traces_every_call_and_message(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+	const int steps = 12;
+
+	(void)state;
+	tu_expect_exit_0(run("halo", NULL, RTR_EXAMPLE_MPI_HALO, "12", files));
+	load(&k, files);
+	for (int r = 0; r < RANKS; r++) {
+		check_named(&k, r);
+		assert_int_equal(slices(&k, r, "MPI_Init"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Irecv"), 2 * steps);
+		assert_int_equal(slices(&k, r, "MPI_Isend"), 2 * steps);
+		assert_int_equal(slices(&k, r, "MPI_Waitall"), steps);
+		assert_int_equal(slices(&k, r, "MPI_Allreduce"), steps);
+		assert_int_equal(slices(&k, r, "MPI_Finalize"), 1);
+		check_sync(&k, r, 3); /* init, rtr_mpi_sync() halfway, finalize */
+	}
+	assert_int_equal(check_flows(&k), (size_t)RANKS * 2 * steps);
+	unload(&k);
+}
+
+static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+
+	(void)state;
+	tu_expect_exit_0(run("patterns", RTR_MPI_LIB, RTR_MPI_PATTERNS, "all", files));
+	load(&k, files);
+	for (int r = 0; r < RANKS; r++) {
+		check_named(&k, r);
+		check_sync(&k, r, 2);
+		assert_int_equal(slices(&k, r, "MPI_Sendrecv"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Sendrecv_replace"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Comm_split"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Comm_free"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Barrier"), 2);
+		static const char *const coll[] = {"MPI_Bcast", "MPI_Reduce",
+						   "MPI_Allreduce", "MPI_Gather", "MPI_Scatter",
+						   "MPI_Allgather", "MPI_Alltoall", "MPI_Scan"};
+		for (size_t i = 0; i < sizeof(coll) / sizeof(coll[0]); i++)
+			assert_int_equal(slices(&k, r, coll[i]), 1);
+	}
+	assert_int_equal(slices(&k, 0, "MPI_Recv"), 3 + 1);
+	assert_int_equal(slices(&k, 0, "MPI_Waitany"), 3);
+	assert_int_equal(slices(&k, 0, "MPI_Probe"), 1);
+	assert_int_equal(slices(&k, 1, "MPI_Send"), 2 + 3 + 1); /* wildcards, same tag, half */
+	assert_int_equal(slices(&k, 1, "MPI_Isend"), 3);
+	assert_int_equal(slices(&k, 2, "MPI_Irecv"), 3);
+	assert_int_equal(slices(&k, 3, "MPI_Issend"), 1);
+	assert_true(slices(&k, 3, "MPI_Test") >= 1);
+	/* wildcards 3 + 3, same tag 6, Sendrecv 4, _replace 4, Issend 1, halves 2 */
+	assert_int_equal(check_flows(&k), 3 + 3 + 6 + 4 + 4 + 1 + 2);
+	unload(&k);
+}
+
+static void rank_killed_before_finalize_leaves_a_file_that_loads(void **state)
+{
+	char files[RANKS][4096];
+	struct tt_trace t;
+
+	(void)state;
+	int status = run("kill", RTR_MPI_LIB, RTR_MPI_PATTERNS, "kill", files);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	memset(&t, 0, sizeof(t));
+	if (tt_load(files[1], 0, &t) != 0)
+		fail_msg("%s", t.error);
+	int sent = 0, synced = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		sent += t.ev[i].name && strcmp(t.ev[i].name, "MPI_Send") == 0 &&
+			(strcmp(t.ev[i].ph, "X") == 0 || strcmp(t.ev[i].ph, "B") == 0);
+		synced += t.ev[i].name && strcmp(t.ev[i].name, "ringtrace: clock sync") == 0;
+	}
+	assert_int_equal(sent, 1); /* an X, or a B and its E */
+	assert_int_equal(synced, 1);
+	tt_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(halo_example_traces_every_call_and_message),
+		cmocka_unit_test(preloaded_patterns_join_wildcards_nonblocking_and_same_tags),
+		cmocka_unit_test(rank_killed_before_finalize_leaves_a_file_that_loads),
+	};
+
+	return cmocka_run_group_tests_name("mpi", tests, NULL, NULL);
+}
