@@ -39,12 +39,14 @@ struct ranks {
 	size_t nflows;
 };
 
-/* mpirun -np RANKS [-x LD_PRELOAD=preload] prog arg, files at dir/name-%r.json;
+/* mpirun -np RANKS [-x LD_PRELOAD=preload] cmd..., files at dir/name-%r.json;
  * returns mpirun's wait status. */
-static int run(const char *name, const char *preload, const char *prog, const char *arg,
+static int run(const char *name, const char *preload, const char *const *cmd,
 	       char files[RANKS][4096])
 {
-	char pattern[4096], env_file[4200], env_preload[4200];
+	char pattern[3900], env_file[4000], env_preload[4000], np[8];
+	const char *argv[32] = {RTR_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np"};
+	int n = 4;
 
 	tu_temp_path(pattern, sizeof(pattern), "mpi", name, "");
 	for (int r = 0; r < RANKS; r++) {
@@ -52,21 +54,23 @@ static int run(const char *name, const char *preload, const char *prog, const ch
 		unlink(files[r]);
 	}
 	snprintf(env_file, sizeof(env_file), "RINGTRACE_FILE=%s-%%r.json", pattern);
-	snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", preload ? preload : "");
-	char np[8];
 	snprintf(np, sizeof(np), "%d", RANKS);
-	const char *argv[] = {RTR_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", np,
-			      "--timeout", "50", "-x", env_file, "-x", env_preload, prog, arg,
-			      NULL};
-	if (preload == NULL) {
-		argv[9] = prog; /* no -x LD_PRELOAD */
-		argv[10] = arg;
-		argv[11] = NULL;
+	argv[n++] = np;
+	argv[n++] = "--timeout"; /* mpirun ends a hung job itself */
+	argv[n++] = "50";
+	argv[n++] = "-x";
+	argv[n++] = env_file;
+	if (preload != NULL) {
+		snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", preload);
+		argv[n++] = "-x";
+		argv[n++] = env_preload;
 	}
+	while (*cmd != NULL && n < 31)
+		argv[n++] = *cmd++;
+	argv[n] = NULL;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		putenv(env_file);
 		execv(RTR_MPIEXEC, (char *const *)argv);
 		_exit(127);
 	}
@@ -147,8 +151,9 @@ static size_t slices(const struct ranks *k, int r, const char *name)
 	return b + x;
 }
 
-/* The clock sync events of rank r: at least `min`, in the format the merge reads. */
-static void check_sync(const struct ranks *k, int r, size_t min)
+/* The clock sync events of rank r: at least `min`, in the format the merge reads,
+ * each offset within its bound of `want` (the injected offsets' difference). */
+static void check_sync(const struct ranks *k, int r, size_t min, int64_t want)
 {
 	size_t n = 0;
 
@@ -171,7 +176,9 @@ static void check_sync(const struct ranks *k, int r, size_t min)
 			/* one host, one clock: the offset is within the RTT bound, and the
 			 * bound is below 50 ms even oversubscribed */
 			assert_true(rtt > 0 && rtt < 50000000);
-			assert_true(off <= rtt / 2 + 1000 && off >= -(rtt / 2) - 1000);
+			if (off > want + rtt / 2 + 1000 || off < want - rtt / 2 - 1000)
+				fail_msg("rank %d: offset %lld ns, rtt %lld ns, want %lld", r,
+					 (long long)off, (long long)rtt, (long long)want);
 		}
 		n++;
 	}
@@ -205,7 +212,8 @@ static void halo_example_traces_every_call_and_message(void **state)
 	const int steps = 12;
 
 	(void)state;
-	tu_expect_exit_0(run("halo", NULL, RTR_EXAMPLE_MPI_HALO, "12", files));
+	const char *const cmd[] = {RTR_EXAMPLE_MPI_HALO, "12", NULL};
+	tu_expect_exit_0(run("halo", NULL, cmd, files));
 	load(&k, files);
 	for (int r = 0; r < RANKS; r++) {
 		check_named(&k, r);
@@ -215,7 +223,7 @@ static void halo_example_traces_every_call_and_message(void **state)
 		assert_int_equal(slices(&k, r, "MPI_Waitall"), steps);
 		assert_int_equal(slices(&k, r, "MPI_Allreduce"), steps);
 		assert_int_equal(slices(&k, r, "MPI_Finalize"), 1);
-		check_sync(&k, r, 3); /* init, rtr_mpi_sync() halfway, finalize */
+		check_sync(&k, r, 3, 0); /* init, rtr_mpi_sync() halfway, finalize */
 	}
 	assert_int_equal(check_flows(&k), (size_t)RANKS * 2 * steps);
 	unload(&k);
@@ -227,11 +235,12 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 	static struct ranks k;
 
 	(void)state;
-	tu_expect_exit_0(run("patterns", RTR_MPI_LIB, RTR_MPI_PATTERNS, "all", files));
+	const char *const cmd[] = {RTR_MPI_PATTERNS, "all", NULL};
+	tu_expect_exit_0(run("patterns", RTR_MPI_LIB, cmd, files));
 	load(&k, files);
 	for (int r = 0; r < RANKS; r++) {
 		check_named(&k, r);
-		check_sync(&k, r, 2);
+		check_sync(&k, r, 2, 0);
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv_replace"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Comm_split"), 1);
@@ -256,13 +265,34 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 	unload(&k);
 }
 
+/* RINGTRACE_CLOCK_OFFSET_NS of (r - 1) * 50 ms on rank r: each rank's measured offset
+ * to rank 0 is the injected difference, within the measurement's RTT bound. */
+static void clock_sync_measures_simulated_offsets(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+
+	(void)state;
+	const char *const cmd[] = {"/bin/sh", "-c",
+				   "RINGTRACE_CLOCK_OFFSET_NS=$(((OMPI_COMM_WORLD_RANK - 1) * "
+				   "50000000)) exec " RTR_EXAMPLE_MPI_HALO " 4",
+				   NULL};
+	tu_expect_exit_0(run("offsets", NULL, cmd, files));
+	load(&k, files);
+	for (int r = 0; r < RANKS; r++)
+		check_sync(&k, r, 3, -(int64_t)r * 50000000);
+	check_flows(&k);
+	unload(&k);
+}
+
 static void rank_killed_before_finalize_leaves_a_file_that_loads(void **state)
 {
 	char files[RANKS][4096];
 	struct tt_trace t;
 
 	(void)state;
-	int status = run("kill", RTR_MPI_LIB, RTR_MPI_PATTERNS, "kill", files);
+	const char *const cmd[] = {RTR_MPI_PATTERNS, "kill", NULL};
+	int status = run("kill", RTR_MPI_LIB, cmd, files);
 	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	memset(&t, 0, sizeof(t));
 	if (tt_load(files[1], 0, &t) != 0)
@@ -283,6 +313,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(halo_example_traces_every_call_and_message),
 		cmocka_unit_test(preloaded_patterns_join_wildcards_nonblocking_and_same_tags),
+		cmocka_unit_test(clock_sync_measures_simulated_offsets),
 		cmocka_unit_test(rank_killed_before_finalize_leaves_a_file_that_loads),
 	};
 
