@@ -11,7 +11,10 @@
  *	- a ring of Sendrecv, a Sendrecv_replace, an Issend completed by MPI_Test polling;
  *	- a communicator from MPI_Comm_split with a message inside it;
  *	- collectives: Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather,
- *	  Alltoall, Scan.
+ *	  Alltoall, Scan, their v forms, Exscan, Reduce_scatter; Ibarrier, Ibcast and
+ *	  Iallreduce completed by Testall and Waitsome;
+ *	- an Ssend on a Comm_dup of the world, found by Iprobe polling (one more flow);
+ *	- one-sided: Put, Get, Accumulate in Win_fence epochs, a Get under Win_lock.
  * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
  * itself with SIGKILL before MPI_Finalize.
  */
@@ -118,6 +121,54 @@ int main(int argc, char **argv)
 	MPI_Allgather(&rank, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD);
 	MPI_Alltoall(out, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD);
 	MPI_Scan(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+
+	/* the v-collectives, Exscan, Reduce_scatter, the nonblocking collectives */
+	int ones[4] = {1, 1, 1, 1}, displs[4] = {0, 1, 2, 3};
+	MPI_Gatherv(&rank, 1, MPI_INT, buf, ones, displs, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Scatterv(buf, ones, displs, MPI_INT, &v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Allgatherv(&rank, 1, MPI_INT, buf, ones, displs, MPI_INT, MPI_COMM_WORLD);
+	MPI_Alltoallv(out, ones, displs, MPI_INT, buf, ones, displs, MPI_INT, MPI_COMM_WORLD);
+	MPI_Exscan(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Reduce_scatter(out, &v, ones, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Request creq[3];
+	int done = 0, outcount = 0, idx[3];
+	MPI_Ibarrier(MPI_COMM_WORLD, &creq[0]);
+	MPI_Ibcast(buf, 2, MPI_INT, 0, MPI_COMM_WORLD, &creq[1]);
+	MPI_Iallreduce(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &creq[2]);
+	MPI_Testall(3, creq, &done, MPI_STATUSES_IGNORE);
+	while (!done) {
+		MPI_Waitsome(3, creq, &outcount, idx, MPI_STATUSES_IGNORE);
+		done = outcount == MPI_UNDEFINED;
+	}
+
+	/* a synchronous send on a duplicate of the world, received with Iprobe polling */
+	MPI_Comm dup;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	if (rank == 0) {
+		MPI_Ssend(&rank, 1, MPI_INT, 1, 12, dup);
+	} else if (rank == 1) {
+		int flag = 0;
+		while (!flag)
+			MPI_Iprobe(0, 12, dup, &flag, MPI_STATUS_IGNORE);
+		MPI_Recv(&v, 1, MPI_INT, 0, 12, dup, MPI_STATUS_IGNORE);
+	}
+	MPI_Comm_free(&dup);
+
+	/* one-sided: fence epochs with Put, Get, Accumulate, then a lock epoch */
+	int winbuf[4] = {0};
+	MPI_Win win;
+	MPI_Win_create(winbuf, sizeof(winbuf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+	MPI_Win_fence(0, win);
+	MPI_Get(&v, 1, MPI_INT, left, 0, 1, MPI_INT, win);
+	MPI_Win_fence(0, win);
+	MPI_Accumulate(&rank, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+	MPI_Win_fence(0, win);
+	MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+	MPI_Get(&v, 1, MPI_INT, right, 2, 1, MPI_INT, win);
+	MPI_Win_unlock(right, win);
+	MPI_Win_free(&win);
 	MPI_Finalize();
 	return 0;
 }

@@ -244,11 +244,23 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv_replace"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Comm_split"), 1);
-		assert_int_equal(slices(&k, r, "MPI_Comm_free"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Comm_free"), 2);
+		assert_int_equal(slices(&k, r, "MPI_Comm_dup"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Win_fence"), 4);
+		assert_int_equal(slices(&k, r, "MPI_Put"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Get"), 2);
+		assert_int_equal(slices(&k, r, "MPI_Accumulate"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Win_lock"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Win_unlock"), 1);
+		assert_int_equal(slices(&k, r, "MPI_Testall"), 1);
+		assert_true(slices(&k, r, "MPI_Waitsome") >= 1);
 		assert_int_equal(slices(&k, r, "MPI_Barrier"), 2);
 		static const char *const coll[] = {"MPI_Bcast", "MPI_Reduce",
 						   "MPI_Allreduce", "MPI_Gather", "MPI_Scatter",
-						   "MPI_Allgather", "MPI_Alltoall", "MPI_Scan"};
+						   "MPI_Allgather", "MPI_Alltoall", "MPI_Scan",
+						   "MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv",
+						   "MPI_Alltoallv", "MPI_Exscan", "MPI_Reduce_scatter",
+						   "MPI_Ibarrier", "MPI_Ibcast", "MPI_Iallreduce"};
 		for (size_t i = 0; i < sizeof(coll) / sizeof(coll[0]); i++)
 			assert_int_equal(slices(&k, r, coll[i]), 1);
 	}
@@ -259,9 +271,11 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 	assert_int_equal(slices(&k, 1, "MPI_Isend"), 3);
 	assert_int_equal(slices(&k, 2, "MPI_Irecv"), 3);
 	assert_int_equal(slices(&k, 3, "MPI_Issend"), 1);
+	assert_int_equal(slices(&k, 0, "MPI_Ssend"), 1);
+	assert_true(slices(&k, 1, "MPI_Iprobe") >= 1);
 	assert_true(slices(&k, 3, "MPI_Test") >= 1);
-	/* wildcards 3 + 3, same tag 6, Sendrecv 4, _replace 4, Issend 1, halves 2 */
-	assert_int_equal(check_flows(&k), 3 + 3 + 6 + 4 + 4 + 1 + 2);
+	/* wildcards 3 + 3, same tag 6, Sendrecv 4, _replace 4, Issend 1, halves 2, Ssend 1 */
+	assert_int_equal(check_flows(&k), 3 + 3 + 6 + 4 + 4 + 1 + 2 + 1);
 	unload(&k);
 }
 
