@@ -345,8 +345,8 @@ static inline RTR__NOINSTR void rtr__publish(struct rtr__ring *r, uint32_t head,
 }
 
 /* rtr__emit() with flags. */
-static inline RTR__NOINSTR bool rtr__emit_flags(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a,
-				   uint64_t b)
+static inline RTR__NOINSTR bool rtr__emit_flags(uint8_t kind, uint16_t flags, uint64_t ts,
+						uint64_t a, uint64_t b)
 {
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(1, &head);
@@ -372,8 +372,8 @@ static inline RTR__NOINSTR bool rtr__emit(uint8_t kind, uint64_t ts, uint64_t a,
 }
 
 /* An event with one 64-bit payload word in a continuation record. */
-static inline RTR__NOINSTR void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts, uint64_t a, uint64_t b,
-				  uint64_t word)
+static inline RTR__NOINSTR void rtr__emit_word(uint8_t kind, uint16_t flags, uint64_t ts,
+					       uint64_t a, uint64_t b, uint64_t word)
 {
 	uint32_t head;
 	struct rtr__ring *r = rtr__reserve(2, &head);
@@ -486,7 +486,8 @@ struct rtr__scope {
  * Under a filtered state: whether the site's category is recorded, from the decision
  * cached in the call site (shared by every thread), else from the thread's cache.
  */
-static inline RTR__NOINSTR bool rtr__site_cached(int state, const struct rtr_site *site, int *decision)
+static inline RTR__NOINSTR bool rtr__site_cached(int state, const struct rtr_site *site,
+						 int *decision)
 {
 	/* relaxed: the word carries its own tag (the state it was decided under); a
 	 * stale or another thread's tag is only a miss */
@@ -498,7 +499,8 @@ static inline RTR__NOINSTR bool rtr__site_cached(int state, const struct rtr_sit
 }
 
 /* decision: the call site's cached filter decision (see rtr__cat_slot.decision). */
-static inline RTR__NOINSTR struct rtr__scope rtr__scope_begin(const struct rtr_site *site, int *decision)
+static inline RTR__NOINSTR struct rtr__scope rtr__scope_begin(const struct rtr_site *site,
+							      int *decision)
 {
 	struct rtr__scope s = {0, 0};
 	int state = rtr__recording();

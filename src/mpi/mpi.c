@@ -62,11 +62,11 @@
 
 struct comm_info {
 	uint64_t id;
-	uint64_t made;	/* communicators made from this one so far (under lock) */
-	int size;	/* of the (local) group */
-	int inter;	/* an intercommunicator: no flows */
-	int *world;	/* rank in the communicator -> world rank; NULL for the world */
-	unsigned refs;	/* the attribute, and each pending receive (under lock) */
+	uint64_t made; /* communicators made from this one so far (under lock) */
+	int size;      /* of the (local) group */
+	int inter;     /* an intercommunicator: no flows */
+	int *world;    /* rank in the communicator -> world rank; NULL for the world */
+	unsigned refs; /* the attribute, and each pending receive (under lock) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +74,7 @@ static struct comm_info world_info = {.id = 1, .refs = 1};
 static int keyval = MPI_KEYVAL_INVALID;
 static MPI_Comm sync_comm = MPI_COMM_NULL; /* private: the program's messages never match */
 static int world_rank = -1, world_size;
-static int initialized; /* between the Init and Finalize wrappers */
+static int initialized;	 /* between the Init and Finalize wrappers */
 static int started_here; /* the Init wrapper started the recorder: Finalize stops it */
 
 static uint64_t mix(uint64_t x)
@@ -574,25 +574,25 @@ int MPI_Finalize(void)
 /* Point to point                                                             */
 
 /* The blocking and the nonblocking sends, four modes each. */
-#define SEND(mode)                                                                        \
-	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,    \
-		       MPI_Comm comm)                                                     \
-	{                                                                                 \
-		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                      \
-		send_flow(info_of(comm, 0), dest, tag);                                   \
-		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm);                    \
-		rtr_end(CAT, "MPI_" #mode);                                               \
-		return rc;                                                                \
+#define SEND(mode)                                                                     \
+	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag, \
+		       MPI_Comm comm)                                                  \
+	{                                                                              \
+		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
+		send_flow(info_of(comm, 0), dest, tag);                                \
+		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm);                 \
+		rtr_end(CAT, "MPI_" #mode);                                            \
+		return rc;                                                             \
 	}
-#define ISEND(mode)                                                                       \
-	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,    \
-		       MPI_Comm comm, MPI_Request *req)                                   \
-	{                                                                                 \
-		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                      \
-		send_flow(info_of(comm, 0), dest, tag);                                   \
-		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm, req);               \
-		rtr_end(CAT, "MPI_" #mode);                                               \
-		return rc;                                                                \
+#define ISEND(mode)                                                                    \
+	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag, \
+		       MPI_Comm comm, MPI_Request *req)                                \
+	{                                                                              \
+		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
+		send_flow(info_of(comm, 0), dest, tag);                                \
+		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm, req);            \
+		rtr_end(CAT, "MPI_" #mode);                                            \
+		return rc;                                                             \
 	}
 SEND(Send)
 SEND(Ssend)
@@ -628,8 +628,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
 	return rc;
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
-		 void *rbuf, int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm,
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+		 int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm,
 		 MPI_Status *status)
 {
 	MPI_Status local;
@@ -637,8 +637,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 
 	p2p_begin("MPI_Sendrecv", comm, dest, stag, scount, sdt);
 	send_flow(info_of(comm, 0), dest, stag);
-	int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag,
-			       comm, st);
+	int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm,
+			       st);
 	if (rc == MPI_SUCCESS)
 		recv_done(comm, source, rtag, st);
 	rtr_end(CAT, "MPI_Sendrecv");
@@ -759,7 +759,8 @@ static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status
 		rc = flag == NULL ? PMPI_Waitall(n, reqs, statuses)
 				  : PMPI_Testall(n, reqs, flag, statuses);
 	} else {
-		rc = flag == NULL ? PMPI_Waitall(n, reqs, r.st) : PMPI_Testall(n, reqs, &done, r.st);
+		rc = flag == NULL ? PMPI_Waitall(n, reqs, r.st)
+				  : PMPI_Testall(n, reqs, &done, r.st);
 		if (flag != NULL)
 			*flag = done;
 		for (int i = 0; done && i < n; i++)
@@ -855,26 +856,26 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 
 /* One wrapper: the slice name, the parameter list, the bytes, the root (-1: none),
  * the communicator, and the arguments passed on. */
-#define COLL(fn, params, bytes, root, comm, ...)                                          \
-	int MPI_##fn params                                                               \
-	{                                                                                 \
-		coll_begin("MPI_" #fn, comm, bytes, root);                                \
-		int rc = PMPI_##fn(__VA_ARGS__);                                          \
-		rtr_end(CAT, "MPI_" #fn);                                                 \
-		return rc;                                                                \
+#define COLL(fn, params, bytes, root, comm, ...)           \
+	int MPI_##fn params                                \
+	{                                                  \
+		coll_begin("MPI_" #fn, comm, bytes, root); \
+		int rc = PMPI_##fn(__VA_ARGS__);           \
+		rtr_end(CAT, "MPI_" #fn);                  \
+		return rc;                                 \
 	}
 
 COLL(Barrier, (MPI_Comm comm), 0, -1, comm, comm)
 COLL(Ibarrier, (MPI_Comm comm, MPI_Request *req), 0, -1, comm, comm, req)
-COLL(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
-     bytes_of(count, dt), root, comm, buf, count, dt, root, comm)
+COLL(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm), bytes_of(count, dt),
+     root, comm, buf, count, dt, root, comm)
 COLL(Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req),
      bytes_of(count, dt), root, comm, buf, count, dt, root, comm, req)
 COLL(Reduce,
-     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-      MPI_Comm comm),
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
      bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm)
-COLL(Allreduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+COLL(Allreduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
      bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
 COLL(Iallreduce,
      (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
@@ -885,8 +886,7 @@ COLL(Scan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 COLL(Exscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
      bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
 COLL(Reduce_scatter,
-     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-      MPI_Comm comm),
+     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
      bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm)
 COLL(Gather,
      (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
@@ -895,8 +895,7 @@ COLL(Gather,
 COLL(Gatherv,
      (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
       const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm),
-     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root,
-     comm)
+     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm)
 COLL(Scatter,
      (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
       int root, MPI_Comm comm),
@@ -904,8 +903,7 @@ COLL(Scatter,
 COLL(Scatterv,
      (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
       int rcount, MPI_Datatype rdt, int root, MPI_Comm comm),
-     bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root,
-     comm)
+     bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm)
 COLL(Allgather,
      (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
       MPI_Comm comm),
@@ -917,8 +915,7 @@ COLL(Allgatherv,
 COLL(Alltoall,
      (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
       MPI_Comm comm),
-     bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt,
-     comm)
+     bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm)
 COLL(Alltoallv,
      (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
       const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm),
@@ -939,8 +936,8 @@ static void rma_begin(const char *name, int target, int count, MPI_Datatype dt)
 	rtr_begin_args(CAT, name, args, 2);
 }
 
-int MPI_Put(const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp,
-	    int tcount, MPI_Datatype tdt, MPI_Win win)
+int MPI_Put(const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp, int tcount,
+	    MPI_Datatype tdt, MPI_Win win)
 {
 	rma_begin("MPI_Put", target, ocount, odt);
 	int rc = PMPI_Put(obuf, ocount, odt, target, tdisp, tcount, tdt, win);

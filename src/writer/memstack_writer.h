@@ -93,5 +93,4 @@ const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_
  * rtr__srcline_set(), cached like names; *len 0 when there is none. */
 const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len);
 
-
 #endif
