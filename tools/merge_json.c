@@ -86,7 +86,7 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 {
 	struct json_member m;
 	size_t pos = 0, from = 0;
-	unsigned left = e->set_ts + e->set_pid + (e->id != NULL) + (e->args != NULL);
+	unsigned left = e->set_ts + e->set_dur + e->set_pid + (e->id != NULL) + (e->args != NULL);
 
 	/*
 	 * Copy runs of untouched members in one piece: from is where the text not yet
@@ -101,6 +101,9 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 
 		if (m.key_len == 2 && key[0] == 't' && key[1] == 's' && e->set_ts) {
 			err = buf_put(out, json + from, before - from) || buf_put_us(out, e->ts_ns);
+		} else if (m.key_len == 3 && memcmp(key, "dur", 3) == 0 && e->set_dur) {
+			err = buf_put(out, json + from, before - from) ||
+			      buf_put_us(out, e->dur_ns);
 		} else if (m.key_len == 3 && memcmp(key, "pid", 3) == 0 && e->set_pid) {
 			err = buf_put(out, json + from, before - from) || buf_put_i64(out, e->pid);
 		} else if (m.key_len == 2 && key[0] == 'i' && key[1] == 'd' && e->id != NULL) {

@@ -44,6 +44,8 @@ bool json_member_is(const struct json_member *m, const char *key);
 struct event_edit {
 	bool set_ts;
 	int64_t ts_ns; /* written as microseconds with at most three decimals */
+	bool set_dur;
+	int64_t dur_ns; /* the same */
 	bool set_pid;
 	int64_t pid;
 	const char *id; /* the new value text of "id", or NULL */

@@ -10,16 +10,35 @@
  * does not sort them); the output is interleaved by time only as well as the inputs
  * are sorted, which is enough: the viewers sort, and a later `split` of the merged
  * file then cuts it into time windows across all ranks instead of rank after rank.
- * Memory is one pending event and one reader per input, never per event.
+ * Memory is one pending event and one reader per input, never per event; with more
+ * inputs than the open-files soft limit allows, the limit is raised (up to the hard
+ * one).
  *
  * Clocks. Each file's times are relative to its own origin, which its start marker
- * records as absolute CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds. The merged file
- * uses the earliest input's origin: every time is shifted by (its origin - the
- * earliest), in integer nanoseconds, and written again with at most three decimals;
- * never negative, since the common origin is the minimum. CLOCK_MONOTONIC is the same
- * clock for every process of one host and exact, so `--clock auto` takes it when all
- * inputs name the same host; across hosts only CLOCK_REALTIME is shared (as well as
- * their NTP agrees). An input without a start marker keeps its times as they are.
+ * records as absolute CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds.
+ *  - MPI ranks that measured their clock against a reference rank (the MPI module's
+ *    "ringtrace: clock sync" events, merge_clock.h) are mapped onto the reference's
+ *    clock, piecewise linearly between their measurements, so that drift is
+ *    followed (--clock sync; what auto takes when any file has measurements). A
+ *    file without them is placed by its origins against the measured file of the
+ *    lowest rank: on CLOCK_MONOTONIC from one host, else CLOCK_REALTIME.
+ *  - Without measurements, the merged file uses the earliest input's origin: every
+ *    time is shifted by (its origin - the earliest). CLOCK_MONOTONIC is one clock for
+ *    every process of a host and exact, so auto takes it when all inputs name the
+ *    same host; across hosts only CLOCK_REALTIME is shared (as well as NTP agrees).
+ * Times are mapped in integer nanoseconds and written again with at most three
+ * decimals; the merged origin is the earliest mapped file origin. An input without
+ * a start marker keeps its times as they are.
+ *
+ * Messages. A flow whose id is kept across files (below) is a message: its "f" must
+ * not come before its "s". Each "s" is remembered (per message in flight, never per
+ * message) until its "f" is taken; an input whose next event is an "f" whose "s" has
+ * not been taken yet waits outside the merge until it is (or until the merge is
+ * STALL_NS past it, or nothing else is left: its send is then not among the
+ * inputs). A receive still before its send (plus --min-latency) after the clock map
+ * moves its thread forward by the controlled logical clock (merge_clock.h), and the
+ * counts go to standard error and the end marker: messages, receives before their
+ * send after the map (violations), messages and events moved, the largest move.
  *
  * Processes. pids are made collision-free. Each output pid is claimed by one (input,
  * pid) pair the first time it is seen; the inputs' own pids (their start markers')
@@ -32,10 +51,13 @@
  * and gets a process_sort_index of rank * 1024 (+ its own index, for pseudo-processes)
  * so that ranks appear in order.
  *
- * Flow and async ids. The viewers match them across the whole trace. An id made by
- * rtr_flow_id() holds the pid of its process in its top 24 bits: when those bits name
- * exactly one input's pid, the id is kept, so that a flow from one rank to another
- * stays joined. Every other id (hand-written files, ids of two inputs with the same
+ * Flow and async ids. The viewers match them across the whole trace. Two kinds of
+ * id are the same in every file and kept as they are, so that a flow from one rank
+ * to another stays joined: the ids of flows in category "mpi" of a file with a rank
+ * (the MPI module's message ids, a hash of communicator, ranks, tag and sequence
+ * number that both ends compute), and the ids made by rtr_flow_id(), which hold the
+ * pid of their process in their top 24 bits, when those bits name exactly one
+ * input's pid. Every other id (hand-written files, ids of two inputs with the same
  * pid) is private to its input: it is replaced by a fresh small id, the same for
  * every event of that input with that id while its flow or async span is open.
  * State is per open flow and async span (capped; see MAX_IDS).
@@ -49,6 +71,7 @@
  */
 #include "cli.h"
 #include "json.h"
+#include "merge_clock.h"
 #include "merge_json.h"
 #include "output.h"
 #include "progress.h"
@@ -56,10 +79,12 @@
 #include "table.h"
 #include "threads.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* Flow and async ids remembered per input before the oldest are forgotten: what a
  * file whose flows never end costs at most. */
@@ -82,13 +107,20 @@
 /* Events between two progress updates. */
 #define PROGRESS_EVERY 65536
 
-enum clock_choice { CLOCK_AUTO, CLOCK_MONO, CLOCK_REAL, CLOCK_NONE };
+/* How far past a receive the merge goes looking for its send. */
+#define STALL_NS ((int64_t)1000000000)
+
+/* The least time from a send to its receive, by default (--min-latency). */
+#define DEFAULT_MIN_LATENCY_NS 100
+
+/* Open files besides the inputs: the output, its temporary, standard streams, zlib. */
+#define SPARE_FILES 16
+
+enum clock_choice { CLOCK_AUTO, CLOCK_MONO, CLOCK_REAL, CLOCK_SYNC, CLOCK_NONE };
 
 static const char *const clock_names[] = {
-	[CLOCK_AUTO] = "auto",
-	[CLOCK_MONO] = "monotonic",
-	[CLOCK_REAL] = "realtime",
-	[CLOCK_NONE] = "none",
+	[CLOCK_AUTO] = "auto", [CLOCK_MONO] = "monotonic", [CLOCK_REAL] = "realtime",
+	[CLOCK_SYNC] = "sync", [CLOCK_NONE] = "none",
 };
 
 /* The value of input.pids, under the original pid. */
@@ -107,6 +139,17 @@ struct pid_map {
 struct claim {
 	size_t input;
 	int64_t pid;
+};
+
+/* The value of merge.sends, under a message's flow id: its send's times. */
+struct send {
+	int64_t linear_ns; /* after the clock map */
+	int64_t ts_ns;	   /* as written (moved too, when its thread was) */
+};
+
+/* The value of input.clc, under (pid, tid): a thread's moves. */
+struct clc_entry {
+	struct clc_thread *c;
 };
 
 /* The value of input.ids, under (kind, type, id text): a private id's replacement. */
@@ -135,7 +178,20 @@ struct input {
 	char *label; /* "rank 3 · node12" */
 	int64_t order;
 	bool anchored;
-	int64_t shift_ns;
+	int64_t shift_ns;      /* merged time - file time, unless measured */
+	struct sync_set sync;  /* its clock sync measurements */
+	bool measured;	       /* mapped by them */
+	int64_t sync_base;     /* merged time = file time + sync_base + offset */
+	int64_t mapped_origin; /* its time 0 on the reference clock, absolute */
+	bool has_mapped_origin;
+
+	/* The head event's place: its times in the merged timeline. */
+	bool head_set_ts, head_set_dur, head_moved;
+	int64_t head_ts, head_dur, head_linear;
+	bool released;	       /* its "f" no longer waits for its send */
+	size_t pos, stall_pos; /* in the ready and the waiting heap */
+	struct table clc;      /* (pid, tid) -> struct clc_entry: threads with moves */
+	uint64_t moved_events;
 
 	struct table pids; /* original pid -> struct pid_map */
 	struct pid_map *last_map;
@@ -156,6 +212,13 @@ struct input {
 	uint64_t slices_closed;
 };
 
+/* Heaps of input indexes by key (ties: command-line order); each input knows its
+ * place in each (input.pos, input.stall_pos). */
+struct heap {
+	size_t *a, n;
+	bool waiting;
+};
+
 struct merge {
 	struct input *in;
 	size_t n;
@@ -174,35 +237,81 @@ struct merge {
 	uint64_t written; /* event lines, markers and M events not counted */
 	uint64_t closed;
 	int64_t marker_pid, marker_tid;
-	size_t *heap, nheap;
+	struct heap ready;	    /* inputs whose head can be taken, by key */
+	struct heap wait;	    /* inputs whose head waits for its send, by key */
+	struct buf key;		    /* of the message tables */
+	struct table sends;	    /* message id -> struct send, until its receive */
+	struct table waiters;	    /* message id -> input index */
+	enum clock_choice fallback; /* the origins used for files without measurements */
+	bool correct;		    /* apply the controlled logical clock */
+	int64_t min_latency_ns;
+	int64_t reference_rank, max_rtt_ns, max_error_ns;
+	size_t measured; /* inputs mapped by measurements */
+	uint64_t messages, violations, corrected, moved_events, unmatched, forgotten;
+	int64_t max_move_ns;
 	bool nomem;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringtrace merge [--clock auto|monotonic|realtime] -o OUT FILE...\n"
-		   "\n"
-		   "Merges the traces of several processes or MPI ranks (.json or .json.gz;\n"
-		   "- is standard input) into one timeline, streaming:\n"
-		   "  - times aligned on the earliest file's origin (each file's start marker),\n"
-		   "    on CLOCK_MONOTONIC when all files come from one host, else on\n"
-		   "    CLOCK_REALTIME;\n"
-		   "  - pids made collision-free (a pid two files use is remapped in the later\n"
-		   "    one), processes named \"rank R \xc2\xb7 host \xc2\xb7 name\" and sorted by "
-		   "rank;\n"
-		   "  - flow and async ids kept apart between files, except the ids\n"
-		   "    rtr_flow_id() makes, which already name their process;\n"
-		   "  - one start marker and one end marker for the whole.\n"
-		   "A file cut short gives its whole events (its open slices ended).\n"
-		   "\n"
-		   "options:\n"
-		   "  -o, --output OUT     where to write (required); gzip when OUT ends in .gz;\n"
-		   "                       - for standard output\n"
-		   "  -c, --clock CLOCK    auto (the default), monotonic or realtime\n"
-		   "  -h, --help           this help\n"
-		   "\n"
-		   "exit status: 0 written, 2 usage error, unreadable or malformed input (the\n"
-		   "output then holds the events before the error), failed output.\n");
+	fprintf(f,
+		"usage: ringtrace merge [--clock auto|sync|monotonic|realtime] -o OUT FILE...\n"
+		"\n"
+		"Merges the traces of several processes or MPI ranks (.json or .json.gz;\n"
+		"- is standard input) into one timeline, streaming:\n"
+		"  - times on one clock: MPI ranks' mapped onto the reference rank's by their\n"
+		"    clock sync measurements (linear between them, so drift is followed);\n"
+		"    else aligned on the earliest file's origin (each file's start marker),\n"
+		"    on CLOCK_MONOTONIC when all files come from one host, else on\n"
+		"    CLOCK_REALTIME;\n"
+		"  - messages (MPI flows, rtr_flow_id() flows) joined across files, and a\n"
+		"    receive still before its send after that moved forward (controlled\n"
+		"    logical clock), with the counts on standard error and in the end marker;\n"
+		"  - pids made collision-free (a pid two files use is remapped in the later\n"
+		"    one), processes named \"rank R \xc2\xb7 host \xc2\xb7 name\" and sorted by "
+		"rank;\n"
+		"  - other flow and async ids kept apart between files;\n"
+		"  - one start marker and one end marker for the whole.\n"
+		"A file cut short gives its whole events (its open slices ended).\n"
+		"\n"
+		"options:\n"
+		"  -o, --output OUT       where to write (required); gzip when OUT ends in .gz;\n"
+		"                         - for standard output\n"
+		"  -c, --clock CLOCK      auto (the default: sync when a file has clock sync\n"
+		"                         events), sync, monotonic or realtime\n"
+		"      --min-latency NS   the least time from a send to its receive (default\n"
+		"                         %d)\n"
+		"      --no-correction    count the receives before their send, move nothing\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"exit status: 0 written, 2 usage error, unreadable or malformed input (the\n"
+		"output then holds the events before the error), failed output.\n",
+		DEFAULT_MIN_LATENCY_NS);
+}
+
+/* Room for n inputs in the open-files limit: the soft limit raised up to the hard
+ * one. 0, or -1 (reported). */
+static int room_for_files(size_t n)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)n + SPARE_FILES;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		cli_error("merge",
+			  "%zu files need %llu open files, and the hard limit is %llu: raise it "
+			  "(ulimit -Hn), or merge the ranks in groups and merge the groups",
+			  n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+		return -1;
+	}
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		cli_error("merge", "cannot raise the open-files limit to %llu: %s",
+			  (unsigned long long)need, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------- inputs */
@@ -285,6 +394,7 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 		in->warnings.max = 10;
 		table_init(&in->pids, sizeof(struct pid_map));
 		table_init(&in->ids, sizeof(struct id_map));
+		table_init(&in->clc, sizeof(struct clc_entry));
 		threads_init(&in->threads, 0);
 		in->r = cli_open_trace("merge", paths[i], &ro);
 		if (in->r == NULL)
@@ -325,33 +435,65 @@ static uint64_t origin_of(const struct input *in, enum clock_choice c)
 	return c == CLOCK_MONO ? in->mono : in->real;
 }
 
-/* Choose the clock, the common origin (the earliest input's) and each input's shift. */
-static void align(struct merge *m)
+/* Read every ranked input's clock sync measurements (not standard input's: it
+ * cannot be read twice). 0, or -1 out of memory (reported). */
+static int scan_syncs(struct merge *m)
 {
-	enum clock_choice c = m->clock;
-	bool same_host = true, all_mono = true;
-	const char *host = NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+		char err[256];
+		int rc;
+
+		if (!in->has_rank || !in->has_mono || in->mono > INT64_MAX)
+			continue;
+		if (strcmp(in->path, "-") == 0) {
+			cli_note("merge",
+				 "warning: standard input is read once: its clock sync events (if "
+				 "any) are not used");
+			continue;
+		}
+		rc = sync_scan(in->path, in->rank, &in->sync, err, sizeof(err));
+		if (rc == -2) {
+			cli_error("merge", "out of memory");
+			return -1;
+		}
+		if (rc == -1) {
+			cli_note("merge", "warning: %s: clock sync events not read: %s", in->name,
+				 err);
+			in->sync.n = 0;
+		}
+		sync_finish(&in->sync);
+		if (in->sync.unusable + in->sync.outliers > 0)
+			cli_note("merge",
+				 "warning: %s: %" PRIu64 " of %" PRIu64
+				 " clock sync measurements not used (%" PRIu64
+				 " malformed or out of order, %" PRIu64 " outliers)",
+				 in->name, in->sync.unusable + in->sync.outliers, in->sync.found,
+				 in->sync.unusable, in->sync.outliers);
+	}
+	return 0;
+}
+
+/* a + b, or false when it does not fit. */
+static bool add_i64(int64_t a, int64_t b, int64_t *sum)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* The reference clock's time of an input's file time t (measured inputs). */
+static bool sync_time(struct input *in, int64_t t, int64_t *ref)
+{
+	int64_t at;
+
+	return add_i64(t, (int64_t)in->mono, &at) && add_i64(at, sync_offset(&in->sync, at), ref);
+}
+
+/* The origins of the inputs, without measurements: their shift onto the earliest. */
+static void align_by_origins(struct merge *m, enum clock_choice c)
+{
 	size_t earliest = m->n;
 	uint64_t min = 0;
 
-	for (size_t i = 0; i < m->n; i++) {
-		const struct input *in = &m->in[i];
-
-		if (in->host == NULL)
-			same_host = false;
-		else if (host == NULL)
-			host = in->host;
-		else if (strcmp(host, in->host) != 0)
-			same_host = false;
-		all_mono &= in->has_mono;
-	}
-	/* One host: its CLOCK_MONOTONIC is one clock for all its processes, and exact.
-	 * Several hosts (or some unnamed): only CLOCK_REALTIME is common to them. */
-	if (c == CLOCK_AUTO)
-		c = same_host && all_mono ? CLOCK_MONO : CLOCK_REAL;
-	else if (c == CLOCK_MONO && !same_host)
-		cli_note("merge", "warning: --clock monotonic, but the files are not all from one "
-				  "host: their monotonic clocks have unrelated origins");
 	for (size_t i = 0; i < m->n; i++) {
 		const struct input *in = &m->in[i];
 
@@ -361,11 +503,10 @@ static void align(struct merge *m)
 		}
 	}
 	m->clock = earliest < m->n ? c : CLOCK_NONE;
-	m->host = same_host ? host : NULL;
 	if (earliest < m->n) {
 		const struct input *e = &m->in[earliest];
 
-		m->has_origin_mono = e->has_mono && (c == CLOCK_MONO || same_host);
+		m->has_origin_mono = e->has_mono && (c == CLOCK_MONO || m->host != NULL);
 		m->origin_mono = e->mono;
 		m->has_origin_real = e->has_real;
 		m->origin_real = e->real;
@@ -374,16 +515,8 @@ static void align(struct merge *m)
 		struct input *in = &m->in[i];
 		uint64_t shift;
 
-		if (!has_origin(in, c)) {
-			cli_note("merge",
-				 "warning: %s has no %s: its times are taken as they are, not "
-				 "aligned",
-				 in->name,
-				 !in->has_start	   ? "start marker"
-				 : c == CLOCK_MONO ? "origin_monotonic_ns"
-						   : "origin_realtime_ns");
+		if (!has_origin(in, c))
 			continue;
-		}
 		shift = origin_of(in, c) - min;
 		if (shift > (uint64_t)INT64_MAX / 4) {
 			cli_note("merge",
@@ -395,6 +528,143 @@ static void align(struct merge *m)
 		in->anchored = true;
 		in->shift_ns = (int64_t)shift;
 	}
+}
+
+/* With measurements: the measured inputs on the reference clock, the others placed
+ * by their origins against the measured input of the lowest rank. false when no
+ * input can be mapped. */
+static bool align_by_syncs(struct merge *m, enum clock_choice c)
+{
+	struct input *anchor = NULL;
+	int64_t base = INT64_MAX;
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+
+		if (in->sync.n == 0)
+			continue;
+		if (anchor != NULL && in->sync.reference_rank != anchor->sync.reference_rank) {
+			cli_note("merge",
+				 "warning: %s measured its clock against rank %" PRId64
+				 ", not %" PRId64 ": aligned by its origin instead",
+				 in->name, in->sync.reference_rank, anchor->sync.reference_rank);
+			in->sync.n = 0;
+			continue;
+		}
+		if (!sync_time(in, 0, &in->mapped_origin)) {
+			in->sync.n = 0;
+			continue;
+		}
+		in->measured = in->has_mapped_origin = true;
+		m->measured++;
+		if (anchor == NULL || in->rank < anchor->rank)
+			anchor = in;
+	}
+	if (anchor == NULL)
+		return false;
+	m->reference_rank = anchor->sync.reference_rank;
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+		__int128 mapped;
+
+		if (in->measured) {
+			if (sync_max_rtt(&in->sync) > m->max_rtt_ns)
+				m->max_rtt_ns = sync_max_rtt(&in->sync);
+			if (sync_max_error(&in->sync) > m->max_error_ns)
+				m->max_error_ns = sync_max_error(&in->sync);
+		} else if (has_origin(in, c) && has_origin(anchor, c)) {
+			mapped = (__int128)origin_of(in, c) - origin_of(anchor, c) +
+				 anchor->mapped_origin;
+			if (mapped > INT64_MAX / 2 || mapped < INT64_MIN / 2) {
+				cli_note("merge",
+					 "warning: %s is too far from the other files: its times "
+					 "are taken as they are, not aligned",
+					 in->name);
+				continue;
+			}
+			in->mapped_origin = (int64_t)mapped;
+			in->has_mapped_origin = true;
+		}
+		if (in->has_mapped_origin && in->mapped_origin < base)
+			base = in->mapped_origin;
+	}
+	m->clock = CLOCK_SYNC;
+	m->has_origin_mono = base >= 0;
+	m->origin_mono = (uint64_t)base;
+	m->has_origin_real =
+		anchor->has_real && (__int128)anchor->real - (anchor->mapped_origin - base) >= 0;
+	m->origin_real = (uint64_t)((__int128)anchor->real - (anchor->mapped_origin - base));
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+
+		if (!in->has_mapped_origin)
+			continue;
+		in->anchored = true;
+		in->shift_ns = in->mapped_origin - base;
+		if (in->measured)
+			in->sync_base = (int64_t)in->mono - base;
+	}
+	return true;
+}
+
+/* Choose the clock, the common origin and each input's map onto it. */
+static void align(struct merge *m)
+{
+	enum clock_choice c = m->clock;
+	bool same_host = true, all_mono = true, any_sync = false;
+	const char *host = NULL;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct input *in = &m->in[i];
+
+		if (in->host == NULL)
+			same_host = false;
+		else if (host == NULL)
+			host = in->host;
+		else if (strcmp(host, in->host) != 0)
+			same_host = false;
+		all_mono &= in->has_mono;
+		any_sync |= in->sync.n > 0;
+	}
+	m->host = same_host ? host : NULL;
+	/* One host: its CLOCK_MONOTONIC is one clock for all its processes, and exact.
+	 * Several hosts (or some unnamed): only CLOCK_REALTIME is common to them. */
+	m->fallback = same_host && all_mono ? CLOCK_MONO : CLOCK_REAL;
+	if (c == CLOCK_SYNC && !any_sync)
+		cli_note("merge", "warning: --clock sync, but no file has clock sync events: "
+				  "aligned by the files' origins");
+	if ((c == CLOCK_AUTO || c == CLOCK_SYNC) && any_sync && align_by_syncs(m, m->fallback))
+		goto report;
+	if (c == CLOCK_AUTO || c == CLOCK_SYNC)
+		c = m->fallback;
+	else if (c == CLOCK_MONO && !same_host)
+		cli_note("merge", "warning: --clock monotonic, but the files are not all from one "
+				  "host: their monotonic clocks have unrelated origins");
+	m->fallback = c;
+	align_by_origins(m, c);
+report:
+	for (size_t i = 0; i < m->n; i++) {
+		const struct input *in = &m->in[i];
+
+		if (!in->anchored && !has_origin(in, m->fallback))
+			cli_note("merge",
+				 "warning: %s has no %s: its times are taken as they are, not "
+				 "aligned",
+				 in->name,
+				 !in->has_start		     ? "start marker"
+				 : m->fallback == CLOCK_MONO ? "origin_monotonic_ns"
+							     : "origin_realtime_ns");
+	}
+	if (m->clock == CLOCK_SYNC)
+		cli_note("merge",
+			 "clocks: %zu of %zu files mapped onto rank %" PRId64
+			 "'s clock by their clock sync measurements (offsets right within %.3f "
+			 "us; largest RTT %.3f us)%s",
+			 m->measured, m->n, m->reference_rank, (double)m->max_error_ns / 1e3,
+			 (double)m->max_rtt_ns / 1e3,
+			 m->measured == m->n	     ? ""
+			 : m->fallback == CLOCK_MONO ? "; the others by their monotonic origins"
+						     : "; the others by their realtime origins");
 }
 
 /* Each input's label ("rank 3 · node12") and place among the processes. 0 or -1. */
@@ -518,6 +788,12 @@ static int process_name(struct buf *b, const struct input *in, const struct pid_
 	char num[48];
 	int err = buf_puts(b, in->label);
 
+	/* The MPI module names a rank's process "rank R": the label says it already. */
+	if (name != NULL && in->has_rank) {
+		snprintf(num, sizeof(num), "rank %" PRId64, in->rank);
+		if (trace_value_is(name, num))
+			name = NULL;
+	}
 	if (name != NULL && name->type == TRACE_STRING && name->len > 0) {
 		err = err || buf_puts(b, " \xc2\xb7 ") || buf_put(b, name->text, name->len);
 	} else if (!pm->main) {
@@ -667,6 +943,17 @@ static bool global_id(const struct merge *m, const struct trace_value *id)
 	return count != NULL && *count == 1;
 }
 
+/* Is the event's id the same in every input, and kept? The MPI module's message ids,
+ * and the global ids of rtr_flow_id(). */
+static bool kept_id(const struct merge *m, const struct input *in, const struct trace_event *ev)
+{
+	bool flow = ev->phase == 's' || ev->phase == 't' || ev->phase == 'f';
+
+	if (ev->id.type == TRACE_ABSENT)
+		return false;
+	return (flow && in->has_rank && trace_value_is(&ev->cat, "mpi")) || global_id(m, &ev->id);
+}
+
 /* A flow or async id of an input: kept when global, else its private replacement. */
 static int map_id(struct merge *m, struct input *in, const struct trace_event *ev,
 		  struct event_edit *e)
@@ -677,7 +964,7 @@ static int map_id(struct merge *m, struct input *in, const struct trace_event *e
 	char type = (char)ev->id.type, kind = flow ? 'f' : 'a';
 	char tmp[24];
 
-	if (ev->id.type == TRACE_ABSENT || global_id(m, &ev->id))
+	if (ev->id.type == TRACE_ABSENT || kept_id(m, in, ev))
 		return 0;
 	m->text.len = 0;
 	if (buf_putc(&m->text, kind) || buf_putc(&m->text, type) ||
@@ -722,18 +1009,251 @@ nomem:
 
 /* -------------------------------------------------------------------- events */
 
-/* An input's event time in the merged timeline (an X: its end), or its last one. */
-static int64_t key_of(const struct input *in, const struct trace_event *ev)
+/* An input's time t in the merged timeline, before any move; false out of range. */
+static bool linear_time(struct input *in, int64_t t, int64_t *out)
 {
-	int64_t t;
+	int64_t at, sum;
 
-	if (!ev->has_ts)
-		return in->key;
-	t = ev->ts_ns;
-	if (ev->phase == 'X' && ev->has_dur && ev->dur_ns > 0 && t <= INT64_MAX - ev->dur_ns)
-		t += ev->dur_ns;
-	return t <= INT64_MAX - in->shift_ns ? t + in->shift_ns : INT64_MAX;
+	if (!in->measured)
+		return add_i64(t, in->shift_ns, out);
+	return add_i64(t, (int64_t)in->mono, &at) && add_i64(t, in->sync_base, &sum) &&
+	       add_i64(sum, sync_offset(&in->sync, at), out);
 }
+
+/* The moves of a thread of the input; created when asked (NULL: none, or out of
+ * memory, then m->nomem). */
+static struct clc_thread *moves_of(struct merge *m, struct input *in, int64_t pid, int64_t tid,
+				   bool create)
+{
+	int64_t key[2] = {pid, tid};
+	struct clc_entry *e;
+
+	if (!create) {
+		e = in->clc.count > 0 ? table_get(&in->clc, key, sizeof(key)) : NULL;
+		return e != NULL ? e->c : NULL;
+	}
+	e = table_put(&in->clc, key, sizeof(key), NULL);
+	if (e != NULL && e->c == NULL)
+		e->c = calloc(1, sizeof(*e->c));
+	if (e == NULL || e->c == NULL)
+		m->nomem = true;
+	return e != NULL ? e->c : NULL;
+}
+
+/* A time of a thread of the input in the merged timeline, moves included. */
+static bool merged_time(struct merge *m, struct input *in, int64_t pid, int64_t tid, int64_t t,
+			int64_t *linear, int64_t *out)
+{
+	const struct clc_thread *c = moves_of(m, in, pid, tid, false);
+
+	if (!linear_time(in, t, linear))
+		return false;
+	return add_i64(*linear, c != NULL ? clc_move(c, *linear) : 0, out);
+}
+
+/* The head's times in the merged timeline, and its place in the merge (its time; an
+ * X's end, since the recorder writes an X when it ends, which follows each file's own
+ * order best; an event without a time stays where the input's last one was). */
+static void place_head(struct merge *m, struct input *in)
+{
+	const struct trace_event *ev = in->head;
+	int64_t pid, tid, end, lin_end, out_end;
+
+	in->head_set_ts = in->head_set_dur = in->head_moved = in->released = false;
+	if (!ev->has_ts)
+		return;
+	trace_event_thread(ev, &pid, &tid);
+	if (!merged_time(m, in, pid, tid, ev->ts_ns, &in->head_linear, &in->head_ts)) {
+		in->key = INT64_MAX; /* written as it is, last */
+		return;
+	}
+	/* Written again when moved, or inexact (more than three decimals), as Perfetto
+	 * would round it. */
+	in->head_set_ts = in->head_ts != ev->ts_ns || !ev->ts_exact;
+	in->head_moved = in->head_ts != in->head_linear;
+	in->key = in->head_ts;
+	if (ev->phase == 'X' && ev->has_dur && ev->dur_ns > 0 &&
+	    add_i64(ev->ts_ns, ev->dur_ns, &end) &&
+	    merged_time(m, in, pid, tid, end, &lin_end, &out_end)) {
+		in->head_dur = out_end - in->head_ts;
+		in->head_set_dur = in->head_dur != ev->dur_ns;
+		in->head_moved |= out_end != lin_end;
+		in->key = out_end;
+	}
+}
+
+/* ------------------------------------------------------------------ messages */
+
+/* The key of a message's tables: the id's type and text. NULL when out of memory. */
+static const struct buf *message_key(struct merge *m, const struct trace_event *ev)
+{
+	m->key.len = 0;
+	if (buf_putc(&m->key, (char)ev->id.type) || buf_put(&m->key, ev->id.text, ev->id.len)) {
+		m->nomem = true;
+		return NULL;
+	}
+	return &m->key;
+}
+
+/* Is the event a message's send or receive (a flow whose id every input shares)? */
+static bool is_message(const struct merge *m, const struct input *in, const struct trace_event *ev)
+{
+	return (ev->phase == 's' || ev->phase == 'f') && kept_id(m, in, ev);
+}
+
+static size_t *place_in(struct merge *m, const struct heap *h, size_t i)
+{
+	return h->waiting ? &m->in[i].stall_pos : &m->in[i].pos;
+}
+
+static bool before(const struct merge *m, size_t a, size_t b)
+{
+	const struct input *x = &m->in[a], *y = &m->in[b];
+
+	return x->key < y->key || (x->key == y->key && a < b);
+}
+
+static void heap_set(struct merge *m, struct heap *h, size_t at, size_t input)
+{
+	h->a[at] = input;
+	*place_in(m, h, input) = at;
+}
+
+static void heap_fix(struct merge *m, struct heap *h, size_t i)
+{
+	size_t x = h->a[i];
+
+	while (i > 0 && before(m, x, h->a[(i - 1) / 2])) {
+		heap_set(m, h, i, h->a[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = l;
+
+		if (l >= h->n)
+			break;
+		if (r < h->n && before(m, h->a[r], h->a[l]))
+			min = r;
+		if (!before(m, h->a[min], x))
+			break;
+		heap_set(m, h, i, h->a[min]);
+		i = min;
+	}
+	heap_set(m, h, i, x);
+}
+
+static void heap_push(struct merge *m, struct heap *h, size_t input)
+{
+	heap_set(m, h, h->n++, input);
+	heap_fix(m, h, h->n - 1);
+}
+
+static size_t heap_remove(struct merge *m, struct heap *h, size_t at)
+{
+	size_t input = h->a[at];
+
+	if (at != --h->n) {
+		heap_set(m, h, at, h->a[h->n]);
+		heap_fix(m, h, at);
+	}
+	return input;
+}
+
+/* Into the merge: or to wait, when its head is a receive whose send is still to come. */
+static void enqueue(struct merge *m, struct input *in)
+{
+	const struct buf *key;
+	size_t *waiter;
+	bool created;
+
+	if (in->released || !is_message(m, in, in->head) || in->head->phase != 'f' ||
+	    (key = message_key(m, in->head)) == NULL ||
+	    table_get(&m->sends, key->p, key->len) != NULL) {
+		heap_push(m, &m->ready, in->index);
+		return;
+	}
+	waiter = table_put(&m->waiters, key->p, key->len, &created);
+	if (waiter == NULL || !created) {
+		/* Out of memory, or a second receive of one id: no wait. */
+		m->nomem |= waiter == NULL;
+		heap_push(m, &m->ready, in->index);
+		return;
+	}
+	*waiter = in->index;
+	heap_push(m, &m->wait, in->index);
+}
+
+/* A waiting input back into the merge, its send taken or not to be found. */
+static void release(struct merge *m, struct input *in, bool found)
+{
+	const struct buf *key = message_key(m, in->head);
+	size_t *waiter = key != NULL ? table_get(&m->waiters, key->p, key->len) : NULL;
+
+	if (waiter != NULL)
+		table_remove(&m->waiters, waiter);
+	heap_remove(m, &m->wait, in->stall_pos);
+	in->released = !found;
+	heap_push(m, &m->ready, in->index);
+}
+
+/* A send is taken: remembered until its receive, which may be waiting for it. */
+static int take_send(struct merge *m, struct input *in, const struct trace_event *ev)
+{
+	const struct buf *key = message_key(m, ev);
+	struct send *s;
+	size_t *waiter;
+
+	if (key == NULL || (s = table_put(&m->sends, key->p, key->len, NULL)) == NULL) {
+		m->nomem = true;
+		return -1;
+	}
+	s->linear_ns = in->head_linear;
+	s->ts_ns = in->head_ts;
+	waiter = table_get(&m->waiters, key->p, key->len);
+	if (waiter != NULL)
+		release(m, &m->in[*waiter], true);
+	if (m->sends.count > MAX_IDS) {
+		table_remove(&m->sends, table_first(&m->sends)); /* the oldest */
+		m->forgotten++;
+	}
+	return 0;
+}
+
+/* A receive is taken: after its send (if the send is in the merge), and after it by
+ * the minimum latency, its thread moved forward if it must be. */
+static int take_receive(struct merge *m, struct input *in, const struct trace_event *ev)
+{
+	const struct buf *key = message_key(m, ev);
+	struct send *s = key != NULL ? table_get(&m->sends, key->p, key->len) : NULL;
+	struct clc_thread *c;
+	int64_t pid, tid, want;
+
+	if (key == NULL)
+		return -1;
+	if (s == NULL) {
+		m->unmatched++;
+		return 0;
+	}
+	m->messages++;
+	m->violations += in->head_linear < s->linear_ns;
+	if (m->correct && ev->has_ts && in->head_ts - s->ts_ns < m->min_latency_ns &&
+	    add_i64(s->ts_ns, m->min_latency_ns, &want)) {
+		trace_event_thread(ev, &pid, &tid);
+		c = moves_of(m, in, pid, tid, true);
+		if (c == NULL)
+			return -1;
+		clc_jump(c, in->head_linear, want - in->head_linear);
+		if (want - in->head_linear > m->max_move_ns)
+			m->max_move_ns = want - in->head_linear;
+		in->head_ts = in->key = want;
+		in->head_set_ts = in->head_moved = true;
+		m->corrected++;
+	}
+	table_remove(&m->sends, s);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the take */
 
 static int hold_end(struct merge *m, struct input *in, const struct trace_event *ev)
 {
@@ -769,9 +1289,8 @@ static int write_held(struct merge *m, struct input *in)
 		e.set_pid = pm->remapped;
 		e.pid = pm->pid;
 	}
-	if (in->held_has_ts && in->held_ts <= INT64_MAX - in->shift_ns) {
+	if (in->held_has_ts && linear_time(in, in->held_ts, &e.ts_ns)) {
 		e.set_ts = true;
-		e.ts_ns = in->held_ts + in->shift_ns;
 		note_time(m, e.ts_ns);
 	}
 	m->line.len = 0;
@@ -826,12 +1345,16 @@ static int take(struct merge *m, struct input *in, const struct trace_event *ev)
 				return -1;
 		}
 	}
-	/* Shifted exactly in integer ns; an inexact ts (more than three decimals) is
-	 * written again with three, as Perfetto would round it. */
-	if (ev->has_ts && (in->shift_ns != 0 || !ev->ts_exact) &&
-	    ev->ts_ns <= INT64_MAX - in->shift_ns) {
-		e.set_ts = true;
-		e.ts_ns = ev->ts_ns + in->shift_ns;
+	if (is_message(m, in, ev) &&
+	    (ev->phase == 'f' ? take_receive(m, in, ev) : take_send(m, in, ev)))
+		return -1;
+	e.set_ts = in->head_set_ts;
+	e.ts_ns = in->head_ts;
+	e.set_dur = in->head_set_dur;
+	e.dur_ns = in->head_dur;
+	if (in->head_moved) {
+		in->moved_events++;
+		m->moved_events++;
 	}
 	switch (ev->phase) {
 	case 'M':
@@ -851,7 +1374,7 @@ static int take(struct merge *m, struct input *in, const struct trace_event *ev)
 		break;
 	}
 	if (ev->has_ts)
-		note_time(m, key_of(in, ev));
+		note_time(m, in->key);
 	if (ev->phase != 'M')
 		m->written++;
 	in->events++;
@@ -871,13 +1394,14 @@ static int close_slices(struct merge *m, struct input *in)
 	     th = threads_next(th)) {
 		while (th->depth > 0) {
 			const struct open_slice *s = thread_top(th);
-			int64_t ts = (th->has_time ? th->latest_ns : s->ts_ns) + 1;
+			int64_t t = th->has_time ? th->latest_ns : s->ts_ns, linear, ts = t;
 			struct pid_map *pm = pid_of(m, in, th->pid);
 
 			if (pm == NULL)
 				return -1;
-			if (ts <= INT64_MAX - in->shift_ns)
-				ts += in->shift_ns;
+			if (t < INT64_MAX &&
+			    !merged_time(m, in, th->pid, th->tid, t + 1, &linear, &ts))
+				ts = t;
 			m->line.len = 0;
 			if (put_end_event(&m->line, 'E', s->cat, s->cat_len, s->name, s->name_len,
 					  NULL, 0, ts, pm->pid, th->tid)) {
@@ -900,13 +1424,14 @@ static int close_slices(struct merge *m, struct input *in)
 static int finish_input(struct merge *m, struct input *in)
 {
 	const struct trace_reader_status *st = trace_reader_status(in->r);
+	int64_t t;
 
 	cli_warnings_done(&in->warnings);
 	in->end_seen = in->held;
 	in->held = false;
 	/* The input's window ends at its end marker: so does the merged one. */
-	if (in->end_seen && in->held_has_ts && in->held_ts <= INT64_MAX - in->shift_ns)
-		note_time(m, in->held_ts + in->shift_ns);
+	if (in->end_seen && in->held_has_ts && linear_time(in, in->held_ts, &t))
+		note_time(m, t);
 	if (in->rc < 0)
 		cli_error("merge", "%s", st->message);
 	if (st->cut || in->rc < 0) {
@@ -950,6 +1475,10 @@ static int write_start(struct merge *m)
 		err = put_origin(b, "origin_realtime_ns", m->origin_real);
 	if (!err && m->host != NULL)
 		err = buf_puts(b, ",\"host\":") || json_put_string(b, m->host, strlen(m->host)) < 0;
+	if (!err && m->clock == CLOCK_SYNC)
+		err = buf_puts(b, ",\"reference_rank\":") || buf_put_i64(b, m->reference_rank) ||
+		      buf_puts(b, ",\"max_error_ns\":") || buf_put_i64(b, m->max_error_ns) ||
+		      buf_puts(b, ",\"max_rtt_ns\":") || buf_put_i64(b, m->max_rtt_ns);
 	err = err || buf_puts(b, ",\"inputs\":[");
 	for (size_t i = 0; i < m->n && !err; i++) {
 		const struct input *in = &m->in[i];
@@ -975,6 +1504,22 @@ static int write_start(struct merge *m)
 			err = in->anchored ? buf_puts(b, ",\"shift_ns\":") ||
 						     buf_put_i64(b, in->shift_ns)
 					   : buf_puts(b, ",\"aligned\":false");
+		if (!err && in->anchored)
+			err = buf_puts(b, ",\"aligned_by\":\"") ||
+			      buf_puts(b, in->measured		      ? "clock sync"
+					  : m->fallback == CLOCK_MONO ? "origin_monotonic_ns"
+								      : "origin_realtime_ns") ||
+			      buf_putc(b, '"');
+		if (!err && in->measured)
+			err = buf_puts(b, ",\"clock_syncs\":") || buf_put_u64(b, in->sync.n) ||
+			      buf_puts(b, ",\"offset_ns\":") ||
+			      buf_put_i64(b, in->sync.m[0].offset_ns) ||
+			      buf_puts(b, ",\"drift_ppb\":") ||
+			      buf_put_i64(b, sync_drift_ppb(&in->sync)) ||
+			      buf_puts(b, ",\"max_error_ns\":") ||
+			      buf_put_i64(b, sync_max_error(&in->sync)) ||
+			      buf_puts(b, ",\"max_rtt_ns\":") ||
+			      buf_put_i64(b, sync_max_rtt(&in->sync));
 		err = err || buf_putc(b, '}');
 	}
 	if (err || buf_puts(b, "]}}")) {
@@ -989,7 +1534,7 @@ static bool own_end_key(const struct json_member *a)
 {
 	return json_member_is(a, "final") || json_member_is(a, "merged_from") ||
 	       json_member_is(a, "merged_events") || json_member_is(a, "slices_closed") ||
-	       json_member_is(a, "inputs");
+	       json_member_is(a, "messages") || json_member_is(a, "inputs");
 }
 
 /* The inputs' end-marker counts, summed key by key in order of appearance. */
@@ -1029,6 +1574,39 @@ static int put_sums(struct merge *m, struct buf *b)
 	return err;
 }
 
+/* The messages' counts: ,"messages":{...}. */
+static int put_messages(struct merge *m, struct buf *b)
+{
+	return buf_puts(b, ",\"messages\":{\"joined\":") || buf_put_u64(b, m->messages) ||
+	       buf_puts(b, ",\"violations\":") || buf_put_u64(b, m->violations) ||
+	       buf_puts(b, ",\"corrected\":") || buf_put_u64(b, m->corrected) ||
+	       buf_puts(b, ",\"moved_events\":") || buf_put_u64(b, m->moved_events) ||
+	       buf_puts(b, ",\"max_move_ns\":") || buf_put_i64(b, m->max_move_ns) ||
+	       buf_puts(b, ",\"min_latency_ns\":") || buf_put_i64(b, m->min_latency_ns) ||
+	       buf_puts(b, ",\"receives_without_send\":") || buf_put_u64(b, m->unmatched) ||
+	       buf_puts(b, ",\"sends_without_receive\":") ||
+	       buf_put_u64(b, m->sends.count + m->forgotten) || buf_putc(b, '}');
+}
+
+/* What the messages say about the alignment, on standard error. */
+static void report_messages(const struct merge *m)
+{
+	if (m->messages + m->unmatched + m->sends.count + m->forgotten == 0)
+		return;
+	cli_note("merge",
+		 "messages: %" PRIu64 " joined across files; %" PRIu64
+		 " received before they were sent after the clock alignment; %" PRIu64
+		 " moved forward to %" PRId64 " ns after their send (controlled logical clock%s): "
+		 "%" PRIu64 " events moved, at most %.3f us",
+		 m->messages, m->violations, m->corrected, m->min_latency_ns,
+		 m->correct ? "" : ", off", m->moved_events, (double)m->max_move_ns / 1e3);
+	if (m->unmatched + m->sends.count + m->forgotten > 0)
+		cli_note("merge",
+			 "messages: %" PRIu64 " receives without their send and %" PRIu64
+			 " sends without their receive in these files",
+			 m->unmatched, (uint64_t)m->sends.count + m->forgotten);
+}
+
 static int write_end(struct merge *m)
 {
 	struct buf *b = &m->line;
@@ -1042,7 +1620,7 @@ static int write_end(struct merge *m)
 	      buf_puts(b, ",\"args\":{\"final\":true,\"merged_from\":") || buf_put_u64(b, m->n) ||
 	      put_sums(m, b) || buf_puts(b, ",\"merged_events\":") || buf_put_u64(b, m->written) ||
 	      buf_puts(b, ",\"slices_closed\":") || buf_put_u64(b, m->closed) ||
-	      buf_puts(b, ",\"inputs\":[");
+	      put_messages(m, b) || buf_puts(b, ",\"inputs\":[");
 	for (size_t i = 0; i < m->n && !err; i++) {
 		const struct input *in = &m->in[i];
 		const struct trace_reader_status *st = trace_reader_status(in->r);
@@ -1052,7 +1630,10 @@ static int write_end(struct merge *m)
 		      buf_puts(b, ",\"final\":") ||
 		      buf_puts(b, in->end_seen && in->end_final ? "true" : "false") ||
 		      buf_puts(b, ",\"cut\":") || buf_puts(b, st->cut ? "true" : "false") ||
-		      buf_puts(b, ",\"events\":") || buf_put_u64(b, in->events) || buf_putc(b, '}');
+		      buf_puts(b, ",\"events\":") || buf_put_u64(b, in->events) ||
+		      (in->moved_events > 0 &&
+		       (buf_puts(b, ",\"moved_events\":") || buf_put_u64(b, in->moved_events))) ||
+		      buf_putc(b, '}');
 	}
 	if (err || buf_puts(b, "]}}")) {
 		m->nomem = true;
@@ -1063,31 +1644,6 @@ static int write_end(struct merge *m)
 
 /* ---------------------------------------------------------------- the merge */
 
-static bool before(const struct merge *m, size_t a, size_t b)
-{
-	const struct input *x = &m->in[a], *y = &m->in[b];
-
-	return x->key < y->key || (x->key == y->key && a < b);
-}
-
-static void sift_down(struct merge *m, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, min = i, t;
-
-		if (l < m->nheap && before(m, m->heap[l], m->heap[min]))
-			min = l;
-		if (r < m->nheap && before(m, m->heap[r], m->heap[min]))
-			min = r;
-		if (min == i)
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[min];
-		m->heap[min] = t;
-		i = min;
-	}
-}
-
 static void update_progress(struct merge *m)
 {
 	uint64_t bytes = 0;
@@ -1097,12 +1653,24 @@ static void update_progress(struct merge *m)
 	progress_update(m->bar, bytes);
 }
 
+/* Is the oldest waiting receive too far behind the merge to hope for its send? */
+static bool give_up_waiting(const struct merge *m)
+{
+	if (m->wait.n == 0)
+		return false;
+	if (m->ready.n == 0)
+		return true;
+	return (__int128)m->in[m->ready.a[0]].key - m->in[m->wait.a[0]].key > STALL_NS;
+}
+
 static int run(struct merge *m)
 {
 	uint64_t steps = 0;
 
-	m->heap = malloc(m->n * sizeof(*m->heap));
-	if (m->heap == NULL) {
+	m->ready.a = malloc(m->n * sizeof(*m->ready.a));
+	m->wait.a = malloc(m->n * sizeof(*m->wait.a));
+	m->wait.waiting = true;
+	if (m->ready.a == NULL || m->wait.a == NULL) {
 		m->nomem = true;
 		return -1;
 	}
@@ -1115,25 +1683,28 @@ static int run(struct merge *m)
 				return -1;
 			continue;
 		}
-		in->key = key_of(in, in->head);
-		m->heap[m->nheap++] = i;
+		place_head(m, in);
+		enqueue(m, in);
 	}
-	for (size_t i = m->nheap / 2; i-- > 0;)
-		sift_down(m, i);
-	while (m->nheap > 0) {
-		struct input *in = &m->in[m->heap[0]];
+	for (;;) {
+		struct input *in;
 
+		while (give_up_waiting(m))
+			release(m, &m->in[m->wait.a[0]], false);
+		if (m->ready.n == 0)
+			break;
+		in = &m->in[heap_remove(m, &m->ready, 0)];
 		if (take(m, in, in->head))
 			return -1;
 		advance(in);
 		if (in->head != NULL) {
-			in->key = key_of(in, in->head);
-		} else {
-			if (finish_input(m, in))
-				return -1;
-			m->heap[0] = m->heap[--m->nheap];
+			place_head(m, in);
+			enqueue(m, in);
+		} else if (finish_input(m, in)) {
+			return -1;
 		}
-		sift_down(m, 0);
+		if (m->nomem)
+			return -1;
 		if (++steps % PROGRESS_EVERY == 0)
 			update_progress(m);
 	}
@@ -1151,11 +1722,19 @@ static void free_merge(struct merge *m)
 		table_destroy(&in->pids);
 		table_destroy(&in->ids);
 		threads_destroy(&in->threads);
+		for (struct clc_entry *e = table_first(&in->clc); e != NULL; e = table_next(e))
+			free(e->c);
+		table_destroy(&in->clc);
+		sync_free(&in->sync);
 		buf_free(&in->held_json);
 		buf_free(&in->end_args);
 	}
 	free(m->in);
-	free(m->heap);
+	free(m->ready.a);
+	free(m->wait.a);
+	table_destroy(&m->sends);
+	table_destroy(&m->waiters);
+	buf_free(&m->key);
 	table_destroy(&m->claims);
 	table_destroy(&m->tags);
 	buf_free(&m->line);
@@ -1169,11 +1748,16 @@ int cmd_merge(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"clock", required_argument, NULL, 'c'},
+		{"min-latency", required_argument, NULL, 'L'},
+		{"no-correction", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct progress bar;
-	struct merge m = {.clock = CLOCK_AUTO, .bar = &bar};
+	struct merge m = {.clock = CLOCK_AUTO,
+			  .bar = &bar,
+			  .correct = true,
+			  .min_latency_ns = DEFAULT_MIN_LATENCY_NS};
 	const char *output = NULL;
 	bool input_error = false, stdin_seen = false;
 	int ch, err, status = CLI_OK;
@@ -1190,11 +1774,24 @@ int cmd_merge(int argc, char **argv)
 				m.clock = CLOCK_MONO;
 			else if (strcmp(optarg, "realtime") == 0)
 				m.clock = CLOCK_REAL;
+			else if (strcmp(optarg, "sync") == 0)
+				m.clock = CLOCK_SYNC;
 			else
 				return cli_usage_error(
 					"merge",
-					"--clock wants auto, monotonic or realtime, not '%s'",
+					"--clock wants auto, sync, monotonic or realtime, not '%s'",
 					optarg);
+			break;
+		case 'L':
+			if (json_parse_i64(optarg, strlen(optarg), &m.min_latency_ns) != 0 ||
+			    m.min_latency_ns < 0 || m.min_latency_ns > STALL_NS)
+				return cli_usage_error("merge",
+						       "--min-latency wants nanoseconds (0 .. "
+						       "1000000000), not '%s'",
+						       optarg);
+			break;
+		case 'N':
+			m.correct = false;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1214,10 +1811,14 @@ int cmd_merge(int argc, char **argv)
 			return cli_usage_error("merge", "standard input (-) given twice");
 		stdin_seen = true;
 	}
+	if (room_for_files((size_t)(argc - optind)))
+		return CLI_ERROR;
 	progress_init(&bar, "merging");
 	table_init(&m.claims, sizeof(struct claim));
 	table_init(&m.tags, sizeof(size_t));
-	if (open_inputs(&m, argv + optind, (size_t)(argc - optind))) {
+	table_init(&m.sends, sizeof(struct send));
+	table_init(&m.waiters, sizeof(size_t));
+	if (open_inputs(&m, argv + optind, (size_t)(argc - optind)) || scan_syncs(&m)) {
 		free_merge(&m);
 		return CLI_ERROR;
 	}
@@ -1247,6 +1848,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	err = output_puts(m.out, "[\n") || write_start(&m) || run(&m) || write_end(&m);
 	progress_finish(&bar);
+	report_messages(&m);
 	for (size_t i = 0; i < m.n; i++)
 		input_error |= m.in[i].rc < 0;
 	if (err || output_commit(m.out) != 0) {

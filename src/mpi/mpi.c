@@ -414,15 +414,21 @@ static void count_begin(const char *name, int count)
 /* Clock sync                                                                 */
 
 /*
- * A min-RTT ping-pong with rank 0 on sync_comm. Rank 0 serves the ranks in turn; rank
- * r sends its clock t0, rank 0 answers with its clock, r reads t1. Of SYNC_ROUNDS
- * rounds the one with the least RTT d = t1 - t0 counts: at its middle m = t0 + d/2,
- * rank 0's clock read o, so offset = o - m, off by at most d/2. The event is written
- * with the format the merge reads (README, "Clock sync"); rank 0's own has offset 0.
+ * A ping-pong with rank 0 on sync_comm. Rank 0 serves the ranks in turn; rank r
+ * sends its clock t0, rank 0 answers with its clock o, r reads t1. o was read between
+ * t0 and t1, so the offset (rank 0's clock - this one's) is within [o - t1, o - t0];
+ * each of the SYNC_ROUNDS rounds gives such an interval, and the offset is in all of
+ * them: the estimate is the middle of their intersection, right within half its
+ * width (error_ns). That is never worse than the round with the least RTT alone
+ * (rtt_ns; its middle, right within rtt_ns / 2, is the estimate if the intervals do
+ * not meet, as when a clock steps during the measurement), and much better when the
+ * delays of the two ways differ from round to round. at_ns is the middle of the
+ * measurement. The event is written with the format the merge reads (README, "Clock
+ * sync"); rank 0's own has offset 0.
  */
 static int clock_sync(void)
 {
-	int64_t at = 0, offset = 0, rtt = 0;
+	int64_t at = 0, offset = 0, rtt = 0, error = 0;
 	int err = 0;
 
 	if (!initialized || sync_comm == MPI_COMM_NULL)
@@ -441,7 +447,8 @@ static int clock_sync(void)
 		}
 		at = (int64_t)rtr_now_ns();
 	} else {
-		int64_t best = INT64_MAX;
+		int64_t best = INT64_MAX, best_offset = 0, lo = INT64_MIN, hi = INT64_MAX;
+		uint64_t first = 0, last = 0;
 		for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 			uint64_t t0 = rtr_now_ns(), ref = 0;
 			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm);
@@ -449,22 +456,37 @@ static int clock_sync(void)
 				err = PMPI_Recv(&ref, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm,
 						MPI_STATUS_IGNORE);
 			uint64_t t1 = rtr_now_ns();
-			if (err == MPI_SUCCESS && (int64_t)(t1 - t0) < best) {
+			if (err != MPI_SUCCESS)
+				break;
+			first = i == 0 ? t0 : first;
+			last = t1;
+			int64_t low = (int64_t)(ref - t1), high = (int64_t)(ref - t0);
+			lo = low > lo ? low : lo;
+			hi = high < hi ? high : hi;
+			if ((int64_t)(t1 - t0) < best) {
 				best = (int64_t)(t1 - t0);
-				at = (int64_t)(t0 + (t1 - t0) / 2);
-				offset = (int64_t)(ref - (uint64_t)at);
-				rtt = best;
+				best_offset = (int64_t)(ref - (t0 + (t1 - t0) / 2));
 			}
+		}
+		at = (int64_t)(first + (last - first) / 2);
+		rtt = best;
+		if (lo <= hi) {
+			offset = lo + (hi - lo) / 2;
+			error = (hi - lo + 1) / 2;
+		} else {
+			offset = best_offset;
+			error = (best + 1) / 2;
 		}
 	}
 	if (err != MPI_SUCCESS)
 		return -EIO;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("reference_rank", 0), RTR_ARG_I64("rank", world_rank),
-		RTR_ARG_I64("at_ns", at),	  RTR_ARG_I64("offset_ns", offset),
-		RTR_ARG_I64("rtt_ns", rtt),	  RTR_ARG_I64("rounds", SYNC_ROUNDS),
+		RTR_ARG_I64("reference_rank", 0),   RTR_ARG_I64("rank", world_rank),
+		RTR_ARG_I64("at_ns", at),	    RTR_ARG_I64("offset_ns", offset),
+		RTR_ARG_I64("error_ns", error),	    RTR_ARG_I64("rtt_ns", rtt),
+		RTR_ARG_I64("rounds", SYNC_ROUNDS),
 	};
-	rtr_instant_scoped("ringtrace", "ringtrace: clock sync", RTR_INSTANT_PROCESS, args, 6);
+	rtr_instant_scoped("ringtrace", "ringtrace: clock sync", RTR_INSTANT_PROCESS, args, 7);
 	return 0;
 }
 
