@@ -50,11 +50,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CAT	    "mpi"
 #define FLOW	    "message"
 #define SYNC_ROUNDS 50
 #define SYNC_TAG    1
+#define SYNC_GO_TAG 2
 #define BUCKETS	    4096 /* of each hash table: chained, a power of two */
 
 /* ------------------------------------------------------------------------- */
@@ -426,6 +428,27 @@ static void count_begin(const char *name, int count)
  * measurement. The event is written with the format the merge reads (README, "Clock
  * sync"); rank 0's own has offset 0.
  */
+/*
+ * Wait for rank 0's go, sleeping: ranks spinning in MPI_Recv while others measure
+ * would take the CPUs from the two that measure when ranks outnumber cores, and
+ * every preemption inside a round widens its interval.
+ */
+static int wait_for_turn(void)
+{
+	const struct timespec nap = {0, 20000};
+	int flag = 0, err = MPI_SUCCESS;
+	char go;
+
+	while (err == MPI_SUCCESS && !flag) {
+		err = PMPI_Iprobe(0, SYNC_GO_TAG, sync_comm, &flag, MPI_STATUS_IGNORE);
+		if (err == MPI_SUCCESS && !flag)
+			nanosleep(&nap, NULL);
+	}
+	if (err == MPI_SUCCESS)
+		err = PMPI_Recv(&go, 1, MPI_CHAR, 0, SYNC_GO_TAG, sync_comm, MPI_STATUS_IGNORE);
+	return err;
+}
+
 static int clock_sync(void)
 {
 	int64_t at = 0, offset = 0, rtt = 0, error = 0;
@@ -435,6 +458,8 @@ static int clock_sync(void)
 		return -ENOTCONN;
 	if (world_rank == 0) {
 		for (int r = 1; r < world_size && err == 0; r++) {
+			char go = 1;
+			err = PMPI_Send(&go, 1, MPI_CHAR, r, SYNC_GO_TAG, sync_comm);
 			for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 				uint64_t t;
 				err = PMPI_Recv(&t, 1, MPI_UINT64_T, r, SYNC_TAG, sync_comm,
@@ -449,6 +474,7 @@ static int clock_sync(void)
 	} else {
 		int64_t best = INT64_MAX, best_offset = 0, lo = INT64_MIN, hi = INT64_MAX;
 		uint64_t first = 0, last = 0;
+		err = wait_for_turn();
 		for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 			uint64_t t0 = rtr_now_ns(), ref = 0;
 			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm);

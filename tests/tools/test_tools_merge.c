@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
@@ -645,6 +646,342 @@ static void corpus_merges_without_a_crash(void **state)
 	}
 }
 
+/* ------------------------------------------------------------ clock sync */
+
+/*
+ * Four ranks of one host whose clocks disagree: rank 1's runs 50 ms ahead of rank
+ * 0's and 20 ppm fast (two measurements), rank 2's 50 ms behind (one measurement),
+ * rank 3 has none. Each file's times are relative to its own origin.
+ */
+#define O0 INT64_C(1000000000000)
+#define O1 (INT64_C(1000050000000) + 2000000)
+#define O2 (INT64_C(999950000000) + 3000000)
+#define O3 (O0 + 4000000)
+
+static void sync_line(struct tool_text *t, int pid, int rank, int64_t at, int64_t offset,
+		      int64_t error)
+{
+	tool_text_printf(t,
+			 "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"ringtrace\",\"name\":\"ringtrace: "
+			 "clock sync\",\"ts\":1000,\"pid\":%d,\"tid\":%d,\"args\":{"
+			 "\"reference_rank\":0,\"rank\":%d,\"at_ns\":%lld,\"offset_ns\":%lld,"
+			 "\"error_ns\":%lld,\"rtt_ns\":%lld,\"rounds\":50}},\n",
+			 pid, pid, rank, (long long)at, (long long)offset, (long long)error,
+			 (long long)(3 * error));
+}
+
+/* An event line: ph, name, ts in ns, and the rest of the keys (may be ""). */
+static void ev_line(struct tool_text *t, int pid, const char *ph, const char *name, int64_t ts,
+		    const char *more)
+{
+	tool_text_printf(t,
+			 "{\"ph\":\"%s\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%lld.%03lld,"
+			 "\"pid\":%d,\"tid\":%d%s},\n",
+			 ph, ph[0] == 's' || ph[0] == 'f' ? "mpi" : "app", name,
+			 (long long)(ts / 1000), (long long)(ts % 1000), pid, pid, more);
+}
+
+static void write_rank(const char *path, struct tool_text *t, int pid, int rank, int64_t origin)
+{
+	char mono[32];
+	struct tool_text all = {0};
+
+	snprintf(mono, sizeof(mono), "%lld", (long long)origin);
+	tool_text_printf(&all, "[\n%s%s]\n",
+			 start_marker(pid, mono, "1700000000000000000", "node1", rank),
+			 t->p != NULL ? t->p : "");
+	/* The last line's comma before "]": drop it. */
+	char *end = strstr(all.p, ",\n]\n");
+	if (end != NULL)
+		memmove(end, end + 1, strlen(end + 1) + 1);
+	tool_write(path, all.p, strlen(all.p));
+	free(all.p);
+	free(t->p);
+	*t = (struct tool_text){0};
+}
+
+static void write_synced_ranks(const char *const paths[4], bool with_rank2)
+{
+	struct tool_text t = {0};
+
+	/* Rank 0: the reference. M1 sent at 100 ms; M2 received at 199.998 ms, 2.1 us
+	 * before rank 2 sends it on the mapped clocks; then events after it. */
+	sync_line(&t, 100, 0, O0 + 1000000, 0, 0);
+	ev_line(&t, 100, "B", "send", 100000000, "");
+	ev_line(&t, 100, "s", "message", 100000500, ",\"id\":\"0x1111\"");
+	ev_line(&t, 100, "E", "send", 100001000, "");
+	ev_line(&t, 100, "B", "step", 199900000, "");
+	ev_line(&t, 100, "B", "recv", 199990000, "");
+	ev_line(&t, 100, "f", "message", 199998000, ",\"bp\":\"e\",\"id\":\"0x2222\"");
+	ev_line(&t, 100, "E", "recv", 199999000, "");
+	ev_line(&t, 100, "X", "after1", 200010000, ",\"dur\":5");
+	ev_line(&t, 100, "E", "step", 200050000, "");
+	ev_line(&t, 100, "X", "after2", 200100000, ",\"dur\":1");
+	sync_line(&t, 100, 0, O0 + 1000000000, 0, 0);
+	write_rank(paths[0], &t, 100, 0, O0);
+
+	/* Rank 1: 50 ms ahead, 20 ppm fast: offset -50000020 at 1 ms, -50020000 at 1 s. */
+	sync_line(&t, 200, 1, O1 + 1000000, -50000020, 300);
+	ev_line(&t, 200, "B", "recv1", 98000000, "");
+	ev_line(&t, 200, "f", "message", 98010000, ",\"bp\":\"e\",\"id\":\"0x1111\"");
+	ev_line(&t, 200, "E", "recv1", 98020000, "");
+	ev_line(&t, 200, "X", "r1-work", 500500000, ",\"dur\":1000");
+	sync_line(&t, 200, 1, O1 + 1000000000, -50020000, 300);
+	ev_line(&t, 200, "i", "r1-late", 2000000000, ",\"s\":\"t\"");
+	write_rank(paths[1], &t, 200, 1, O1);
+
+	/* Rank 2: 50 ms behind. M2 sent at 197.0001 ms of its file, 200.0001 mapped. */
+	sync_line(&t, 300, 2, O2 + 1000000, 50000000, 200);
+	ev_line(&t, 300, "B", "send2", 197000000, "");
+	ev_line(&t, 300, "s", "message", 197000100, ",\"id\":\"0x2222\"");
+	ev_line(&t, 300, "E", "send2", 197000200, "");
+	if (with_rank2)
+		write_rank(paths[2], &t, 300, 2, O2);
+	free(t.p);
+	t = (struct tool_text){0};
+
+	/* Rank 3: no measurement, placed by its monotonic origin. */
+	ev_line(&t, 400, "X", "r3-work", 10000, ",\"dur\":1");
+	write_rank(paths[3], &t, 400, 3, O3);
+}
+
+static int64_t ts_of(const struct tt_trace *t, const char *name, int nth)
+{
+	return (int64_t)named(t, name, nth)->ts_ns;
+}
+
+static size_t index_of_id(const struct tt_trace *t, const char *ph, const char *id)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->ev[i].ph, ph) == 0 && t->ev[i].id != NULL &&
+		    strcmp(t->ev[i].id, id) == 0)
+			return i;
+	fail_msg("no \"%s\" of id %s", ph, id);
+	return 0;
+}
+
+static void merge_synced(const char *out, const char *const *inputs, const char *option,
+			 struct tool_run *r)
+{
+	const char *args[16] = {"merge", "-o", out};
+	size_t n = 3;
+
+	if (option != NULL)
+		args[n++] = option;
+	for (size_t i = 0; inputs[i] != NULL; i++)
+		args[n++] = inputs[i];
+	args[n] = NULL;
+	tool_runv(r, NULL, NULL, args);
+	if (r->status != 0)
+		fail_msg("merge: exit %d\n%s", r->status, r->err);
+}
+
+static void clock_sync_maps_offsets_and_drift_onto_rank_0(void **state)
+{
+	const char *paths[4] = {tool_tmp("sync0.json"), tool_tmp("sync1.json"),
+				tool_tmp("sync2.json"), tool_tmp("sync3.json")};
+	const char *out = tool_tmp("sync-merged.json");
+	const char *inputs[] = {paths[0], paths[1], paths[2], paths[3], NULL};
+	const struct tt_event *start, *e;
+	struct tool_run r;
+	struct tt_trace t;
+
+	(void)state;
+	write_synced_ranks(paths, true);
+	merge_synced(out, inputs, NULL, &r);
+	assert_true(tool_has(r.err, "3 of 4 files mapped onto rank 0's clock"));
+	assert_true(tool_has(r.err, "the others by their monotonic origins"));
+	tool_run_free(&r);
+	tool_load_strict(out, &t);
+	start = &t.ev[0];
+	assert_string_equal(arg_of(start, "clock")->s, "sync");
+	assert_int_equal(arg_of(start, "reference_rank")->i, 0);
+	assert_int_equal(arg_of(start, "max_error_ns")->i, 300);
+	assert_string_equal(arg_of(start, "origin_monotonic_ns")->s, "1000000000000");
+	assert_true(raw_has(arg_of(start, "inputs"),
+			    "\"shift_ns\":1999980,\"aligned_by\":\"clock sync\",\"clock_syncs\":2,"
+			    "\"offset_ns\":-50000020,\"drift_ppb\":-20000"));
+	assert_true(raw_has(arg_of(start, "inputs"),
+			    "\"shift_ns\":3000000,\"aligned_by\":\"clock sync\",\"clock_syncs\":1,"
+			    "\"offset_ns\":50000000,\"drift_ppb\":0"));
+	assert_true(raw_has(arg_of(start, "inputs"),
+			    "\"shift_ns\":4000000,\"aligned_by\":\"origin_monotonic_ns\""));
+	/* Rank 1 at 500.5 ms of its file: its clock 50 ms + 20 ppm ahead, interpolated:
+	 * offset -50000020 - 19980 * 499.5 / 999 = -50010010; its end -50010030. */
+	e = named(&t, "r1-work", 0);
+	assert_int_equal(e->ts_ns, O1 + 500500000 - 50010010 - O0);
+	assert_int_equal(e->ts_ns + e->dur_ns, O1 + 501500000 - 50010030 - O0);
+	/* After the last measurement: its offset. */
+	assert_int_equal(ts_of(&t, "r1-late", 0), O1 + 2000000000 - 50020000 - O0);
+	/* Rank 2: one offset for all; rank 3 by the origins; rank 0 as it was. */
+	assert_int_equal(ts_of(&t, "send2", 0), 197000000 + 3000000);
+	assert_int_equal(ts_of(&t, "r3-work", 0), 10000 + 4000000);
+	assert_int_equal(ts_of(&t, "send", 0), 100000000);
+	assert_int_equal(ts_of(&t, "after2", 0), 200100000);
+	assert_int_equal(named(&t, "after2", 0)->dur_ns, 1000);
+	tt_free(&t);
+	tool_expect_no_findings(out);
+	for (int i = 0; i < 4; i++)
+		unlink(paths[i]);
+	unlink(out);
+}
+
+/*
+ * M2 arrives at rank 0 2.1 us before rank 2 sends it, after the clock map: its
+ * receive waits in the merge until the send is written, is moved to 100 ns after
+ * it, and rank 0's events after it are moved by what is left of the 2.2 us jump,
+ * one tenth of their distance less.
+ */
+static void a_receive_before_its_send_is_moved_after_it(void **state)
+{
+	const char *paths[4] = {tool_tmp("clc0.json"), tool_tmp("clc1.json"), tool_tmp("clc2.json"),
+				tool_tmp("clc3.json")};
+	const char *out = tool_tmp("clc-merged.json");
+	const char *inputs[] = {paths[0], paths[1], paths[2], paths[3], NULL};
+	const struct tt_event *e, *end;
+	struct tool_run r;
+	struct tt_trace t;
+
+	(void)state;
+	write_synced_ranks(paths, true);
+	merge_synced(out, inputs, NULL, &r);
+	assert_true(tool_has(r.err, "messages: 2 joined across files; 1 received before they were "
+				    "sent after the clock alignment; 1 moved forward"));
+	assert_true(tool_has(r.err, "3 events moved, at most 2.200 us"));
+	tool_run_free(&r);
+	tool_load_strict(out, &t);
+	/* Both arrows joined: one s and one f of each id, ids as they were. */
+	assert_true(index_of_id(&t, "s", "0x1111") < index_of_id(&t, "f", "0x1111"));
+	assert_true(index_of_id(&t, "s", "0x2222") < index_of_id(&t, "f", "0x2222"));
+	/* The receive: 100 ns after its send (200.0001 ms). */
+	assert_int_equal(t.ev[index_of_id(&t, "f", "0x2222")].ts_ns, 200000100 + 100);
+	/* The jump is 2200 ns at 199.998 ms; 1 us later 2100 are left... */
+	assert_int_equal(ts_of(&t, "recv", 0), 199990000); /* its B: before the jump */
+	assert_int_equal(ts_of(&t, "recv", 1), 199999000 + 2100);
+	/* ... 12 us later 1000, 17 us later 500; 102 us later nothing. */
+	e = named(&t, "after1", 0);
+	assert_int_equal(e->ts_ns, 200010000 + 1000);
+	assert_int_equal(e->dur_ns, 5000 - 500);
+	assert_int_equal(ts_of(&t, "after2", 0), 200100000);
+	assert_int_equal(ts_of(&t, "step", 1), 200050000);
+	/* M1 was in order: untouched. */
+	/* Offset -50000020 - 19980 * (98.01 - 1) / 999 = -50000020 - 1940.2, truncated. */
+	assert_int_equal(t.ev[index_of_id(&t, "f", "0x1111")].ts_ns,
+			 O1 + 98010000 - 50000020 - 1940 - O0);
+	end = &t.ev[t.n - 1];
+	assert_true(
+		raw_has(arg_of(end, "messages"),
+			"{\"joined\":2,\"violations\":1,\"corrected\":1,\"moved_events\":3,"
+			"\"max_move_ns\":2200,\"min_latency_ns\":100,\"receives_without_send\":0,"
+			"\"sends_without_receive\":0}"));
+	assert_true(raw_has(arg_of(end, "inputs"), "\"moved_events\":3"));
+	tt_free(&t);
+	tool_expect_no_findings(out);
+
+	/* --no-correction: counted, nothing moved. */
+	merge_synced(out, inputs, "--no-correction", &r);
+	tool_run_free(&r);
+	tool_load_strict(out, &t);
+	assert_int_equal(t.ev[index_of_id(&t, "f", "0x2222")].ts_ns, 199998000);
+	assert_int_equal(named(&t, "after1", 0)->ts_ns, 200010000);
+	assert_true(raw_has(arg_of(&t.ev[t.n - 1], "messages"),
+			    "{\"joined\":2,\"violations\":1,\"corrected\":0,\"moved_events\":0,"));
+	tt_free(&t);
+
+	/* Without rank 2's file the receive waits for nothing: it is written as it is. */
+	inputs[2] = paths[3];
+	inputs[3] = NULL;
+	write_synced_ranks(paths, false);
+	merge_synced(out, inputs, NULL, &r);
+	assert_true(tool_has(r.err, "1 receives without their send and 0 sends without their "
+				    "receive"));
+	tool_run_free(&r);
+	tool_load_strict(out, &t);
+	assert_int_equal(t.ev[index_of_id(&t, "f", "0x2222")].ts_ns, 199998000);
+	assert_int_equal(arg_of(&t.ev[t.n - 1], "merged_events")->i, 12 + 7 + 1); /* all */
+	tt_free(&t);
+	for (int i = 0; i < 4; i++)
+		unlink(paths[i]);
+	unlink(out);
+}
+
+/*
+ * A thousand ranks, each sending to the next, merged with an open-files soft limit
+ * of 256: the merge raises it, joins every message, and its memory does not grow
+ * with the ranks' events.
+ */
+static void a_thousand_ranks_merge_within_the_open_files_limit(void **state)
+{
+	const int ranks = TT_SANITIZED ? 300 : 1000;
+	static char paths[1000][64];
+	const char **args = calloc((size_t)ranks + 4, sizeof(*args));
+	const char *out = tool_tmp("thousand.json");
+	struct rlimit saved, low;
+	struct tool_run r;
+	struct tt_trace t;
+	char dir[] = "/tmp/rtr-merge-XXXXXX";
+
+	(void)state;
+	assert_non_null(args);
+	assert_non_null(mkdtemp(dir));
+	for (int k = 0; k < ranks; k++) {
+		struct tool_text x = {0};
+		char id[32];
+		int pid = 10000 + k;
+
+		snprintf(paths[k], sizeof(paths[k]), "%s/r%d.json", dir, k);
+		sync_line(&x, pid, k, 5000000000 + 1000000, -k * 1000, 100);
+		ev_line(&x, pid, "B", "step", 1000000, "");
+		if (k + 1 < ranks) {
+			snprintf(id, sizeof(id), ",\"id\":\"0x%x\"", 0x10000 + k);
+			ev_line(&x, pid, "s", "message", 1000100, id);
+		}
+		ev_line(&x, pid, "E", "step", 1000200, "");
+		ev_line(&x, pid, "B", "recv", 1010000, "");
+		if (k > 0) {
+			snprintf(id, sizeof(id), ",\"bp\":\"e\",\"id\":\"0x%x\"", 0x10000 + k - 1);
+			ev_line(&x, pid, "f", "message", 1010100, id);
+		}
+		ev_line(&x, pid, "E", "recv", 1010200, "");
+		write_rank(paths[k], &x, pid, k, 5000000000 + k * 1000);
+	}
+	args[0] = "merge";
+	args[1] = "-o";
+	args[2] = out;
+	for (int k = 0; k < ranks; k++)
+		args[3 + k] = paths[k];
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	tool_runv(&r, NULL, NULL, args);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	if (r.status != 0)
+		fail_msg("merge: exit %d\n%s", r.status, r.err);
+	print_message("merged %d ranks in %ld KiB peak\n", ranks, r.maxrss_kib);
+	if (!TT_SANITIZED)
+		assert_true(r.maxrss_kib < 512 * 1024);
+	tool_run_free(&r);
+	tool_load_strict(out, &t);
+	{
+		char joined[64];
+
+		snprintf(joined, sizeof(joined), "{\"joined\":%d,\"violations\":0,", ranks - 1);
+		assert_true(raw_has(arg_of(&t.ev[t.n - 1], "messages"), joined));
+	}
+	/* Every rank's clock is k us ahead, measured: its events land where rank 0's do. */
+	for (size_t i = 0; i < t.n; i++)
+		if (t.ev[i].name != NULL && strcmp(t.ev[i].name, "step") == 0)
+			assert_int_equal(t.ev[i].ts_ns,
+					 strcmp(t.ev[i].ph, "B") == 0 ? 1000000 : 1000200);
+	tt_free(&t);
+	for (int k = 0; k < ranks; k++)
+		unlink(paths[k]);
+	rmdir(dir);
+	unlink(out);
+	free(args);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +994,9 @@ int main(void)
 		cmocka_unit_test(a_cut_input_gives_its_whole_events),
 		cmocka_unit_test(gzip_in_and_out),
 		cmocka_unit_test(corpus_merges_without_a_crash),
+		cmocka_unit_test(clock_sync_maps_offsets_and_drift_onto_rank_0),
+		cmocka_unit_test(a_receive_before_its_send_is_moved_after_it),
+		cmocka_unit_test(a_thousand_ranks_merge_within_the_open_files_limit),
 	};
 
 	return cmocka_run_group_tests_name("tools_merge", tests, NULL, NULL);

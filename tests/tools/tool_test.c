@@ -96,7 +96,7 @@ void tool_runv(struct tool_run *r, const char *in_path, const char *out_path,
 	       const char *const *args)
 {
 	char out_file[4096], err_file[4096];
-	char *argv[128];
+	char *argv[TOOL_MAX_ARGS + 2];
 	posix_spawn_file_actions_t fa;
 	struct rusage ru;
 	size_t n = 0;
@@ -110,7 +110,7 @@ void tool_runv(struct tool_run *r, const char *in_path, const char *out_path,
 		 (int)getpid());
 	argv[n++] = (char *)RTR_TOOL_PATH;
 	for (; args[n - 1] != NULL; n++) {
-		assert_true(n < 127);
+		assert_true(n <= TOOL_MAX_ARGS);
 		argv[n] = (char *)args[n - 1];
 	}
 	argv[n] = NULL;

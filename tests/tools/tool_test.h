@@ -46,6 +46,9 @@ struct tool_run {
 	long maxrss_kib; /* peak resident memory */
 };
 
+/* The most arguments a run takes (a merge of a thousand files). */
+#define TOOL_MAX_ARGS 1100
+
 /*
  * Run `ringtrace ARGS...` (a NULL-terminated list) with standard input from in_path
  * (NULL: /dev/null) and standard output into a file, or into out_path when it is
