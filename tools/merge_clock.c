@@ -167,6 +167,59 @@ int sync_scan(const char *path, int64_t rank, struct sync_set *s, char *err, siz
 	return rc;
 }
 
+static int by_time(const void *a, const void *b)
+{
+	const struct clock_sync *x = a, *y = b;
+
+	return (x->at_ns > y->at_ns) - (x->at_ns < y->at_ns);
+}
+
+int sync_pool(struct sync_set *into, const struct sync_set *from)
+{
+	struct clock_sync *all;
+	size_t n = into->n + from->n;
+
+	if (from->n == 0)
+		return 0;
+	all = malloc(n * sizeof(*all));
+	if (all == NULL)
+		return -1;
+	memcpy(all, into->m, into->n * sizeof(*all));
+	memcpy(all + into->n, from->m, from->n * sizeof(*all));
+	qsort(all, n, sizeof(*all), by_time);
+	if (into->n == 0)
+		into->reference_rank = from->reference_rank;
+	into->found += from->found;
+	into->unusable += from->unusable;
+	into->thinned += from->thinned;
+	into->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && all[i].at_ns == all[i - 1].at_ns)
+			continue; /* the same file given twice */
+		if (add(into, &all[i])) {
+			free(all);
+			return -1;
+		}
+	}
+	free(all);
+	return 0;
+}
+
+int sync_copy(struct sync_set *to, const struct sync_set *from)
+{
+	*to = *from;
+	to->m = NULL;
+	to->cap = 0;
+	if (from->n == 0)
+		return 0;
+	to->m = malloc(from->n * sizeof(*to->m));
+	if (to->m == NULL)
+		return -1;
+	memcpy(to->m, from->m, from->n * sizeof(*to->m));
+	to->cap = from->n;
+	return 0;
+}
+
 /* Do a and b disagree by more than a slew and their RTT bounds explain? */
 static bool outlier_pair(const struct clock_sync *a, const struct clock_sync *b)
 {

@@ -85,6 +85,13 @@ struct sync_set {
  */
 int sync_scan(const char *path, int64_t rank, struct sync_set *s, char *err, size_t err_len);
 
+/* Add the measurements of from (the same process: another segment of its trace) to
+ * into, in time order, dropping repeats. 0, or -1 out of memory. */
+int sync_pool(struct sync_set *into, const struct sync_set *from);
+
+/* A copy of from into the empty to. 0, or -1 out of memory. */
+int sync_copy(struct sync_set *to, const struct sync_set *from);
+
 /* Drop the outliers (see above). */
 void sync_finish(struct sync_set *s);
 

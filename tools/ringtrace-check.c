@@ -56,7 +56,7 @@
 	X(TS_ORDER, "ts-order", "B/E timestamps going backward on a thread")                     \
 	X(END_MISMATCH, "end-mismatch", "an E whose name or cat is not its B's")                 \
 	X(END_WITHOUT_BEGIN, "end-without-begin", "an E with no B open on its thread")           \
-	X(ARGS_ON_END, "args-on-end", "an arg on both a B and its E (Catapult keeps one)")                     \
+	X(ARGS_ON_END, "args-on-end", "an arg on both a B and its E (Catapult keeps one)")       \
 	X(UNENDED, "unended", "a B never ended (\"did not end\")")                               \
 	X(INSTANT_SCOPE, "instant-scope", "an instant whose s is not g, p or t")                 \
 	X(COUNTER_ARGS, "counter-args", "a C without args, or with args that are not numbers")   \
@@ -425,7 +425,8 @@ static void check_end(struct check *c, struct thread_state *th, struct check_thr
 	for (size_t i = 0; b != NULL && ev->args.type == TRACE_OBJECT && i < ev->nargs; i++)
 		if (slice_has_key(b, ev->arg[i].key, ev->arg[i].key_len)) {
 			finding(c, RULE_ARGS_ON_END, ev->line, ev->col,
-				"arg \"%.*s\" on both the B and its E: Catapult warns and keeps one",
+				"arg \"%.*s\" on both the B and its E: Catapult warns and keeps "
+				"one",
 				(int)(ev->arg[i].key_len < 64 ? ev->arg[i].key_len : 64),
 				ev->arg[i].key);
 			break;

@@ -40,6 +40,11 @@
  * counts go to standard error and the end marker: messages, receives before their
  * send after the map (violations), messages and events moved, the largest move.
  *
+ * Segments. The files of one rotated trace (start markers with the same origin,
+ * host, pid and rank, and different "segment" numbers) are one process: they share
+ * their output pids and their clock sync measurements, so that a segment without a
+ * measurement of its own is mapped like the others.
+ *
  * Processes. pids are made collision-free. Each output pid is claimed by one (input,
  * pid) pair the first time it is seen; the inputs' own pids (their start markers')
  * are claimed first, in command-line order, so they stay as they are unless two
@@ -170,7 +175,8 @@ struct input {
 	int rc;				/* the reader's last return */
 
 	/* From the start marker. */
-	bool has_start, has_mono, has_real, has_rank, has_main;
+	bool has_start, has_mono, has_real, has_rank, has_main, has_segment;
+	uint64_t segment; /* of a rotated trace (its start marker's "segment") */
 	uint64_t mono, real;
 	int64_t rank;
 	char *host;
@@ -179,7 +185,8 @@ struct input {
 	int64_t order;
 	bool anchored;
 	int64_t shift_ns;      /* merged time - file time, unless measured */
-	struct sync_set sync;  /* its clock sync measurements */
+	size_t process;	       /* the first input of the same process (rotated segments) */
+	struct sync_set sync;  /* its process's clock sync measurements */
 	bool measured;	       /* mapped by them */
 	int64_t sync_base;     /* merged time = file time + sync_base + offset */
 	int64_t mapped_origin; /* its time 0 on the reference clock, absolute */
@@ -350,6 +357,8 @@ static int read_start_marker(struct input *in, const struct trace_event *ev)
 		in->has_rank = true;
 		in->rank = i;
 	}
+	v = trace_event_arg(ev, "segment");
+	in->has_segment = v != NULL && value_u64(v, &in->segment) == 0;
 	v = trace_event_arg(ev, "host");
 	if (v != NULL && v->type == TRACE_STRING && v->len > 0) {
 		in->host = copy_string(v);
@@ -435,6 +444,45 @@ static uint64_t origin_of(const struct input *in, enum clock_choice c)
 	return c == CLOCK_MONO ? in->mono : in->real;
 }
 
+/* Is b another segment of a's rotated trace (the same origin, host, pid and rank in
+ * its start marker, another segment number)? Not a copy of the same file, nor a
+ * flight-mode snapshot (snapshots overlap): those stay processes of their own. */
+static bool same_process(const struct input *a, const struct input *b)
+{
+	return a->has_segment && b->has_segment && a->segment != b->segment && a->has_mono &&
+	       b->has_mono && a->mono == b->mono && a->has_main && b->has_main &&
+	       a->main_pid == b->main_pid && a->has_rank == b->has_rank &&
+	       (!a->has_rank || a->rank == b->rank) && (a->host == NULL) == (b->host == NULL) &&
+	       (a->host == NULL || strcmp(a->host, b->host) == 0);
+}
+
+/* Each input's process: the first input of the same process. 0, or -1 out of memory. */
+static int group_processes(struct merge *m)
+{
+	struct table first; /* (mono, pid) -> index + 1 of the first input with them */
+	int err = 0;
+
+	table_init(&first, sizeof(size_t));
+	for (size_t i = 0; i < m->n && !err; i++) {
+		struct input *in = &m->in[i];
+		int64_t key[2] = {(int64_t)in->mono, in->main_pid};
+		size_t *f;
+
+		in->process = i;
+		if (!in->has_segment || !in->has_mono || !in->has_main)
+			continue;
+		f = table_put(&first, key, sizeof(key), NULL);
+		if (f == NULL)
+			err = -1;
+		else if (*f == 0)
+			*f = i + 1;
+		else if (same_process(&m->in[*f - 1], in))
+			in->process = *f - 1;
+	}
+	table_destroy(&first);
+	return err;
+}
+
 /* Read every ranked input's clock sync measurements (not standard input's: it
  * cannot be read twice). 0, or -1 out of memory (reported). */
 static int scan_syncs(struct merge *m)
@@ -462,7 +510,29 @@ static int scan_syncs(struct merge *m)
 				 err);
 			in->sync.n = 0;
 		}
-		sync_finish(&in->sync);
+	}
+	/* The segments of one process share their measurements. */
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+
+		if (in->process != i && sync_pool(&m->in[in->process].sync, &in->sync)) {
+			cli_error("merge", "out of memory");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+
+		if (in->process == i) {
+			sync_finish(&in->sync);
+		} else {
+			sync_free(&in->sync);
+			if (sync_copy(&in->sync, &m->in[in->process].sync)) {
+				cli_error("merge", "out of memory");
+				return -1;
+			}
+			continue;
+		}
 		if (in->sync.unusable + in->sync.outliers > 0)
 			cli_note("merge",
 				 "warning: %s: %" PRIu64 " of %" PRIu64
@@ -745,15 +815,28 @@ static struct pid_map *pid_of(struct merge *m, struct input *in, int64_t pid)
 	}
 	if (created) {
 		pm->main = in->has_main && pid == in->main_pid;
-		pm->pid = claimed(m, pid) ? free_pid(m, in, pid) : pid;
-		pm->remapped = pm->pid != pid;
-		c = table_put(&m->claims, &pm->pid, sizeof(pm->pid), NULL);
-		if (c == NULL) {
-			m->nomem = true;
-			return NULL;
+		const struct pid_map *first =
+			in->process != in->index
+				? table_get(&m->in[in->process].pids, &pid, sizeof(pid))
+				: NULL;
+
+		/* Another segment of a process: the pids its first segment was given. */
+		c = table_get(&m->claims, &pid, sizeof(pid));
+		if (first != NULL) {
+			pm->pid = first->pid;
+		} else if (c != NULL && c->pid == pid && m->in[c->input].process == in->process) {
+			pm->pid = pid;
+		} else {
+			pm->pid = c != NULL ? free_pid(m, in, pid) : pid;
+			c = table_put(&m->claims, &pm->pid, sizeof(pm->pid), NULL);
+			if (c == NULL) {
+				m->nomem = true;
+				return NULL;
+			}
+			c->input = in->index;
+			c->pid = pid;
 		}
-		c->input = in->index;
-		c->pid = pid;
+		pm->remapped = pm->pid != pid;
 	}
 	in->last_map = pm;
 	in->last_pid = pid;
@@ -772,6 +855,8 @@ static int claim_main_pids(struct merge *m)
 			continue;
 		if (pid_of(m, in, in->main_pid) == NULL)
 			return -1;
+		if (in->process != i)
+			continue; /* its process is counted once */
 		tag = (uint64_t)in->main_pid & PID_TAG_MASK;
 		count = table_put(&m->tags, &tag, sizeof(tag), NULL);
 		if (count == NULL)
@@ -1818,7 +1903,8 @@ int cmd_merge(int argc, char **argv)
 	table_init(&m.tags, sizeof(size_t));
 	table_init(&m.sends, sizeof(struct send));
 	table_init(&m.waiters, sizeof(size_t));
-	if (open_inputs(&m, argv + optind, (size_t)(argc - optind)) || scan_syncs(&m)) {
+	if (open_inputs(&m, argv + optind, (size_t)(argc - optind)) || group_processes(&m) ||
+	    scan_syncs(&m)) {
 		free_merge(&m);
 		return CLI_ERROR;
 	}

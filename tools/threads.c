@@ -139,7 +139,8 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 	s->json_len = ev->json_len;
 	s->ts_ns = ev->ts_ns;
 	s->line = ev->line;
-	for (size_t i = 0; ev->args.type == TRACE_OBJECT && i < ev->nargs && i < OPEN_SLICE_KEYS; i++)
+	for (size_t i = 0; ev->args.type == TRACE_OBJECT && i < ev->nargs && i < OPEN_SLICE_KEYS;
+	     i++)
 		s->key_hash[s->nkeys++] = key_hash(ev->arg[i].key, ev->arg[i].key_len);
 	th->depth++;
 	return 0;

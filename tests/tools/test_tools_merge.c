@@ -905,6 +905,63 @@ static void a_receive_before_its_send_is_moved_after_it(void **state)
 	unlink(out);
 }
 
+/* Rank 1's trace rotated into two segments, its first measurement in the first, its
+ * second in the second: both segments are mapped by both (interpolated), under one
+ * pid, as one process. */
+static void segments_of_a_rank_share_its_measurements_and_pid(void **state)
+{
+	const char *seg[2] = {tool_tmp("seg-1.0000.json"), tool_tmp("seg-1.0001.json")};
+	const char *r0 = tool_tmp("seg-0.json"), *out = tool_tmp("seg-merged.json");
+	const char *inputs[] = {r0, seg[0], seg[1], NULL};
+	struct tool_text t = {0};
+	struct tool_run r;
+	struct tt_trace m;
+	char head[512];
+
+	(void)state;
+	sync_line(&t, 100, 0, O0 + 1000000, 0, 0);
+	ev_line(&t, 100, "X", "r0-work", 1000, ",\"dur\":1");
+	write_rank(r0, &t, 100, 0, O0);
+	for (int k = 0; k < 2; k++) {
+		snprintf(head, sizeof(head),
+			 "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
+			 "\"pid\":200,\"tid\":200,\"args\":{\"origin_monotonic_ns\":\"%lld\","
+			 "\"origin_realtime_ns\":\"1700000000000000000\",\"host\":\"node1\","
+			 "\"pid\":200,\"rank\":1,\"segment\":%d}},\n",
+			 (long long)O1, k);
+		tool_text_printf(&t, "%s", head);
+		if (k == 0) {
+			sync_line(&t, 200, 1, O1 + 1000000, -50000020, 300);
+			ev_line(&t, 200, "X", "seg0-work", 500500000, ",\"dur\":1000");
+		} else {
+			ev_line(&t, 200, "X", "seg1-work", 700000000, ",\"dur\":1");
+			sync_line(&t, 200, 1, O1 + 1000000000, -50020000, 300);
+		}
+		t.p[t.len - 2] = '\n'; /* the last comma */
+		t.p[t.len - 1] = ']';
+		tool_write(seg[k], t.p, t.len);
+		free(t.p);
+		t = (struct tool_text){0};
+	}
+	merge_synced(out, inputs, NULL, &r);
+	assert_true(tool_has(r.err, "3 of 3 files mapped onto rank 0's clock"));
+	tool_run_free(&r);
+	tool_load_strict(out, &m);
+	/* As in clock_sync_maps_offsets_and_drift_onto_rank_0: -50010010 at 500.5 ms. */
+	assert_int_equal(named(&m, "seg0-work", 0)->ts_ns, O1 + 500500000 - 50010010 - O0);
+	/* -50000020 - 19980 * 699 / 999 = -50000020 - 13980 */
+	assert_int_equal(named(&m, "seg1-work", 0)->ts_ns, O1 + 700000000 - 50014000 - O0);
+	assert_int_equal(named(&m, "seg0-work", 0)->pid, 200);
+	assert_int_equal(named(&m, "seg1-work", 0)->pid, 200);
+	assert_string_equal(name_of_process(&m, 200), "rank 1 \xc2\xb7 node1");
+	tt_free(&m);
+	tool_expect_no_findings(out);
+	unlink(r0);
+	unlink(seg[0]);
+	unlink(seg[1]);
+	unlink(out);
+}
+
 /*
  * A thousand ranks, each sending to the next, merged with an open-files soft limit
  * of 256: the merge raises it, joins every message, and its memory does not grow
@@ -996,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(corpus_merges_without_a_crash),
 		cmocka_unit_test(clock_sync_maps_offsets_and_drift_onto_rank_0),
 		cmocka_unit_test(a_receive_before_its_send_is_moved_after_it),
+		cmocka_unit_test(segments_of_a_rank_share_its_measurements_and_pid),
 		cmocka_unit_test(a_thousand_ranks_merge_within_the_open_files_limit),
 	};
 
