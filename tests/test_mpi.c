@@ -285,26 +285,6 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 	unload(&k);
 }
 
-/* RINGTRACE_CLOCK_OFFSET_NS of (r - 1) * 50 ms on rank r: each rank's measured offset
- * to rank 0 is the injected difference, within the measurement's RTT bound. */
-static void clock_sync_measures_simulated_offsets(void **state)
-{
-	char files[RANKS][4096];
-	static struct ranks k;
-
-	(void)state;
-	const char *const cmd[] = {"/bin/sh", "-c",
-				   "RINGTRACE_CLOCK_OFFSET_NS=$(((OMPI_COMM_WORLD_RANK - 1) * "
-				   "50000000)) exec " RTR_EXAMPLE_MPI_HALO " 4",
-				   NULL};
-	tu_expect_exit_0(run("offsets", NULL, cmd, files));
-	load(&k, files);
-	for (int r = 0; r < RANKS; r++)
-		check_sync(&k, r, 3, -(int64_t)r * 50000000);
-	check_flows(&k);
-	unload(&k);
-}
-
 /* ------------------------------------------------------------------ merged */
 
 /* `ringtrace merge -o out files...` of the RANKS files; exits 0. */
@@ -448,6 +428,33 @@ static size_t check_merged(const char *path)
 	}
 	tt_free(&t);
 	return messages;
+}
+
+/* RINGTRACE_CLOCK_OFFSET_NS of (r - 1) * 50 ms on rank r: each rank's measured offset
+ * to rank 0 is the injected difference, within the measurement's error bound; and
+ * the halo's ranks merge into one causal timeline. */
+static void clock_sync_measures_simulated_offsets(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+
+	(void)state;
+	const char *const cmd[] = {"/bin/sh", "-c",
+				   "RINGTRACE_CLOCK_OFFSET_NS=$(((OMPI_COMM_WORLD_RANK - 1) * "
+				   "50000000)) exec " RTR_EXAMPLE_MPI_HALO " 4",
+				   NULL};
+	tu_expect_exit_0(run("offsets", NULL, cmd, files));
+	load(&k, files);
+	for (int r = 0; r < RANKS; r++)
+		check_sync(&k, r, 3, -(int64_t)r * 50000000);
+	size_t sent = check_flows(&k);
+	unload(&k);
+	/* Merged: every halo message one arrow pointing forward, ranks named and sorted. */
+	char out[4096];
+	tu_temp_path(out, sizeof(out), "mpi", "offsets-merged", ".json");
+	merge_files(files, out);
+	assert_int_equal(check_merged(out), sent);
+	unlink(out);
 }
 
 /* The patterns (wildcards, nonblocking, the same tag in a row), preloaded, with rank
