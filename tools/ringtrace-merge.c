@@ -150,6 +150,7 @@ struct claim {
 struct send {
 	int64_t linear_ns; /* after the clock map */
 	int64_t ts_ns;	   /* as written (moved too, when its thread was) */
+	bool timed;	   /* it had a time in range */
 };
 
 /* The value of input.clc, under (pid, tid): a thread's moves. */
@@ -193,7 +194,7 @@ struct input {
 	bool has_mapped_origin;
 
 	/* The head event's place: its times in the merged timeline. */
-	bool head_set_ts, head_set_dur, head_moved;
+	bool head_set_ts, head_set_dur, head_moved, head_timed;
 	int64_t head_ts, head_dur, head_linear;
 	bool released;	       /* its "f" no longer waits for its send */
 	size_t pos, stall_pos; /* in the ready and the waiting heap */
@@ -621,7 +622,13 @@ static bool align_by_syncs(struct merge *m, enum clock_choice c)
 			in->sync.n = 0;
 			continue;
 		}
-		if (!sync_time(in, 0, &in->mapped_origin)) {
+		/* Origins within half the range of int64 keep every difference of two in it. */
+		if (in->mono > INT64_MAX / 2 || !sync_time(in, 0, &in->mapped_origin) ||
+		    in->mapped_origin > INT64_MAX / 2 || in->mapped_origin < INT64_MIN / 2) {
+			cli_note("merge",
+				 "warning: %s: its clock sync measurements map it out of range: "
+				 "aligned by its origin instead",
+				 in->name);
 			in->sync.n = 0;
 			continue;
 		}
@@ -1145,6 +1152,7 @@ static void place_head(struct merge *m, struct input *in)
 	int64_t pid, tid, end, lin_end, out_end;
 
 	in->head_set_ts = in->head_set_dur = in->head_moved = in->released = false;
+	in->head_timed = false;
 	if (!ev->has_ts)
 		return;
 	trace_event_thread(ev, &pid, &tid);
@@ -1152,6 +1160,7 @@ static void place_head(struct merge *m, struct input *in)
 		in->key = INT64_MAX; /* written as it is, last */
 		return;
 	}
+	in->head_timed = true;
 	/* Written again when moved, or inexact (more than three decimals), as Perfetto
 	 * would round it. */
 	in->head_set_ts = in->head_ts != ev->ts_ns || !ev->ts_exact;
@@ -1294,6 +1303,7 @@ static int take_send(struct merge *m, struct input *in, const struct trace_event
 	}
 	s->linear_ns = in->head_linear;
 	s->ts_ns = in->head_ts;
+	s->timed = in->head_timed;
 	waiter = table_get(&m->waiters, key->p, key->len);
 	if (waiter != NULL)
 		release(m, &m->in[*waiter], true);
@@ -1311,7 +1321,7 @@ static int take_receive(struct merge *m, struct input *in, const struct trace_ev
 	const struct buf *key = message_key(m, ev);
 	struct send *s = key != NULL ? table_get(&m->sends, key->p, key->len) : NULL;
 	struct clc_thread *c;
-	int64_t pid, tid, want;
+	int64_t pid, tid, want, jump;
 
 	if (key == NULL)
 		return -1;
@@ -1320,16 +1330,21 @@ static int take_receive(struct merge *m, struct input *in, const struct trace_ev
 		return 0;
 	}
 	m->messages++;
+	if (!in->head_timed || !s->timed) {
+		table_remove(&m->sends, s); /* a time out of range: nothing to compare */
+		return 0;
+	}
 	m->violations += in->head_linear < s->linear_ns;
-	if (m->correct && ev->has_ts && in->head_ts - s->ts_ns < m->min_latency_ns &&
-	    add_i64(s->ts_ns, m->min_latency_ns, &want)) {
+	if (m->correct && (__int128)in->head_ts - s->ts_ns < m->min_latency_ns &&
+	    add_i64(s->ts_ns, m->min_latency_ns, &want) &&
+	    !__builtin_sub_overflow(want, in->head_linear, &jump)) {
 		trace_event_thread(ev, &pid, &tid);
 		c = moves_of(m, in, pid, tid, true);
 		if (c == NULL)
 			return -1;
-		clc_jump(c, in->head_linear, want - in->head_linear);
-		if (want - in->head_linear > m->max_move_ns)
-			m->max_move_ns = want - in->head_linear;
+		clc_jump(c, in->head_linear, jump);
+		if (jump > m->max_move_ns)
+			m->max_move_ns = jump;
 		in->head_ts = in->key = want;
 		in->head_set_ts = in->head_moved = true;
 		m->corrected++;

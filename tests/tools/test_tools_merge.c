@@ -962,6 +962,44 @@ static void segments_of_a_rank_share_its_measurements_and_pid(void **state)
 	unlink(out);
 }
 
+/* Measurements and times at the ends of int64: no overflow (UBSan watches in the
+ * asan build), the ranks aligned by their origins instead, the output whole. */
+static void extreme_measurements_fall_back_to_the_origins(void **state)
+{
+	const char *a = tool_tmp("hx0.json"), *b = tool_tmp("hx1.json");
+	const char *out = tool_tmp("hx-merged.json");
+	const char *inputs[] = {a, b, NULL}, *reversed[] = {b, a, NULL};
+	struct tool_text t = {0};
+	struct tool_run r;
+	struct tt_trace m;
+
+	(void)state;
+	tool_text_printf(&t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"ringtrace\",\"name\":"
+			     "\"ringtrace: clock sync\",\"ts\":1,\"pid\":1,\"tid\":1,\"args\":{"
+			     "\"reference_rank\":0,\"rank\":0,\"at_ns\":9223372036854775807,"
+			     "\"offset_ns\":-9223372036854775808,\"error_ns\":0,\"rtt_ns\":0,"
+			     "\"rounds\":50}},\n");
+	ev_line(&t, 1, "s", "message", INT64_C(9223372036854775807), ",\"id\":\"0x1\"");
+	tool_text_printf(&t, "{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"a\",\"ts\":"
+			     "0,\"dur\":9223372036854775.807,\"pid\":1,"
+			     "\"tid\":1},\n");
+	write_rank(a, &t, 1, 0, INT64_C(9223372036854775000));
+	sync_line(&t, 2, 1, 10, INT64_MAX, 0);
+	sync_line(&t, 2, 1, 11, -INT64_MAX, INT64_MAX / 4);
+	ev_line(&t, 2, "f", "message", 5, ",\"bp\":\"e\",\"id\":\"0x1\"");
+	write_rank(b, &t, 2, 1, 5);
+	for (int k = 0; k < 2; k++) {
+		merge_synced(out, k == 0 ? inputs : reversed, k == 0 ? NULL : "--clock=sync", &r);
+		tool_run_free(&r);
+		tool_load_strict(out, &m);
+		assert_int_equal(arg_of(&m.ev[m.n - 1], "merged_events")->i, 6);
+		tt_free(&m);
+	}
+	unlink(a);
+	unlink(b);
+	unlink(out);
+}
+
 /*
  * A thousand ranks, each sending to the next, merged with an open-files soft limit
  * of 256: the merge raises it, joins every message, and its memory does not grow
@@ -1054,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(clock_sync_maps_offsets_and_drift_onto_rank_0),
 		cmocka_unit_test(a_receive_before_its_send_is_moved_after_it),
 		cmocka_unit_test(segments_of_a_rank_share_its_measurements_and_pid),
+		cmocka_unit_test(extreme_measurements_fall_back_to_the_origins),
 		cmocka_unit_test(a_thousand_ranks_merge_within_the_open_files_limit),
 	};
 
