@@ -304,6 +304,19 @@ static void merge_files(char files[RANKS][4096], const char *out)
 	tu_expect_exit_0(tu_wait_child(pid, TIMEOUT_S));
 }
 
+static size_t check_merged(const char *path);
+
+/* Merge the files (temporary name), check the result has `sent` messages. */
+static void check_merge_of(char files[RANKS][4096], const char *name, size_t sent)
+{
+	char out[4096];
+
+	tu_temp_path(out, sizeof(out), "mpi", name, ".json");
+	merge_files(files, out);
+	assert_int_equal(check_merged(out), sent);
+	unlink(out);
+}
+
 struct slice {
 	int64_t pid, tid;
 	uint64_t begin, end;
@@ -450,11 +463,7 @@ static void clock_sync_measures_simulated_offsets(void **state)
 	size_t sent = check_flows(&k);
 	unload(&k);
 	/* Merged: every halo message one arrow pointing forward, ranks named and sorted. */
-	char out[4096];
-	tu_temp_path(out, sizeof(out), "mpi", "offsets-merged", ".json");
-	merge_files(files, out);
-	assert_int_equal(check_merged(out), sent);
-	unlink(out);
+	check_merge_of(files, "offsets-merged", sent);
 }
 
 /* The patterns (wildcards, nonblocking, the same tag in a row), preloaded, with rank
@@ -462,7 +471,7 @@ static void clock_sync_measures_simulated_offsets(void **state)
  * forward, every rank named. */
 static void merged_ranks_with_offsets_have_joined_forward_arrows(void **state)
 {
-	char files[RANKS][4096], out[4096];
+	char files[RANKS][4096];
 	static struct ranks k;
 
 	(void)state;
@@ -477,10 +486,7 @@ static void merged_ranks_with_offsets_have_joined_forward_arrows(void **state)
 		check_sync(&k, r, 2, r % 2 == 0 ? 0 : -100000000);
 	size_t sent = check_flows(&k);
 	unload(&k);
-	tu_temp_path(out, sizeof(out), "mpi", "merged", ".json");
-	merge_files(files, out);
-	assert_int_equal(check_merged(out), sent);
-	unlink(out);
+	check_merge_of(files, "merged", sent);
 }
 
 static void rank_killed_before_finalize_leaves_a_file_that_loads(void **state)

@@ -278,24 +278,15 @@ int64_t sync_offset(struct sync_set *s, int64_t at)
 					(b->at_ns - a->at_ns));
 }
 
-int64_t sync_max_rtt(const struct sync_set *s)
+void sync_bounds(const struct sync_set *s, int64_t *max_rtt, int64_t *max_error)
 {
-	int64_t max = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (s->m[i].rtt_ns > max)
-			max = s->m[i].rtt_ns;
-	return max;
-}
-
-int64_t sync_max_error(const struct sync_set *s)
-{
-	int64_t max = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (s->m[i].error_ns > max)
-			max = s->m[i].error_ns;
-	return max;
+	*max_rtt = *max_error = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->m[i].rtt_ns > *max_rtt)
+			*max_rtt = s->m[i].rtt_ns;
+		if (s->m[i].error_ns > *max_error)
+			*max_error = s->m[i].error_ns;
+	}
 }
 
 int64_t sync_drift_ppb(const struct sync_set *s)

@@ -99,8 +99,7 @@ void sync_finish(struct sync_set *s);
 int64_t sync_offset(struct sync_set *s, int64_t at);
 
 /* The largest RTT and the largest error bound of the kept measurements. */
-int64_t sync_max_rtt(const struct sync_set *s);
-int64_t sync_max_error(const struct sync_set *s);
+void sync_bounds(const struct sync_set *s, int64_t *max_rtt, int64_t *max_error);
 
 /* The drift between the first and the last measurement, in parts per billion. */
 int64_t sync_drift_ppb(const struct sync_set *s);

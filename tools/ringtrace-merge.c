@@ -645,10 +645,11 @@ static bool align_by_syncs(struct merge *m, enum clock_choice c)
 		__int128 mapped;
 
 		if (in->measured) {
-			if (sync_max_rtt(&in->sync) > m->max_rtt_ns)
-				m->max_rtt_ns = sync_max_rtt(&in->sync);
-			if (sync_max_error(&in->sync) > m->max_error_ns)
-				m->max_error_ns = sync_max_error(&in->sync);
+			int64_t rtt, error;
+
+			sync_bounds(&in->sync, &rtt, &error);
+			m->max_rtt_ns = rtt > m->max_rtt_ns ? rtt : m->max_rtt_ns;
+			m->max_error_ns = error > m->max_error_ns ? error : m->max_error_ns;
 		} else if (has_origin(in, c) && has_origin(anchor, c)) {
 			mapped = (__int128)origin_of(in, c) - origin_of(anchor, c) +
 				 anchor->mapped_origin;
@@ -1560,6 +1561,7 @@ static int put_origin(struct buf *b, const char *key, uint64_t v)
 static int write_start(struct merge *m)
 {
 	struct buf *b = &m->line;
+	int64_t rtt = 0, error = 0;
 	int err;
 
 	b->len = 0;
@@ -1610,16 +1612,16 @@ static int write_start(struct merge *m)
 					  : m->fallback == CLOCK_MONO ? "origin_monotonic_ns"
 								      : "origin_realtime_ns") ||
 			      buf_putc(b, '"');
+		if (in->measured)
+			sync_bounds(&in->sync, &rtt, &error);
 		if (!err && in->measured)
 			err = buf_puts(b, ",\"clock_syncs\":") || buf_put_u64(b, in->sync.n) ||
 			      buf_puts(b, ",\"offset_ns\":") ||
 			      buf_put_i64(b, in->sync.m[0].offset_ns) ||
 			      buf_puts(b, ",\"drift_ppb\":") ||
 			      buf_put_i64(b, sync_drift_ppb(&in->sync)) ||
-			      buf_puts(b, ",\"max_error_ns\":") ||
-			      buf_put_i64(b, sync_max_error(&in->sync)) ||
-			      buf_puts(b, ",\"max_rtt_ns\":") ||
-			      buf_put_i64(b, sync_max_rtt(&in->sync));
+			      buf_puts(b, ",\"max_error_ns\":") || buf_put_i64(b, error) ||
+			      buf_puts(b, ",\"max_rtt_ns\":") || buf_put_i64(b, rtt);
 		err = err || buf_putc(b, '}');
 	}
 	if (err || buf_puts(b, "]}}")) {

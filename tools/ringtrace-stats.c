@@ -162,14 +162,14 @@ struct label {
 	size_t len;
 };
 
-#define END_COUNTS(X)                                                   \
-	X(DROPPED, "dropped")                                           \
-	X(FULL, "dropped_ring_full")                                    \
-	X(LARGE, "dropped_too_large")                                   \
-	X(IO, "dropped_io")                                             \
-	X(ARGS_CUT, "args_cut")                                         \
-	X(REENTRANT, "dropped_reentrant") X(CORRUPT, "dropped_corrupt") \
-		X(NO_TRACK, "dropped_no_track")
+#define END_COUNTS(X)                     \
+	X(DROPPED, "dropped")             \
+	X(FULL, "dropped_ring_full")      \
+	X(LARGE, "dropped_too_large")     \
+	X(IO, "dropped_io")               \
+	X(ARGS_CUT, "args_cut")           \
+	X(REENTRANT, "dropped_reentrant") \
+	X(CORRUPT, "dropped_corrupt") X(NO_TRACK, "dropped_no_track")
 #define END_ENUM(id, key) END_##id,
 #define END_KEY(id, key)  key,
 enum { END_COUNTS(END_ENUM) END_NCOUNTS };
