@@ -1169,8 +1169,8 @@ static void place_head(struct merge *m, struct input *in)
 	in->key = in->head_ts;
 	if (ev->phase == 'X' && ev->has_dur && ev->dur_ns > 0 &&
 	    add_i64(ev->ts_ns, ev->dur_ns, &end) &&
-	    merged_time(m, in, pid, tid, end, &lin_end, &out_end)) {
-		in->head_dur = out_end - in->head_ts;
+	    merged_time(m, in, pid, tid, end, &lin_end, &out_end) &&
+	    !__builtin_sub_overflow(out_end, in->head_ts, &in->head_dur)) {
 		in->head_set_dur = in->head_dur != ev->dur_ns;
 		in->head_moved |= out_end != lin_end;
 		in->key = out_end;
