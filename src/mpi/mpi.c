@@ -64,14 +64,37 @@
 
 struct comm_info {
 	uint64_t id;
-	uint64_t made; /* communicators made from this one so far (under lock) */
+	uint64_t made; /* communicators made from this one so far (tables_lock) */
 	int size;      /* of the (local) group */
 	int inter;     /* an intercommunicator: no flows */
 	int *world;    /* rank in the communicator -> world rank; NULL for the world */
-	unsigned refs; /* the attribute, and each pending receive (under lock) */
+	unsigned refs; /* the attribute, and each pending receive (tables_lock) */
 };
 
+/*
+ * The tables below and the infos' counts are under `lock` only while MPI may be
+ * called from several threads at once: at MPI_THREAD_MULTIPLE, or before the Init
+ * wrapper has asked (MPI initialized without it). At the lower levels one thread at a
+ * time calls MPI (FUNNELED: the main thread; SERIALIZED: the program orders the calls
+ * of its threads), and the wrappers touch the tables only inside MPI calls, so the
+ * program's own order is theirs too.
+ */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set by after_init() before any other thread may call MPI, then read-only: plain. */
+static int multithreaded = 1;
+
+static void tables_lock(void)
+{
+	if (multithreaded)
+		pthread_mutex_lock(&lock);
+}
+
+static void tables_unlock(void)
+{
+	if (multithreaded)
+		pthread_mutex_unlock(&lock);
+}
+
 static struct comm_info world_info = {.id = 1, .refs = 1};
 static int keyval = MPI_KEYVAL_INVALID;
 static MPI_Comm sync_comm = MPI_COMM_NULL; /* private: the program's messages never match */
@@ -99,9 +122,9 @@ static void info_unref(struct comm_info *c)
 {
 	int last;
 
-	pthread_mutex_lock(&lock);
+	tables_lock();
 	last = --c->refs == 0;
-	pthread_mutex_unlock(&lock);
+	tables_unlock();
 	if (last && c != &world_info) {
 		free(c->world);
 		free(c);
@@ -168,9 +191,9 @@ static struct comm_info *info_of(MPI_Comm comm, int ref)
 		c->id = h;
 	}
 	if (ref) {
-		pthread_mutex_lock(&lock);
+		tables_lock();
 		c->refs++;
-		pthread_mutex_unlock(&lock);
+		tables_unlock();
 	}
 	return c;
 }
@@ -193,9 +216,9 @@ static uint64_t derived_id(MPI_Comm parent, int color)
 
 	if (p == NULL)
 		return 0;
-	pthread_mutex_lock(&lock);
+	tables_lock();
 	n = p->made++;
-	pthread_mutex_unlock(&lock);
+	tables_unlock();
 	return combine(combine(p->id, n), (uint64_t)(uint32_t)color);
 }
 
@@ -220,7 +243,7 @@ static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
 	struct seq_node **b = &seq_table[h & (BUCKETS - 1)], *n;
 	uint64_t seq;
 
-	pthread_mutex_lock(&lock);
+	tables_lock();
 	for (n = *b; n != NULL; n = n->next)
 		if (n->comm == comm && n->src == src && n->dst == dst && n->tag == tag &&
 		    n->recv == recv)
@@ -235,7 +258,7 @@ static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
 		*b = n;
 	}
 	seq = n != NULL ? n->next_seq++ : UINT64_MAX;
-	pthread_mutex_unlock(&lock);
+	tables_unlock();
 	if (seq == UINT64_MAX)
 		return 0;
 	uint64_t id = combine(h, seq);
@@ -295,23 +318,23 @@ static void pending_add(MPI_Request req, MPI_Comm comm, int source, int tag)
 	p->comm = c;
 	p->id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG ? 0 : recv_flow_id(c, source, tag);
 	struct pending **b = pending_bucket(req);
-	pthread_mutex_lock(&lock);
+	tables_lock();
 	p->next = *b;
 	*b = p;
-	pthread_mutex_unlock(&lock);
+	tables_unlock();
 }
 
 static struct pending *pending_take(MPI_Request req)
 {
 	struct pending **b = pending_bucket(req), *p;
 
-	pthread_mutex_lock(&lock);
+	tables_lock();
 	for (; (p = *b) != NULL; b = &p->next)
 		if (p->req == req) {
 			*b = p->next;
 			break;
 		}
-	pthread_mutex_unlock(&lock);
+	tables_unlock();
 	return p;
 }
 
@@ -566,6 +589,9 @@ static void after_init(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
 	world_info.size = world_size;
+	int level = MPI_THREAD_MULTIPLE;
+	PMPI_Query_thread(&level);
+	multithreaded = level == MPI_THREAD_MULTIPLE;
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &keyval, NULL);
 	PMPI_Comm_dup(MPI_COMM_WORLD, &sync_comm);
 	rtr_process_sort_index(world_rank);
