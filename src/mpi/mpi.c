@@ -43,6 +43,8 @@
 #include <ringtrace.h>
 #include <ringtrace/mpi.h>
 
+#include "common/atomic.h"
+
 #include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -170,18 +172,18 @@ static struct comm_info *info_attach(MPI_Comm comm, uint64_t id)
 	return c;
 }
 
-/* The info of comm (one reference more when ref), made from its members when no
- * wrapper made the communicator; NULL for MPI_COMM_NULL or when MPI fails. */
-static struct comm_info *info_of(MPI_Comm comm, int ref)
+/* The info of comm, made from its members when no wrapper made the communicator;
+ * NULL for MPI_COMM_NULL or when MPI fails. */
+static struct comm_info *info_of(MPI_Comm comm)
 {
 	struct comm_info *c = NULL;
 	int flag = 0;
 
-	if (comm == MPI_COMM_WORLD) {
-		c = &world_info;
-	} else if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) {
+	if (comm == MPI_COMM_WORLD)
+		return &world_info;
+	if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID)
 		return NULL;
-	} else if (PMPI_Comm_get_attr(comm, keyval, &c, &flag) != MPI_SUCCESS || !flag) {
+	if (PMPI_Comm_get_attr(comm, keyval, &c, &flag) != MPI_SUCCESS || !flag) {
 		c = info_attach(comm, 0);
 		if (c == NULL)
 			return NULL;
@@ -189,11 +191,6 @@ static struct comm_info *info_of(MPI_Comm comm, int ref)
 		for (int i = 0; i < c->size; i++)
 			h = combine(h, (uint64_t)(uint32_t)c->world[i]);
 		c->id = h;
-	}
-	if (ref) {
-		tables_lock();
-		c->refs++;
-		tables_unlock();
 	}
 	return c;
 }
@@ -211,7 +208,7 @@ static int to_world(const struct comm_info *c, int rank)
  * its ranks: see the top of the file. */
 static uint64_t derived_id(MPI_Comm parent, int color)
 {
-	struct comm_info *p = info_of(parent, 0);
+	struct comm_info *p = info_of(parent);
 	uint64_t n;
 
 	if (p == NULL)
@@ -235,20 +232,21 @@ struct seq_node {
 static struct seq_node *seq_table[BUCKETS];
 
 /* The next sequence number of (comm, src, dst, tag) on the sending or receiving side,
- * and the flow id it gives; 0 when out of memory (no flow then). */
-static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
+ * and the flow id it gives; 0 when out of memory (no flow then). The caller holds
+ * tables_lock. */
+static uint64_t next_flow_id_locked(uint64_t comm, int src, int dst, int tag, int recv)
 {
 	uint64_t h = combine(combine(comm, (uint64_t)(uint32_t)src),
 			     (uint64_t)(uint32_t)dst << 32 | (uint32_t)tag);
 	struct seq_node **b = &seq_table[h & (BUCKETS - 1)], *n;
-	uint64_t seq;
 
-	tables_lock();
 	for (n = *b; n != NULL; n = n->next)
 		if (n->comm == comm && n->src == src && n->dst == dst && n->tag == tag &&
 		    n->recv == recv)
 			break;
-	if (n == NULL && (n = calloc(1, sizeof(*n))) != NULL) {
+	if (n == NULL) {
+		if ((n = calloc(1, sizeof(*n))) == NULL)
+			return 0;
 		n->comm = comm;
 		n->src = src;
 		n->dst = dst;
@@ -257,12 +255,16 @@ static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
 		n->next = *b;
 		*b = n;
 	}
-	seq = n != NULL ? n->next_seq++ : UINT64_MAX;
-	tables_unlock();
-	if (seq == UINT64_MAX)
-		return 0;
-	uint64_t id = combine(h, seq);
+	uint64_t id = combine(h, n->next_seq++);
 	return id != 0 ? id : 1;
+}
+
+static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
+{
+	tables_lock();
+	uint64_t id = next_flow_id_locked(comm, src, dst, tag, recv);
+	tables_unlock();
+	return id;
 }
 
 /* A send of (comm, dest, tag): its flow starts in the enclosing slice. */
@@ -283,17 +285,30 @@ static uint64_t recv_flow_id(const struct comm_info *c, int source, int tag)
 	return next_flow_id(c->id, to_world(c, source), world_rank, tag, 1);
 }
 
+/* recv_flow_id() with tables_lock held. */
+static uint64_t recv_flow_id_locked(const struct comm_info *c, int source, int tag)
+{
+	if (c == NULL || c->inter || source < 0)
+		return 0;
+	return next_flow_id_locked(c->id, to_world(c, source), world_rank, tag, 1);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Pending receives: Irecv's request until a Wait or Test completes it        */
 
 struct pending {
 	struct pending *next;
 	MPI_Request req;
-	struct comm_info *comm; /* one reference */
+	struct comm_info *comm; /* while id is 0: one reference, for the status; else NULL */
 	uint64_t id;		/* numbered at posting; 0: at completion, from the status */
 };
 
+/* Under tables_lock. Entries are reused, never freed: as many as receives were ever
+ * pending at once. */
 static struct pending *pending_table[BUCKETS];
+static struct pending *pending_spare; /* unused entries, linked by next */
+/* Entries in pending_table: stored under tables_lock, read without it by complete(). */
+static unsigned long pending_count;
 
 static struct pending **pending_bucket(MPI_Request req)
 {
@@ -303,28 +318,39 @@ static struct pending **pending_bucket(MPI_Request req)
 	return &pending_table[mix(k) & (BUCKETS - 1)];
 }
 
-static void pending_add(MPI_Request req, MPI_Comm comm, int source, int tag)
+/* Irecv's req on c from (source, tag) is pending. Without memory it has no flow, but
+ * a named (source, tag) still takes its number, so that the next ones match. */
+static void pending_add(MPI_Request req, struct comm_info *c, int source, int tag)
 {
-	struct comm_info *c = info_of(comm, 1);
-	struct pending *p;
+	struct pending **b = pending_bucket(req), *p;
 
-	if (c == NULL)
+	if (c == NULL || c->inter)
 		return;
-	if (c->inter || (p = malloc(sizeof(*p))) == NULL) {
-		info_unref(c);
-		return;
-	}
-	p->req = req;
-	p->comm = c;
-	p->id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG ? 0 : recv_flow_id(c, source, tag);
-	struct pending **b = pending_bucket(req);
 	tables_lock();
-	p->next = *b;
-	*b = p;
+	uint64_t id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG
+			      ? 0
+			      : recv_flow_id_locked(c, source, tag);
+	if ((p = pending_spare) != NULL)
+		pending_spare = p->next;
+	else
+		p = malloc(sizeof(*p)); /* more receives pending than ever before */
+	if (p != NULL) {
+		p->req = req;
+		p->id = id;
+		p->comm = id == 0 ? c : NULL;
+		if (p->comm != NULL)
+			c->refs++;
+		p->next = *b;
+		*b = p;
+		/* relaxed: the count's readers are ordered by the program, see complete() */
+		rtr_atomic_store_relaxed(&pending_count, pending_count + 1);
+	}
 	tables_unlock();
 }
 
-static struct pending *pending_take(MPI_Request req)
+/* Take req's entry out of the table, if it has one: 1, its id and its reference to
+ * the communicator's info (NULL if none) in *id and *c; else 0. */
+static int pending_take(MPI_Request req, uint64_t *id, struct comm_info **c)
 {
 	struct pending **b = pending_bucket(req), *p;
 
@@ -332,34 +358,44 @@ static struct pending *pending_take(MPI_Request req)
 	for (; (p = *b) != NULL; b = &p->next)
 		if (p->req == req) {
 			*b = p->next;
+			*id = p->id;
+			*c = p->comm;
+			p->next = pending_spare;
+			pending_spare = p;
+			rtr_atomic_store_relaxed(&pending_count, pending_count - 1);
 			break;
 		}
 	tables_unlock();
-	return p;
+	return p != NULL;
 }
 
 /* A request completed with status: if it was an Irecv, its flow ends here. */
 static void complete(MPI_Request req, const MPI_Status *st)
 {
-	struct pending *p;
+	struct comm_info *c;
+	uint64_t id;
 	int cancelled = 0;
 
-	if (req == MPI_REQUEST_NULL || (p = pending_take(req)) == NULL)
+	/* relaxed, without the lock: an Irecv adds its entry before it returns req, so
+	 * before the program can pass req to a Wait or Test here (on any thread, ordered by
+	 * the program), and only this completion takes it out; a count of 0 means req has
+	 * none. Worst case another thread's entry makes it nonzero: we look in vain. */
+	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&pending_count) == 0 ||
+	    !pending_take(req, &id, &c))
 		return;
 	PMPI_Test_cancelled(st, &cancelled);
-	uint64_t id = p->id;
 	if (!cancelled && id == 0 && st->MPI_SOURCE >= 0)
-		id = recv_flow_id(p->comm, st->MPI_SOURCE, st->MPI_TAG);
+		id = recv_flow_id(c, st->MPI_SOURCE, st->MPI_TAG);
 	if (!cancelled && id != 0 && st->MPI_SOURCE != MPI_PROC_NULL)
 		rtr_flow_end(CAT, FLOW, id);
-	info_unref(p->comm);
-	free(p);
+	if (c != NULL)
+		info_unref(c);
 }
 
 /* A blocking receive of (source, tag) that completed with st. */
 static void recv_done(MPI_Comm comm, int source, int tag, const MPI_Status *st)
 {
-	struct comm_info *c = info_of(comm, 0);
+	struct comm_info *c = info_of(comm);
 	uint64_t id;
 
 	if (c == NULL || st->MPI_SOURCE < 0)
@@ -408,7 +444,7 @@ static void p2p_begin(const char *name, MPI_Comm comm, int peer, int tag, int co
 	if (!rtr_category_enabled(CAT))
 		return;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("peer", to_world(info_of(comm, 0), peer)),
+		RTR_ARG_I64("peer", to_world(info_of(comm), peer)),
 		RTR_ARG_I64("tag", tag),
 		RTR_ARG_I64("bytes", bytes_of(count, dt)),
 	};
@@ -653,7 +689,7 @@ int MPI_Finalize(void)
 		       MPI_Comm comm)                                                  \
 	{                                                                              \
 		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
-		send_flow(info_of(comm, 0), dest, tag);                                \
+		send_flow(info_of(comm), dest, tag);                                   \
 		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm);                 \
 		rtr_end(CAT, "MPI_" #mode);                                            \
 		return rc;                                                             \
@@ -663,7 +699,7 @@ int MPI_Finalize(void)
 		       MPI_Comm comm, MPI_Request *req)                                \
 	{                                                                              \
 		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
-		send_flow(info_of(comm, 0), dest, tag);                                \
+		send_flow(info_of(comm), dest, tag);                                   \
 		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm, req);            \
 		rtr_end(CAT, "MPI_" #mode);                                            \
 		return rc;                                                             \
@@ -697,7 +733,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
 	p2p_begin("MPI_Irecv", comm, source, tag, count, dt);
 	int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
 	if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-		pending_add(*req, comm, source, tag);
+		pending_add(*req, info_of(comm), source, tag);
 	rtr_end(CAT, "MPI_Irecv");
 	return rc;
 }
@@ -710,7 +746,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
 	p2p_begin("MPI_Sendrecv", comm, dest, stag, scount, sdt);
-	send_flow(info_of(comm, 0), dest, stag);
+	send_flow(info_of(comm), dest, stag);
 	int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm,
 			       st);
 	if (rc == MPI_SUCCESS)
@@ -726,7 +762,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
 	p2p_begin("MPI_Sendrecv_replace", comm, dest, stag, count, dt);
-	send_flow(info_of(comm, 0), dest, stag);
+	send_flow(info_of(comm), dest, stag);
 	int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, st);
 	if (rc == MPI_SUCCESS)
 		recv_done(comm, source, rtag, st);
@@ -752,12 +788,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 
 int MPI_Request_free(MPI_Request *req)
 {
-	struct pending *p = pending_take(*req);
+	struct comm_info *c = NULL;
+	uint64_t id;
 
-	if (p != NULL) {
-		info_unref(p->comm);
-		free(p);
-	}
+	if (pending_take(*req, &id, &c) && c != NULL)
+		info_unref(c);
 	return PMPI_Request_free(req);
 }
 
