@@ -267,10 +267,11 @@ static uint64_t next_flow_id(uint64_t comm, int src, int dst, int tag, int recv)
 	return id;
 }
 
-/* A send of (comm, dest, tag): its flow starts in the enclosing slice. */
+/* A send of (comm, dest, tag): its flow starts in the enclosing slice, which
+ * p2p_begin() recorded. */
 static void send_flow(const struct comm_info *c, int dest, int tag)
 {
-	if (c == NULL || c->inter || dest < 0 || !rtr_category_enabled(CAT))
+	if (c == NULL || c->inter || dest < 0)
 		return;
 	uint64_t id = next_flow_id(c->id, world_rank, to_world(c, dest), tag, 0);
 	if (id != 0)
@@ -392,16 +393,13 @@ static void complete(MPI_Request req, const MPI_Status *st)
 		info_unref(c);
 }
 
-/* A blocking receive of (source, tag) that completed with st. */
-static void recv_done(MPI_Comm comm, int source, int tag, const MPI_Status *st)
+/* A blocking receive on c that completed with st. */
+static void recv_done(const struct comm_info *c, const MPI_Status *st)
 {
-	struct comm_info *c = info_of(comm);
 	uint64_t id;
 
 	if (c == NULL || st->MPI_SOURCE < 0)
 		return;
-	(void)source;
-	(void)tag;
 	id = recv_flow_id(c, st->MPI_SOURCE, st->MPI_TAG);
 	if (id != 0)
 		rtr_flow_end(CAT, FLOW, id);
@@ -410,11 +408,73 @@ static void recv_done(MPI_Comm comm, int source, int tag, const MPI_Status *st)
 /* ------------------------------------------------------------------------- */
 /* Slices                                                                     */
 
+/*
+ * The sizes of the predefined C datatypes, asked once by after_init(): open addressing
+ * on the handle's bits, at most a third full. Any other type is asked of MPI at each
+ * call (a derived type's handle, once freed, can come back as another type). Written
+ * before any other thread may call MPI, then read-only: plain.
+ */
+#define TYPE_SLOTS 128
+static struct {
+	MPI_Datatype dt;
+	int size;
+	int used;
+} type_sizes[TYPE_SLOTS];
+
+static unsigned type_hash(MPI_Datatype dt)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, &dt, sizeof(dt) < sizeof(k) ? sizeof(dt) : sizeof(k));
+	return (unsigned)((k * UINT64_C(0x9e3779b97f4a7c15)) >> 57); /* Fibonacci: 7 bits */
+}
+
+/* The slot of dt, or the empty one where it would go. */
+static unsigned type_slot(MPI_Datatype dt)
+{
+	unsigned i = type_hash(dt);
+
+	while (type_sizes[i].used && type_sizes[i].dt != dt)
+		i = (i + 1) & (TYPE_SLOTS - 1);
+	return i;
+}
+
+static void type_sizes_init(void)
+{
+	/* clang-format off */
+	const MPI_Datatype predefined[] = {
+		MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE,
+		MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
+		MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG,
+		MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
+		MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
+		MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+		MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_AINT,
+		MPI_OFFSET, MPI_COUNT, MPI_PACKED, MPI_FLOAT_INT,
+		MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+		MPI_LONG_DOUBLE_INT
+	};
+	/* clang-format on */
+	int size;
+
+	for (size_t i = 0; i < sizeof(predefined) / sizeof(predefined[0]); i++) {
+		MPI_Datatype dt = predefined[i];
+		if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+			continue;
+		unsigned slot = type_slot(dt); /* an alias listed twice finds its own slot */
+		type_sizes[slot].dt = dt;
+		type_sizes[slot].size = size;
+		type_sizes[slot].used = 1;
+	}
+}
+
 static int64_t bytes_of(int count, MPI_Datatype dt)
 {
-	int size = 0;
+	unsigned slot = type_slot(dt);
+	int size = type_sizes[slot].size;
 
-	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
+	if (!type_sizes[slot].used &&
+	    (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS))
 		return 0;
 	return (int64_t)count * size;
 }
@@ -432,23 +492,27 @@ static int comm_size(MPI_Comm comm)
 {
 	int n = 0;
 
+	if (comm == MPI_COMM_WORLD && world_info.size > 0)
+		return world_info.size; /* set by after_init() */
 	if (comm != MPI_COMM_NULL)
 		PMPI_Comm_size(comm, &n);
 	return n;
 }
 
-/* A point-to-point slice: peer (as a world rank), tag, bytes. */
-static void p2p_begin(const char *name, MPI_Comm comm, int peer, int tag, int count,
-		      MPI_Datatype dt)
+/* A point-to-point slice on c: peer (as a world rank), tag, bytes. Returns whether the
+ * category is recorded (the slice's flow then goes with it). */
+static int p2p_begin(const char *name, const struct comm_info *c, int peer, int tag, int count,
+		     MPI_Datatype dt)
 {
 	if (!rtr_category_enabled(CAT))
-		return;
+		return 0;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("peer", to_world(info_of(comm), peer)),
+		RTR_ARG_I64("peer", to_world(c, peer)),
 		RTR_ARG_I64("tag", tag),
 		RTR_ARG_I64("bytes", bytes_of(count, dt)),
 	};
 	rtr_begin_args(CAT, name, args, 3);
+	return 1;
 }
 
 /* A collective slice: bytes (this rank's part), comm_size, root (-1: none). */
@@ -628,6 +692,7 @@ static void after_init(void)
 	int level = MPI_THREAD_MULTIPLE;
 	PMPI_Query_thread(&level);
 	multithreaded = level == MPI_THREAD_MULTIPLE;
+	type_sizes_init();
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &keyval, NULL);
 	PMPI_Comm_dup(MPI_COMM_WORLD, &sync_comm);
 	rtr_process_sort_index(world_rank);
@@ -688,8 +753,9 @@ int MPI_Finalize(void)
 	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag, \
 		       MPI_Comm comm)                                                  \
 	{                                                                              \
-		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
-		send_flow(info_of(comm), dest, tag);                                   \
+		const struct comm_info *c = info_of(comm);                             \
+		if (p2p_begin("MPI_" #mode, c, dest, tag, count, dt))                  \
+			send_flow(c, dest, tag);                                       \
 		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm);                 \
 		rtr_end(CAT, "MPI_" #mode);                                            \
 		return rc;                                                             \
@@ -698,8 +764,9 @@ int MPI_Finalize(void)
 	int MPI_##mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag, \
 		       MPI_Comm comm, MPI_Request *req)                                \
 	{                                                                              \
-		p2p_begin("MPI_" #mode, comm, dest, tag, count, dt);                   \
-		send_flow(info_of(comm), dest, tag);                                   \
+		const struct comm_info *c = info_of(comm);                             \
+		if (p2p_begin("MPI_" #mode, c, dest, tag, count, dt))                  \
+			send_flow(c, dest, tag);                                       \
 		int rc = PMPI_##mode(buf, count, dt, dest, tag, comm, req);            \
 		rtr_end(CAT, "MPI_" #mode);                                            \
 		return rc;                                                             \
@@ -719,10 +786,12 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	p2p_begin("MPI_Recv", comm, source, tag, count, dt);
+	const struct comm_info *c = info_of(comm);
+
+	p2p_begin("MPI_Recv", c, source, tag, count, dt);
 	int rc = PMPI_Recv(buf, count, dt, source, tag, comm, st);
 	if (rc == MPI_SUCCESS)
-		recv_done(comm, source, tag, st);
+		recv_done(c, st);
 	rtr_end(CAT, "MPI_Recv");
 	return rc;
 }
@@ -730,10 +799,12 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
 	      MPI_Request *req)
 {
-	p2p_begin("MPI_Irecv", comm, source, tag, count, dt);
+	struct comm_info *c = info_of(comm);
+
+	p2p_begin("MPI_Irecv", c, source, tag, count, dt);
 	int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
 	if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-		pending_add(*req, info_of(comm), source, tag);
+		pending_add(*req, c, source, tag);
 	rtr_end(CAT, "MPI_Irecv");
 	return rc;
 }
@@ -745,12 +816,14 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	p2p_begin("MPI_Sendrecv", comm, dest, stag, scount, sdt);
-	send_flow(info_of(comm), dest, stag);
+	const struct comm_info *c = info_of(comm);
+
+	if (p2p_begin("MPI_Sendrecv", c, dest, stag, scount, sdt))
+		send_flow(c, dest, stag);
 	int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm,
 			       st);
 	if (rc == MPI_SUCCESS)
-		recv_done(comm, source, rtag, st);
+		recv_done(c, st);
 	rtr_end(CAT, "MPI_Sendrecv");
 	return rc;
 }
@@ -761,18 +834,21 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	p2p_begin("MPI_Sendrecv_replace", comm, dest, stag, count, dt);
-	send_flow(info_of(comm), dest, stag);
+	const struct comm_info *c = info_of(comm);
+
+	if (p2p_begin("MPI_Sendrecv_replace", c, dest, stag, count, dt))
+		send_flow(c, dest, stag);
 	int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, st);
 	if (rc == MPI_SUCCESS)
-		recv_done(comm, source, rtag, st);
+		recv_done(c, st);
 	rtr_end(CAT, "MPI_Sendrecv_replace");
 	return rc;
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	p2p_begin("MPI_Probe", comm, source, tag, 0, MPI_DATATYPE_NULL);
+	if (rtr_category_enabled(CAT))
+		p2p_begin("MPI_Probe", info_of(comm), source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Probe(source, tag, comm, status);
 	rtr_end(CAT, "MPI_Probe");
 	return rc;
@@ -780,7 +856,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-	p2p_begin("MPI_Iprobe", comm, source, tag, 0, MPI_DATATYPE_NULL);
+	if (rtr_category_enabled(CAT))
+		p2p_begin("MPI_Iprobe", info_of(comm), source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
 	rtr_end(CAT, "MPI_Iprobe");
 	return rc;
