@@ -225,16 +225,17 @@ static uint64_t derived_id(MPI_Comm parent, int color)
 struct seq_node {
 	struct seq_node *next;
 	uint64_t comm;
+	uint64_t key; /* the hash of (comm, src, dst, tag): the flow ids' base */
 	int src, dst, tag, recv;
 	uint64_t next_seq;
 };
 
+/* Under tables_lock. Nodes are never freed. */
 static struct seq_node *seq_table[BUCKETS];
+static struct seq_node *seq_last[2]; /* of the last send [0] and receive [1] numbered */
 
-/* The next sequence number of (comm, src, dst, tag) on the sending or receiving side,
- * and the flow id it gives; 0 when out of memory (no flow then). The caller holds
- * tables_lock. */
-static uint64_t next_flow_id_locked(uint64_t comm, int src, int dst, int tag, int recv)
+/* The node of (comm, src, dst, tag) on one side; NULL when out of memory. */
+static struct seq_node *seq_node_of(uint64_t comm, int src, int dst, int tag, int recv)
 {
 	uint64_t h = combine(combine(comm, (uint64_t)(uint32_t)src),
 			     (uint64_t)(uint32_t)dst << 32 | (uint32_t)tag);
@@ -243,19 +244,34 @@ static uint64_t next_flow_id_locked(uint64_t comm, int src, int dst, int tag, in
 	for (n = *b; n != NULL; n = n->next)
 		if (n->comm == comm && n->src == src && n->dst == dst && n->tag == tag &&
 		    n->recv == recv)
-			break;
-	if (n == NULL) {
-		if ((n = calloc(1, sizeof(*n))) == NULL)
+			return n;
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	n->comm = comm;
+	n->key = h;
+	n->src = src;
+	n->dst = dst;
+	n->tag = tag;
+	n->recv = recv;
+	n->next = *b;
+	*b = n;
+	return n;
+}
+
+/* The next sequence number of (comm, src, dst, tag) on the sending (recv 0) or
+ * receiving (1) side, and the flow id it gives; 0 when out of memory (no flow then).
+ * The caller holds tables_lock. A run of messages with one key, each side's usual
+ * case, skips the hash and the bucket. */
+static uint64_t next_flow_id_locked(uint64_t comm, int src, int dst, int tag, int recv)
+{
+	struct seq_node *n = seq_last[recv];
+
+	if (n == NULL || n->comm != comm || n->src != src || n->dst != dst || n->tag != tag) {
+		if ((n = seq_node_of(comm, src, dst, tag, recv)) == NULL)
 			return 0;
-		n->comm = comm;
-		n->src = src;
-		n->dst = dst;
-		n->tag = tag;
-		n->recv = recv;
-		n->next = *b;
-		*b = n;
+		seq_last[recv] = n;
 	}
-	uint64_t id = combine(h, n->next_seq++);
+	uint64_t id = combine(n->key, n->next_seq++);
 	return id != 0 ? id : 1;
 }
 
