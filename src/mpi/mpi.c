@@ -901,24 +901,34 @@ struct reqs {
 	MPI_Status st_local[64];
 };
 
-static int reqs_init(struct reqs *r, int n, const MPI_Request *reqs, MPI_Status *statuses)
-{
-	r->h = n <= 64 ? r->h_local : malloc((size_t)n * sizeof(MPI_Request));
-	r->st = statuses != MPI_STATUSES_IGNORE ? statuses
-		: n <= 64			? r->st_local
-						: malloc((size_t)n * sizeof(MPI_Status));
-	if (r->h == NULL || r->st == NULL)
-		return -1;
-	memcpy(r->h, reqs, (size_t)n * sizeof(MPI_Request));
-	return 0;
-}
-
 static void reqs_fini(struct reqs *r, MPI_Status *statuses)
 {
 	if (r->h != r->h_local)
 		free(r->h);
 	if (r->st != r->st_local && r->st != statuses)
 		free(r->st);
+}
+
+/* 0, or -1 without memory (then nothing is held). */
+static int reqs_init(struct reqs *r, int n, const MPI_Request *reqs, MPI_Status *statuses)
+{
+	r->h = n <= 64 ? r->h_local : malloc((size_t)n * sizeof(MPI_Request));
+	r->st = statuses != MPI_STATUSES_IGNORE ? statuses
+		: n <= 64			? r->st_local
+						: malloc((size_t)n * sizeof(MPI_Status));
+	if (r->h == NULL || r->st == NULL) {
+		reqs_fini(r, statuses);
+		return -1;
+	}
+	memcpy(r->h, reqs, (size_t)n * sizeof(MPI_Request));
+	return 0;
+}
+
+/* Whether no receive is pending: then none of the requests a Wait or Test is given
+ * can complete one, and it needs no copies (relaxed: see complete()). */
+static int none_pending(void)
+{
+	return rtr_atomic_load_relaxed(&pending_count) == 0;
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -956,8 +966,7 @@ static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status
 	int rc, done = 1;
 
 	count_begin(name, n);
-	if (reqs_init(&r, n, reqs, statuses) != 0) {
-		reqs_fini(&r, statuses);
+	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
 		rc = flag == NULL ? PMPI_Waitall(n, reqs, statuses)
 				  : PMPI_Testall(n, reqs, flag, statuses);
 	} else {
@@ -993,8 +1002,7 @@ static int any(const char *name, int n, MPI_Request *reqs, int *index, int *flag
 	int rc, done = 1;
 
 	count_begin(name, n);
-	if (reqs_init(&r, n, reqs, MPI_STATUSES_IGNORE) != 0) {
-		reqs_fini(&r, MPI_STATUSES_IGNORE);
+	if (none_pending() || reqs_init(&r, n, reqs, MPI_STATUSES_IGNORE) != 0) {
 		rc = flag == NULL ? PMPI_Waitany(n, reqs, index, status)
 				  : PMPI_Testany(n, reqs, index, flag, status);
 	} else {
@@ -1027,8 +1035,7 @@ static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *
 	int rc;
 
 	count_begin(name, n);
-	if (reqs_init(&r, n, reqs, statuses) != 0) {
-		reqs_fini(&r, statuses);
+	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
 		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, statuses)
 			  : PMPI_Waitsome(n, reqs, outcount, indices, statuses);
 	} else {
