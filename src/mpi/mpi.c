@@ -172,15 +172,12 @@ static struct comm_info *info_attach(MPI_Comm comm, uint64_t id)
 	return c;
 }
 
-/* The info of comm, made from its members when no wrapper made the communicator;
- * NULL for MPI_COMM_NULL or when MPI fails. */
-static struct comm_info *info_of(MPI_Comm comm)
+/* info_of() of any communicator but the world. */
+static struct comm_info *info_lookup(MPI_Comm comm)
 {
 	struct comm_info *c = NULL;
 	int flag = 0;
 
-	if (comm == MPI_COMM_WORLD)
-		return &world_info;
 	if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID)
 		return NULL;
 	if (PMPI_Comm_get_attr(comm, keyval, &c, &flag) != MPI_SUCCESS || !flag) {
@@ -193,6 +190,13 @@ static struct comm_info *info_of(MPI_Comm comm)
 		c->id = h;
 	}
 	return c;
+}
+
+/* The info of comm, made from its members when no wrapper made the communicator;
+ * NULL for MPI_COMM_NULL or when MPI fails. */
+static inline struct comm_info *info_of(MPI_Comm comm)
+{
+	return comm == MPI_COMM_WORLD ? &world_info : info_lookup(comm);
 }
 
 static int to_world(const struct comm_info *c, int rank)
@@ -484,6 +488,18 @@ static void type_sizes_init(void)
 	}
 }
 
+/* RTR_ARG_I64() with only the fields an integer argument has: the compound literal
+ * also zeroes the rest of the union (a rep stos on each wrapper's three). */
+static inline struct rtr_arg arg_i64(const char *key, int64_t value)
+{
+	struct rtr_arg a;
+
+	a.key = key;
+	a.type = RTR_ARG_TYPE_I64;
+	a.v.i64 = value;
+	return a;
+}
+
 static int64_t bytes_of(int count, MPI_Datatype dt)
 {
 	unsigned slot = type_slot(dt);
@@ -523,9 +539,9 @@ static int p2p_begin(const char *name, const struct comm_info *c, int peer, int 
 	if (!rtr_category_enabled(CAT))
 		return 0;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("peer", to_world(c, peer)),
-		RTR_ARG_I64("tag", tag),
-		RTR_ARG_I64("bytes", bytes_of(count, dt)),
+		arg_i64("peer", to_world(c, peer)),
+		arg_i64("tag", tag),
+		arg_i64("bytes", bytes_of(count, dt)),
 	};
 	rtr_begin_args(CAT, name, args, 3);
 	return 1;
@@ -537,16 +553,16 @@ static void coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
 	if (!rtr_category_enabled(CAT))
 		return;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("bytes", bytes),
-		RTR_ARG_I64("comm_size", comm_size(comm)),
-		RTR_ARG_I64("root", root),
+		arg_i64("bytes", bytes),
+		arg_i64("comm_size", comm_size(comm)),
+		arg_i64("root", root),
 	};
 	rtr_begin_args(CAT, name, args, root >= 0 ? 3 : 2);
 }
 
 static void count_begin(const char *name, int count)
 {
-	const struct rtr_arg args[] = {RTR_ARG_I64("count", count)};
+	const struct rtr_arg args[] = {arg_i64("count", count)};
 
 	rtr_begin_args(CAT, name, args, 1);
 }
@@ -1139,8 +1155,8 @@ static void rma_begin(const char *name, int target, int count, MPI_Datatype dt)
 	if (!rtr_category_enabled(CAT))
 		return;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("peer", target),
-		RTR_ARG_I64("bytes", bytes_of(count, dt)),
+		arg_i64("peer", target),
+		arg_i64("bytes", bytes_of(count, dt)),
 	};
 	rtr_begin_args(CAT, name, args, 2);
 }
