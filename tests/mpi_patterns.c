@@ -17,19 +17,67 @@
  *	- one-sided: Put, Get, Accumulate in Win_fence epochs, a Get under Win_lock.
  * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
  * itself with SIGKILL before MPI_Finalize.
+ * `mpi_patterns threads`: at MPI_THREAD_MULTIPLE (exit 77 if MPI does not provide it),
+ * ranks 2k and 2k + 1 exchange THREAD_ROUNDS messages in each of THREADS threads at
+ * once, thread t on tag t: Irecv, Isend, then Waitall or two Waits, in turn.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
-#define SAME 6
+#define SAME	      6
+#define THREADS	      3
+#define THREAD_ROUNDS 250
+
+static int thread_peer;
+
+static void *exchange(void *arg)
+{
+	int tag = (int)(long)arg, in = 0, out = tag;
+
+	for (int i = 0; i < THREAD_ROUNDS; i++) {
+		MPI_Request req[2];
+		MPI_Irecv(&in, 1, MPI_INT, thread_peer, tag, MPI_COMM_WORLD, &req[0]);
+		MPI_Isend(&out, 1, MPI_INT, thread_peer, tag, MPI_COMM_WORLD, &req[1]);
+		if (i % 2 == 0) {
+			MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+		} else {
+			MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+			MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+		}
+	}
+	return NULL;
+}
+
+static int threads(int *argc, char ***argv)
+{
+	pthread_t th[THREADS];
+	int provided, rank;
+
+	MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+	if (provided < MPI_THREAD_MULTIPLE) {
+		MPI_Finalize();
+		return 77;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	thread_peer = rank ^ 1;
+	for (long t = 0; t < THREADS; t++)
+		pthread_create(&th[t], NULL, exchange, (void *)t);
+	for (int t = 0; t < THREADS; t++)
+		pthread_join(th[t], NULL);
+	MPI_Finalize();
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
 	int rank, size, v = 0, buf[16] = {0}, out[16] = {0};
 	MPI_Status st;
 
+	if (argc > 1 && strcmp(argv[1], "threads") == 0)
+		return threads(&argc, &argv);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);

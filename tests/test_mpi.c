@@ -25,7 +25,7 @@
 
 #define RANKS	  4
 #define TIMEOUT_S 60
-#define MAX_FLOWS 4096
+#define MAX_FLOWS 8192
 
 struct flow {
 	char id[24];
@@ -489,6 +489,29 @@ static void merged_ranks_with_offsets_have_joined_forward_arrows(void **state)
 	check_merge_of(files, "merged", sent);
 }
 
+/* At MPI_THREAD_MULTIPLE the tables are under the lock: threads numbering their own
+ * tags at once still give every message one flow. */
+static void threads_at_thread_multiple_join_every_message(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+	const int threads = 3, rounds = 250; /* as in mpi_patterns.c */
+
+	(void)state;
+	const char *const cmd[] = {RTR_MPI_PATTERNS, "threads", NULL};
+	int status = run("threads", RTR_MPI_LIB, cmd, files);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		skip(); /* MPI without MPI_THREAD_MULTIPLE */
+	tu_expect_exit_0(status);
+	load(&k, files);
+	for (int r = 0; r < RANKS; r++) {
+		assert_int_equal(slices(&k, r, "MPI_Irecv"), threads * rounds);
+		assert_int_equal(slices(&k, r, "MPI_Isend"), threads * rounds);
+	}
+	assert_int_equal(check_flows(&k), (size_t)RANKS * threads * rounds);
+	unload(&k);
+}
+
 static void rank_killed_before_finalize_leaves_a_file_that_loads(void **state)
 {
 	char files[RANKS][4096];
@@ -530,6 +553,7 @@ int main(void)
 		cmocka_unit_test(preloaded_patterns_join_wildcards_nonblocking_and_same_tags),
 		cmocka_unit_test(clock_sync_measures_simulated_offsets),
 		cmocka_unit_test(merged_ranks_with_offsets_have_joined_forward_arrows),
+		cmocka_unit_test(threads_at_thread_multiple_join_every_message),
 		cmocka_unit_test(rank_killed_before_finalize_leaves_a_file_that_loads),
 	};
 
