@@ -54,12 +54,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CAT	    "mpi"
-#define FLOW	    "message"
-#define SYNC_ROUNDS 50
-#define SYNC_TAG    1
-#define SYNC_GO_TAG 2
-#define BUCKETS	    4096 /* of each hash table: chained, a power of two */
+#define CAT	      "mpi"
+#define FLOW	      "message"
+#define SYNC_ROUNDS   50
+#define SYNC_TAG      1
+#define SYNC_GO_TAG   2
+#define SYNC_DONE_TAG 3
+#define BUCKETS	      4096 /* of each hash table: chained, a power of two */
 
 /* ------------------------------------------------------------------------- */
 /* Communicators                                                              */
@@ -584,23 +585,25 @@ static void count_begin(const char *name, int count)
  * sync"); rank 0's own has offset 0.
  */
 /*
- * Wait for rank 0's go, sleeping: ranks spinning in MPI_Recv while others measure
- * would take the CPUs from the two that measure when ranks outnumber cores, and
- * every preemption inside a round widens its interval.
+ * Wait for a message from rank 0 with tag (its go, or the end of the measurement),
+ * sleeping: ranks spinning in MPI_Recv while two others measure would take the CPUs
+ * from them when ranks outnumber cores, and every preemption inside a round widens
+ * its interval. So each rank waits for its turn asleep, and after it until every
+ * rank has had its turn.
  */
-static int wait_for_turn(void)
+static int wait_for(int tag)
 {
-	const struct timespec nap = {0, 20000};
+	const struct timespec nap = {0, 50000};
 	int flag = 0, err = MPI_SUCCESS;
-	char go;
+	char byte;
 
 	while (err == MPI_SUCCESS && !flag) {
-		err = PMPI_Iprobe(0, SYNC_GO_TAG, sync_comm, &flag, MPI_STATUS_IGNORE);
+		err = PMPI_Iprobe(0, tag, sync_comm, &flag, MPI_STATUS_IGNORE);
 		if (err == MPI_SUCCESS && !flag)
 			nanosleep(&nap, NULL);
 	}
 	if (err == MPI_SUCCESS)
-		err = PMPI_Recv(&go, 1, MPI_CHAR, 0, SYNC_GO_TAG, sync_comm, MPI_STATUS_IGNORE);
+		err = PMPI_Recv(&byte, 1, MPI_CHAR, 0, tag, sync_comm, MPI_STATUS_IGNORE);
 	return err;
 }
 
@@ -626,10 +629,14 @@ static int clock_sync(void)
 			}
 		}
 		at = (int64_t)rtr_now_ns();
+		for (int r = 1; r < world_size && err == 0; r++) {
+			char done = 1;
+			err = PMPI_Send(&done, 1, MPI_CHAR, r, SYNC_DONE_TAG, sync_comm);
+		}
 	} else {
 		int64_t best = INT64_MAX, best_offset = 0, lo = INT64_MIN, hi = INT64_MAX;
 		uint64_t first = 0, last = 0;
-		err = wait_for_turn();
+		err = wait_for(SYNC_GO_TAG);
 		for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 			uint64_t t0 = rtr_now_ns(), ref = 0;
 			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm);
@@ -649,6 +656,8 @@ static int clock_sync(void)
 				best_offset = (int64_t)(ref - (t0 + (t1 - t0) / 2));
 			}
 		}
+		if (err == MPI_SUCCESS)
+			err = wait_for(SYNC_DONE_TAG);
 		at = (int64_t)(first + (last - first) / 2);
 		rtt = best;
 		if (lo <= hi) {
