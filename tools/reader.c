@@ -66,6 +66,10 @@
 #define INPUT_BYTES (64 * 1024)
 #define TEXT_BYTES  (64 * 1024)
 #define SLICE_BYTES (16 * 1024) /* bounds the events queued at once */
+/* The sizes under TRACE_READ_SMALL (a merge of many files holds a reader each). */
+#define SMALL_INPUT_BYTES (16 * 1024)
+#define SMALL_TEXT_BYTES  (16 * 1024)
+#define SMALL_SLICE_BYTES (2 * 1024)
 
 static const char *const field_names[TRACE_F_COUNT] = {
 	[TRACE_F_PH] = "ph",   [TRACE_F_NAME] = "name", [TRACE_F_CAT] = "cat",
@@ -169,6 +173,7 @@ struct trace_reader {
 	bool input_done; /* read(2) returned 0 */
 	bool sniffed;
 	unsigned char *in;
+	size_t input_bytes, text_bytes, slice_bytes; /* INPUT_BYTES... or SMALL_... */
 	z_stream zs;
 	bool zs_ready, member_open;
 	unsigned char *out;
@@ -1240,7 +1245,7 @@ static int gzip_trailing(struct trace_reader *r)
 		nonzero += r->zs.next_in[i] != 0;
 	r->zs.avail_in = 0;
 	for (;;) {
-		if (read_input(r, r->in, INPUT_BYTES, &got))
+		if (read_input(r, r->in, r->input_bytes, &got))
 			return -1;
 		if (got == 0)
 			break;
@@ -1268,7 +1273,7 @@ static ssize_t inflate_text(struct trace_reader *r)
 
 			if (r->input_done)
 				break;
-			if (read_input(r, r->in, INPUT_BYTES, &got))
+			if (read_input(r, r->in, r->input_bytes, &got))
 				return -1;
 			if (got == 0) {
 				r->input_done = true;
@@ -1287,9 +1292,9 @@ static ssize_t inflate_text(struct trace_reader *r)
 			r->st.gzip_members++;
 		}
 		r->zs.next_out = r->out;
-		r->zs.avail_out = TEXT_BYTES;
+		r->zs.avail_out = (uInt)r->text_bytes;
 		ret = inflate(&r->zs, Z_NO_FLUSH);
-		produced = TEXT_BYTES - r->zs.avail_out;
+		produced = r->text_bytes - r->zs.avail_out;
 		if (ret == Z_STREAM_END) {
 			/* One member done; the next one, if any, starts at next_in. */
 			r->member_open = false;
@@ -1327,7 +1332,7 @@ static int next_block(struct trace_reader *r)
 		r->sniffed = true;
 		/* Enough bytes to tell gzip and a byte-order mark, even from a pipe. */
 		do {
-			if (read_input(r, r->in + got, INPUT_BYTES - got, &more))
+			if (read_input(r, r->in + got, r->input_bytes - got, &more))
 				return -1;
 			got += more;
 		} while (more > 0 && got < 4);
@@ -1339,7 +1344,7 @@ static int next_block(struct trace_reader *r)
 				return -1;
 			}
 			r->zs_ready = true;
-			r->out = malloc(TEXT_BYTES);
+			r->out = malloc(r->text_bytes);
 			if (r->out == NULL) {
 				fail_nomem(r);
 				return -1;
@@ -1357,7 +1362,7 @@ static int next_block(struct trace_reader *r)
 	} else {
 		size_t got;
 
-		if (read_input(r, r->in, INPUT_BYTES, &got))
+		if (read_input(r, r->in, r->input_bytes, &got))
 			return -1;
 		r->input_done = got == 0;
 		n = (ssize_t)got;
@@ -1482,7 +1487,7 @@ static int feed_slice(struct trace_reader *r, unsigned char *p, size_t len, uint
 static void step(struct trace_reader *r)
 {
 	if (r->pos < r->len) {
-		size_t n = r->len - r->pos < SLICE_BYTES ? r->len - r->pos : SLICE_BYTES;
+		size_t n = r->len - r->pos < r->slice_bytes ? r->len - r->pos : r->slice_bytes;
 		unsigned char *p = r->text + r->pos;
 		uint64_t abs = r->text_abs + r->pos, end;
 		int rc;
@@ -1527,7 +1532,16 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 	if (options != NULL)
 		r->opt = *options;
 	r->path = strdup(path);
-	r->in = malloc(INPUT_BYTES);
+	if (r->opt.flags & TRACE_READ_SMALL) {
+		r->input_bytes = SMALL_INPUT_BYTES;
+		r->text_bytes = SMALL_TEXT_BYTES;
+		r->slice_bytes = SMALL_SLICE_BYTES;
+	} else {
+		r->input_bytes = INPUT_BYTES;
+		r->text_bytes = TEXT_BYTES;
+		r->slice_bytes = SLICE_BYTES;
+	}
+	r->in = malloc(r->input_bytes);
 	r->h = parser_new(r);
 	r->b.field_key = -1;
 	if (r->path == NULL || r->in == NULL || r->h == NULL) {

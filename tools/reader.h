@@ -158,6 +158,9 @@ typedef void (*trace_issue_fn)(void *ctx, const struct trace_issue *issue);
 
 /* trace_reader_options.flags */
 #define TRACE_READ_CHECK_STRINGS 1u
+/* Small buffers (a quarter of the input and text blocks, an eighth of the events
+ * queued): for a tool that holds many readers at once, at some cost in speed. */
+#define TRACE_READ_SMALL 2u
 
 struct trace_reader_options {
 	unsigned flags;

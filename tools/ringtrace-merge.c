@@ -118,6 +118,9 @@
 /* The least time from a send to its receive, by default (--min-latency). */
 #define DEFAULT_MIN_LATENCY_NS 100
 
+/* Inputs beyond which each reader takes small buffers. */
+#define MANY_INPUTS 64
+
 /* Open files besides the inputs: the output, its temporary, standard streams, zlib. */
 #define SPARE_FILES 16
 
@@ -397,7 +400,9 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 	m->n = n;
 	for (size_t i = 0; i < n; i++) {
 		struct input *in = &m->in[i];
-		struct trace_reader_options ro = {.on_issue = cli_warn_issue, .ctx = &in->warnings};
+		struct trace_reader_options ro = {.on_issue = cli_warn_issue,
+						  .ctx = &in->warnings,
+						  .flags = n > MANY_INPUTS ? TRACE_READ_SMALL : 0};
 
 		in->index = i;
 		in->path = paths[i];
