@@ -136,7 +136,7 @@ static bool json_number(const char *t, size_t len, bool *plain)
 int json_parse_us(const char *t, size_t len, int64_t *ns, bool *exact)
 {
 	bool plain, neg = len > 0 && t[0] == '-';
-	uint64_t v = 0;
+	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
 	size_t i = neg;
 
 	if (!json_number(t, len, &plain))
@@ -165,18 +165,21 @@ int json_parse_us(const char *t, size_t len, int64_t *ns, bool *exact)
 			return -1;
 		v = v * 10 + d;
 	}
-	if (v > UINT64_MAX / 1000)
+	/* In range as nanoseconds, fraction included (checked after it is added, since
+	 * it can carry v past the limit: 18446744073709551.999 us is not 383 ns). */
+	if (v > limit / 1000)
 		return -1;
 	v *= 1000;
 	if (i < len) {
-		unsigned scale = 100;
+		uint64_t fraction = 0, scale = 100;
 
 		for (i++; i < len; i++, scale /= 10)
-			v += (uint64_t)(t[i] - '0') * scale;
+			fraction += (uint64_t)(t[i] - '0') * scale;
+		if (fraction > limit - v)
+			return -1;
+		v += fraction;
 	}
-	if (v > (uint64_t)INT64_MAX)
-		return -1;
-	*ns = neg ? -(int64_t)v : (int64_t)v;
+	*ns = neg ? (int64_t)(0 - v) : (int64_t)v;
 	return 0;
 }
 

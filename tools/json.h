@@ -30,11 +30,20 @@ struct buf {
 	size_t len, cap;
 };
 
+/* 1 ns after t, where a tool ends what a trace left open; t itself at the end of the
+ * range (saturated, never an overflow). */
+static inline int64_t ns_after(int64_t t)
+{
+	return t < INT64_MAX ? t + 1 : t;
+}
+
 /* Make room for n more bytes. 0, or -1 when out of memory (b is unchanged). */
 int buf_grow(struct buf *b, size_t n);
 
 static inline int buf_put(struct buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0; /* p may be NULL (an absent name) */
 	if (b->cap - b->len < n && buf_grow(b, n) != 0)
 		return -1;
 	memcpy(b->p + b->len, p, n);

@@ -168,7 +168,7 @@ static int close_slices(struct repair *rp)
 			const struct open_slice *s = thread_top(th);
 			/* 1 ns after the latest time: a viewer that adds ts + dur in doubles
 			 * (speedscope) could otherwise see an X end after this E. */
-			int64_t ts = (th->has_time ? th->latest_ns : s->ts_ns) + 1;
+			int64_t ts = ns_after(th->has_time ? th->latest_ns : s->ts_ns);
 			int err;
 
 			b->len = 0;
@@ -307,7 +307,7 @@ int repair_command(const char *input, const char *output)
 	}
 	err = output_open(out_path, output_path_is_gzip(out_path), &rp.out);
 	if (err != 0) {
-		cli_error("check", "cannot write %s: %s", out_path, strerror(-err));
+		cli_error("check", "cannot write %s: %s", out_path, output_strerror(err));
 		free(out_path);
 		trace_reader_close(r);
 		return CLI_ERROR;

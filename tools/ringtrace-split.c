@@ -621,7 +621,7 @@ static int open_piece(struct split *sp, int64_t ts_from)
 	strcat(sp->path, num);
 	err = output_open(sp->path, sp->gzip, &sp->out);
 	if (err != 0) {
-		cli_error("split", "cannot write %s: %s", sp->path, strerror(-err));
+		cli_error("split", "cannot write %s: %s", sp->path, output_strerror(err));
 		return -1;
 	}
 	sp->lines = 0;
@@ -704,7 +704,7 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 static int end_piece(struct split *sp, bool last, bool close)
 {
 	struct buf *b = &sp->line;
-	int64_t async_at = (sp->has_latest ? sp->latest : 0) + 1;
+	int64_t async_at = ns_after(sp->has_latest ? sp->latest : 0);
 
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
@@ -717,7 +717,7 @@ static int end_piece(struct split *sp, bool last, bool close)
 
 		if (th->depth == 0 || !close)
 			continue;
-		at = (th->has_time ? th->latest_ns : th->open[th->depth - 1].ts_ns) + 1;
+		at = ns_after(th->has_time ? th->latest_ns : th->open[th->depth - 1].ts_ns);
 		for (size_t i = th->depth; i-- > 0;) {
 			const struct open_slice *s = &th->open[i];
 

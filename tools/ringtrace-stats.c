@@ -73,6 +73,13 @@
 /* Completed slices waiting for a parent, per thread, before the older half is merged. */
 #define UNCLAIMED_MAX 1024
 
+/* end - start for end >= start, exact (in uint64: the difference of two int64 may
+ * not fit in one). */
+static uint64_t span_ns(int64_t start, int64_t end)
+{
+	return (uint64_t)end - (uint64_t)start;
+}
+
 static const char end_marker_name[] = "ringtrace: end";
 static const char start_marker_name[] = "ringtrace: start";
 
@@ -375,7 +382,7 @@ static void compress(struct sthread *t)
 /* A slice out of the heap, in post-order: claim its children, then wait for a parent. */
 static void process(struct stats *c, struct sthread *t, const struct pending *p)
 {
-	uint64_t dur = (uint64_t)(p->end - p->start), child = 0;
+	uint64_t dur = span_ns(p->start, p->end), child = 0;
 	struct unclaimed *u, *top;
 	int64_t covered_to;
 
@@ -439,7 +446,7 @@ static void process(struct stats *c, struct sthread *t, const struct pending *p)
 	u->start = p->start;
 	u->end = p->end;
 	u->dur = dur;
-	u->cov = covered_to < p->end ? (uint64_t)(p->end - covered_to) : 0;
+	u->cov = covered_to < p->end ? span_ns(covered_to, p->end) : 0;
 	u->name = p->name;
 	u->n = 1;
 	u->mixed = false;
@@ -494,7 +501,7 @@ static void arrive(struct stats *c, struct sthread *t, int64_t start, int64_t en
 		   uint64_t name)
 {
 	struct pending p = {start, end, t->seq++, row, name};
-	uint64_t dur = (uint64_t)(end - start);
+	uint64_t dur = span_ns(start, end);
 
 	if (sketch_add(&row->dur, dur) || heap_push(t, &p)) {
 		c->nomem = true;
@@ -671,7 +678,7 @@ static void on_async(struct stats *c, const struct trace_event *ev)
 	{
 		struct trace_value absent = {TRACE_ABSENT, NULL, 0};
 		struct async_row *row;
-		uint64_t dur = (uint64_t)(ev->ts_ns - start);
+		uint64_t dur = span_ns(start, ev->ts_ns);
 
 		c->key.len = 0;
 		if (key_add(&c->key, ev->name.type == TRACE_STRING ? &ev->name : &absent)) {
@@ -1086,7 +1093,7 @@ static void print_header(const struct stats *c, const struct trace_reader_status
 	       st->events == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s");
 	if (c->has_time)
 		printf(", %s from first to last",
-		       human_ns(b, sizeof(b), (uint64_t)(c->last_ns - c->first_ns)));
+		       human_ns(b, sizeof(b), span_ns(c->first_ns, c->last_ns)));
 	printf("; %s%s, %s\n", forms[st->form], st->gzip ? ", gzip" : "",
 	       st->error != TRACE_OK ? "read stopped at an error"
 	       : st->complete	     ? "complete"
@@ -1188,7 +1195,7 @@ static void print_threads(const struct stats *c)
 	for (size_t i = 0; i < shown; i++) {
 		struct thread_state *th = v[i].v;
 		const struct sthread *t = thread_extra(th);
-		uint64_t span = (uint64_t)(t->last_ns - t->first_ns);
+		uint64_t span = span_ns(t->first_ns, t->last_ns);
 
 		printf("%10s %10s ", human_ns(s[0], sizeof(s[0]), t->busy),
 		       human_ns(s[1], sizeof(s[1]), span));
@@ -1396,7 +1403,7 @@ static int json_threads(const struct stats *c, struct buf *b)
 		const struct sthread *t = thread_extra(th);
 		const struct label *p = label_of(c, 'p', th->pid, 0);
 		const struct label *tl = label_of(c, 't', th->pid, th->tid);
-		uint64_t span = (uint64_t)(t->last_ns - t->first_ns);
+		uint64_t span = span_ns(t->first_ns, t->last_ns);
 		bool first = true;
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_putc(b, '{') ||
@@ -1496,7 +1503,7 @@ static int json_report(const struct stats *c, const struct trace_reader_status *
 	if (!err && c->has_time)
 		err = ji64(&b, &first, "first_ns", c->first_ns) ||
 		      ji64(&b, &first, "last_ns", c->last_ns) ||
-		      ju64(&b, &first, "span_ns", (uint64_t)(c->last_ns - c->first_ns));
+		      ju64(&b, &first, "span_ns", span_ns(c->first_ns, c->last_ns));
 	else if (!err)
 		err = buf_puts(&b, ",\"first_ns\":null,\"last_ns\":null,\"span_ns\":null");
 	err = err || jkey(&b, &first, "recorder");

@@ -709,6 +709,12 @@ static void microseconds_are_written_and_parsed_exactly(void **state)
 		assert_int_equal(json_parse_us("1.", 2, &ns, &exact), -1);
 		assert_int_equal(json_parse_us("9223372036854776", 16, &ns, &exact), -1);
 		assert_int_equal(json_parse_us("1e400", 5, &ns, &exact), -1);
+		/* The fraction can carry past the range: out of range, not wrapped. */
+		assert_int_equal(json_parse_us("18446744073709551.999", 21, &ns, &exact), -1);
+		assert_int_equal(json_parse_us("9223372036854775.808", 20, &ns, &exact), -1);
+		assert_int_equal(json_parse_us("-9223372036854775.808", 21, &ns, &exact), 0);
+		assert_int_equal(ns, INT64_MIN);
+		assert_int_equal(json_parse_us("-9223372036854775.809", 21, &ns, &exact), -1);
 	}
 	*rtr__json_i64(buf, INT64_MIN) = '\0';
 	assert_string_equal(buf, "-9223372036854775808");
