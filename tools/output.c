@@ -26,7 +26,7 @@
 
 struct output {
 	char *path;  /* as given; NULL for standard output */
-	char *final; /* the file the path ends at, for the rename; NULL: written directly */
+	char *final; /* the path, for the rename; NULL: written directly */
 	char *tmp;   /* the temporary file, until renamed onto final */
 	int fd;
 	bool gzip;
@@ -75,25 +75,39 @@ uint64_t output_bytes(const struct output *o)
 }
 
 /*
- * Where to write path. A device, a FIFO or a terminal (/dev/null, /dev/stdout, a
- * pipe) is written as it is: renaming onto it would replace it. A regular file, or
- * a new one, gets a temporary file beside the file the path ends at (through
- * symbolic links), renamed onto that file by output_commit(); so a reader of the
- * same file keeps the old content until the new one is whole.
+ * Where to write path. The tools never write through a symbolic link: a link
+ * planted at an output's name (FILE.repaired.json, a piece of a split) would make
+ * them replace whatever it points to.
+ *  - A link to a FIFO or a character device (/dev/stdout, a pipe, /dev/null) is
+ *    written into as it is; a link to anything else is refused (-ELOOP).
+ *  - A FIFO or a character device is written into: renaming onto it would replace
+ *    it. Any other file that is not regular is refused.
+ *  - A regular file, or a new one, is written under a temporary name in the same
+ *    directory (O_EXCL, by mkostemp) and renamed onto the path by output_commit():
+ *    rename replaces a link put there meanwhile, never what it points to; and a
+ *    reader of the same file keeps the old content until the new one is whole.
  */
 static int open_target(struct output *o)
 {
 	struct stat sb;
-	char *real;
 	size_t n;
 	mode_t mask;
 
-	if (stat(o->path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		o->fd = open(o->path, O_WRONLY | O_CLOEXEC | O_TRUNC);
-		return o->fd >= 0 ? 0 : -errno;
+	if (lstat(o->path, &sb) == 0) {
+		bool link = S_ISLNK(sb.st_mode);
+
+		if (link && stat(o->path, &sb) != 0)
+			return -ELOOP; /* a dangling link: creating its target is writing through */
+		if (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode)) {
+			o->fd = open(o->path, O_WRONLY | O_CLOEXEC | O_TRUNC);
+			return o->fd >= 0 ? 0 : -errno;
+		}
+		if (link)
+			return -ELOOP;
+		if (!S_ISREG(sb.st_mode))
+			return S_ISDIR(sb.st_mode) ? -EISDIR : -EINVAL;
 	}
-	real = realpath(o->path, NULL); /* NULL for a new file: then the path is the file */
-	o->final = real != NULL ? real : strdup(o->path);
+	o->final = strdup(o->path);
 	if (o->final == NULL)
 		return -ENOMEM;
 	n = strlen(o->final);
@@ -115,6 +129,14 @@ static int open_target(struct output *o)
 	/* mkostemp() makes it 0600; if this fails the file keeps that, which is safe. */
 	(void)fchmod(o->fd, 0666 & ~mask);
 	return 0;
+}
+
+const char *output_strerror(int err)
+{
+	if (err == -ELOOP)
+		return "it is a symbolic link, and the tools do not write through one (name the "
+		       "file itself, or remove the link)";
+	return strerror(-err);
 }
 
 int output_open(const char *path, bool gzip, struct output **out)

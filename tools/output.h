@@ -6,7 +6,8 @@
  * place by output_close(), so the path holds either its old content or the whole
  * new file, never a half-written one, and a tool may read and replace the same path
  * (`ringtrace check --repair -o t.json t.json`). output_free() before a commit
- * removes the temporary file.
+ * removes the temporary file. Never through a symbolic link (one to a pipe or a
+ * character device, like /dev/stdout, excepted): see output.c.
  *
  * gzip output is a sequence of members, each ending after a whole line once about
  * GZIP_MEMBER_BYTES of text have gone in: the recorder's own layout, so a copy cut
@@ -36,6 +37,9 @@ bool output_path_is_gzip(const char *path);
  * and the output in *out, or -errno (the temporary file could not be made).
  */
 int output_open(const char *path, bool gzip, struct output **out);
+
+/* What output_open()'s -errno means, for a message. */
+const char *output_strerror(int err);
 
 /* Append n bytes. 0, or -1 (see output_error()). */
 int output_write(struct output *o, const void *p, size_t n);

@@ -151,7 +151,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	err = output_open(out_path, output_path_is_gzip(out_path), &out);
 	if (err != 0) {
-		cli_error("convert", "cannot write %s: %s", out_path, strerror(-err));
+		cli_error("convert", "cannot write %s: %s", out_path, output_strerror(err));
 		free(out_path);
 		trace_reader_close(r);
 		return CLI_ERROR;

@@ -1950,7 +1950,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	err = output_open(output, output_path_is_gzip(output), &m.out);
 	if (err != 0) {
-		cli_error("merge", "cannot write %s: %s", output, strerror(-err));
+		cli_error("merge", "cannot write %s: %s", output, output_strerror(err));
 		free_merge(&m);
 		return CLI_ERROR;
 	}
