@@ -130,3 +130,11 @@ void cli_warnings_done(const struct cli_warnings *w)
 		fprintf(stderr, "%s: ... and %llu more warnings\n", w->file,
 			(unsigned long long)(w->count - w->shown));
 }
+
+bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_reader_status *st)
+{
+	if (st->not_a_trace == NULL || st->error != TRACE_OK)
+		return false;
+	cli_error(cmd, "%s: not a trace: %s", file, st->not_a_trace);
+	return true;
+}

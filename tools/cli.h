@@ -73,4 +73,9 @@ void cli_warn_issue(void *ctx, const struct trace_issue *issue);
 /* "... and N more warnings" when some were not shown. */
 void cli_warnings_done(const struct cli_warnings *w);
 
+/* When the input read to its end is JSON but not a trace: says so ("FILE: not a
+ * trace: why") and returns true; the tool then exits CLI_FINDINGS and writes
+ * nothing. */
+bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_reader_status *st);
+
 #endif /* RTR_TOOLS_CLI_H */

@@ -165,8 +165,9 @@ struct trace_reader {
 	const char *name; /* path, or "<stdin>" */
 	struct trace_reader_options opt;
 	struct trace_reader_status st;
-	bool done;   /* no more steps: the input ended, or an error */
-	bool failed; /* the error is in st */
+	bool done;	     /* no more steps: the input ended, or an error */
+	uint64_t non_events; /* elements of the event array that are not objects */
+	bool failed;	     /* the error is in st */
 
 	/* Input. */
 	int fd;
@@ -685,6 +686,7 @@ static int not_an_event(struct trace_reader *r, enum trace_type t)
 	uint64_t line, col;
 
 	locate(r, here(r), &line, &col);
+	r->non_events++;
 	return queue_issue(r, TRACE_ISSUE_NOT_AN_EVENT, line, col,
 			   "an element of the event array is %s, not an event object (skipped)",
 			   type_names[t]);
@@ -1421,9 +1423,13 @@ static void finish(struct trace_reader *r)
 			return;
 		}
 		st->complete = true;
-		if (st->form == TRACE_FORM_OBJECT && !r->saw_events_key)
+		if (st->form == TRACE_FORM_OBJECT && !r->saw_events_key) {
+			st->not_a_trace = "an object without \"traceEvents\"";
 			queue_issue(r, TRACE_ISSUE_NO_EVENTS_KEY, 1, 1,
 				    "an object without \"traceEvents\": no events");
+		} else if (st->events == 0 && r->non_events > 0) {
+			st->not_a_trace = "an array of values none of which is an event object";
+		}
 		return;
 	}
 	st->cut = true;

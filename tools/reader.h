@@ -198,6 +198,9 @@ struct trace_reader_status {
 	uint64_t input_size;	 /* of a regular file, else 0 */
 	unsigned char head[128]; /* the first text bytes, for sniffing rules */
 	size_t head_len;
+	/* Final: the input is JSON but not a trace (an object without "traceEvents", or
+	 * an array of values none of which is an event object), and why; NULL if not. */
+	const char *not_a_trace;
 	enum trace_error error; /* TRACE_OK unless next() returned -1 */
 	char message[512];	/* the error: "FILE:LINE:COL: what" or "FILE: what" */
 	const char *what;	/* the "what" part of message */

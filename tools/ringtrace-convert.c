@@ -160,7 +160,9 @@ int cmd_convert(int argc, char **argv)
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
 	st = trace_reader_status(r);
-	if (err == 0 && st->error != TRACE_OK && st->events == 0) {
+	if (err == 0 && cli_not_a_trace("convert", warnings.file, st)) {
+		status = CLI_FINDINGS; /* nothing written: output_free() removes it */
+	} else if (err == 0 && st->error != TRACE_OK && st->events == 0) {
 		/* Nothing read before the error: no trace here, so write nothing. */
 		cli_error("convert", "%s", st->message);
 		status = CLI_ERROR;

@@ -1191,7 +1191,9 @@ int cmd_split(int argc, char **argv)
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
 	st = trace_reader_status(r);
-	if (!err && rc < 0 && st->events == 0) {
+	if (!err && cli_not_a_trace("split", sp.file, st)) {
+		status = CLI_FINDINGS; /* no piece written */
+	} else if (!err && rc < 0 && st->events == 0) {
 		/* Nothing read before the error: no trace here, so write nothing. */
 		cli_error("split", "%s", st->message);
 		status = CLI_ERROR;

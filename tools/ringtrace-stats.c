@@ -1607,6 +1607,8 @@ static int stats_file(const char *path, const struct stats_options *opt)
 	if (c.nomem) {
 		cli_error("stats", "%s: out of memory", c.file);
 		status = CLI_ERROR;
+	} else if (cli_not_a_trace("stats", c.file, st)) {
+		status = CLI_FINDINGS;
 	} else if (st->error != TRACE_OK &&
 		   (st->events == 0 || st->error == TRACE_ERR_IO || st->error == TRACE_ERR_NOMEM)) {
 		/* Nothing to show, or the input failed rather than being malformed. */

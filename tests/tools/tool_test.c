@@ -266,13 +266,20 @@ size_t tool_corpus_files(char paths[][4200], size_t max)
 	return n;
 }
 
-/* What a tool wrote from a broken input: exit 0 or 2 (naming the input), never a
- * crash; whatever it wrote is strict JSON. */
+/* What a tool wrote from a broken input: exit 0 or 2 (naming the input), or 1 with
+ * "not a trace" and nothing written; never a crash; whatever it wrote is strict
+ * JSON. */
 void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input)
 {
 	char err[256], *text;
 	yajl_val v;
 
+	if (r->status == 1 && tool_has(r->err, input) && tool_has(r->err, "not a trace")) {
+		/* JSON that is not a trace: said, and nothing written. */
+		if (access(path, F_OK) == 0)
+			fail_msg("%s: not a trace, but %s was written", input, path);
+		return;
+	}
 	if (r->status != 0 && r->status != 2)
 		fail_msg("%s: exit status %d\n%s", input, r->status, r->err);
 	if (r->status == 2 && !tool_has(r->err, input) && !tool_has(r->err, "usage"))

@@ -100,8 +100,9 @@ char *tool_gunzip(const char *path, size_t *len);
  * bytes each, at most max (more fails the test). */
 size_t tool_corpus_files(char paths[][4200], size_t max);
 
-/* What a tool wrote at path from a broken input: exit 0 or 2 (naming the input),
- * never a crash; whatever it wrote is a strict JSON array (then removed). */
+/* What a tool wrote at path from a broken input: exit 0 or 2 (naming the input), or
+ * 1 with "not a trace" and nothing written; never a crash; whatever it wrote is a
+ * strict JSON array (then removed). */
 void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input);
 
 /* A growing text for generated inputs; free(p) when done. */
