@@ -56,6 +56,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Open slices reopened per thread at a cut, by default (--max-reopen). */
+#define DEFAULT_MAX_REOPEN 256
+
 /* Recent slices per thread that place a flow event, as `check` keeps them. */
 #define RECENT_SLICES 16
 /* Flow events held per thread before the oldest is written anyway. */
@@ -86,6 +89,9 @@ struct split_thread {
 	unsigned nrecent, next_recent;
 	struct held_flow *held;
 	size_t nheld, held_cap;
+	/* The outermost open slices not reopened in this piece (beyond --max-reopen):
+	 * open[0 .. absent). Their E events are left out of it. */
+	size_t absent;
 };
 
 /* One b of an open async span: its event, to write it again. */
@@ -128,6 +134,8 @@ struct meta {
 struct split {
 	const char *file;
 	uint64_t max_events, max_bytes; /* 0: no limit */
+	uint64_t max_reopen;		/* slices reopened per thread at a cut */
+	uint64_t not_reopened, ends_left_out;
 	char *prefix;
 	bool gzip;
 
@@ -183,6 +191,8 @@ static void usage(FILE *f)
 		   "                       gzip)\n"
 		   "  -e, --max-events N   at most N events per piece, its markers, names and\n"
 		   "                       closed and reopened slices included\n"
+		   "  -r, --max-reopen N   slices reopened per thread at a cut, the innermost\n"
+		   "                       (default 256; the E of the others are left out)\n"
 		   "  -o, --output PREFIX  where to write (default: FILE without .json or\n"
 		   "                       .json.gz); a PREFIX ending in .gz (or .json.gz) writes\n"
 		   "                       gzip\n"
@@ -650,7 +660,11 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 		int64_t at = th->has_time ? th->latest_ns : 0;
 
 		st->nrecent = st->next_recent = 0;
-		for (size_t i = 0; i < th->depth; i++) {
+		/* The innermost max_reopen: a stack of unended B events (a hostile file,
+		 * or one whose E were lost) would otherwise be repeated by every piece. */
+		st->absent = th->depth > sp->max_reopen ? th->depth - sp->max_reopen : 0;
+		sp->not_reopened += st->absent;
+		for (size_t i = st->absent; i < th->depth; i++) {
 			struct event_edit e = {
 				.set_ts = th->has_time, .ts_ns = at, .duplicates = true};
 			struct open_slice *s = &th->open[i];
@@ -694,6 +708,11 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 	return 0;
 }
 
+static size_t thread_extra_absent(struct thread_state *th)
+{
+	return ((const struct split_thread *)thread_extra(th))->absent;
+}
+
 /*
  * End the piece: flows held since the previous piece, an E per open B (innermost
  * first, 1 ns after its thread's latest time), an e per open async span, the end
@@ -715,10 +734,12 @@ static int end_piece(struct split *sp, bool last, bool close)
 	     th = threads_next(th)) {
 		int64_t at;
 
-		if (th->depth == 0 || !close)
+		size_t absent = thread_extra_absent(th);
+
+		if (th->depth <= absent || !close)
 			continue;
 		at = ns_after(th->has_time ? th->latest_ns : th->open[th->depth - 1].ts_ns);
-		for (size_t i = th->depth; i-- > 0;) {
+		for (size_t i = th->depth; i-- > absent;) {
 			const struct open_slice *s = &th->open[i];
 
 			b->len = 0;
@@ -734,6 +755,7 @@ static int end_piece(struct split *sp, bool last, bool close)
 		if (last) {
 			while (th->depth > 0)
 				thread_pop(th);
+			((struct split_thread *)thread_extra(th))->absent = 0;
 		}
 	}
 	if (close) {
@@ -993,6 +1015,13 @@ static int take(struct split *sp, const struct trace_event *ev)
 			return release_flows(sp, st, ev->ts_ns, INT64_MAX, false);
 		return 0;
 	case 'E':
+		if (th->depth > 0 && th->depth <= st->absent) {
+			/* Its B is not in this piece: neither is it. */
+			thread_pop(th);
+			st->absent--;
+			sp->ends_left_out++;
+			return 0;
+		}
 		if (th->depth > 0) {
 			const struct open_slice *s = thread_top(th);
 
@@ -1118,6 +1147,7 @@ int cmd_split(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"max-mb", required_argument, NULL, 'm'},
 		{"max-events", required_argument, NULL, 'e'},
+		{"max-reopen", required_argument, NULL, 'r'},
 		{"output", required_argument, NULL, 'o'},
 		{"gzip", no_argument, NULL, 'z'},
 		{"help", no_argument, NULL, 'h'},
@@ -1129,13 +1159,13 @@ int cmd_split(int argc, char **argv)
 		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
 	const struct trace_reader_status *st;
 	const struct trace_event *ev;
-	struct split sp = {0};
+	struct split sp = {.max_reopen = DEFAULT_MAX_REOPEN};
 	const char *output = NULL;
 	bool gzip_opt = false;
 	struct trace_reader *r;
 	int ch, rc, err = 0, status = CLI_OK;
 
-	while ((ch = getopt_long(argc, argv, "m:e:o:zh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "m:e:r:o:zh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
 			if (parse_limit("--max-mb", optarg, &sp.max_bytes, MB))
@@ -1144,6 +1174,11 @@ int cmd_split(int argc, char **argv)
 		case 'e':
 			if (parse_limit("--max-events", optarg, &sp.max_events, 1))
 				return CLI_ERROR;
+			break;
+		case 'r':
+			if (cli_parse_u64(optarg, &sp.max_reopen))
+				return cli_usage_error(
+					"split", "--max-reopen wants a number, not '%s'", optarg);
 			break;
 		case 'o':
 			output = optarg;
@@ -1216,6 +1251,12 @@ int cmd_split(int argc, char **argv)
 				 " whole events",
 				 sp.file, st->events);
 		}
+		if (sp.not_reopened > 0)
+			cli_note("split",
+				 "note: %" PRIu64 " open slices beyond --max-reopen %" PRIu64
+				 " were not reopened at the cuts, and %" PRIu64
+				 " of their E events left out",
+				 sp.not_reopened, sp.max_reopen, sp.ends_left_out);
 		cli_note("split",
 			 "wrote %u piece%s, %s-0001.json%s to %s: %" PRIu64 " events; %" PRIu64
 			 " slices closed at the cuts and reopened",

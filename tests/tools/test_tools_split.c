@@ -764,6 +764,67 @@ static void corpus_splits_without_a_crash(void **state)
 	}
 }
 
+/* 20,000 nested B events open across every cut: each piece reopens only the
+ * innermost 256 (not all 20,000, which multiplied the output), leaves out the E
+ * events of the others, and still passes check. */
+static void slices_beyond_max_reopen_are_not_repeated(void **state)
+{
+	enum { DEPTH = 20000, XS = 50000 };
+	char in[4200], prefix[4200], piece[4300];
+	struct tool_text t = {0};
+	struct tool_run r;
+	size_t total = 0, len;
+	unsigned n = 0;
+
+	(void)state;
+	if (TT_TSAN)
+		skip(); /* single-threaded: release and asan cover it */
+	snprintf(in, sizeof(in), "%s", tool_tmp("unended.json"));
+	snprintf(prefix, sizeof(prefix), "%s", tool_tmp("unended"));
+	tool_text_printf(&t, "[\n");
+	for (int i = 0; i < DEPTH; i++)
+		tool_text_printf(&t,
+				 "{\"ph\":\"B\",\"name\":\"b%d\",\"ts\":%d,\"pid\":1,\"tid\":1},\n",
+				 i, i);
+	for (int i = 0; i < XS; i++)
+		tool_text_printf(&t,
+				 "{\"ph\":\"X\",\"name\":\"x\",\"ts\":%d,\"dur\":1,\"pid\":1,"
+				 "\"tid\":1},\n",
+				 DEPTH + 2 * i);
+	for (int i = 0; i < DEPTH; i++)
+		tool_text_printf(
+			&t, "{\"ph\":\"E\",\"name\":\"b%d\",\"ts\":%d,\"pid\":1,\"tid\":1}%s\n",
+			DEPTH - 1 - i, DEPTH + 2 * XS + i, i + 1 < DEPTH ? "," : "");
+	tool_text_printf(&t, "]\n");
+	tool_write(in, t.p, t.len);
+	tool_run(&r, NULL, "split", "--max-mb", "1", "-o", prefix, in, NULL);
+	if (r.status != 0)
+		fail_msg("split: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "beyond --max-reopen 256 were not reopened"));
+	tool_run_free(&r);
+	for (;;) {
+		char *text;
+
+		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, n + 1);
+		if (access(piece, F_OK) != 0)
+			break;
+		text = tool_read(piece, &len);
+		total += len;
+		free(text);
+		tool_expect_no_findings(piece);
+		n++;
+	}
+	assert_true(n >= 5);
+	/* Every piece repeats at most 256 B and 256 E: the whole stays near the input. */
+	assert_true(total < t.len + (size_t)n * 2 * 256 * 64 + (size_t)n * 4096);
+	for (unsigned i = 1; i <= n; i++) {
+		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, i);
+		unlink(piece);
+	}
+	free(t.p);
+	unlink(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +837,7 @@ int main(void)
 		cmocka_unit_test(a_cut_input_is_split_and_completed),
 		cmocka_unit_test(large_file_in_bounded_memory),
 		cmocka_unit_test(corpus_splits_without_a_crash),
+		cmocka_unit_test(slices_beyond_max_reopen_are_not_repeated),
 	};
 
 	return cmocka_run_group_tests_name("tools_split", tests, NULL, NULL);
