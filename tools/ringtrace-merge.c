@@ -1967,8 +1967,16 @@ int cmd_merge(int argc, char **argv)
 			  output_name(m.out));
 		status = CLI_ERROR;
 	} else {
-		cli_note("merge", "wrote %s: %" PRIu64 " events from %zu file%s (clock %s)",
-			 output_name(m.out), m.written, m.n, m.n == 1 ? "" : "s",
+		uint64_t read = 0;
+
+		for (size_t i = 0; i < m.n; i++)
+			read += trace_reader_status(m.in[i].r)->events;
+		/* What it read is what check and stats count in the inputs; what it wrote
+		 * leaves out their markers and M events (the merged file has its own). */
+		cli_note("merge",
+			 "wrote %s: %" PRIu64 " events read from %zu file%s, of which %" PRIu64
+			 " are not markers or M events (clock %s)",
+			 output_name(m.out), read, m.n, m.n == 1 ? "" : "s", m.written,
 			 clock_names[m.clock]);
 	}
 	free_merge(&m);
