@@ -30,15 +30,15 @@
  * decimals; the merged origin is the earliest mapped file origin. An input without
  * a start marker keeps its times as they are.
  *
- * Messages. A flow whose id is kept across files (below) is a message: its "f" must
- * not come before its "s". Each "s" is remembered (per message in flight, never per
- * message) until its "f" is taken; an input whose next event is an "f" whose "s" has
- * not been taken yet waits outside the merge until it is (or until the merge is
- * STALL_NS past it, or nothing else is left: its send is then not among the
- * inputs). A receive still before its send (plus --min-latency) after the clock map
- * moves its thread forward by the controlled logical clock (merge_clock.h), and the
- * counts go to standard error and the end marker: messages, receives before their
- * send after the map (violations), messages and events moved, the largest move.
+ * Messages. A flow of the MPI module (category "mpi" in a file with a rank; its id
+ * is kept across files, below) is a message: its "f" must not come before its "s". Each "s" is
+ * remembered (per message in flight, never per message) until its "f" is taken; an input whose next
+ * event is an "f" whose "s" has not been taken yet waits outside the merge until it is (or until
+ * the merge is STALL_NS past it, or nothing else is left: its send is then not among the inputs). A
+ * receive still before its send (plus --min-latency) after the clock map moves its thread forward
+ * by the controlled logical clock (merge_clock.h), and the counts go to standard error and the end
+ * marker: messages, receives before their send after the map (violations), messages and events
+ * moved, the largest move.
  *
  * Segments. The files of one rotated trace (start markers with the same origin,
  * host, pid and rank, and different "segment" numbers) are one process: they share
@@ -1195,10 +1195,15 @@ static const struct buf *message_key(struct merge *m, const struct trace_event *
 	return &m->key;
 }
 
-/* Is the event a message's send or receive (a flow whose id every input shares)? */
-static bool is_message(const struct merge *m, const struct input *in, const struct trace_event *ev)
+/* Is the event a message's send or receive? */
+static bool is_message(const struct input *in, const struct trace_event *ev)
 {
-	return (ev->phase == 's' || ev->phase == 'f') && kept_id(m, in, ev);
+	/* The MPI module's: a message always goes from one rank's file to another's (or
+	 * to itself, send first). Not the other kept ids: a flow between two threads of
+	 * one process may have its f written before its s (the writer drains one
+	 * thread's ring after the other), and waiting for it would hold the file back. */
+	return (ev->phase == 's' || ev->phase == 'f') && ev->id.type != TRACE_ABSENT &&
+	       in->has_rank && trace_value_is(&ev->cat, "mpi");
 }
 
 static size_t *place_in(struct merge *m, const struct heap *h, size_t i)
@@ -1266,7 +1271,7 @@ static void enqueue(struct merge *m, struct input *in)
 	size_t *waiter;
 	bool created;
 
-	if (in->released || !is_message(m, in, in->head) || in->head->phase != 'f' ||
+	if (in->released || !is_message(in, in->head) || in->head->phase != 'f' ||
 	    (key = message_key(m, in->head)) == NULL ||
 	    table_get(&m->sends, key->p, key->len) != NULL) {
 		heap_push(m, &m->ready, in->index);
@@ -1451,7 +1456,7 @@ static int take(struct merge *m, struct input *in, const struct trace_event *ev)
 				return -1;
 		}
 	}
-	if (is_message(m, in, ev) &&
+	if (is_message(in, ev) &&
 	    (ev->phase == 'f' ? take_receive(m, in, ev) : take_send(m, in, ev)))
 		return -1;
 	e.set_ts = in->head_set_ts;
