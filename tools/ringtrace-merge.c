@@ -266,7 +266,8 @@ struct merge {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringtrace merge [--clock auto|sync|monotonic|realtime] -o OUT FILE...\n"
+		"usage: ringtrace merge [--clock auto|sync|monotonic|realtime] [--min-latency NS]\n"
+		"                       [--no-correction] -o OUT FILE...\n"
 		"\n"
 		"Merges the traces of several processes or MPI ranks (.json or .json.gz;\n"
 		"- is standard input) into one timeline, streaming:\n"
