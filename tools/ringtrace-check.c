@@ -26,54 +26,94 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* X(id, name, what) */
-#define RULES(X)                                                                                 \
-	X(JSON, "json", "not strict JSON, or not a trace: the check stops there")                \
-	X(GZIP, "gzip", "corrupt or cut gzip data, or bytes after the last member")              \
-	X(BOM, "bom", "a UTF-8 byte-order mark at the start")                                    \
-	X(FILE_START, "file-start", "does not begin [{\" (blanks allowed) within 128 bytes")     \
-	X(EMPTY, "empty", "no events")                                                           \
-	X(CUT, "cut", "ends without its closing ']': not strict JSON")                           \
-	X(PARTIAL_EVENT, "partial-event", "ends inside an event")                                \
-	X(OBJECT_CUT, "object-cut", "the object form {\"traceEvents\":[...]}, cut short")        \
-	X(TRAILING_COMMA, "trailing-comma", "a comma before the closing ']'")                    \
-	X(ZERO_BYTES, "zero-bytes", "NUL bytes in the text")                                     \
-	X(NOT_AN_EVENT, "not-an-event", "an element of the event array that is not an object")   \
-	X(CONTROL_BYTE, "control-byte", "a raw control byte (0x00-0x1F, 0x7F) in a string")      \
-	X(INVALID_UTF8, "invalid-utf8", "a string that is not valid UTF-8")                      \
-	X(SURROGATE, "surrogate-escape", "a \\uD800-\\uDFFF escape in a string")                 \
-	X(UNICODE_ESCAPE, "unicode-escape", "non-ASCII written as a \\u escape")                 \
-	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event")                      \
-	X(FIELD_TYPE, "field-type", "a known key with a value of the wrong type")                \
-	X(PHASE, "phase", "ph missing, unknown, or not imported by Perfetto")                    \
-	X(MISSING_TS, "missing-ts", "an event other than M without ts")                          \
-	X(NEGATIVE_TS, "negative-ts", "a negative ts (Perfetto drops it)")                       \
-	X(TS_RANGE, "ts-range", "ts beyond 2^53 ns: the viewers' doubles lose nanoseconds")      \
-	X(MISSING_DUR, "missing-dur", "an X without dur (dropped)")                              \
-	X(NEGATIVE_DUR, "negative-dur", "a negative dur")                                        \
-	X(PID, "pid", "pid missing, or not an integer 0 .. 2^32-1")                              \
-	X(TID, "tid", "tid missing, or not an integer 0 .. 2^32-1")                              \
-	X(TS_ORDER, "ts-order", "B/E timestamps going backward on a thread")                     \
-	X(END_MISMATCH, "end-mismatch", "an E whose name or cat is not its B's")                 \
-	X(END_WITHOUT_BEGIN, "end-without-begin", "an E with no B open on its thread")           \
-	X(ARGS_ON_END, "args-on-end", "an arg on both a B and its E (Catapult keeps one)")       \
-	X(UNENDED, "unended", "a B never ended (\"did not end\")")                               \
-	X(INSTANT_SCOPE, "instant-scope", "an instant whose s is not g, p or t")                 \
-	X(COUNTER_ARGS, "counter-args", "a C without args, or with args that are not numbers")   \
-	X(ASYNC_FIELDS, "async-fields", "b/e/n without cat, or without an integer or string id") \
-	X(ASYNC_UNMATCHED, "async-unmatched", "an e without its b, or a b never ended")          \
-	X(FLOW_ID, "flow-id", "s/t/f without an integer or hex-string id")                       \
-	X(FLOW_MISMATCH, "flow-mismatch", "s/t/f of one id with different names or cats")        \
-	X(FLOW_OUTSIDE, "flow-outside-slice", "s/t/f not inside a slice on its thread")          \
-	X(METADATA, "metadata", "an M event Perfetto does not understand, or with bad args")
+/*
+ * X(id, name, what, why): what a rule finds, and why it matters: which consumer acts
+ * on it, and how (FORMAT.md, and the importers' code where FORMAT.md is silent). A
+ * finding is something a consumer acts on; what none acts on is a note (note()),
+ * printed only with --notes and never in the exit status.
+ */
+#define RULES(X)                                                                                   \
+	X(JSON, "json", "not strict JSON, or not a trace: the check stops there",                  \
+	  "JSON.parse (DevTools) refuses the file; Perfetto fails on a malformed event")           \
+	X(GZIP, "gzip", "corrupt or cut gzip data, or bytes after the last member",                \
+	  "every viewer's gunzip stops there")                                                     \
+	X(BOM, "bom", "a UTF-8 byte-order mark at the start",                                      \
+	  "Perfetto's sniffer does not recognise the file as JSON")                                \
+	X(FILE_START, "file-start", "the first 64 bytes, blanks removed, do not begin [{\"",       \
+	  "Perfetto's sniffer (kGuessTraceMaxLookahead) does not recognise the file as JSON")      \
+	X(EMPTY, "empty", "no events", "the viewers refuse an empty trace")                        \
+	X(CUT, "cut", "ends without its closing ']': not strict JSON",                             \
+	  "DevTools and JSON.parse refuse it (Perfetto, Catapult and speedscope load it)")         \
+	X(PARTIAL_EVENT, "partial-event", "ends inside an event",                                  \
+	  "Catapult and speedscope fail on it (Perfetto drops the event)")                         \
+	X(OBJECT_CUT, "object-cut", "the object form {\"traceEvents\":[...]}, cut short",          \
+	  "Perfetto refuses it (\"JSON trace file is incomplete\"), and so do the others")         \
+	X(TRAILING_COMMA, "trailing-comma", "a comma before the closing ']'",                      \
+	  "JSON.parse (DevTools) refuses the file")                                                \
+	X(ZERO_BYTES, "zero-bytes", "NUL bytes in the text", "JSON.parse (DevTools) refuses them") \
+	X(NOT_AN_EVENT, "not-an-event", "an element of the event array that is not an object",     \
+	  "the importers expect an object; Catapult warns that it has no known phase")             \
+	X(CONTROL_BYTE, "control-byte", "a raw control byte (0x00-0x1F, 0x7F) in a string",        \
+	  "Catapult, DevTools and speedscope (JSON.parse) fail on the file")                       \
+	X(INVALID_UTF8, "invalid-utf8", "a string that is not valid UTF-8",                        \
+	  "the browser viewers decode it as U+FFFD, so names differ between viewers")              \
+	X(SURROGATE, "surrogate-escape", "a \\uD800-\\uDFFF escape in a string",                   \
+	  "Perfetto rejects the whole file (args: drops them)")                                    \
+	X(UNICODE_ESCAPE, "unicode-escape", "non-ASCII written as a \\u escape (a note)",          \
+	  "none: every viewer decodes it; FORMAT.md asks for raw UTF-8")                           \
+	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event",                        \
+	  "JSON.parse keeps the last one, a streaming importer may keep the first")                \
+	X(FIELD_TYPE, "field-type", "a known key with a value of the wrong type",                  \
+	  "Perfetto drops the event or the field; Catapult and DevTools misread it")               \
+	X(PHASE, "phase", "ph missing, unknown, or not imported by Perfetto",                      \
+	  "Perfetto skips the event; Catapult warns on an unknown phase")                          \
+	X(MISSING_TS, "missing-ts", "an event other than M without ts",                            \
+	  "Perfetto drops the event")                                                              \
+	X(NEGATIVE_TS, "negative-ts", "a negative ts", "Perfetto's sorter drops the event")        \
+	X(TS_RANGE, "ts-range", "ts or dur beyond 2^53 ns or 64 bits",                             \
+	  "the viewers' doubles lose nanoseconds; beyond 64 bits Perfetto cannot hold it")         \
+	X(MISSING_DUR, "missing-dur", "an X without dur", "Perfetto drops the event")              \
+	X(NEGATIVE_DUR, "negative-dur", "a negative dur",                                          \
+	  "Perfetto and Catapult draw nothing or misplace the slice")                              \
+	X(PID, "pid", "pid missing, or not an integer 0 .. 2^32-1", "Perfetto reads it as 0")      \
+	X(TID, "tid", "tid missing, or not an integer 0 .. 2^32-1",                                \
+	  "Perfetto reads it as 0 (a missing tid: the pid)")                                       \
+	X(TS_ORDER, "ts-order", "B/E timestamps going backward on a thread",                       \
+	  "Catapult does not sort B/E (\"Timestamps are moving backward\")")                       \
+	X(END_MISMATCH, "end-mismatch", "an E whose name or cat is not its B's",                   \
+	  "speedscope drops the slice and the DevTools engine warns (an E without a name: "        \
+	  "throws); Catapult and Perfetto end the slice silently")                                 \
+	X(END_WITHOUT_BEGIN, "end-without-begin", "an E with no B open on its thread",             \
+	  "Catapult warns and drops it; Perfetto drops it")                                        \
+	X(ARGS_ON_END, "args-on-end", "an arg key on both a B and its E",                          \
+	  "Catapult warns and keeps one (other E args it merges silently)")                        \
+	X(UNENDED, "unended", "a B never ended", "the viewers show \"did not end\"")               \
+	X(INSTANT_SCOPE, "instant-scope", "an instant whose s is not g, p or t",                   \
+	  "Perfetto drops the event")                                                              \
+	X(COUNTER_ARGS, "counter-args", "a C without args, or with args that are not numbers",     \
+	  "Perfetto drops the event or the series")                                                \
+	X(ASYNC_FIELDS, "async-fields", "b/e/n without cat, or without an integer or string id",   \
+	  "Perfetto drops the event; b and e cannot be matched")                                   \
+	X(ASYNC_UNMATCHED, "async-unmatched", "an e without its b, or a b never ended",            \
+	  "Catapult warns; Perfetto drops the e or leaves the span open")                          \
+	X(FLOW_ID, "flow-id", "s/t/f without an integer or hex-string id",                         \
+	  "Perfetto drops the event (flow_invalid_id)")                                            \
+	X(FLOW_MISMATCH, "flow-mismatch", "s/t/f of one id with different names or cats",          \
+	  "Catapult does not join them into one flow")                                             \
+	X(FLOW_OUTSIDE, "flow-outside-slice",                                                      \
+	  "s, t or f with bp:\"e\" not inside a slice on its thread; f without bp with no slice "  \
+	  "beginning at or after it",                                                              \
+	  "Catapult and Perfetto cannot bind it and drop the flow")                                \
+	X(METADATA, "metadata", "an M event no viewer reads, or with bad args",                    \
+	  "Catapult warns \"Unrecognized metadata name\" (a note for the names only it reads)")
 
-#define RULE_ENUM(id, name, what) RULE_##id,
-#define RULE_ROW(id, name, what)  {name, what},
+#define RULE_ENUM(id, name, what, why) RULE_##id,
+#define RULE_ROW(id, name, what, why)  {name, what, why},
 
 enum rule { RULES(RULE_ENUM) RULE_COUNT };
 
 static const struct {
-	const char *name, *what;
+	const char *name, *what, *why;
 } rules[RULE_COUNT] = {RULES(RULE_ROW)};
 
 static const enum rule issue_rules[TRACE_ISSUE_COUNT] = {
@@ -106,22 +146,28 @@ static const enum rule issue_rules[TRACE_ISSUE_COUNT] = {
 struct check_options {
 	uint64_t max_per_rule;
 	bool quiet;
+	bool notes; /* --notes: print the notes too */
 };
 
 struct interval {
 	int64_t start, end;
 };
 
+/* A flow event no slice binds yet. Catapult and Perfetto bind s, t and an f with
+ * "bp":"e" to the slice around it on its thread; an f without bp to the next slice that
+ * begins on its thread at or after it (Catapult's findNextSliceAfter). */
 struct pending_flow {
 	int64_t ts_ns;
 	uint64_t line, col;
 	char phase;
+	bool next; /* an f without bp: waits for a slice that begins at or after ts_ns */
 };
 
 /* Per thread, after the shared thread_state (threads.h). */
 struct check_thread {
-	bool has_be;
+	bool has_be, has_begin;
 	int64_t last_be_ns;
+	int64_t max_begin_ns; /* the latest start of a B or X on the thread */
 	uint64_t last_be_line;
 	struct interval recent[RECENT_SLICES];
 	unsigned nrecent, next_recent;
@@ -146,48 +192,82 @@ struct flow_state {
 struct check {
 	const char *file;
 	const struct check_options *opt;
-	uint64_t count[RULE_COUNT];
-	uint64_t total;
+	uint64_t count[RULE_COUNT], notes[RULE_COUNT]; /* findings and notes per rule */
+	uint64_t total, total_notes;
 	struct threads threads;
 	struct table async, flows;
 	struct buf key;
 	bool nomem;
 };
 
-static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
-		    ...) __attribute__((format(printf, 5, 6)));
+static void report(struct check *c, bool is_note, enum rule rule, uint64_t line, uint64_t col,
+		   const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
-static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
-		    ...)
+static void report(struct check *c, bool is_note, enum rule rule, uint64_t line, uint64_t col,
+		   const char *fmt, va_list ap)
 {
-	uint64_t n = ++c->count[rule];
-	va_list ap;
+	uint64_t n = is_note ? ++c->notes[rule] : ++c->count[rule];
 
-	c->total++;
-	if (c->opt->quiet)
+	if (is_note)
+		c->total_notes++;
+	else
+		c->total++;
+	if (c->opt->quiet || (is_note && !c->opt->notes))
 		return;
 	if (c->opt->max_per_rule > 0 && n > c->opt->max_per_rule) {
 		if (n == c->opt->max_per_rule + 1)
-			printf("%s: %s: more findings of this rule not shown (--max-per-rule 0 "
+			printf("%s: %s%s: more %s of this rule not shown (--max-per-rule 0 "
 			       "shows all)\n",
-			       c->file, rules[rule].name);
+			       c->file, is_note ? "note " : "", rules[rule].name,
+			       is_note ? "notes" : "findings");
 		return;
 	}
 	if (line > 0)
-		printf("%s:%" PRIu64 ":%" PRIu64 ": %s: ", c->file, line, col, rules[rule].name);
+		printf("%s:%" PRIu64 ":%" PRIu64 ": %s%s: ", c->file, line, col,
+		       is_note ? "note " : "", rules[rule].name);
 	else
-		printf("%s: %s: ", c->file, rules[rule].name);
-	va_start(ap, fmt);
+		printf("%s: %s%s: ", c->file, is_note ? "note " : "", rules[rule].name);
 	vprintf(fmt, ap);
-	va_end(ap);
 	putchar('\n');
+}
+
+static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
+		    ...) __attribute__((format(printf, 5, 6)));
+static void note(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Something a consumer acts on: printed, counted, exit status 1. */
+static void finding(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt,
+		    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, false, rule, line, col, fmt, ap);
+	va_end(ap);
+}
+
+/* Something no consumer acts on: printed with --notes only, never in the exit status. */
+static void note(struct check *c, enum rule rule, uint64_t line, uint64_t col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, true, rule, line, col, fmt, ap);
+	va_end(ap);
 }
 
 static void on_issue(void *ctx, const struct trace_issue *issue)
 {
 	struct check *c = ctx;
 
-	finding(c, issue_rules[issue->kind], issue->line, issue->col, "%s", issue->message);
+	enum rule rule = issue_rules[issue->kind];
+
+	if (rule == RULE_UNICODE_ESCAPE)
+		note(c, rule, issue->line, issue->col, "%s (every viewer decodes it)",
+		     issue->message);
+	else
+		finding(c, rule, issue->line, issue->col, "%s", issue->message);
 }
 
 /* ------------------------------------------------------------ message helpers */
@@ -342,7 +422,8 @@ static void slice_closed(struct check_thread *ct, int64_t start, int64_t end)
 	unsigned i;
 
 	for (size_t k = 0; k < ct->npending; k++) {
-		if (ct->pending[k].ts_ns < start || ct->pending[k].ts_ns > end)
+		if (ct->pending[k].next || ct->pending[k].ts_ns < start ||
+		    ct->pending[k].ts_ns > end)
 			ct->pending[kept++] = ct->pending[k];
 	}
 	ct->npending = kept;
@@ -363,6 +444,23 @@ static void slice_closed(struct check_thread *ct, int64_t start, int64_t end)
 	ct->recent[i].end = end;
 }
 
+/* A B or X began on the thread at start: it binds the waiting f events (without bp) at
+ * or before start. Only the latest start matters, so nothing but it is kept. */
+static void slice_began(struct check_thread *ct, int64_t start)
+{
+	size_t kept = 0;
+
+	if (ct->has_begin && start <= ct->max_begin_ns)
+		return;
+	ct->has_begin = true;
+	ct->max_begin_ns = start;
+	for (size_t k = 0; k < ct->npending; k++) {
+		if (!ct->pending[k].next || ct->pending[k].ts_ns > start)
+			ct->pending[kept++] = ct->pending[k];
+	}
+	ct->npending = kept;
+}
+
 static bool enclosed(const struct thread_state *th, const struct check_thread *ct, int64_t ts)
 {
 	if (th->depth > 0 && th->open[0].ts_ns <= ts)
@@ -379,14 +477,23 @@ static void report_pending(struct check *c, const struct thread_state *th,
 {
 	char t[32];
 
-	finding(c, RULE_FLOW_OUTSIDE, p->line, p->col,
-		"flow event \"%c\" at ts %s is not inside any slice on thread %" PRId64 "/%" PRId64
-		": the viewers cannot bind it",
-		p->phase, us(t, p->ts_ns), th->pid, th->tid);
+	if (p->next)
+		finding(c, RULE_FLOW_OUTSIDE, p->line, p->col,
+			"flow event \"f\" at ts %s without \"bp\":\"e\" has no slice beginning at "
+			"or after it on thread %" PRId64 "/%" PRId64
+			": Catapult and Perfetto bind such an f to the next slice that begins, and "
+			"drop the flow without one",
+			us(t, p->ts_ns), th->pid, th->tid);
+	else
+		finding(c, RULE_FLOW_OUTSIDE, p->line, p->col,
+			"flow event \"%c\" at ts %s is not inside any slice on thread %" PRId64
+			"/%" PRId64 ": Catapult and Perfetto bind it to the slice around it, and "
+			"drop the flow without one",
+			p->phase, us(t, p->ts_ns), th->pid, th->tid);
 }
 
 static void wait_for_slice(struct check *c, struct thread_state *th, struct check_thread *ct,
-			   const struct trace_event *ev)
+			   const struct trace_event *ev, bool next)
 {
 	if (ct->npending == MAX_PENDING_FLOWS) {
 		report_pending(c, th, &ct->pending[0]);
@@ -405,13 +512,28 @@ static void wait_for_slice(struct check *c, struct thread_state *th, struct chec
 		ct->pending_cap = n;
 	}
 	ct->pending[ct->npending++] =
-		(struct pending_flow){ev->ts_ns, ev->line, ev->col, ev->phase};
+		(struct pending_flow){ev->ts_ns, ev->line, ev->col, ev->phase, next};
 }
 
 static void check_begin(struct check *c, struct thread_state *th, const struct trace_event *ev)
 {
 	if (thread_push(th, ev) != 0)
 		c->nomem = true;
+}
+
+/* What the viewers do with an E that is not its B's (each seen loading such a file). */
+static const char *mismatch_effect(const struct trace_event *ev, const struct open_slice *b)
+{
+	if (ev->name.type == TRACE_ABSENT && b->name != NULL)
+		return "an E without a name makes the DevTools engine throw (nothing loads) and "
+		       "speedscope keep the slice open; Catapult and Perfetto end the slice "
+		       "silently";
+	if (!same_str(&ev->name, b->name, b->name_len))
+		return "speedscope does not end the slice (it stays open to the end of the "
+		       "profile) and the DevTools engine logs \"Begin/End events mismatch\"; "
+		       "Catapult and Perfetto end the slice silently";
+	return "the DevTools engine logs \"Begin/End events mismatch\"; speedscope, Catapult "
+	       "and Perfetto end the slice silently";
 }
 
 static void check_end(struct check *c, struct thread_state *th, struct check_thread *ct,
@@ -439,11 +561,11 @@ static void check_end(struct check *c, struct thread_state *th, struct check_thr
 	}
 	if (!same_str(&ev->name, b->name, b->name_len) || !same_str(&ev->cat, b->cat, b->cat_len))
 		finding(c, RULE_END_MISMATCH, ev->line, ev->col,
-			"E %s (cat %s) ends B %s (cat %s) of line %" PRIu64
-			": an E needs the name and cat of its B",
+			"E %s (cat %s) ends B %s (cat %s) of line %" PRIu64 ": %s",
 			shown(n1, sizeof(n1), &ev->name), shown(c1, sizeof(c1), &ev->cat),
 			shown_str(n2, sizeof(n2), b->name, b->name_len),
-			shown_str(c2, sizeof(c2), b->cat, b->cat_len), b->line);
+			shown_str(c2, sizeof(c2), b->cat, b->cat_len), b->line,
+			mismatch_effect(ev, b));
 	if (ev->has_ts && b->ts_ns <= ev->ts_ns)
 		slice_closed(ct, b->ts_ns, ev->ts_ns);
 	thread_pop(th);
@@ -474,12 +596,18 @@ static int key_add(struct buf *k, const struct trace_value *v)
 	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
 }
 
+/* A hex string id as Perfetto parses it (base 16, "0x" optional): "0x1f", "8780d402". */
 static bool is_hex_id(const struct trace_value *v)
 {
-	if (v->type != TRACE_STRING || v->len < 3 || v->text[0] != '0' ||
-	    (v->text[1] != 'x' && v->text[1] != 'X'))
+	size_t i = 0;
+
+	if (v->type != TRACE_STRING)
 		return false;
-	for (size_t i = 2; i < v->len; i++) {
+	if (v->len > 2 && v->text[0] == '0' && (v->text[1] == 'x' || v->text[1] == 'X'))
+		i = 2;
+	if (i == v->len)
+		return false;
+	for (; i < v->len; i++) {
 		char ch = v->text[i];
 
 		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
@@ -508,8 +636,12 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 	bool created;
 	char b1[96], b2[96], b3[96], b4[96];
 
-	if (ev->has_ts && !enclosed(th, ct, ev->ts_ns))
-		wait_for_slice(c, th, ct, ev);
+	if (ev->phase == 'f' && !trace_value_is(&ev->bp, "e")) {
+		if (ev->has_ts && !(ct->has_begin && ct->max_begin_ns >= ev->ts_ns))
+			wait_for_slice(c, th, ct, ev, true);
+	} else if (ev->has_ts && !enclosed(th, ct, ev->ts_ns)) {
+		wait_for_slice(c, th, ct, ev, false);
+	}
 	if (ev->id.type == TRACE_ABSENT) {
 		finding(c, RULE_FLOW_ID, ev->line, ev->col, "flow event \"%c\" without \"id\"",
 			ev->phase);
@@ -517,7 +649,8 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 	}
 	if (!is_integer(&ev->id) && !is_hex_id(&ev->id))
 		finding(c, RULE_FLOW_ID, ev->line, ev->col,
-			"flow id %s is neither an integer nor a hex string (\"0x1f\")",
+			"flow id %s is neither an integer nor a hex string (\"0x1f\", "
+			"\"8780d402\"): Perfetto drops the event (flow_invalid_id)",
 			shown(b1, sizeof(b1), &ev->id));
 	c->key.len = 0;
 	if (key_add(&c->key, &ev->id)) {
@@ -612,6 +745,20 @@ static void check_async(struct check *c, const struct trace_event *ev)
 	as->open++;
 }
 
+/* M names Catapult's importer (processMetadataEvent) handles without a warning, beyond
+ * the four Perfetto reads too. */
+static bool catapult_metadata(const struct trace_value *name)
+{
+	static const char *const names[] = {"process_labels", "process_uptime_seconds", "num_cpus",
+					    "TraceConfig", "trace_buffer_overflowed"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (trace_value_is(name, names[i]))
+			return true;
+	}
+	return false;
+}
+
 static void check_metadata(struct check *c, const struct trace_event *ev)
 {
 	const struct trace_value *a;
@@ -630,10 +777,15 @@ static void check_metadata(struct check *c, const struct trace_event *ev)
 			finding(c, RULE_METADATA, ev->line, ev->col,
 				"M %s without an integer args.sort_index",
 				shown(b, sizeof(b), &ev->name));
+	} else if (catapult_metadata(&ev->name)) {
+		note(c, RULE_METADATA, ev->line, ev->col,
+		     "M %s: Catapult reads it, Perfetto ignores it, no viewer warns",
+		     shown(b, sizeof(b), &ev->name));
 	} else {
 		finding(c, RULE_METADATA, ev->line, ev->col,
-			"M %s: Perfetto understands only process_name, thread_name, "
-			"process_sort_index and thread_sort_index (Catapult warns on others)",
+			"M %s: Catapult warns \"Unrecognized metadata name\" (Perfetto ignores it; "
+			"it reads process_name, thread_name, process_sort_index and "
+			"thread_sort_index)",
 			shown(b, sizeof(b), &ev->name));
 	}
 }
@@ -676,12 +828,16 @@ static void check_event(struct check *c, const struct trace_event *ev)
 	case 'B':
 		check_be_order(c, ct, ev);
 		check_begin(c, th, ev);
+		if (ev->has_ts)
+			slice_began(ct, ev->ts_ns);
 		break;
 	case 'E':
 		check_be_order(c, ct, ev);
 		check_end(c, th, ct, ev);
 		break;
 	case 'X':
+		if (ev->has_ts)
+			slice_began(ct, ev->ts_ns);
 		if (ev->has_ts && ev->has_dur && ev->dur_ns >= 0)
 			slice_closed(ct, ev->ts_ns, ev->ts_ns + ev->dur_ns);
 		break;
@@ -741,25 +897,41 @@ static void check_leftovers(struct check *c)
 			as->open);
 }
 
+/*
+ * Perfetto's sniffer (GuessTraceType(), trace_type.cc): the first
+ * kGuessTraceMaxLookahead bytes with all whitespace removed must begin {" or [{".
+ * FORMAT.md says 128 bytes; Perfetto's source says 64. A byte-order mark is the bom
+ * rule's: skipped here.
+ */
+#define SNIFF_BYTES 64
+
+static bool sniffed_as_json(const struct trace_reader_status *st)
+{
+	size_t i = st->head_len >= 3 && memcmp(st->head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	size_t end = i + SNIFF_BYTES < st->head_len ? i + SNIFF_BYTES : st->head_len;
+	char got[3];
+	size_t n = 0;
+
+	for (; i < end && n < sizeof(got); i++) {
+		unsigned char ch = st->head[i];
+
+		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\v' && ch != '\f')
+			got[n++] = (char)ch;
+	}
+	if (n >= 2 && got[0] == '{' && got[1] == '"')
+		return true;
+	return n == 3 && memcmp(got, "[{\"", 3) == 0;
+}
+
 /* The file as a whole, from the reader's status. */
 static void check_file(struct check *c, const struct trace_reader_status *st)
 {
-	if (st->form == TRACE_FORM_ARRAY && st->events > 0) {
-		size_t i = st->head_len >= 3 && memcmp(st->head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-		size_t start = i;
-
-		if (i < st->head_len && st->head[i] == '[') {
-			i++;
-			while (i < st->head_len && (st->head[i] == ' ' || st->head[i] == '\t' ||
-						    st->head[i] == '\n' || st->head[i] == '\r'))
-				i++;
-		}
-		if (st->head[start] != '[' || i + 2 > st->head_len || st->head[i] != '{' ||
-		    st->head[i + 1] != '"')
-			finding(c, RULE_FILE_START, 1, 1,
-				"the file does not begin [{\" (blanks allowed after '[') within "
-				"its first 128 bytes: Perfetto does not recognise it as JSON");
-	}
+	if ((st->form == TRACE_FORM_ARRAY || st->form == TRACE_FORM_OBJECT) && st->events > 0 &&
+	    !sniffed_as_json(st))
+		finding(c, RULE_FILE_START, 1, 1,
+			"the first %d bytes, blanks removed, do not begin %s: Perfetto's sniffer "
+			"does not recognise the file as JSON",
+			SNIFF_BYTES, st->form == TRACE_FORM_ARRAY ? "[{\"" : "{\"");
 	if (st->cut && st->form == TRACE_FORM_OBJECT)
 		finding(c, RULE_OBJECT_CUT, 0, 0,
 			"the object form {\"traceEvents\":[...]} cut short: Perfetto and the "
@@ -819,13 +991,22 @@ static void summary(const struct check *c, const struct trace_reader_status *st,
 	else if (st->cut)
 		printf(", cut short");
 	if (c->total == 0) {
-		printf("; no findings\n");
-		return;
+		printf("; no findings");
+	} else {
+		printf("; %" PRIu64 " finding%s:", c->total, c->total == 1 ? "" : "s");
+		for (int r = 0, n = 0; r < RULE_COUNT; r++) {
+			if (c->count[r] > 0)
+				printf("%s %s %" PRIu64, n++ > 0 ? "," : "", rules[r].name,
+				       c->count[r]);
+		}
 	}
-	printf("; %" PRIu64 " finding%s:", c->total, c->total == 1 ? "" : "s");
-	for (int r = 0, n = 0; r < RULE_COUNT; r++) {
-		if (c->count[r] > 0)
-			printf("%s %s %" PRIu64, n++ > 0 ? "," : "", rules[r].name, c->count[r]);
+	if (c->opt->notes && c->total_notes > 0) {
+		printf("; %" PRIu64 " note%s:", c->total_notes, c->total_notes == 1 ? "" : "s");
+		for (int r = 0, n = 0; r < RULE_COUNT; r++) {
+			if (c->notes[r] > 0)
+				printf("%s %s %" PRIu64, n++ > 0 ? "," : "", rules[r].name,
+				       c->notes[r]);
+		}
 	}
 	putchar('\n');
 }
@@ -901,7 +1082,9 @@ static void usage(FILE *f)
 		   "  -q, --quiet            print only the summary line of each file\n"
 		   "  -n, --max-per-rule N   print at most N findings of each rule (default 20;\n"
 		   "                         0: all of them)\n"
-		   "      --rules            list the rules and exit\n"
+		   "      --notes            print the notes too: what the rules see but no\n"
+		   "                         viewer acts on (never in the exit status)\n"
+		   "      --rules            list the rules, with why each matters, and exit\n"
 		   "  -r, --repair           repair instead of checking (one FILE)\n"
 		   "  -o, --output OUT       with --repair: where to write; gzip when OUT ends in\n"
 		   "                         .gz; - for standard output (default: FILE with\n"
@@ -914,11 +1097,12 @@ static void usage(FILE *f)
 
 int cmd_check(int argc, char **argv)
 {
-	enum { OPT_RULES = 256 };
+	enum { OPT_RULES = 256, OPT_NOTES };
 	static const struct option longopts[] = {
 		{"quiet", no_argument, NULL, 'q'},
 		{"max-per-rule", required_argument, NULL, 'n'},
 		{"rules", no_argument, NULL, OPT_RULES},
+		{"notes", no_argument, NULL, OPT_NOTES},
 		{"repair", no_argument, NULL, 'r'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -943,8 +1127,12 @@ int cmd_check(int argc, char **argv)
 			break;
 		case OPT_RULES:
 			for (int r = 0; r < RULE_COUNT; r++)
-				printf("%-19s %s\n", rules[r].name, rules[r].what);
+				printf("%-19s %s\n%-19s   why: %s\n", rules[r].name, rules[r].what,
+				       "", rules[r].why);
 			return CLI_OK;
+		case OPT_NOTES:
+			opt.notes = true;
+			break;
 		case 'r':
 			repair = true;
 			break;
