@@ -70,7 +70,7 @@
 	X(MISSING_TS, "missing-ts", "an event other than M without ts",                            \
 	  "Perfetto drops the event")                                                              \
 	X(NEGATIVE_TS, "negative-ts", "a negative ts", "Perfetto's sorter drops the event")        \
-	X(TS_RANGE, "ts-range", "ts or dur beyond 2^53 ns or 64 bits",                             \
+	X(TS_RANGE, "ts-range", "ts, dur or ts + dur beyond 2^53 ns or 64 bits",                   \
 	  "the viewers' doubles lose nanoseconds; beyond 64 bits Perfetto cannot hold it")         \
 	X(MISSING_DUR, "missing-dur", "an X without dur", "Perfetto drops the event")              \
 	X(NEGATIVE_DUR, "negative-dur", "a negative dur",                                          \
@@ -411,6 +411,30 @@ static void check_fields(struct check *c, const struct trace_event *ev)
 		finding(c, RULE_MISSING_DUR, ev->line, ev->col,
 			"an X without \"dur\": the viewers drop it");
 	check_time_field(c, ev, &ev->dur, ev->has_dur, ev->dur_ns, false);
+}
+
+/*
+ * The end of an X, ts + dur (dur >= 0), checked: false, with a ts-range finding, when it
+ * does not fit 64-bit nanoseconds. An end beyond 2^53 ns whose ts and dur are each
+ * below it is a finding too (each beyond it is one already, in check_time_field()).
+ */
+static bool x_end(struct check *c, const struct trace_event *ev, int64_t *end)
+{
+	char t1[32], t2[32];
+
+	if (__builtin_add_overflow(ev->ts_ns, ev->dur_ns, end)) {
+		finding(c, RULE_TS_RANGE, ev->line, ev->col,
+			"X at ts %s with dur %s ends beyond 64-bit nanoseconds: no viewer can "
+			"place its end",
+			us(t1, ev->ts_ns), us(t2, ev->dur_ns));
+		return false;
+	}
+	if (*end > TS_LIMIT_NS && ev->ts_ns <= TS_LIMIT_NS && ev->dur_ns <= TS_LIMIT_NS)
+		finding(c, RULE_TS_RANGE, ev->line, ev->col,
+			"X at ts %s with dur %s ends beyond 2^53 ns: the viewers' doubles lose "
+			"nanoseconds (use a trace-relative origin)",
+			us(t1, ev->ts_ns), us(t2, ev->dur_ns));
+	return true;
 }
 
 /* ----------------------------------------------------------- slices and flows */
@@ -816,6 +840,7 @@ static void check_event(struct check *c, const struct trace_event *ev)
 {
 	struct thread_state *th = threads_of(&c->threads, ev);
 	struct check_thread *ct;
+	int64_t end;
 	char b[96];
 
 	if (th == NULL) {
@@ -838,8 +863,8 @@ static void check_event(struct check *c, const struct trace_event *ev)
 	case 'X':
 		if (ev->has_ts)
 			slice_began(ct, ev->ts_ns);
-		if (ev->has_ts && ev->has_dur && ev->dur_ns >= 0)
-			slice_closed(ct, ev->ts_ns, ev->ts_ns + ev->dur_ns);
+		if (ev->has_ts && ev->has_dur && ev->dur_ns >= 0 && x_end(c, ev, &end))
+			slice_closed(ct, ev->ts_ns, end);
 		break;
 	case 'i':
 	case 'I':

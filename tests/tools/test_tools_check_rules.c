@@ -6,7 +6,9 @@
  * - false alarms of before, now fine: 0 findings and exit 0, and where the rule still
  *   sees something no viewer acts on, a note under --notes (exit 0 still);
  * - the true findings next to them, still reported with exit 1, and a message that
- *   says which viewer acts and how.
+ *   says which viewer acts and how;
+ * - ts + dur at the INT64 extremes: a ts-range finding, never undefined behaviour (this
+ *   test runs under the asan preset's UBSan too).
  */
 #include "tool_test.h"
 
@@ -325,6 +327,61 @@ static void unicode_escape_is_a_note(void **state)
 	run_cases(cases, COUNT(cases));
 }
 
+/* ts + dur is added checked: at the INT64 extremes a ts-range finding, never UB. */
+static void ts_plus_dur_at_int64_extremes_is_a_finding(void **state)
+{
+	static const struct rule_case cases[] = {
+		/* ts INT64_MAX ns, dur 1 ns. */
+		{"end-max.json",
+		 "[\n"
+		 "{\"ph\":\"X\",\"name\":\"a\",\"ts\":9223372036854775.807,\"dur\":0.001,\"pid\":1,"
+		 "\"tid\":1}\n"
+		 "]\n",
+		 1,
+		 ":2:1: ts-range: X at ts 9223372036854775.807 with dur 0.001 ends beyond 64-bit "
+		 "nanoseconds",
+		 NULL, NULL},
+		/* 2^62 ns + 2^62 ns = 2^63 ns: one past INT64_MAX. */
+		{"end-2-63.json",
+		 "[\n"
+		 "{\"ph\":\"X\",\"name\":\"a\",\"ts\":4611686018427387.904,\"dur\":"
+		 "4611686018427387.904,"
+		 "\"pid\":1,\"tid\":1}\n"
+		 "]\n",
+		 1, "ends beyond 64-bit nanoseconds", NULL, NULL},
+		/* ts 0, dur INT64_MAX ns: the end fits; the dur itself is beyond 2^53. */
+		{"dur-max.json",
+		 "[\n"
+		 "{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":9223372036854775.807,\"pid\":1,"
+		 "\"tid\":1}\n"
+		 "]\n",
+		 1, "ts-range: \"dur\" 9223372036854775.807 is beyond 2^53 ns", NULL,
+		 "ends beyond 64-bit"},
+		/* ts INT64_MIN ns: negative, and nothing to overflow. */
+		{"ts-min.json",
+		 "[\n"
+		 "{\"ph\":\"X\",\"name\":\"a\",\"ts\":-9223372036854775.808,\"dur\":"
+		 "9223372036854775.807,"
+		 "\"pid\":1,\"tid\":1}\n"
+		 "]\n",
+		 1, "negative-ts:", NULL, "ends beyond 64-bit"},
+		/* Each below 2^53 ns, the end beyond it. */
+		{"end-2-53.json",
+		 "[\n"
+		 "{\"ph\":\"X\",\"name\":\"a\",\"ts\":5000000000000,\"dur\":5000000000000,\"pid\":"
+		 "1,"
+		 "\"tid\":1}\n"
+		 "]\n",
+		 1,
+		 ":2:1: ts-range: X at ts 5000000000000 with dur 5000000000000 ends beyond 2^53 "
+		 "ns",
+		 NULL, NULL},
+	};
+
+	(void)state;
+	run_cases(cases, COUNT(cases));
+}
+
 /* --notes is listed; --rules gives each rule's why. */
 static void rules_list_why_and_help_lists_notes(void **state)
 {
@@ -352,6 +409,7 @@ int main(void)
 		cmocka_unit_test(args_on_end_only_for_a_key_on_both),
 		cmocka_unit_test(end_mismatch_says_which_viewers_act),
 		cmocka_unit_test(unicode_escape_is_a_note),
+		cmocka_unit_test(ts_plus_dur_at_int64_extremes_is_a_finding),
 		cmocka_unit_test(rules_list_why_and_help_lists_notes),
 	};
 
