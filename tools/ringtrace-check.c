@@ -74,7 +74,7 @@
 	  "the viewers' doubles lose nanoseconds; beyond 64 bits Perfetto cannot hold it")         \
 	X(MISSING_DUR, "missing-dur", "an X without dur", "Perfetto drops the event")              \
 	X(NEGATIVE_DUR, "negative-dur", "a negative dur",                                          \
-	  "Perfetto and Catapult draw nothing or misplace the slice")                              \
+	  "speedscope keeps the slice open to the end of the profile")                             \
 	X(PID, "pid", "pid missing, or not an integer 0 .. 2^32-1", "Perfetto reads it as 0")      \
 	X(TID, "tid", "tid missing, or not an integer 0 .. 2^32-1",                                \
 	  "Perfetto reads it as 0 (a missing tid: the pid)")                                       \
@@ -84,7 +84,7 @@
 	  "speedscope drops the slice and the DevTools engine warns (an E without a name: "        \
 	  "throws); Catapult and Perfetto end the slice silently")                                 \
 	X(END_WITHOUT_BEGIN, "end-without-begin", "an E with no B open on its thread",             \
-	  "Catapult warns and drops it; Perfetto drops it")                                        \
+	  "speedscope and Catapult warn and drop it; Perfetto drops it")                           \
 	X(ARGS_ON_END, "args-on-end", "an arg key on both a B and its E",                          \
 	  "Catapult warns and keeps one (other E args it merges silently)")                        \
 	X(UNENDED, "unended", "a B never ended", "the viewers show \"did not end\"")               \
@@ -105,7 +105,8 @@
 	  "beginning at or after it",                                                              \
 	  "Catapult and Perfetto cannot bind it and drop the flow")                                \
 	X(METADATA, "metadata", "an M event no viewer reads, or with bad args",                    \
-	  "Catapult warns \"Unrecognized metadata name\" (a note for the names only it reads)")
+	  "Catapult warns \"Unrecognized metadata name\" (a note for the names only it reads); "   \
+	  "Perfetto ignores bad args")
 
 #define RULE_ENUM(id, name, what, why) RULE_##id,
 #define RULE_ROW(id, name, what, why)  {name, what, why},
@@ -360,7 +361,8 @@ static void check_time_field(struct check *c, const struct trace_event *ev,
 	if (ns < 0)
 		finding(c, is_ts ? RULE_NEGATIVE_TS : RULE_NEGATIVE_DUR, ev->line, ev->col,
 			"\"%s\" %s is negative%s", key, shown(b, sizeof(b), raw),
-			is_ts ? ": Perfetto drops the event" : "");
+			is_ts ? ": Perfetto drops the event"
+			      : ": speedscope keeps the slice open to the end of the profile");
 	else if (ns > TS_LIMIT_NS)
 		finding(c, RULE_TS_RANGE, ev->line, ev->col,
 			"\"%s\" %s is beyond 2^53 ns: the viewers' doubles lose nanoseconds (use "
@@ -579,7 +581,8 @@ static void check_end(struct check *c, struct thread_state *th, struct check_thr
 		}
 	if (b == NULL) {
 		finding(c, RULE_END_WITHOUT_BEGIN, ev->line, ev->col,
-			"E %s with no B open on thread %" PRId64 "/%" PRId64,
+			"E %s with no B open on thread %" PRId64 "/%" PRId64
+			": speedscope and Catapult warn and drop it, Perfetto drops it",
 			shown(n1, sizeof(n1), &ev->name), th->pid, th->tid);
 		return;
 	}
@@ -792,14 +795,16 @@ static void check_metadata(struct check *c, const struct trace_event *ev)
 		a = trace_event_arg(ev, "name");
 		if (a == NULL || a->type != TRACE_STRING || a->len == 0)
 			finding(c, RULE_METADATA, ev->line, ev->col,
-				"M %s without a non-empty string args.name",
+				"M %s without a non-empty string args.name: Perfetto ignores "
+				"it (the track keeps no name)",
 				shown(b, sizeof(b), &ev->name));
 	} else if (trace_value_is(&ev->name, "process_sort_index") ||
 		   trace_value_is(&ev->name, "thread_sort_index")) {
 		a = trace_event_arg(ev, "sort_index");
 		if (a == NULL || !is_integer(a))
 			finding(c, RULE_METADATA, ev->line, ev->col,
-				"M %s without an integer args.sort_index",
+				"M %s without an integer args.sort_index: Perfetto ignores it (the "
+				"tracks keep their default order)",
 				shown(b, sizeof(b), &ev->name));
 	} else if (catapult_metadata(&ev->name)) {
 		note(c, RULE_METADATA, ev->line, ev->col,
