@@ -99,7 +99,7 @@
 	X(FLOW_ID, "flow-id", "s/t/f without an integer or hex-string id",                         \
 	  "Perfetto drops the event (flow_invalid_id)")                                            \
 	X(FLOW_MISMATCH, "flow-mismatch", "s/t/f of one id with different names or cats",          \
-	  "Catapult does not join them into one flow")                                             \
+	  "Perfetto keys a flow on (id, cat, name) and does not join them")                        \
 	X(FLOW_OUTSIDE, "flow-outside-slice",                                                      \
 	  "s, t or f with bp:\"e\" not inside a slice on its thread; f without bp with no slice "  \
 	  "beginning at or after it",                                                              \
@@ -670,8 +670,8 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 		wait_for_slice(c, th, ct, ev, false);
 	}
 	if (ev->id.type == TRACE_ABSENT) {
-		finding(c, RULE_FLOW_ID, ev->line, ev->col, "flow event \"%c\" without \"id\"",
-			ev->phase);
+		finding(c, RULE_FLOW_ID, ev->line, ev->col,
+			"flow event \"%c\" without \"id\": Perfetto drops it", ev->phase);
 		return;
 	}
 	if (!is_integer(&ev->id) && !is_hex_id(&ev->id))
@@ -700,7 +700,8 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 		   !same_str(&ev->cat, fs->cat, fs->cat_len)) {
 		finding(c, RULE_FLOW_MISMATCH, ev->line, ev->col,
 			"flow \"%c\" %s (cat %s) of id %s, but its \"%c\" of line %" PRIu64
-			" is %s (cat %s): s, t and f share name and cat",
+			" is %s (cat %s): Perfetto keys a flow on (id, cat, name) and does not "
+			"join them",
 			ev->phase, shown(b1, sizeof(b1), &ev->name),
 			shown(b2, sizeof(b2), &ev->cat), shown(b3, sizeof(b3), &ev->id),
 			fs->first_phase, fs->line,
