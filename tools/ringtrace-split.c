@@ -14,8 +14,9 @@
  * - repeats every M event seen so far (process and thread names, sort indexes,
  *   labels), the latest of each per process or thread, so that every lane is named;
  * - reopens the B slices the previous piece closed, outermost first, each with its
- *   original B (name, cat, args) at its thread's cut time, and the async spans
- *   likewise (b events);
+ *   original B (name, cat, args) at its thread's cut time (the innermost
+ *   --max-reopen of a thread: the E events of the others are left out), and the
+ *   async spans likewise (b events);
  * - holds the file's events from the cut on, X events in the piece where they appear;
  * - closes what is open at its end: an E per open B, innermost first, 1 ns after its
  *   thread's latest time (after the end of every X written on it, as `check
