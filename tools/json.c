@@ -36,6 +36,8 @@ long utf8_put_valid(struct buf *b, const void *src, size_t len)
 {
 	size_t bad = 0;
 
+	if (len == 0)
+		return 0; /* b->p may still be NULL */
 	if (len > SIZE_MAX / 3 || (b->cap - b->len < RTR_JSON_REPAIR_BOUND(len) &&
 				   buf_grow(b, RTR_JSON_REPAIR_BOUND(len))))
 		return -1;
