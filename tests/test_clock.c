@@ -5,8 +5,8 @@
  */
 #include <ringtrace.h>
 
-#include "session/clock.h"
 #include "common/atomic.h"
+#include "session/clock.h"
 #include "test_util.h"
 
 #include <pthread.h>
