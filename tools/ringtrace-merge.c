@@ -156,11 +156,6 @@ struct send {
 	bool timed;	   /* it had a time in range */
 };
 
-/* The value of input.clc, under (pid, tid): a thread's moves. */
-struct clc_entry {
-	struct clc_thread *c;
-};
-
 /* The value of input.ids, under (kind, type, id text): a private id's replacement. */
 struct id_map {
 	uint64_t id;
@@ -201,7 +196,7 @@ struct input {
 	int64_t head_ts, head_dur, head_linear;
 	bool released;	       /* its "f" no longer waits for its send */
 	size_t pos, stall_pos; /* in the ready and the waiting heap */
-	struct table clc;      /* (pid, tid) -> struct clc_entry: threads with moves */
+	struct table clc;      /* (pid, tid) -> struct clc_thread: threads with moves */
 	uint64_t moved_events;
 
 	struct table pids; /* original pid -> struct pid_map */
@@ -411,7 +406,7 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 		in->warnings.max = 10;
 		table_init(&in->pids, sizeof(struct pid_map));
 		table_init(&in->ids, sizeof(struct id_map));
-		table_init(&in->clc, sizeof(struct clc_entry));
+		table_init(&in->clc, sizeof(struct clc_thread));
 		threads_init(&in->threads, 0);
 		in->r = cli_open_trace("merge", paths[i], &ro);
 		if (in->r == NULL)
@@ -1120,24 +1115,19 @@ static bool linear_time(struct input *in, int64_t t, int64_t *out)
 	       add_i64(sum, sync_offset(&in->sync, at), out);
 }
 
-/* The moves of a thread of the input; created when asked (NULL: none, or out of
- * memory, then m->nomem). */
+/* The moves of a thread of the input; created (zeroed: none yet) when asked. NULL:
+ * none, or out of memory (then m->nomem). */
 static struct clc_thread *moves_of(struct merge *m, struct input *in, int64_t pid, int64_t tid,
 				   bool create)
 {
 	int64_t key[2] = {pid, tid};
-	struct clc_entry *e;
+	struct clc_thread *c;
 
-	if (!create) {
-		e = in->clc.count > 0 ? table_get(&in->clc, key, sizeof(key)) : NULL;
-		return e != NULL ? e->c : NULL;
-	}
-	e = table_put(&in->clc, key, sizeof(key), NULL);
-	if (e != NULL && e->c == NULL)
-		e->c = calloc(1, sizeof(*e->c));
-	if (e == NULL || e->c == NULL)
-		m->nomem = true;
-	return e != NULL ? e->c : NULL;
+	if (!create)
+		return in->clc.count > 0 ? table_get(&in->clc, key, sizeof(key)) : NULL;
+	c = table_put(&in->clc, key, sizeof(key), NULL);
+	m->nomem |= c == NULL;
+	return c;
 }
 
 /* A time of a thread of the input in the merged timeline, moves included. */
@@ -1836,8 +1826,6 @@ static void free_merge(struct merge *m)
 		table_destroy(&in->pids);
 		table_destroy(&in->ids);
 		threads_destroy(&in->threads);
-		for (struct clc_entry *e = table_first(&in->clc); e != NULL; e = table_next(e))
-			free(e->c);
 		table_destroy(&in->clc);
 		sync_free(&in->sync);
 		buf_free(&in->held_json);

@@ -709,11 +709,6 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 	return 0;
 }
 
-static size_t thread_extra_absent(struct thread_state *th)
-{
-	return ((const struct split_thread *)thread_extra(th))->absent;
-}
-
 /*
  * End the piece: flows held since the previous piece, an E per open B (innermost
  * first, 1 ns after its thread's latest time), an e per open async span, the end
@@ -733,14 +728,13 @@ static int end_piece(struct split *sp, bool last, bool close)
 	}
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
+		struct split_thread *st = thread_extra(th);
 		int64_t at;
 
-		size_t absent = thread_extra_absent(th);
-
-		if (th->depth <= absent || !close)
+		if (th->depth <= st->absent || !close)
 			continue;
 		at = ns_after(th->has_time ? th->latest_ns : th->open[th->depth - 1].ts_ns);
-		for (size_t i = th->depth; i-- > absent;) {
+		for (size_t i = th->depth; i-- > st->absent;) {
 			const struct open_slice *s = &th->open[i];
 
 			b->len = 0;
@@ -756,7 +750,7 @@ static int end_piece(struct split *sp, bool last, bool close)
 		if (last) {
 			while (th->depth > 0)
 				thread_pop(th);
-			((struct split_thread *)thread_extra(th))->absent = 0;
+			st->absent = 0;
 		}
 	}
 	if (close) {

@@ -384,6 +384,7 @@ static int pending_take(MPI_Request req, uint64_t *id, struct comm_info **c)
 			*c = p->comm;
 			p->next = pending_spare;
 			pending_spare = p;
+			/* relaxed: as in pending_add() */
 			rtr_atomic_store_relaxed(&pending_count, pending_count - 1);
 			break;
 		}
