@@ -95,11 +95,59 @@ char *cli_default_output(const char *input, const char *tag)
 	return out;
 }
 
+/* --max-event-mb, in bytes; 0: the reader's default. */
+static uint64_t max_event_bytes;
+
+int cli_common_options(const char *cmd, int argc, char **argv)
+{
+	int out = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *value = NULL;
+		uint64_t mb;
+
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--max-event-mb") == 0) {
+			if (i + 1 == argc) {
+				cli_usage_error(cmd, "--max-event-mb needs a number");
+				return -1;
+			}
+			value = argv[++i];
+		} else if (strncmp(argv[i], "--max-event-mb=", 15) == 0) {
+			value = argv[i] + 15;
+		} else {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (cli_parse_u64(value, &mb) != 0 || mb == 0 || mb > ((uint64_t)1 << 20)) {
+			cli_usage_error(cmd,
+					"--max-event-mb: '%s' is not a number of MiB from 1 to "
+					"1048576",
+					value);
+			return -1;
+		}
+		max_event_bytes = mb << 20;
+	}
+	argv[out] = NULL;
+	return out;
+}
+
 struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 				    const struct trace_reader_options *options)
 {
+	struct trace_reader_options o = {0};
 	struct trace_reader *r;
-	int err = trace_reader_open(path, options, &r);
+	int err;
+
+	if (options != NULL)
+		o = *options;
+	if (o.max_event_bytes == 0)
+		o.max_event_bytes = max_event_bytes;
+	err = trace_reader_open(path, &o, &r);
 
 	if (err != 0) {
 		cli_error(cmd, "cannot read %s: %s", path, strerror(-err));

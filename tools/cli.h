@@ -56,7 +56,16 @@ int cli_parse_u64(const char *s, uint64_t *v);
  */
 char *cli_default_output(const char *input, const char *tag);
 
-/* Open a trace for a subcommand; on failure print why and return NULL. */
+/*
+ * Options every subcommand takes, taken out of its arguments before it sees them:
+ *   --max-event-mb N   the largest event read, in MiB (trace_reader_options
+ *                      .max_event_bytes); a larger one is skipped and reported.
+ * Returns the new argc, or -1 after printing a usage error.
+ */
+int cli_common_options(const char *cmd, int argc, char **argv);
+
+/* Open a trace for a subcommand, with the common options; on failure print why and
+ * return NULL. */
 struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 				    const struct trace_reader_options *options);
 

@@ -160,10 +160,11 @@ int json_parse_us(const char *t, size_t len, int64_t *ns, bool *exact)
 		*ns = llround(us);
 		return 0;
 	}
-	for (; i < len && t[i] != '.'; i++) {
+	for (size_t safe = i + 19; i < len && t[i] != '.'; i++) {
 		unsigned d = (unsigned)(t[i] - '0');
 
-		if (v > (UINT64_MAX - d) / 10)
+		/* 19 digits cannot overflow: check only past them. */
+		if (i >= safe && v > (UINT64_MAX - d) / 10)
 			return -1;
 		v = v * 10 + d;
 	}
@@ -193,10 +194,11 @@ int json_parse_i64(const char *t, size_t len, int64_t *out)
 
 	if (i == len || (t[i] == '0' && len - i > 1))
 		return -1;
-	for (; i < len; i++) {
+	for (size_t safe = i + 18; i < len; i++) {
 		unsigned d = (unsigned)(t[i] - '0');
 
-		if (!is_digit(t[i]) || v > (limit - d) / 10)
+		/* 18 digits cannot pass the limit: check only past them. */
+		if (!is_digit(t[i]) || (i >= safe && v > (limit - d) / 10))
 			return -1;
 		v = v * 10 + d;
 	}

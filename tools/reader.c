@@ -48,6 +48,7 @@
 #endif
 #include "reader.h"
 
+#include "event_parse.h"
 #include "json.h"
 #include "progress.h"
 
@@ -143,6 +144,23 @@ struct item {
 	} u;
 };
 
+/* Where the fast path is in the event array (FAST_OFF: yajl parses). */
+enum fast_state { FAST_OFF, FAST_FIRST, FAST_AFTER, FAST_NEXT, FAST_LONG };
+
+/* An event longer than the text at hand: its bounds are found by a byte scan (linear
+ * whatever its size), its text kept until it is whole, or only counted when it is
+ * over the limit. */
+struct long_event {
+	struct buf text;
+	uint64_t abs, line, col; /* of its '{' */
+	uint64_t len;		 /* bytes so far */
+	unsigned depth;
+	bool in_str, esc;
+	bool skip;		/* over the limit: not kept */
+	enum fast_state resume; /* where the event began: FAST_FIRST or FAST_NEXT */
+	bool feeding;		/* yajl is parsing text: positions come from it */
+};
+
 /* The byte scanner of TRACE_READ_CHECK_STRINGS; its state spans slices. */
 struct scanner {
 	bool in_str, esc;
@@ -210,6 +228,14 @@ struct trace_reader {
 	struct scanner sc;
 	struct item pend[4]; /* issues the scanner found at the current byte */
 	unsigned npend;
+
+	/* The fast path (see the design note). */
+	enum fast_state fast;
+	bool fast_ok;	    /* the fast path may take over (not TRACE_READ_NO_FAST) */
+	bool yield_to_fast; /* a callback stopped yajl for the fast path */
+	uint64_t max_event; /* bytes */
+	struct event_parse ep;
+	struct long_event lng;
 
 	/* Queue of finished events and issues. */
 	struct item *q;
@@ -279,10 +305,29 @@ static void count_from(const struct trace_reader *r, size_t from, uint64_t lines
 	*col = abs >= start ? abs - start + 1 : 1;
 }
 
+/* Line and column of text offset abs inside a long event that yajl parses from its
+ * own copy (its bytes may be from blocks gone by). */
+static void locate_in_long(const struct long_event *e, uint64_t abs, uint64_t *line, uint64_t *col)
+{
+	size_t to = (size_t)(abs - e->abs), k = 0, start = 0;
+	const char *nl;
+	uint64_t lines = 0;
+
+	while (k < to && (nl = memchr(e->text.p + k, '\n', to - k)) != NULL) {
+		lines++;
+		k = (size_t)(nl - e->text.p) + 1;
+		start = k;
+	}
+	*line = e->line + lines;
+	*col = lines == 0 ? e->col + to : to - start + 1;
+}
+
 /* Line and column of text offset abs; moves the lazy count forward when it can. */
 static void locate(struct trace_reader *r, uint64_t abs, uint64_t *line, uint64_t *col)
 {
-	if (abs >= r->text_abs + r->counted) {
+	if (r->lng.feeding && abs >= r->lng.abs && abs - r->lng.abs <= r->lng.text.len) {
+		locate_in_long(&r->lng, abs, line, col);
+	} else if (abs >= r->text_abs + r->counted) {
 		advance(r, (size_t)(abs - r->text_abs));
 		*line = r->lines + 1;
 		*col = abs >= r->line_start ? abs - r->line_start + 1 : 1;
@@ -487,6 +532,21 @@ static int event_begin(struct trace_reader *r)
 	return buf_putc(&b->json, '{') ? fail_nomem(r) : 1;
 }
 
+/* The phase and the numbers of ts, dur, pid and tid, from their text. */
+static void event_numbers(struct trace_event *ev)
+{
+	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
+	if (ev->ts.type == TRACE_NUMBER)
+		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
+	if (ev->dur.type == TRACE_NUMBER)
+		ev->has_dur =
+			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
+	if (ev->pid.type == TRACE_NUMBER)
+		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
+	if (ev->tid.type == TRACE_NUMBER)
+		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
+}
+
 /* The event's object closed: copy it into one allocation and queue it. */
 static int event_commit(struct trace_reader *r)
 {
@@ -533,16 +593,7 @@ static int event_commit(struct trace_reader *r)
 	}
 	ev->arg = b->nargs > 0 ? args : NULL;
 	ev->nargs = b->nargs;
-	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
-	if (ev->ts.type == TRACE_NUMBER)
-		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
-	if (ev->dur.type == TRACE_NUMBER)
-		ev->has_dur =
-			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
-	if (ev->pid.type == TRACE_NUMBER)
-		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
-	if (ev->tid.type == TRACE_NUMBER)
-		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
+	event_numbers(ev);
 	ev->json = json;
 	ev->json_len = b->json.len;
 	ev->line = b->line;
@@ -736,6 +787,19 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
 	return on_scalar(ctx, TRACE_STRING, s, len);
 }
 
+/*
+ * In the event array, between elements: stop yajl there (a callback's 0) so that
+ * the fast path takes the text from just past this token, in state at.
+ */
+static int yield_to_fast(struct trace_reader *r, enum fast_state at)
+{
+	if (!r->fast_ok)
+		return 1;
+	r->fast = at;
+	r->yield_to_fast = true;
+	return 0;
+}
+
 static int on_start(struct trace_reader *r, char c)
 {
 	unsigned d = r->depth;
@@ -754,9 +818,10 @@ static int on_start(struct trace_reader *r, char c)
 	if (d == 0) {
 		r->top_started = true;
 		r->st.form = c == '[' ? TRACE_FORM_ARRAY : TRACE_FORM_OBJECT;
-		if (c == '[')
-			r->events_depth = 1;
-		return 1;
+		if (c != '[')
+			return 1;
+		r->events_depth = 1;
+		return yield_to_fast(r, FAST_FIRST);
 	}
 	if (r->events_depth != 0 && d == r->events_depth) {
 		if (c == '{')
@@ -767,7 +832,7 @@ static int on_start(struct trace_reader *r, char c)
 		r->key_is_events = false;
 		if (c == '[') {
 			r->events_depth = 2;
-			return 1;
+			return yield_to_fast(r, FAST_FIRST);
 		}
 		fail(r, TRACE_ERR_SYNTAX, true, here(r),
 		     "\"traceEvents\" is an object, not an array");
@@ -782,8 +847,12 @@ static int on_end(struct trace_reader *r, char c)
 		return 1;
 	r->last_token = here(r);
 	r->depth--;
-	if (r->b.active)
-		return ev_close(r, c);
+	if (r->b.active) {
+		if (!ev_close(r, c))
+			return 0;
+		return !r->b.active && r->depth == r->events_depth ? yield_to_fast(r, FAST_AFTER)
+								   : 1;
+	}
 	if (r->events_depth != 0 && r->depth == r->events_depth - 1) {
 		r->events_depth = 0;
 		r->st.events_closed = true;
@@ -861,24 +930,20 @@ static yajl_handle parser_new(struct trace_reader *r)
 /* ------------------------------------------------------------------- feeding */
 
 /*
- * ",]" closing the event array: the one syntax error the reader gets past, because
- * writers that close a bare array by hand make it. A fresh parser is put in the
- * state after the array by a muted synthetic prefix, and parsing goes on after ']'.
+ * A fresh parser in the state after the event array's ']', put there by a muted
+ * synthetic prefix; parsing goes on with the text after the ']'. false when out of
+ * memory.
  */
-static bool recover_trailing_comma(struct trace_reader *r, const unsigned char *p, size_t consumed)
+static bool resume_after_events(struct trace_reader *r)
 {
 	static const char array_prefix[] = "[]", object_prefix[] = "{\"\":[]";
 	const char *prefix = r->events_depth == 1 ? array_prefix : object_prefix;
-	uint64_t line, col;
-	yajl_handle h;
+	yajl_handle h = parser_new(r);
 
-	if (r->events_depth == 0 || r->depth != r->events_depth || r->b.active || consumed == 0 ||
-	    p[consumed - 1] != ']')
-		return false;
-	h = parser_new(r);
 	if (h == NULL)
 		return false;
-	yajl_free(r->h);
+	if (r->h != NULL)
+		yajl_free(r->h);
 	r->h = h;
 	r->muted = true;
 	yajl_parse(h, (const unsigned char *)prefix, strlen(prefix));
@@ -888,10 +953,31 @@ static bool recover_trailing_comma(struct trace_reader *r, const unsigned char *
 	r->st.events_closed = true;
 	if (r->depth == 0)
 		r->top_closed = true;
-	locate(r, r->feed_abs + consumed - 1, &line, &col);
+	return true;
+}
+
+static int queue_trailing_comma(struct trace_reader *r, uint64_t abs)
+{
+	uint64_t line, col;
+
+	locate(r, abs, &line, &col);
 	return queue_issue(r, TRACE_ISSUE_TRAILING_COMMA, line, col,
 			   "a comma before the closing ']': not strict JSON (DevTools and "
 			   "JSON.parse refuse it)");
+}
+
+/*
+ * ",]" closing the event array: the one syntax error the reader gets past, because
+ * writers that close a bare array by hand make it. Parsing goes on after ']'.
+ */
+static bool recover_trailing_comma(struct trace_reader *r, const unsigned char *p, size_t consumed)
+{
+	if (r->events_depth == 0 || r->depth != r->events_depth || r->b.active || consumed == 0 ||
+	    p[consumed - 1] != ']')
+		return false;
+	if (!resume_after_events(r))
+		return false;
+	return queue_trailing_comma(r, r->feed_abs + consumed - 1);
 }
 
 static bool is_blank(unsigned char c)
@@ -909,9 +995,16 @@ static void excerpt(char *out, size_t size, const unsigned char *p, size_t len)
 	out[n] = '\0';
 }
 
-/* Feed text p[0 .. len), at text offset abs, to yajl. 0, or -1 (r->failed). */
-static int feed(struct trace_reader *r, const unsigned char *p, size_t len, uint64_t abs)
+/*
+ * Feed text p[0 .. len), at text offset abs, to yajl. 0, or -1 (r->failed). *used
+ * is how much yajl took: all of it, or less when it stopped for the fast path.
+ */
+static int yajl_feed(struct trace_reader *r, const unsigned char *p, size_t len, uint64_t abs,
+		     size_t *used)
 {
+	size_t total = len;
+
+	*used = total;
 	while (len > 0) {
 		yajl_status st;
 		size_t consumed;
@@ -926,6 +1019,15 @@ static int feed(struct trace_reader *r, const unsigned char *p, size_t len, uint
 		if (r->failed)
 			return -1;
 		consumed = yajl_get_bytes_consumed(r->h);
+		if (r->yield_to_fast) {
+			/* A parser stopped by a callback cannot go on: a new one is made with
+			 * the state it needs when yajl takes over again. */
+			r->yield_to_fast = false;
+			yajl_free(r->h);
+			r->h = NULL;
+			*used = total - len + consumed;
+			return 0;
+		}
 		if (st == yajl_status_error && recover_trailing_comma(r, p, consumed)) {
 			p += consumed;
 			len -= consumed;
@@ -962,6 +1064,304 @@ static int feed(struct trace_reader *r, const unsigned char *p, size_t len, uint
 		if (msg != NULL)
 			yajl_free_error(r->h, msg);
 		return -1;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- fast path */
+
+/* yajl takes over in the event array, in state at (FAST_FIRST, _AFTER or _NEXT): a
+ * fresh parser put there by a muted synthetic prefix. 0, or -1 when out of memory. */
+static int resume_yajl(struct trace_reader *r, enum fast_state at)
+{
+	static const char *const array_prefix[] = {
+		[FAST_FIRST] = "[", [FAST_AFTER] = "[{}", [FAST_NEXT] = "[{},"};
+	static const char *const object_prefix[] = {
+		[FAST_FIRST] = "{\"\":[", [FAST_AFTER] = "{\"\":[{}", [FAST_NEXT] = "{\"\":[{},"};
+	const char *prefix = (r->events_depth == 1 ? array_prefix : object_prefix)[at];
+	yajl_handle h = parser_new(r);
+
+	if (h == NULL) {
+		fail_nomem(r);
+		return -1;
+	}
+	r->h = h;
+	r->muted = true;
+	yajl_parse(h, (const unsigned char *)prefix, strlen(prefix));
+	r->muted = false;
+	r->fast = FAST_OFF;
+	return 0;
+}
+
+/* A value of a plain event into strs, NUL-terminated; returns the next free byte. */
+static char *fast_value(const struct event_parse *e, const unsigned char *p,
+			const struct event_ref *ref, char *strs, struct trace_value *v)
+{
+	bool container = ref->type == TRACE_OBJECT || ref->type == TRACE_ARRAY;
+
+	v->type = ref->type;
+	v->text = strs;
+	if (container && e->blanks) {
+		v->len = event_parse_compact(strs, p + ref->off, ref->len);
+	} else {
+		memcpy(strs, p + ref->off, ref->len);
+		v->len = ref->len;
+	}
+	strs[v->len] = '\0';
+	return strs + v->len + 1;
+}
+
+/* The plain event event_parse() read at p (text offset abs): copied into one
+ * allocation, as event_commit() does for yajl's, and queued. 1, or 0 (out of memory). */
+static int fast_commit(struct trace_reader *r, const unsigned char *p, uint64_t abs, uint64_t line,
+		       uint64_t col)
+{
+	const struct event_parse *e = &r->ep;
+	size_t args_bytes = e->nargs * sizeof(struct trace_arg), strs_bytes = 0;
+	struct trace_event *ev;
+	struct trace_arg *args;
+	struct item *it;
+	char *mem, *json, *strs;
+
+	for (int f = 0; f < TRACE_F_COUNT; f++)
+		strs_bytes += e->field[f].type != TRACE_ABSENT ? e->field[f].len + 1 : 0;
+	for (size_t i = 0; i < e->nargs; i++)
+		strs_bytes += e->arg[i].key.len + 1 + e->arg[i].value.len + 1;
+	mem = malloc(args_bytes + e->len + 1 + strs_bytes);
+	it = mem != NULL ? queue_push(r) : NULL;
+	if (it == NULL) {
+		free(mem);
+		return fail_nomem(r);
+	}
+	it->kind = ITEM_EVENT;
+	it->mem = mem;
+	ev = &it->u.ev;
+	memset(ev, 0, sizeof(*ev));
+	args = (void *)mem;
+	json = mem + args_bytes;
+	if (e->blanks) {
+		ev->json_len = event_parse_compact(json, p, e->len);
+	} else {
+		memcpy(json, p, e->len);
+		ev->json_len = e->len;
+	}
+	json[ev->json_len] = '\0';
+	ev->json = json;
+	strs = json + ev->json_len + 1;
+	for (int f = 0; f < TRACE_F_COUNT; f++) {
+		if (e->field[f].type != TRACE_ABSENT)
+			strs = fast_value(e, p, &e->field[f], strs,
+					  (void *)((char *)ev + field_offsets[f]));
+	}
+	for (size_t i = 0; i < e->nargs; i++) {
+		struct trace_value key;
+
+		strs = fast_value(e, p, &e->arg[i].key, strs, &key);
+		args[i].key = key.text;
+		args[i].key_len = key.len;
+		strs = fast_value(e, p, &e->arg[i].value, strs, &args[i].value);
+	}
+	ev->arg = e->nargs > 0 ? args : NULL;
+	ev->nargs = e->nargs;
+	event_numbers(ev);
+	ev->line = line;
+	ev->col = col;
+	ev->offset = abs;
+	return 1;
+}
+
+/* Scan a long event's bytes for its end: the bytes taken, up to its closing brace. */
+static size_t long_scan(struct long_event *e, const unsigned char *p, size_t len, bool *closed)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned c = p[i];
+
+		if (e->in_str) {
+			if (e->esc)
+				e->esc = false;
+			else if (c == '\\')
+				e->esc = true;
+			else if (c == '"')
+				e->in_str = false;
+		} else if (c == '"') {
+			e->in_str = true;
+		} else if (c == '{' || c == '[') {
+			e->depth++;
+		} else if ((c == '}' || c == ']') && --e->depth == 0) {
+			*closed = true;
+			return i + 1;
+		}
+	}
+	*closed = false;
+	return len;
+}
+
+/* Does the event at p[0] end within p[0 .. len)? One that does not goes the long
+ * way even when it is for yajl, so that yajl never holds more than the limit. */
+static bool ends_here(const unsigned char *p, size_t len)
+{
+	struct long_event probe = {.depth = 0};
+	bool closed;
+
+	long_scan(&probe, p, len, &closed);
+	return closed;
+}
+
+static void long_begin(struct trace_reader *r, uint64_t abs)
+{
+	struct long_event *e = &r->lng;
+
+	e->abs = abs;
+	locate(r, abs, &e->line, &e->col);
+	e->text.len = 0;
+	e->len = 0;
+	e->depth = 0;
+	e->in_str = e->esc = e->skip = false;
+	e->resume = r->fast;
+	r->fast = FAST_LONG;
+}
+
+/* The whole long event, kept in lng.text, to yajl: it is not plain. 0 or -1. */
+static int long_to_yajl(struct trace_reader *r)
+{
+	struct long_event *e = &r->lng;
+	size_t used;
+	int rc;
+
+	if (resume_yajl(r, e->resume) != 0)
+		return -1;
+	e->feeding = true;
+	rc = yajl_feed(r, (unsigned char *)e->text.p, e->text.len, e->abs, &used);
+	if (rc == 0 && used < e->text.len) {
+		/* yajl ended the event before the scan did: let it read the rest itself. */
+		bool fast_ok = r->fast_ok;
+
+		r->fast_ok = false;
+		rc = resume_yajl(r, FAST_AFTER);
+		if (rc == 0)
+			rc = yajl_feed(r, (unsigned char *)e->text.p + used, e->text.len - used,
+				       e->abs + used, &used);
+		r->fast_ok = fast_ok;
+	}
+	e->feeding = false;
+	return rc;
+}
+
+/*
+ * More of a long event, from p[0 .. len): the bytes taken (up to its end), or
+ * SIZE_MAX on an error. When it ends it is parsed (fast, or by yajl), or reported as
+ * too large, and the state moves on.
+ */
+static size_t long_feed(struct trace_reader *r, const unsigned char *p, size_t len)
+{
+	struct long_event *e = &r->lng;
+	bool closed;
+	size_t n = long_scan(e, p, len, &closed);
+
+	if (!e->skip && e->len + n > r->max_event) {
+		e->skip = true;
+		buf_free(&e->text);
+	} else if (!e->skip && buf_put(&e->text, p, n)) {
+		fail_nomem(r);
+		return SIZE_MAX;
+	}
+	e->len += n;
+	if (!closed)
+		return n;
+	r->fast = FAST_AFTER;
+	if (e->skip) {
+		r->st.events_skipped++;
+		if (!queue_issue(r, TRACE_ISSUE_EVENT_TOO_LARGE, e->line, e->col,
+				 "an event of %llu bytes, over the limit of %llu bytes: skipped, "
+				 "not read",
+				 (unsigned long long)e->len, (unsigned long long)r->max_event))
+			return SIZE_MAX;
+	} else if (event_parse(&r->ep, (const unsigned char *)e->text.p, e->text.len) ==
+			   EVENT_PARSE_DONE &&
+		   r->ep.len == e->text.len) {
+		if (!fast_commit(r, (const unsigned char *)e->text.p, e->abs, e->line, e->col))
+			return SIZE_MAX;
+	} else if (long_to_yajl(r) != 0) {
+		return SIZE_MAX;
+	}
+	/* Hand a large buffer back rather than hold it for the rest of the file. */
+	if (e->text.cap > (1u << 20))
+		buf_free(&e->text);
+	e->text.len = 0;
+	return n;
+}
+
+/*
+ * The fast path over text p[0 .. len) at abs: the events of the event array, the
+ * blanks and commas between them, its closing ']'. *used < len where yajl takes
+ * over: after the ']', and at anything the fast path does not take (an element
+ * that is not a plain event, a syntax error), from the state it is in. 0 or -1.
+ */
+static int fast_feed(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs,
+		     size_t *used)
+{
+	size_t k = 0;
+
+	while (k < len && r->fast != FAST_OFF) {
+		unsigned char c = p[k];
+
+		if (r->fast == FAST_LONG) {
+			size_t n = long_feed(r, p + k, len - k);
+
+			if (n == SIZE_MAX)
+				return -1;
+			k += n;
+		} else if (is_blank(c)) {
+			k++;
+		} else if (c == ',' && r->fast == FAST_AFTER) {
+			r->fast = FAST_NEXT;
+			k++;
+		} else if (c == ']') {
+			if (r->fast == FAST_NEXT && !queue_trailing_comma(r, abs + k))
+				return -1;
+			if (!resume_after_events(r)) {
+				fail_nomem(r);
+				return -1;
+			}
+			r->fast = FAST_OFF;
+			k++;
+		} else if (c == '{' && r->fast != FAST_AFTER) {
+			enum event_parse_result rc = event_parse(&r->ep, p + k, len - k);
+			uint64_t line, col;
+
+			if (rc == EVENT_PARSE_DONE) {
+				locate(r, abs + k, &line, &col);
+				if (!fast_commit(r, p + k, abs + k, line, col))
+					return -1;
+				k += r->ep.len;
+				r->fast = FAST_AFTER;
+			} else if (rc == EVENT_PARSE_MORE || !ends_here(p + k, len - k)) {
+				long_begin(r, abs + k);
+			} else if (resume_yajl(r, r->fast) != 0) {
+				return -1;
+			}
+		} else if (resume_yajl(r, r->fast) != 0) {
+			return -1;
+		}
+	}
+	r->last_token = abs + k;
+	*used = k;
+	return 0;
+}
+
+/* Text to whichever parser has it now, until all of it is parsed. 0 or -1. */
+static int parse_text(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+{
+	while (len > 0) {
+		size_t used;
+		int rc = r->fast != FAST_OFF ? fast_feed(r, p, len, abs, &used)
+					     : yajl_feed(r, p, len, abs, &used);
+
+		if (rc != 0)
+			return -1;
+		p += used;
+		len -= used;
+		abs += used;
 	}
 	return 0;
 }
@@ -1194,7 +1594,7 @@ static int scan_and_feed(struct trace_reader *r, unsigned char *p, size_t len, u
 			goto fail;
 		if (r->npend == 0)
 			continue;
-		if (feed(r, p + seg, k - seg, abs + seg) != 0)
+		if (parse_text(r, p + seg, k - seg, abs + seg) != 0)
 			goto fail;
 		for (unsigned i = 0; i < r->npend; i++) {
 			struct item *it = queue_push(r);
@@ -1209,7 +1609,7 @@ static int scan_and_feed(struct trace_reader *r, unsigned char *p, size_t len, u
 		r->npend = 0;
 		seg = k;
 	}
-	return feed(r, p + seg, len - seg, abs + seg);
+	return parse_text(r, p + seg, len - seg, abs + seg);
 fail:
 	for (unsigned i = 0; i < r->npend; i++)
 		free(r->pend[i].mem);
@@ -1409,6 +1809,20 @@ static void finish(struct trace_reader *r)
 				 (unsigned long long)r->zero_len))
 			return;
 	}
+	if (r->fast == FAST_LONG && !r->lng.skip) {
+		/* yajl reads the cut event as it would have: what it finds in it (a key
+		 * twice, a syntax error) is reported as for any other. */
+		size_t used;
+		int rc = resume_yajl(r, r->lng.resume);
+
+		r->lng.feeding = true;
+		if (rc == 0)
+			rc = yajl_feed(r, (unsigned char *)r->lng.text.p, r->lng.text.len,
+				       r->lng.abs, &used);
+		r->lng.feeding = false;
+		if (rc != 0)
+			return;
+	}
 	if (r->depth == 0) {
 		/* Flush yajl: a lone top-level number only ends with the input. */
 		r->finishing = true;
@@ -1437,6 +1851,9 @@ static void finish(struct trace_reader *r)
 		st->cut_in_event = true;
 		st->cut_bytes = st->text_bytes - r->b.offset;
 		building_reset(&r->b);
+	} else if (r->fast == FAST_LONG) {
+		st->cut_in_event = true;
+		st->cut_bytes = st->text_bytes - r->lng.abs;
 	}
 }
 
@@ -1444,7 +1861,7 @@ static int feed_text(struct trace_reader *r, unsigned char *p, size_t len, uint6
 {
 	if (r->opt.flags & TRACE_READ_CHECK_STRINGS)
 		return scan_and_feed(r, p, len, abs);
-	return feed(r, p, len, abs);
+	return parse_text(r, p, len, abs);
 }
 
 /*
@@ -1501,14 +1918,14 @@ static void step(struct trace_reader *r)
 		rc = feed_slice(r, p, n, abs);
 		r->pos += n;
 		end = r->text_abs + r->pos;
-		if (rc == 0 && r->b.active && end - r->b.offset > TRACE_MAX_EVENT_BYTES)
+		if (rc == 0 && r->b.active && end - r->b.offset > r->max_event)
 			fail(r, TRACE_ERR_LIMIT, true, r->b.offset, "an event over %llu MiB",
-			     (unsigned long long)(TRACE_MAX_EVENT_BYTES >> 20));
-		else if (rc == 0 && end - r->last_token > TRACE_MAX_EVENT_BYTES &&
+			     (unsigned long long)(r->max_event >> 20));
+		else if (rc == 0 && r->fast == FAST_OFF && end - r->last_token > r->max_event &&
 			 !is_blank(p[n - 1]))
 			fail(r, TRACE_ERR_LIMIT, true, r->last_token,
 			     "a single JSON value over %llu MiB",
-			     (unsigned long long)(TRACE_MAX_EVENT_BYTES >> 20));
+			     (unsigned long long)(r->max_event >> 20));
 		if (r->failed)
 			r->done = true;
 		return;
@@ -1547,6 +1964,8 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 		r->text_bytes = TEXT_BYTES;
 		r->slice_bytes = SLICE_BYTES;
 	}
+	r->fast_ok = !(r->opt.flags & TRACE_READ_NO_FAST);
+	r->max_event = r->opt.max_event_bytes > 0 ? r->opt.max_event_bytes : TRACE_MAX_EVENT_BYTES;
 	r->in = malloc(r->input_bytes);
 	r->h = parser_new(r);
 	r->b.field_key = -1;
@@ -1632,6 +2051,8 @@ void trace_reader_close(struct trace_reader *r)
 	if (r->fd > STDIN_FILENO)
 		close(r->fd);
 	building_free(&r->b);
+	event_parse_free(&r->ep);
+	buf_free(&r->lng.text);
 	free(r->patched_nl);
 	free(r->in);
 	free(r->out);

@@ -45,8 +45,9 @@
 
 struct progress;
 
-/* The largest event (or skipped top-level value) read, in text bytes. */
-#define TRACE_MAX_EVENT_BYTES ((uint64_t)64 << 20)
+/* The largest event read by default, in text bytes (trace_reader_options.max_event_bytes):
+ * a larger one is skipped and reported (TRACE_ISSUE_EVENT_TOO_LARGE). */
+#define TRACE_MAX_EVENT_BYTES ((uint64_t)16 << 20)
 
 /* The deepest nesting of arrays and objects read. */
 #define TRACE_MAX_DEPTH 512
@@ -133,17 +134,18 @@ struct trace_event {
 };
 
 enum trace_issue_kind {
-	TRACE_ISSUE_BOM,	    /* a UTF-8 byte-order mark at the start (skipped) */
-	TRACE_ISSUE_ZERO_BYTES,	    /* a run of NUL bytes (read as blanks) */
-	TRACE_ISSUE_TRAILING_COMMA, /* ",]" closing the event array */
-	TRACE_ISSUE_NOT_AN_EVENT,   /* an element of the event array is not an object */
-	TRACE_ISSUE_NO_EVENTS_KEY,  /* an object without "traceEvents" */
-	TRACE_ISSUE_GZIP_TRAILING,  /* bytes after the last gzip member (ignored) */
-	TRACE_ISSUE_CONTROL_BYTE,   /* a raw 0x00-0x1F or 0x7F byte in a string */
-	TRACE_ISSUE_INVALID_UTF8,   /* bytes in a string that are not UTF-8 */
-	TRACE_ISSUE_SURROGATE,	    /* a \uD800-\uDFFF escape */
-	TRACE_ISSUE_UNICODE_ESCAPE, /* a \u escape of other non-ASCII */
-	TRACE_ISSUE_DUPLICATE_KEY,  /* a known key twice in one event */
+	TRACE_ISSUE_BOM,	     /* a UTF-8 byte-order mark at the start (skipped) */
+	TRACE_ISSUE_ZERO_BYTES,	     /* a run of NUL bytes (read as blanks) */
+	TRACE_ISSUE_TRAILING_COMMA,  /* ",]" closing the event array */
+	TRACE_ISSUE_NOT_AN_EVENT,    /* an element of the event array is not an object */
+	TRACE_ISSUE_NO_EVENTS_KEY,   /* an object without "traceEvents" */
+	TRACE_ISSUE_GZIP_TRAILING,   /* bytes after the last gzip member (ignored) */
+	TRACE_ISSUE_CONTROL_BYTE,    /* a raw 0x00-0x1F or 0x7F byte in a string */
+	TRACE_ISSUE_INVALID_UTF8,    /* bytes in a string that are not UTF-8 */
+	TRACE_ISSUE_SURROGATE,	     /* a \uD800-\uDFFF escape */
+	TRACE_ISSUE_UNICODE_ESCAPE,  /* a \u escape of other non-ASCII */
+	TRACE_ISSUE_DUPLICATE_KEY,   /* a known key twice in one event */
+	TRACE_ISSUE_EVENT_TOO_LARGE, /* an event over max_event_bytes (skipped, not parsed) */
 	TRACE_ISSUE_COUNT
 };
 
@@ -161,12 +163,16 @@ typedef void (*trace_issue_fn)(void *ctx, const struct trace_issue *issue);
 /* Small buffers (a quarter of the input and text blocks, an eighth of the events
  * queued): for a tool that holds many readers at once, at some cost in speed. */
 #define TRACE_READ_SMALL 2u
+/* Every event through the full parser (yajl), none through the fast path: for tests
+ * that compare the two. */
+#define TRACE_READ_NO_FAST 4u
 
 struct trace_reader_options {
 	unsigned flags;
 	trace_issue_fn on_issue; /* may be NULL: issues are then only counted */
 	void *ctx;
 	struct progress *progress; /* may be NULL; told the input bytes read */
+	uint64_t max_event_bytes;  /* 0: TRACE_MAX_EVENT_BYTES */
 };
 
 enum trace_form { TRACE_FORM_NONE, TRACE_FORM_ARRAY, TRACE_FORM_OBJECT };
@@ -176,7 +182,8 @@ enum trace_error {
 	TRACE_ERR_IO,	  /* open or read failed */
 	TRACE_ERR_SYNTAX, /* not JSON, or not a trace (the input is at fault) */
 	TRACE_ERR_GZIP,	  /* corrupt gzip data */
-	TRACE_ERR_LIMIT,  /* an event over TRACE_MAX_EVENT_BYTES or TRACE_MAX_DEPTH */
+	TRACE_ERR_LIMIT,  /* a value outside the events over max_event_bytes, or nesting
+			     over TRACE_MAX_DEPTH */
 	TRACE_ERR_NOMEM
 };
 
@@ -192,6 +199,7 @@ struct trace_reader_status {
 	bool gzip_cut;		 /* the last gzip member was cut short */
 	uint64_t gzip_members;	 /* members begun */
 	uint64_t events;	 /* events returned */
+	uint64_t events_skipped; /* events over max_event_bytes, skipped */
 	uint64_t issues;	 /* issues reported */
 	uint64_t input_bytes;	 /* bytes read from the file */
 	uint64_t text_bytes;	 /* text bytes read (after gzip) */

@@ -63,6 +63,10 @@
 	  "none: every viewer decodes it; FORMAT.md asks for raw UTF-8")                           \
 	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event",                        \
 	  "JSON.parse keeps the last one, a streaming importer may keep the first")                \
+	X(EVENT_SIZE, "event-too-large",                                                           \
+	  "an event over --max-event-mb (16 MiB unless told), not read",                           \
+	  "none: the viewers read it; the tools skip it so that their memory stays bounded "       \
+	  "(raise --max-event-mb to check it)")                                                    \
 	X(FIELD_TYPE, "field-type", "a known key with a value of the wrong type",                  \
 	  "Perfetto drops the event or the field; Catapult and DevTools misread it")               \
 	X(PHASE, "phase", "ph missing, unknown, or not imported by Perfetto",                      \
@@ -129,6 +133,7 @@ static const enum rule issue_rules[TRACE_ISSUE_COUNT] = {
 	[TRACE_ISSUE_SURROGATE] = RULE_SURROGATE,
 	[TRACE_ISSUE_UNICODE_ESCAPE] = RULE_UNICODE_ESCAPE,
 	[TRACE_ISSUE_DUPLICATE_KEY] = RULE_DUPLICATE_KEY,
+	[TRACE_ISSUE_EVENT_TOO_LARGE] = RULE_EVENT_SIZE,
 };
 
 /* Phases the viewers import, and the ones Perfetto leaves out (FORMAT.md "Phases"). */

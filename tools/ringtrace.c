@@ -37,7 +37,9 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n"
-		   "'ringtrace <command> --help' shows a command's options.\n"
+		   "'ringtrace <command> --help' shows a command's options. Every command\n"
+		   "also takes --max-event-mb N: events over N MiB (default 16) are skipped\n"
+		   "and reported, so that memory stays bounded.\n"
 		   "Exit status: 0 fine, 1 findings (check), 2 usage or I/O error.\n");
 }
 
@@ -83,8 +85,11 @@ int main(int argc, char **argv)
 			return cmd->run(2, help_argv);
 	} else {
 		cmd = find(name);
-		if (cmd != NULL)
-			return cmd->run(argc - 1, argv + 1);
+		if (cmd != NULL) {
+			int n = cli_common_options(name, argc - 1, argv + 1);
+
+			return n < 0 ? CLI_ERROR : cmd->run(n, argv + 1);
+		}
 	}
 	fprintf(stderr, "ringtrace: no command '%s'\n\n", name);
 	usage(stderr);

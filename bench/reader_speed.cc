@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+//
+// The tools' streaming reader (tools/reader.c) against simdjson's on-demand parser,
+// the yardstick of issue 14, on the same file in the same run.
+//
+//   bench_reader_speed [--runs N] FILE...
+//
+// Both sides do the same work per event: find it, and read ph, name, cat, ts, dur,
+// pid, tid and the top-level keys of args (each value touched, so that nothing is
+// skipped unread). The reader streams the file in blocks, as the tools do; simdjson
+// is given the whole file in memory (read into a buffer kept from run to run, timed
+// too), which is its best case. Built with -march=native, so that simdjson's
+// on-demand code is its SIMD kernel and not its portable fallback. Runs alternate between the two; the report is the median MB/s of each
+// and their ratio, reader over simdjson. MB is 10^6 bytes of the file.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+extern "C" {
+#include "reader.h"
+}
+
+namespace {
+
+struct tally {
+	uint64_t events = 0;
+	uint64_t bytes = 0; // of the values touched, so the work cannot be optimised out
+};
+
+double now_s()
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+bool read_with_reader(const char *path, tally &t)
+{
+	trace_reader *r = nullptr;
+	const trace_event *ev = nullptr;
+	int rc;
+
+	if (trace_reader_open(path, nullptr, &r) != 0)
+		return false;
+	while ((rc = trace_reader_next(r, &ev)) == 1) {
+		t.events++;
+		t.bytes += ev->ph.len + ev->name.len + ev->cat.len + (uint64_t)ev->ts_ns +
+			   (uint64_t)ev->dur_ns + (uint64_t)ev->pid_num + (uint64_t)ev->tid_num;
+		for (size_t i = 0; i < ev->nargs; i++)
+			t.bytes += ev->arg[i].key_len + ev->arg[i].value.len;
+	}
+	trace_reader_close(r);
+	return rc == 0;
+}
+
+template <typename V> uint64_t touch(V &&v)
+{
+	simdjson::ondemand::json_type type;
+
+	if (v.type().get(type))
+		return 0;
+	switch (type) {
+	case simdjson::ondemand::json_type::string: {
+		std::string_view s;
+		return v.get_string().get(s) ? 0 : s.size();
+	}
+	case simdjson::ondemand::json_type::number: {
+		double d;
+		return v.get_double().get(d) ? 0 : (uint64_t)d;
+	}
+	case simdjson::ondemand::json_type::object: {
+		simdjson::ondemand::object o;
+		std::string_view raw;
+		return v.get_object().get(o) || o.raw_json().get(raw) ? 0 : raw.size();
+	}
+	case simdjson::ondemand::json_type::array: {
+		simdjson::ondemand::array a;
+		std::string_view raw;
+		return v.get_array().get(a) || a.raw_json().get(raw) ? 0 : raw.size();
+	}
+	default: {
+		std::string_view raw;
+		return v.raw_json_token().get(raw) ? 0 : raw.size();
+	}
+	}
+}
+
+bool walk_events(simdjson::ondemand::array events, tally &t)
+{
+	for (auto element : events) {
+		simdjson::ondemand::object ev;
+
+		if (element.get_object().get(ev))
+			return false;
+		t.events++;
+		for (auto field : ev) {
+			std::string_view key;
+
+			if (field.unescaped_key().get(key))
+				return false;
+			if (key == "args") {
+				simdjson::ondemand::object args;
+
+				if (field.value().get_object().get(args))
+					return false;
+				for (auto arg : args) {
+					std::string_view k;
+
+					if (arg.unescaped_key().get(k))
+						return false;
+					t.bytes += k.size() + touch(arg.value());
+				}
+			} else {
+				t.bytes += touch(field.value());
+			}
+		}
+	}
+	return true;
+}
+
+// The file is read into one buffer and parsed by one parser, both kept from run to
+// run: after the first run simdjson pays no allocation and no page faults, which on
+// this kind of machine cost it more than the parse itself.
+struct simdjson_side {
+	std::vector<char> text;
+	simdjson::ondemand::parser parser;
+};
+
+bool read_with_simdjson(simdjson_side &side, const char *path, tally &t)
+{
+	simdjson::ondemand::document doc;
+	simdjson::ondemand::json_type type;
+	FILE *fp = std::fopen(path, "rb");
+	size_t len;
+
+	if (fp == nullptr || std::fseek(fp, 0, SEEK_END) != 0)
+		return false;
+	len = (size_t)std::ftell(fp);
+	std::rewind(fp);
+	if (side.text.size() < len + simdjson::SIMDJSON_PADDING)
+		side.text.resize(len + simdjson::SIMDJSON_PADDING);
+	if (std::fread(side.text.data(), 1, len, fp) != len) {
+		std::fclose(fp);
+		return false;
+	}
+	std::fclose(fp);
+	if (side.parser.iterate(side.text.data(), len, side.text.size()).get(doc) ||
+	    doc.type().get(type))
+		return false;
+	if (type == simdjson::ondemand::json_type::array) {
+		simdjson::ondemand::array events;
+
+		return !doc.get_array().get(events) && walk_events(events, t);
+	}
+	simdjson::ondemand::array events;
+
+	return !doc["traceEvents"].get_array().get(events) && walk_events(events, t);
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	int runs = 5, first = 1;
+
+	if (argc > 2 && std::strcmp(argv[1], "--runs") == 0) {
+		runs = std::atoi(argv[2]);
+		first = 3;
+	}
+	if (first >= argc || runs < 1) {
+		std::fprintf(stderr, "usage: bench_reader_speed [--runs N] FILE...\n");
+		return 2;
+	}
+	for (int f = first; f < argc; f++) {
+		const char *path = argv[f];
+		std::vector<double> ours, theirs;
+		simdjson_side side;
+		tally a, b;
+		FILE *fp = std::fopen(path, "rb");
+		double mb;
+
+		if (fp == nullptr || std::fseek(fp, 0, SEEK_END) != 0) {
+			std::fprintf(stderr, "%s: cannot open\n", path);
+			return 1;
+		}
+		mb = (double)std::ftell(fp) / 1e6;
+		std::fclose(fp);
+		for (int i = 0; i < runs; i++) {
+			double t0 = now_s();
+
+			a = tally();
+			if (!read_with_reader(path, a)) {
+				std::fprintf(stderr, "%s: the reader failed\n", path);
+				return 1;
+			}
+			double t1 = now_s();
+
+			b = tally();
+			if (!read_with_simdjson(side, path, b)) {
+				std::fprintf(stderr, "%s: simdjson failed\n", path);
+				return 1;
+			}
+			double t2 = now_s();
+
+			ours.push_back(mb / (t1 - t0));
+			theirs.push_back(mb / (t2 - t1));
+		}
+		if (a.events != b.events) {
+			std::fprintf(stderr, "%s: %llu events read, simdjson %llu\n", path,
+				     (unsigned long long)a.events, (unsigned long long)b.events);
+			return 1;
+		}
+		double m_ours = median(ours), m_theirs = median(theirs);
+
+		std::printf("%s: %.1f MB, %llu events, %d runs: reader %.0f MB/s, simdjson %.0f "
+			    "MB/s, ratio %.2f\n",
+			    path, mb, (unsigned long long)a.events, runs, m_ours, m_theirs,
+			    m_ours / m_theirs);
+	}
+	return 0;
+}
