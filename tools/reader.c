@@ -229,6 +229,15 @@ struct trace_reader {
 	struct item pend[4]; /* issues the scanner found at the current byte */
 	unsigned npend;
 
+	/* A top-level value of the object form being copied for on_top_level. */
+	struct capture {
+		bool active, over;
+		struct buf key, json;
+		struct level *lv;
+		size_t nlv, lv_cap;
+		uint64_t bytes;
+	} cap;
+
 	/* The fast path (see the design note). */
 	enum fast_state fast;
 	bool fast_ok;	    /* the fast path may take over (not TRACE_READ_NO_FAST) */
@@ -732,6 +741,87 @@ static int ev_scalar(struct trace_reader *r, enum trace_type t, const void *p, s
 
 /* ----------------------------------------------------------- yajl callbacks */
 
+/* ------------------------------------------------- top-level values copied */
+
+static void capture_start(struct trace_reader *r, const unsigned char *k, size_t len)
+{
+	struct capture *c = &r->cap;
+
+	c->active = true;
+	c->over = false;
+	c->nlv = 0;
+	c->bytes = 0;
+	c->key.len = c->json.len = 0;
+	if (buf_put(&c->key, k, len) || buf_putc(&c->key, '\0'))
+		c->over = true; /* reported as not kept */
+}
+
+/* Text of the value: kept up to the limit, then only counted. */
+static void capture_put(struct trace_reader *r, const void *p, size_t len, bool string)
+{
+	struct capture *c = &r->cap;
+	size_t before = c->json.len;
+
+	if (!c->over &&
+	    (string ? json_put_string(&c->json, p, len) < 0 : buf_put(&c->json, p, len)))
+		c->over = true;
+	c->bytes += c->over ? len : c->json.len - before;
+	if (!c->over && c->json.len > r->max_event)
+		c->over = true;
+	if (c->over)
+		buf_free(&c->json);
+}
+
+/* The separator before a value in an array, or before a key in an object. */
+static void capture_sep(struct trace_reader *r)
+{
+	struct capture *c = &r->cap;
+
+	if (c->nlv == 0)
+		return;
+	if (!c->lv[c->nlv - 1].first)
+		capture_put(r, ",", 1, false);
+	c->lv[c->nlv - 1].first = false;
+}
+
+static void capture_done(struct trace_reader *r)
+{
+	struct capture *c = &r->cap;
+
+	c->active = false;
+	if (!c->over && buf_putc(&c->json, '\0') == 0)
+		c->json.len--; /* NUL-terminated, not counted */
+	else
+		c->over = true;
+	r->opt.on_top_level(r->opt.top_level_ctx, c->key.p != NULL ? c->key.p : "",
+			    c->key.len > 0 ? c->key.len - 1 : 0, c->over ? NULL : c->json.p,
+			    c->over ? c->bytes : c->json.len);
+	if (c->json.cap > (1u << 20))
+		buf_free(&c->json);
+}
+
+static int capture_open(struct trace_reader *r, char ch)
+{
+	struct capture *c = &r->cap;
+
+	if (c->lv[c->nlv - 1].type == '[')
+		capture_sep(r);
+	capture_put(r, &ch, 1, false);
+	if (c->nlv == c->lv_cap) {
+		size_t n = c->lv_cap ? c->lv_cap * 2 : 16;
+		struct level *lv = realloc(c->lv, n * sizeof(*lv));
+
+		if (lv == NULL)
+			return fail_nomem(r);
+		c->lv = lv;
+		c->lv_cap = n;
+	}
+	c->lv[c->nlv].type = ch;
+	c->lv[c->nlv].first = true;
+	c->nlv++;
+	return 1;
+}
+
 static int not_an_event(struct trace_reader *r, enum trace_type t)
 {
 	uint64_t line, col;
@@ -750,6 +840,14 @@ static int on_scalar(struct trace_reader *r, enum trace_type t, const void *p, s
 	r->last_token = here(r);
 	if (r->b.active)
 		return ev_scalar(r, t, p, len);
+	if (r->cap.active) {
+		if (r->cap.nlv > 0 && r->cap.lv[r->cap.nlv - 1].type == '[')
+			capture_sep(r);
+		capture_put(r, p, len, t == TRACE_STRING);
+		if (r->cap.nlv == 0)
+			capture_done(r);
+		return 1;
+	}
 	if (r->depth == 0) {
 		fail(r, TRACE_ERR_SYNTAX, true, here(r),
 		     "the top level is %s, not an array of events or an object with "
@@ -815,6 +913,23 @@ static int on_start(struct trace_reader *r, char c)
 	r->depth++;
 	if (r->b.active)
 		return ev_open(r, c);
+	if (r->cap.active) {
+		if (r->cap.nlv == 0) {
+			/* The value itself: no separator before it. */
+			capture_put(r, &c, 1, false);
+			if (r->cap.lv_cap == 0) {
+				r->cap.lv = malloc(16 * sizeof(*r->cap.lv));
+				if (r->cap.lv == NULL)
+					return fail_nomem(r);
+				r->cap.lv_cap = 16;
+			}
+			r->cap.lv[0].type = c;
+			r->cap.lv[0].first = true;
+			r->cap.nlv = 1;
+			return 1;
+		}
+		return capture_open(r, c);
+	}
 	if (d == 0) {
 		r->top_started = true;
 		r->st.form = c == '[' ? TRACE_FORM_ARRAY : TRACE_FORM_OBJECT;
@@ -847,6 +962,12 @@ static int on_end(struct trace_reader *r, char c)
 		return 1;
 	r->last_token = here(r);
 	r->depth--;
+	if (r->cap.active) {
+		capture_put(r, &c, 1, false);
+		if (--r->cap.nlv == 0)
+			capture_done(r);
+		return 1;
+	}
 	if (r->b.active) {
 		if (!ev_close(r, c))
 			return 0;
@@ -891,9 +1012,17 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 	r->last_token = here(r);
 	if (r->b.active)
 		return ev_key(r, k, len);
+	if (r->cap.active) {
+		capture_sep(r);
+		capture_put(r, k, len, true);
+		capture_put(r, ":", 1, false);
+		return 1;
+	}
 	if (r->depth == 1) {
 		r->key_is_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
 		r->saw_events_key |= r->key_is_events;
+		if (!r->key_is_events && r->opt.on_top_level != NULL)
+			capture_start(r, k, len);
 	}
 	return 1;
 }
@@ -2053,6 +2182,9 @@ void trace_reader_close(struct trace_reader *r)
 	building_free(&r->b);
 	event_parse_free(&r->ep);
 	buf_free(&r->lng.text);
+	buf_free(&r->cap.key);
+	buf_free(&r->cap.json);
+	free(r->cap.lv);
 	free(r->patched_nl);
 	free(r->in);
 	free(r->out);

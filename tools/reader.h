@@ -8,7 +8,8 @@
  *
  * - the bare-array form "[{...},{...}]" (what the recorder writes, one event per
  *   line) and the object form {"traceEvents":[...], "otherData":{...}, ...} (the
- *   events of "traceEvents"; the other top-level keys are skipped);
+ *   events of "traceEvents"; the other top-level keys are skipped, or handed to
+ *   on_top_level);
  * - plain text or gzip (found by its magic bytes, not the name), including the
  *   recorder's files of many concatenated members, one per written chunk;
  * - complete files and files cut short by a kill: every whole event is returned, a
@@ -158,6 +159,14 @@ struct trace_issue {
 /* Called for each issue, in file order with the events. */
 typedef void (*trace_issue_fn)(void *ctx, const struct trace_issue *issue);
 
+/*
+ * Called for each top-level key of the object form other than "traceEvents", once
+ * its value has been read: the value as compact JSON (like trace_event.json), or
+ * json NULL when it is over max_event_bytes (len is then its size, not kept).
+ */
+typedef void (*trace_top_level_fn)(void *ctx, const char *key, size_t key_len, const char *json,
+				   size_t len);
+
 /* trace_reader_options.flags */
 #define TRACE_READ_CHECK_STRINGS 1u
 /* Small buffers (a quarter of the input and text blocks, an eighth of the events
@@ -171,8 +180,10 @@ struct trace_reader_options {
 	unsigned flags;
 	trace_issue_fn on_issue; /* may be NULL: issues are then only counted */
 	void *ctx;
-	struct progress *progress; /* may be NULL; told the input bytes read */
-	uint64_t max_event_bytes;  /* 0: TRACE_MAX_EVENT_BYTES */
+	struct progress *progress;	 /* may be NULL; told the input bytes read */
+	uint64_t max_event_bytes;	 /* 0: TRACE_MAX_EVENT_BYTES */
+	trace_top_level_fn on_top_level; /* may be NULL: the other keys are skipped */
+	void *top_level_ctx;
 };
 
 enum trace_form { TRACE_FORM_NONE, TRACE_FORM_ARRAY, TRACE_FORM_OBJECT };

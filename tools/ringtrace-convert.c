@@ -34,7 +34,12 @@ static void usage(FILE *f)
 		   "           want the object form. Never for a file that may be cut short:\n"
 		   "           every viewer refuses a cut object.\n"
 		   "  array    the bare array [...] the recorder writes (other top-level keys\n"
-		   "           of an object-form input are left out)\n"
+		   "           of an object-form input are left out, and named in a note)\n"
+		   "\n"
+		   "The other top-level keys of an object-form input (stackFrames, samples,\n"
+		   "metadata, systemTraceEvents, otherData, ...) are carried over to object\n"
+		   "output after the events, up to --max-event-mb in all; an input's otherData\n"
+		   "is kept in place of the start marker's.\n"
 		   "\n"
 		   "options:\n"
 		   "  -t, --to FORM        object (the default) or array\n"
@@ -57,7 +62,45 @@ static int keep_start_args(struct buf *kept, bool *have, const struct trace_even
 	return buf_put(kept, ev->args.text, ev->args.len);
 }
 
-static int convert(struct trace_reader *r, struct output *out, enum form to, bool *nomem)
+/*
+ * The object form's other top-level keys ("stackFrames", "samples", "metadata",
+ * "systemTraceEvents", "otherData", ...), as the reader hands them over: kept as
+ * ,"key":value members for an object output, up to a total of the event limit;
+ * named for the note of what an output left out.
+ */
+struct carried {
+	struct buf members;  /* ,"key":value... */
+	struct buf left_out; /* "key" (N bytes), ... */
+	uint64_t limit;	     /* bytes of members kept at most */
+	bool keep;	     /* object output */
+	bool has_other_data; /* an "otherData" among them */
+	bool nomem;
+};
+
+static void carry_member(void *ctx, const char *key, size_t key_len, const char *json, size_t len)
+{
+	struct carried *c = ctx;
+	size_t before = c->members.len;
+	char size[48];
+
+	if (c->keep && json != NULL && c->members.len + key_len + len <= c->limit) {
+		if (buf_putc(&c->members, ',') || json_put_string(&c->members, key, key_len) < 0 ||
+		    buf_putc(&c->members, ':') || buf_put(&c->members, json, len)) {
+			c->members.len = before;
+			c->nomem = true;
+			return;
+		}
+		c->has_other_data |= key_len == 9 && memcmp(key, "otherData", 9) == 0;
+		return;
+	}
+	snprintf(size, sizeof(size), " (%zu bytes)", len);
+	if ((c->left_out.len > 0 && buf_puts(&c->left_out, ", ")) ||
+	    json_put_string(&c->left_out, key, key_len) < 0 || buf_puts(&c->left_out, size))
+		c->nomem = true;
+}
+
+static int convert(struct trace_reader *r, struct output *out, enum form to, bool *nomem,
+		   const struct carried *carried)
 {
 	struct buf start_args = {0};
 	bool have_start = false;
@@ -83,8 +126,10 @@ static int convert(struct trace_reader *r, struct output *out, enum form to, boo
 			err = output_puts(out, close) || output_puts(out, "\n");
 		else
 			err = output_puts(out, close) ||
-			      (have_start && (output_puts(out, ",\"otherData\":") ||
-					      output_write(out, start_args.p, start_args.len))) ||
+			      output_write(out, carried->members.p, carried->members.len) ||
+			      (have_start && !carried->has_other_data &&
+			       (output_puts(out, ",\"otherData\":") ||
+				output_write(out, start_args.p, start_args.len))) ||
 			      output_puts(out, "}\n");
 	}
 	buf_free(&start_args);
@@ -101,8 +146,12 @@ int cmd_convert(int argc, char **argv)
 	};
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	struct carried carried = {.limit = TRACE_MAX_EVENT_BYTES};
+	struct trace_reader_options ro = {.on_issue = cli_warn_issue,
+					  .ctx = &warnings,
+					  .progress = &bar,
+					  .on_top_level = carry_member,
+					  .top_level_ctx = &carried};
 	const struct trace_reader_status *st;
 	enum form to = TO_OBJECT;
 	const char *output = NULL;
@@ -136,6 +185,7 @@ int cmd_convert(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("convert", argc == optind ? "no FILE to convert"
 								 : "one FILE at a time");
+	carried.keep = to == TO_OBJECT;
 	progress_init(&bar, "converting");
 	r = cli_open_trace("convert", argv[optind], &ro);
 	if (r == NULL)
@@ -156,7 +206,8 @@ int cmd_convert(int argc, char **argv)
 		trace_reader_close(r);
 		return CLI_ERROR;
 	}
-	err = convert(r, out, to, &nomem);
+	err = convert(r, out, to, &nomem, &carried);
+	nomem |= carried.nomem;
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
 	st = trace_reader_status(r);
@@ -182,6 +233,14 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		cli_note("convert", "wrote %s: %" PRIu64 " events", output_name(out), st->events);
 	}
+	if (status != CLI_FINDINGS && carried.left_out.len > 0)
+		cli_note("convert", "left out of %s: the top-level key%s %.*s of %s%s",
+			 output_name(out), strchr(carried.left_out.p, ',') != NULL ? "s" : "",
+			 (int)carried.left_out.len, carried.left_out.p, warnings.file,
+			 to == TO_ARRAY ? " (the array form has no place for them)"
+					: " (over the size limit: --max-event-mb)");
+	buf_free(&carried.members);
+	buf_free(&carried.left_out);
 	output_free(out);
 	free(out_path);
 	trace_reader_close(r);

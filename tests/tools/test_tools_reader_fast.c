@@ -450,6 +450,98 @@ static void long_tokens_take_linear_time_and_bounded_memory(void **state)
 	}
 }
 
+struct top_levels {
+	struct buf seen;
+};
+
+static void on_top_level(void *ctx, const char *key, size_t key_len, const char *json, size_t len)
+{
+	struct top_levels *t = ctx;
+
+	assert_int_equal(buf_put(&t->seen, key, key_len), 0);
+	if (json != NULL) {
+		assert_int_equal(json[len], '\0');
+		assert_int_equal(buf_putc(&t->seen, '='), 0);
+		assert_int_equal(buf_put(&t->seen, json, len), 0);
+	} else {
+		put_fmt(&t->seen, " over the limit, %zu bytes", len);
+	}
+	assert_int_equal(buf_putc(&t->seen, '\n'), 0);
+}
+
+/* The object form's other keys, handed over as compact JSON, before and after the
+ * events; one over the limit only measured. convert carries them to object output
+ * and names them when an array output leaves them out. */
+static void other_top_level_keys_are_handed_over_and_carried(void **state)
+{
+	static const char text[] =
+		"{ \"stackFrames\" : {\"1\": {\"name\": \"f\", \"parent\": null}},\n"
+		"  \"displayTimeUnit\":\"ns\", \"traceEvents\": [\n"
+		"  {\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}\n"
+		"  ], \"samples\": [ 1, [2, 3], {\"w\": true}, \"caf\u00e9\" ],\n"
+		"  \"big\": \"0123456789012345678901234567890123456789\" }\n";
+	struct top_levels t = {{0}};
+	struct trace_reader_options o = {
+		.on_top_level = on_top_level, .top_level_ctx = &t, .max_event_bytes = 40};
+	const struct trace_event *ev;
+	struct trace_reader *r;
+	struct tool_run run;
+	char in[4096], out[4096];
+	char *written;
+	int n = 0;
+
+	(void)state;
+	snprintf(in, sizeof(in), "%s", tool_tmp("top_level.json"));
+	tool_write(in, text, strlen(text));
+	assert_int_equal(trace_reader_open(in, &o, &r), 0);
+	while (trace_reader_next(r, &ev) == 1)
+		n++;
+	assert_int_equal(n, 1);
+	assert_true(trace_reader_status(r)->complete);
+	trace_reader_close(r);
+	assert_int_equal(buf_putc(&t.seen, '\0'), 0);
+	assert_string_equal(t.seen.p, "stackFrames={\"1\":{\"name\":\"f\",\"parent\":null}}\n"
+				      "displayTimeUnit=\"ns\"\n"
+				      "samples=[1,[2,3],{\"w\":true},\"caf\xc3\xa9\"]\n"
+				      "big over the limit, 42 bytes\n");
+	buf_free(&t.seen);
+
+	snprintf(out, sizeof(out), "%s", tool_tmp("top_level.object.json"));
+	tool_run(&run, NULL, "convert", "-o", out, in, NULL);
+	assert_int_equal(run.status, 0);
+	written = tool_read(out, NULL);
+	assert_string_equal(
+		written,
+		"{\"traceEvents\":[\n"
+		"{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}\n"
+		"],\"stackFrames\":{\"1\":{\"name\":\"f\",\"parent\":null}},"
+		"\"displayTimeUnit\":\"ns\",\"samples\":[1,[2,3],{\"w\":true},"
+		"\"caf\xc3\xa9\"],\"big\":\"0123456789012345678901234567890123456789\"}\n");
+	free(written);
+	tool_run_free(&run);
+
+	tool_run(&run, NULL, "convert", "--to", "array", "-o", out, in, NULL);
+	assert_int_equal(run.status, 0);
+	assert_true(tool_has(run.err, "left out of"));
+	assert_true(tool_has(run.err, "\"stackFrames\" (32 bytes), \"displayTimeUnit\" (4 bytes), "
+				      "\"samples\" (28 bytes), \"big\" (42 bytes)"));
+	written = tool_read(out, NULL);
+	assert_string_equal(written, "[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,"
+				     "\"tid\":1}\n]\n");
+	free(written);
+	tool_run_free(&run);
+
+	/* With a limit below the value, convert names it instead of carrying it. */
+	tool_run(&run, NULL, "convert", "--max-event-mb", "1", "-o", out, in, NULL);
+	assert_int_equal(run.status, 0);
+	assert_false(tool_has(run.err, "left out"));
+	tool_run_free(&run);
+	tool_run(&run, NULL, "convert", "--max-event-mb", "0", "-o", out, in, NULL);
+	assert_int_equal(run.status, 2);
+	assert_true(tool_has(run.err, "--max-event-mb: '0' is not a number of MiB"));
+	tool_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +551,7 @@ int main(void)
 		cmocka_unit_test(errors_in_long_events_have_their_places),
 		cmocka_unit_test(events_over_the_limit_are_skipped),
 		cmocka_unit_test(long_tokens_take_linear_time_and_bounded_memory),
+		cmocka_unit_test(other_top_level_keys_are_handed_over_and_carried),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
