@@ -19,6 +19,25 @@
  * A pull interface over a push parser: several readers can be pulled side by side
  * (a merge), and a caller may stop whenever it likes.
  *
+ * The fast path. Inside the event array, yajl is stopped (a callback's 0) and the
+ * text goes to fast_feed(): it skips the blanks and commas between elements itself
+ * and gives each event to event_parse(), which reads a plain event (no escapes,
+ * valid UTF-8: what the recorder writes) in one pass and without re-serialising
+ * it. Whatever it does not take (escapes, a syntax error, an element that is not an
+ * object, a known key twice) goes back to yajl: a fresh parser is put in the
+ * array's state by a muted synthetic prefix ("[{}," and the like) and parses from
+ * that byte, with its exact messages and places; it stops again at the end of the
+ * next event. So both parsers hand out the same events and issues, which
+ * tests/tools/test_tools_reader_fast.c checks on every corpus file and at every
+ * cut of generated ones.
+ *
+ * Long events. An event that does not end within the text at hand is found by a
+ * byte scan (strings and nesting only, linear whatever its size) and copied until
+ * it ends, then parsed whole, fast or by yajl (positions then come from the copy:
+ * locate_in_long()). One over max_event_bytes is not copied but skipped, and
+ * reported; so yajl never buffers more than the limit, and no token is lexed again
+ * and again as it grows (yajl restarts a token that spans its buffers).
+ *
  * Positions. Inside a callback yajl_get_bytes_consumed() is the offset just past
  * the current token within the buffer given to yajl_parse(); feed_abs is that
  * buffer's text offset. Lines are counted lazily: `counted` is how far into the
