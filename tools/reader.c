@@ -265,6 +265,12 @@ struct trace_reader {
 	struct event_parse ep;
 	struct long_event lng;
 
+	/* Memory of the plain events queued (fast_commit()), reset when the queue is
+	 * empty: one allocation for the events of a slice instead of one each. An item's
+	 * mem is NULL when its event is here. */
+	char *arena;
+	size_t arena_used, arena_cap;
+
 	/* Queue of finished events and issues. */
 	struct item *q;
 	size_t q_len, q_head, q_cap;
@@ -1275,14 +1281,20 @@ static int fast_commit(struct trace_reader *r, const unsigned char *p, uint64_t 
 		strs_bytes += e->field[f].type != TRACE_ABSENT ? e->field[f].len + 1 : 0;
 	for (size_t i = 0; i < e->nargs; i++)
 		strs_bytes += e->arg[i].key.len + 1 + e->arg[i].value.len + 1;
-	mem = malloc(args_bytes + e->len + 1 + strs_bytes);
+	size_t size = args_bytes + e->len + 1 + strs_bytes;
+	bool in_arena = r->arena != NULL && size <= r->arena_cap - r->arena_used;
+
+	mem = in_arena ? r->arena + r->arena_used : malloc(size);
 	it = mem != NULL ? queue_push(r) : NULL;
 	if (it == NULL) {
-		free(mem);
+		if (!in_arena)
+			free(mem);
 		return fail_nomem(r);
 	}
+	if (in_arena) /* the next one aligned for its args */
+		r->arena_used += (size + 7) & ~(size_t)7;
 	it->kind = ITEM_EVENT;
-	it->mem = mem;
+	it->mem = in_arena ? NULL : mem;
 	ev = &it->u.ev;
 	memset(ev, 0, sizeof(*ev));
 	args = (void *)mem;
@@ -2115,6 +2127,8 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 	r->fast_ok = !(r->opt.flags & TRACE_READ_NO_FAST);
 	r->max_event = r->opt.max_event_bytes > 0 ? r->opt.max_event_bytes : TRACE_MAX_EVENT_BYTES;
 	r->in = malloc(r->input_bytes);
+	r->arena_cap = 4 * r->slice_bytes;
+	r->arena = malloc(r->arena_cap);
 	r->h = parser_new(r);
 	r->b.field_key = -1;
 	if (r->path == NULL || r->in == NULL || r->h == NULL) {
@@ -2168,6 +2182,7 @@ int trace_reader_next(struct trace_reader *r, const struct trace_event **ev)
 			return 1;
 		}
 		r->q_head = r->q_len = 0;
+		r->arena_used = 0; /* the last event handed out was released above */
 		if (r->done)
 			return r->failed ? -1 : 0;
 		step(r);
@@ -2201,6 +2216,7 @@ void trace_reader_close(struct trace_reader *r)
 	building_free(&r->b);
 	event_parse_free(&r->ep);
 	buf_free(&r->lng.text);
+	free(r->arena);
 	buf_free(&r->cap.key);
 	buf_free(&r->cap.json);
 	free(r->cap.lv);
