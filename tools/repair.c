@@ -17,6 +17,7 @@
 #include "reader.h"
 #include "threads.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ struct repair {
 	uint64_t lines;	   /* event lines written */
 	uint64_t events;   /* of them, not markers and not M */
 	uint64_t closed;
+	uint64_t untracked; /* open slices past the state bound, left open */
 	struct buf line;
 	bool nomem;
 };
@@ -142,13 +144,15 @@ static int take_event(struct repair *rp, const struct trace_event *ev)
 	if (!is_marker(ev, start_marker_name) && ev->phase != 'M')
 		rp->events++;
 	th = threads_of(&rp->threads, ev);
+	if (th == NULL && threads_refused(&rp->threads)) /* past the state bound: as it is */
+		return write_line(rp, ev->json, ev->json_len);
 	if (th == NULL) {
 		rp->nomem = true;
 		return -1;
 	}
 	thread_note_time(th, ev);
 	note_time(rp, th);
-	if (ev->phase == 'B' && thread_push(th, ev) != 0) {
+	if (ev->phase == 'B' && thread_push(th, ev) == -ENOMEM) {
 		rp->nomem = true;
 		return -1;
 	}
@@ -164,6 +168,9 @@ static int close_slices(struct repair *rp)
 
 	for (struct thread_state *th = threads_first(&rp->threads); th != NULL;
 	     th = threads_next(th)) {
+		/* Slices past the state bound are not known: they stay open. */
+		rp->untracked += th->untracked;
+		th->untracked = 0;
 		while (th->depth > 0) {
 			const struct open_slice *s = thread_top(th);
 			/* 1 ns after the latest time: a viewer that adds ts + dur in doubles
@@ -275,6 +282,11 @@ static void report(const char *in, const char *out, const struct repair *rp,
 		snprintf(what + strlen(what), sizeof(what) - strlen(what),
 			 "; %" PRIu64 " open slice%s ended", rp->closed,
 			 rp->closed == 1 ? "" : "s");
+	if (rp->untracked > 0 || rp->threads.budget.refused > 0)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 "; %" PRIu64 " threads or open slices past the state bound (%" PRIu64
+			 " items, %" PRIu64 " MiB) not kept, their slices left open",
+			 rp->threads.budget.refused, STATE_MAX_ITEMS, STATE_MAX_BYTES >> 20);
 	cli_note("check",
 		 "repaired %s into %s: %" PRIu64 " whole events read%s; end marker written", in,
 		 out, st->events, what);

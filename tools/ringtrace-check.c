@@ -20,6 +20,7 @@
 #include "table.h"
 #include "threads.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -63,6 +64,10 @@
 	  "none: every viewer decodes it; FORMAT.md asks for raw UTF-8")                           \
 	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event",                        \
 	  "JSON.parse keeps the last one, a streaming importer may keep the first")                \
+	X(STATE_LIMIT, "state-limit",                                                              \
+	  "more open state (threads, open slices, flows, async spans) than the check keeps",       \
+	  "none: the viewers keep it all; the check keeps at most 1 M items (24 MiB) so that its " \
+	  "memory stays bounded, and what it did not keep is not checked")                         \
 	X(EVENT_SIZE, "event-too-large",                                                           \
 	  "an event over --max-event-mb (16 MiB unless told), not read",                           \
 	  "none: the viewers read it; the tools skip it so that their memory stays bounded "       \
@@ -533,8 +538,12 @@ static void wait_for_slice(struct check *c, struct thread_state *th, struct chec
 	}
 	if (ct->npending == ct->pending_cap) {
 		size_t n = ct->pending_cap ? ct->pending_cap * 2 : 8;
-		struct pending_flow *p = realloc(ct->pending, n * sizeof(*p));
+		struct pending_flow *p;
 
+		/* Past the state bound the flow event is not kept (a state-limit). */
+		if (!budget_take(&c->threads.budget, (n - ct->pending_cap) * sizeof(*p)))
+			return;
+		p = realloc(ct->pending, n * sizeof(*p));
 		if (p == NULL) {
 			c->nomem = true;
 			return;
@@ -548,7 +557,7 @@ static void wait_for_slice(struct check *c, struct thread_state *th, struct chec
 
 static void check_begin(struct check *c, struct thread_state *th, const struct trace_event *ev)
 {
-	if (thread_push(th, ev) != 0)
+	if (thread_push(th, ev) == -ENOMEM) /* -ENOSPC: untracked, a state-limit */
 		c->nomem = true;
 }
 
@@ -573,6 +582,10 @@ static void check_end(struct check *c, struct thread_state *th, struct check_thr
 	struct open_slice *b = thread_top(th);
 	char n1[96], c1[96], n2[96], c2[96];
 
+	if (thread_untracked(th)) { /* its B was past the state bound */
+		thread_pop(th);
+		return;
+	}
 	/* Catapult merges an E's args into its slice and warns only about a key the B
 	 * has too (speedscope matches the E anyway, with a warning that changes nothing). */
 	for (size_t i = 0; b != NULL && ev->args.type == TRACE_OBJECT && i < ev->nargs; i++)
@@ -649,6 +662,18 @@ static bool is_hex_id(const struct trace_value *v)
 	return true;
 }
 
+/* What a table entry costs beside its value and key (an estimate), for the state
+ * bound (threads.h). */
+#define ENTRY_COST 96
+
+/* A new open flow's cost: as budget_give() gives it back when the flow ends. */
+static uint64_t flow_cost(const struct check *c, const struct trace_event *ev)
+{
+	return sizeof(struct flow_state) + c->key.len +
+	       (ev->name.type == TRACE_STRING ? ev->name.len : 0) +
+	       (ev->cat.type == TRACE_STRING ? ev->cat.len : 0) + ENTRY_COST;
+}
+
 static char *dup_value(const struct trace_value *v)
 {
 	char *p;
@@ -689,7 +714,13 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 		c->nomem = true;
 		return;
 	}
-	fs = table_put(&c->flows, c->key.p, c->key.len, &created);
+	fs = table_get(&c->flows, c->key.p, c->key.len);
+	if (fs == NULL && !budget_take(&c->threads.budget, flow_cost(c, ev)))
+		return; /* not tracked: a state-limit */
+	if (fs == NULL)
+		fs = table_put(&c->flows, c->key.p, c->key.len, &created);
+	else
+		created = false;
 	if (fs == NULL) {
 		c->nomem = true;
 		return;
@@ -716,6 +747,8 @@ static void check_flow(struct check *c, struct thread_state *th, struct check_th
 	fs->saw_s |= ev->phase == 's';
 	fs->saw_f |= ev->phase == 'f';
 	if (fs->saw_s && fs->saw_f) {
+		budget_give(&c->threads.budget,
+			    sizeof(*fs) + c->key.len + fs->name_len + fs->cat_len + ENTRY_COST);
 		free(fs->name);
 		free(fs->cat);
 		table_remove(&c->flows, fs);
@@ -755,12 +788,19 @@ static void check_async(struct check *c, const struct trace_event *ev)
 				shown(b1, sizeof(b1), &ev->name), shown(b2, sizeof(b2), &ev->cat),
 				shown(b3, sizeof(b3), &ev->id));
 		} else if (--as->open == 0) {
+			budget_give(&c->threads.budget, sizeof(*as) + c->key.len + ENTRY_COST);
 			free(as->label);
 			table_remove(&c->async, as);
 		}
 		return;
 	}
-	as = table_put(&c->async, c->key.p, c->key.len, &created);
+	as = table_get(&c->async, c->key.p, c->key.len);
+	if (as == NULL && !budget_take(&c->threads.budget, sizeof(*as) + c->key.len + ENTRY_COST))
+		return; /* not tracked: a state-limit */
+	if (as == NULL)
+		as = table_put(&c->async, c->key.p, c->key.len, &created);
+	else
+		created = false;
 	if (as == NULL) {
 		c->nomem = true;
 		return;
@@ -855,7 +895,11 @@ static void check_event(struct check *c, const struct trace_event *ev)
 	char b[96];
 
 	if (th == NULL) {
-		c->nomem = true;
+		/* Past the state bound, a new thread's events are checked alone. */
+		if (threads_refused(&c->threads))
+			check_fields(c, ev);
+		else
+			c->nomem = true;
 		return;
 	}
 	ct = thread_extra(th);
@@ -910,6 +954,14 @@ static void check_event(struct check *c, const struct trace_event *ev)
 static void check_leftovers(struct check *c)
 {
 	char n[96], k[96];
+
+	if (c->threads.budget.refused > 0)
+		finding(c, RULE_STATE_LIMIT, 0, 0,
+			"%" PRIu64 " threads, open slices, flows or async spans past the bound of "
+			"%" PRIu64 " items or %" PRIu64
+			" MiB were not kept: their events' nesting, "
+			"flows and spans are not checked",
+			c->threads.budget.refused, STATE_MAX_ITEMS, STATE_MAX_BYTES >> 20);
 
 	for (struct thread_state *th = threads_first(&c->threads); th != NULL;
 	     th = threads_next(th)) {

@@ -1409,13 +1409,15 @@ static int track_thread(struct merge *m, struct input *in, const struct trace_ev
 {
 	struct thread_state *th = threads_of(&in->threads, ev);
 
+	if (th == NULL && threads_refused(&in->threads))
+		return 0; /* past the state bound: its slices are not ended at a cut */
 	if (th == NULL) {
 		m->nomem = true;
 		return -1;
 	}
 	thread_note_time(th, ev);
 	if (ev->phase == 'B') {
-		if (thread_push(th, ev) != 0) {
+		if (thread_push(th, ev) == -ENOMEM) {
 			m->nomem = true;
 			return -1;
 		}
@@ -1495,6 +1497,7 @@ static int close_slices(struct merge *m, struct input *in)
 {
 	for (struct thread_state *th = threads_first(&in->threads); th != NULL;
 	     th = threads_next(th)) {
+		th->untracked = 0; /* past the state bound: not known, left open */
 		while (th->depth > 0) {
 			const struct open_slice *s = thread_top(th);
 			int64_t t = th->has_time ? th->latest_ns : s->ts_ns, linear, ts = t;

@@ -52,6 +52,7 @@
 #include "table.h"
 #include "threads.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -994,6 +995,8 @@ static int take(struct split *sp, const struct trace_event *ev)
 	if (place(sp, ev, 1, ev->json_len))
 		return -1;
 	th = threads_of(&sp->threads, ev);
+	if (th == NULL && threads_refused(&sp->threads))
+		return copy_event(sp, ev); /* past the state bound: not reopened at cuts */
 	if (th == NULL)
 		return nomem(sp);
 	st = thread_extra(th);
@@ -1002,14 +1005,20 @@ static int take(struct split *sp, const struct trace_event *ev)
 	case 'B':
 		if (copy_event(sp, ev))
 			return -1;
-		if (thread_push(th, ev) != 0)
+		if (thread_push(th, ev) == -ENOMEM)
 			return nomem(sp);
+		if (thread_untracked(th))
+			return 0;
 		sp->close_lines++;
 		sp->close_bytes += slice_cost(thread_top(th));
 		if (th->depth == 1 && ev->has_ts)
 			return release_flows(sp, st, ev->ts_ns, INT64_MAX, false);
 		return 0;
 	case 'E':
+		if (thread_untracked(th)) { /* its B was past the state bound */
+			thread_pop(th);
+			return copy_event(sp, ev);
+		}
 		if (th->depth > 0 && th->depth <= st->absent) {
 			/* Its B is not in this piece: neither is it. */
 			thread_pop(th);

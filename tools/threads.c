@@ -14,8 +14,47 @@
 #define EXTRA_OFFSET \
 	((sizeof(struct thread_state) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
 
+/* What a table entry costs beside its value: its allocation, links, key and slots
+ * (table.c; an estimate a little above what malloc takes). */
+#define ENTRY_OVERHEAD 96
+
+bool budget_take(struct state_budget *b, uint64_t bytes)
+{
+	if (b->items >= STATE_MAX_ITEMS || bytes > STATE_MAX_BYTES - b->bytes) {
+		b->refused++;
+		return false;
+	}
+	b->items++;
+	b->bytes += bytes;
+	return true;
+}
+
+void budget_give(struct state_budget *b, uint64_t bytes)
+{
+	b->items -= b->items > 0;
+	b->bytes -= bytes < b->bytes ? bytes : b->bytes;
+}
+
+/* An open slice's cost beside its strings: its place in the array (which may be half
+ * empty) and the three allocations of its copies. */
+#define SLICE_OVERHEAD (2 * sizeof(struct open_slice) + 3 * 32)
+
+static uint64_t slice_bytes(const struct open_slice *s)
+{
+	return SLICE_OVERHEAD + s->name_len + s->cat_len + s->json_len;
+}
+
+/* What an open slice of ev will cost: slice_bytes() of it. */
+static uint64_t push_cost(const struct trace_event *ev)
+{
+	return SLICE_OVERHEAD + (ev->name.type == TRACE_STRING ? ev->name.len : 0) +
+	       (ev->cat.type == TRACE_STRING ? ev->cat.len : 0) + ev->json_len;
+}
+
 void threads_init(struct threads *t, size_t extra)
 {
+	memset(&t->budget, 0, sizeof(t->budget));
+	t->refused = false;
 	table_init(&t->map, EXTRA_OFFSET + extra);
 	t->extra = extra;
 	t->last = NULL;
@@ -45,12 +84,21 @@ struct thread_state *threads_get(struct threads *t, int64_t pid, int64_t tid)
 	bool created;
 	struct thread_state *th;
 
+	t->refused = false;
 	if (t->last != NULL && t->last->pid == pid && t->last->tid == tid)
 		return t->last;
-	th = table_put(&t->map, key, sizeof(key), &created);
-	if (th != NULL && created) {
-		th->pid = pid;
-		th->tid = tid;
+	th = table_get(&t->map, key, sizeof(key));
+	if (th == NULL) {
+		if (!budget_take(&t->budget, EXTRA_OFFSET + t->extra + ENTRY_OVERHEAD)) {
+			t->refused = true;
+			return NULL;
+		}
+		th = table_put(&t->map, key, sizeof(key), &created);
+		if (th != NULL) {
+			th->pid = pid;
+			th->tid = tid;
+			th->budget = &t->budget;
+		}
 	}
 	t->last = th;
 	return th;
@@ -114,12 +162,22 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 {
 	struct open_slice *s;
 
+	/* Inside an untracked slice, or past the bound: nothing is kept of it. */
+	if (th->untracked > 0 || !budget_take(th->budget, push_cost(ev))) {
+		if (th->untracked > 0)
+			th->budget->refused++;
+		th->untracked++;
+		return -ENOSPC;
+	}
+
 	if (th->depth == th->cap) {
-		size_t n = th->cap ? th->cap * 2 : 8;
+		size_t n = th->cap ? th->cap * 2 : 2;
 		struct open_slice *p = realloc(th->open, n * sizeof(*p));
 
-		if (p == NULL)
+		if (p == NULL) {
+			budget_give(th->budget, push_cost(ev));
 			return -ENOMEM;
+		}
 		th->open = p;
 		th->cap = n;
 	}
@@ -131,6 +189,7 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 	if ((s->name == NULL && ev->name.type == TRACE_STRING) ||
 	    (s->cat == NULL && ev->cat.type == TRACE_STRING) || s->json == NULL) {
 		slice_free(s);
+		budget_give(th->budget, push_cost(ev));
 		return -ENOMEM;
 	}
 	s->name_len = s->name != NULL ? ev->name.len : 0;
@@ -148,9 +207,15 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 
 void thread_pop(struct thread_state *th)
 {
+	if (th->untracked > 0) {
+		th->untracked--;
+		return;
+	}
 	if (th->depth == 0)
 		return;
-	slice_free(&th->open[--th->depth]);
+	th->depth--;
+	budget_give(th->budget, slice_bytes(&th->open[th->depth]));
+	slice_free(&th->open[th->depth]);
 }
 
 struct open_slice *thread_top(struct thread_state *th)

@@ -41,16 +41,40 @@ struct open_slice {
 /* Whether the open slice's B had argument `key` among its first OPEN_SLICE_KEYS. */
 bool slice_has_key(const struct open_slice *s, const char *key, size_t len);
 
+/*
+ * The state a tool keeps for one file, bounded whatever the input (a million
+ * threads, a million unterminated B events, a million open flows): at most
+ * STATE_MAX_ITEMS items and about STATE_MAX_BYTES bytes of them, so that a tool's
+ * memory stays far below 64 MiB. What is refused past the bound is counted, and the
+ * tool reports a state-limit.
+ */
+#define STATE_MAX_ITEMS ((uint64_t)1 << 20)
+#define STATE_MAX_BYTES ((uint64_t)24 << 20)
+
+struct state_budget {
+	uint64_t items, bytes;
+	uint64_t refused; /* items not kept */
+};
+
+/* Room for one more item of about bytes? Counts it when there is, or the refusal. */
+bool budget_take(struct state_budget *b, uint64_t bytes);
+
+void budget_give(struct state_budget *b, uint64_t bytes);
+
 struct thread_state {
 	int64_t pid, tid;
 	struct open_slice *open; /* open[depth - 1] is the innermost */
 	size_t depth, cap;
+	size_t untracked; /* B slices opened past the state bound, innermost of all */
+	struct state_budget *budget;
 	bool has_time;
 	int64_t latest_ns; /* the latest time seen: a ts, or the end of an X */
 };
 
 struct threads {
 	struct table map;
+	struct state_budget budget; /* a tool's other tables may share it */
+	bool refused;		    /* the last lookup returned NULL for the bound */
 	size_t extra;
 	struct thread_state *last; /* the thread of the previous lookup: events come in runs */
 };
@@ -60,11 +84,18 @@ void threads_init(struct threads *t, size_t extra);
 /* Frees every thread and its open slices (the extra bytes are the caller's). */
 void threads_destroy(struct threads *t);
 
-/* The thread (pid, tid), added when new. NULL when out of memory. */
+/* The thread (pid, tid), added when new. NULL when out of memory, or past the state
+ * bound (then threads_refused() is true). */
 struct thread_state *threads_get(struct threads *t, int64_t pid, int64_t tid);
 
 /* The thread of ev (trace_event_thread()), added when new. NULL when out of memory. */
 struct thread_state *threads_of(struct threads *t, const struct trace_event *ev);
+
+/* Was the last NULL from threads_get() or threads_of() the state bound? */
+static inline bool threads_refused(const struct threads *t)
+{
+	return t->refused;
+}
 
 /* The first thread in order of appearance, or NULL; then the next, or NULL. */
 struct thread_state *threads_first(const struct threads *t);
@@ -73,13 +104,21 @@ struct thread_state *threads_next(const struct thread_state *th);
 /* The tool's own bytes of this thread. */
 void *thread_extra(struct thread_state *th);
 
-/* Open a slice for the B event ev (its name, cat, JSON and ts copied). 0 or -ENOMEM. */
+/* Open a slice for the B event ev (its name, cat, JSON and ts copied). 0, -ENOMEM,
+ * or -ENOSPC past the state bound: the slice is then counted as untracked, and its
+ * E (the next thread_pop()) ends it. */
 int thread_push(struct thread_state *th, const struct trace_event *ev);
 
-/* End the innermost open slice; nothing when none is open. */
+/* End the innermost open slice (an untracked one first); nothing when none is open. */
 void thread_pop(struct thread_state *th);
 
-/* The innermost open slice, or NULL. */
+/* Is the innermost open slice one past the state bound (nothing known of it)? */
+static inline bool thread_untracked(const struct thread_state *th)
+{
+	return th->untracked > 0;
+}
+
+/* The innermost tracked open slice, or NULL. */
 struct open_slice *thread_top(struct thread_state *th);
 
 /* Move latest_ns forward to ev's ts, or the end of ev when it is an X. */
