@@ -88,7 +88,12 @@ static void drop_issues_after(char *text, uint64_t line, uint64_t col)
 	*out = '\0';
 }
 
-/* Everything a read of path with flags hands out, as text. Free with free(). */
+/*
+ * Everything a read of path with flags hands out, as text. Free with free(). A syntax
+ * error's column is left out: yajl alone places an error at the border of what it
+ * was fed (a NUL read as a blank splits the text), one or two bytes from where the
+ * fast path, which gives yajl the whole event, places it; its line is the same.
+ */
 static char *read_transcript(const char *path, unsigned flags, uint64_t max_event)
 {
 	struct transcript t = {{0}};
@@ -134,13 +139,13 @@ static char *read_transcript(const char *path, unsigned flags, uint64_t max_even
 	st_col = st->col;
 	put_fmt(&t.text,
 		"end %d form %d complete %d cut %d in-event %d %llu closed %d events %llu "
-		"skipped %llu text %llu not-a-trace %s error %d at %llu:%llu %s\n",
+		"skipped %llu text %llu not-a-trace %s error %d on line %llu %s\n",
 		rc, (int)st->form, st->complete, st->cut, st->cut_in_event,
 		(unsigned long long)st->cut_bytes, st->events_closed,
 		(unsigned long long)st->events, (unsigned long long)st->events_skipped,
 		(unsigned long long)st->text_bytes, st->not_a_trace != NULL ? st->not_a_trace : "-",
-		(int)st->error, (unsigned long long)st->line, (unsigned long long)st->col,
-		st->error != TRACE_OK ? st->message : "-");
+		(int)st->error, (unsigned long long)st->line,
+		st->error != TRACE_OK ? st->what : "-");
 	trace_reader_close(r);
 	assert_int_equal(buf_putc(&t.text, '\0'), 0);
 	if (rc < 0 && st_line > 0)
@@ -314,11 +319,20 @@ static void errors_in_long_events_have_their_places(void **state)
 	tool_write(copy, b.p, b.len);
 	expect_same(copy, 0);
 	{
-		char *t = read_transcript(copy, TRACE_READ_SMALL, 0);
+		struct trace_reader_options o = {.flags = TRACE_READ_SMALL};
+		const struct trace_event *ev;
+		struct trace_reader *r;
+		const struct trace_reader_status *st;
 
-		assert_true(tool_has(t, "at 5:19 "));
-		assert_true(tool_has(t, "invalid JSON"));
-		free(t);
+		assert_int_equal(trace_reader_open(copy, &o, &r), 0);
+		while (trace_reader_next(r, &ev) == 1)
+			;
+		st = trace_reader_status(r);
+		assert_int_equal(st->error, TRACE_ERR_SYNTAX);
+		assert_int_equal(st->line, 5);
+		assert_int_equal(st->col, 19);
+		assert_true(tool_has(st->message, "invalid JSON"));
+		trace_reader_close(r);
 	}
 	buf_free(&b);
 }
