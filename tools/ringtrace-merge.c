@@ -92,8 +92,8 @@
 #include <sys/resource.h>
 
 /* Flow and async ids remembered per input before the oldest are forgotten: what a
- * file whose flows never end costs at most. */
-#define MAX_IDS (1u << 20)
+ * file whose flows never end costs at most (about 100 bytes each: 25 MiB). */
+#define MAX_IDS (1u << 18)
 
 /* The distance between the planes remapped pids go to: above every real pid (at
  * most 2^22 on Linux), so a remapped pid keeps the original in its low bits. */
