@@ -43,6 +43,7 @@
  * Memory: state per thread (open slices, held flows), per open async span and per M
  * event kept; never per event.
  */
+#include "carry.h"
 #include "cli.h"
 #include "json.h"
 #include "merge_json.h"
@@ -96,22 +97,6 @@ struct split_thread {
 	size_t absent;
 };
 
-/* One b of an open async span: its event, to write it again. */
-struct open_b {
-	char *json;
-	size_t len;
-};
-
-/* The value of split.async, under (cat, id, name). */
-struct async_span {
-	struct open_b *open;
-	size_t depth, cap;
-	int64_t latest_ns; /* of its b, n and e events */
-	int64_t pid, tid;
-	char *cat, *name, *id; /* id as JSON text */
-	size_t cat_len, name_len, id_len;
-};
-
 /*
  * An X not yet written, and the flow events right after it that it encloses: the
  * recorder writes a track's flow ends just after their X, so both go into one piece
@@ -127,12 +112,6 @@ struct pending_x {
 	size_t n; /* events in json, the X included */
 };
 
-/* The value of split.meta: the latest M event of its kind for a process or thread. */
-struct meta {
-	char *json;
-	size_t len;
-};
-
 struct split {
 	const char *file;
 	uint64_t max_events, max_bytes; /* 0: no limit */
@@ -142,8 +121,8 @@ struct split {
 	bool gzip;
 
 	struct threads threads;
-	struct table async, meta;
-	struct buf line, key, args;
+	struct carry carry; /* names and async spans, for the next piece */
+	struct buf line, args;
 	bool nomem;
 
 	/* The original's markers. */
@@ -293,40 +272,13 @@ static int piece_args(struct split *sp, bool end)
 static int write_start_marker(struct split *sp)
 {
 	struct buf *b = &sp->line;
-	struct json_member m;
-	struct buf ext = {0};
-	size_t pos = 0;
-	int err;
 
 	if (piece_args(sp, false))
 		return nomem(sp);
 	b->len = 0;
-	if (sp->has_start) {
-		struct event_edit e = {
-			.set_ts = sp->piece > 1, .ts_ns = sp->ts_from, .duplicates = true};
-
-		while (json_next_member(sp->start_json.p, sp->start_json.len, &pos, &m)) {
-			if (json_member_is(&m, "args") && m.value_len > 0 && m.value[0] == '{') {
-				if (json_object_extend(&ext, m.value, m.value_len, sp->args.p,
-						       sp->args.len)) {
-					buf_free(&ext);
-					return nomem(sp);
-				}
-				e.args = ext.p;
-				e.args_len = ext.len;
-			}
-		}
-		err = event_rewrite(b, sp->start_json.p, sp->start_json.len, &e);
-		buf_free(&ext);
-	} else {
-		err = buf_puts(b,
-			       "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" START_MARKER "\",\"ts\":") ||
-		      buf_put_us(b, sp->ts_from) || buf_puts(b, ",\"pid\":") ||
-		      buf_put_i64(b, sp->marker_pid) || buf_puts(b, ",\"tid\":") ||
-		      buf_put_i64(b, sp->marker_tid) || buf_puts(b, ",\"args\":{") ||
-		      buf_put(b, sp->args.p, sp->args.len) || buf_puts(b, "}}");
-	}
-	if (err)
+	if (carry_start_marker(b, sp->has_start ? sp->start_json.p : NULL, sp->start_json.len,
+			       sp->piece > 1, sp->ts_from, sp->marker_pid, sp->marker_tid,
+			       sp->args.p, sp->args.len))
 		return nomem(sp);
 	return write_line(sp, b->p, b->len);
 }
@@ -480,139 +432,23 @@ static uint64_t slice_cost(const struct open_slice *s)
 	return close_cost(s->cat_len, s->name_len, 0);
 }
 
-/* Key bytes of a table: each part as its type and length, then its bytes. */
-static int key_add(struct buf *k, const struct trace_value *v)
-{
-	uint64_t len = v->len;
-	char type = (char)v->type;
-
-	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
-}
-
-static char *dup_bytes(const char *p, size_t len)
-{
-	char *q = malloc(len + 1);
-
-	if (q != NULL) {
-		memcpy(q, p, len);
-		q[len] = '\0';
-	}
-	return q;
-}
-
-static void free_span(struct async_span *as)
-{
-	for (size_t i = 0; i < as->depth; i++)
-		free(as->open[i].json);
-	free(as->open);
-	free(as->cat);
-	free(as->name);
-	free(as->id);
-}
-
 /* An async b, e or n: the spans open, to close and reopen them at a cut. */
 static int track_async(struct split *sp, const struct trace_event *ev)
 {
 	struct async_span *as;
-	bool created;
+	int change = carry_async(&sp->carry, ev, &as);
 
-	if (ev->cat.type != TRACE_STRING || ev->id.type == TRACE_ABSENT)
-		return 0; /* not a span the viewers match: nothing to carry */
-	sp->key.len = 0;
-	if (key_add(&sp->key, &ev->cat) || key_add(&sp->key, &ev->id) ||
-	    key_add(&sp->key, &ev->name))
+	if (change < 0)
 		return nomem(sp);
-	as = ev->phase == 'b' ? table_put(&sp->async, sp->key.p, sp->key.len, &created)
-			      : table_get(&sp->async, sp->key.p, sp->key.len);
-	if (as == NULL)
-		return ev->phase == 'b' ? nomem(sp) : 0;
-	if (ev->phase == 'b' && created) {
-		struct buf id = {0};
-
-		if (buf_put_value(&id, &ev->id)) {
-			buf_free(&id);
-			table_remove(&sp->async, as);
-			return nomem(sp);
-		}
-		as->id = id.p;
-		as->id_len = id.len;
-		as->cat = dup_bytes(ev->cat.text, ev->cat.len);
-		as->cat_len = ev->cat.len;
-		if (ev->name.type == TRACE_STRING) {
-			as->name = dup_bytes(ev->name.text, ev->name.len);
-			as->name_len = ev->name.len;
-		}
-		trace_event_thread(ev, &as->pid, &as->tid);
-		if (as->cat == NULL || (ev->name.type == TRACE_STRING && as->name == NULL)) {
-			free_span(as);
-			table_remove(&sp->async, as);
-			return nomem(sp);
-		}
-	}
-	if (ev->has_ts && (as->depth == 0 || ev->ts_ns > as->latest_ns))
-		as->latest_ns = ev->ts_ns;
-	if (ev->phase == 'b') {
-		struct open_b *o;
-
-		if (as->depth == as->cap) {
-			size_t n = as->cap ? as->cap * 2 : 2;
-			struct open_b *p = realloc(as->open, n * sizeof(*p));
-
-			if (p == NULL)
-				return nomem(sp);
-			as->open = p;
-			as->cap = n;
-		}
-		o = &as->open[as->depth];
-		o->json = dup_bytes(ev->json, ev->json_len);
-		if (o->json == NULL)
-			return nomem(sp);
-		o->len = ev->json_len;
-		as->depth++;
+	if (change == CARRY_ASYNC_OPENED) {
 		sp->close_lines++;
 		sp->close_bytes += close_cost(as->cat_len, as->name_len, as->id_len);
-	} else if (ev->phase == 'e' && as->depth > 0) {
-		free(as->open[--as->depth].json);
+	} else if (change == CARRY_ASYNC_ENDED) {
 		sp->close_lines--;
 		sp->close_bytes -= close_cost(as->cat_len, as->name_len, as->id_len);
-		if (as->depth == 0) {
-			free_span(as);
-			table_remove(&sp->async, as);
-		}
+		if (as->depth == 0)
+			carry_async_forget(&sp->carry, as);
 	}
-	return 0;
-}
-
-/* Keep the latest M event of its kind for its process (or thread): every piece
- * repeats them. */
-static int keep_meta(struct split *sp, const struct trace_event *ev)
-{
-	static const char *const process_wide[] = {"process_name", "process_sort_index",
-						   "process_labels"};
-	struct meta *mt;
-	int64_t pid, tid;
-	bool thread = true, created;
-	char *copy;
-
-	if (ev->name.type != TRACE_STRING)
-		return 0;
-	for (size_t i = 0; i < sizeof(process_wide) / sizeof(process_wide[0]); i++)
-		thread &= !trace_value_is(&ev->name, process_wide[i]);
-	trace_event_thread(ev, &pid, &tid);
-	sp->key.len = 0;
-	if (buf_put(&sp->key, ev->name.text, ev->name.len + 1) ||
-	    buf_put(&sp->key, &pid, sizeof(pid)) ||
-	    (thread && buf_put(&sp->key, &tid, sizeof(tid))))
-		return nomem(sp);
-	mt = table_put(&sp->meta, sp->key.p, sp->key.len, &created);
-	copy = dup_bytes(ev->json, ev->json_len);
-	if (mt == NULL || copy == NULL) {
-		free(copy);
-		return nomem(sp);
-	}
-	free(mt->json);
-	mt->json = copy;
-	mt->len = ev->json_len;
 	return 0;
 }
 
@@ -652,7 +488,8 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 
 	if (open_piece(sp, ts_from) || write_start_marker(sp))
 		return -1;
-	for (struct meta *mt = table_first(&sp->meta); mt != NULL; mt = table_next(mt)) {
+	for (struct kept_event *mt = table_first(&sp->carry.meta); mt != NULL;
+	     mt = table_next(mt)) {
 		if (write_line(sp, mt->json, mt->len))
 			return -1;
 	}
@@ -684,7 +521,8 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 			sp->reopened++;
 		}
 	}
-	for (struct async_span *as = table_first(&sp->async); as != NULL; as = table_next(as)) {
+	for (struct async_span *as = table_first(&sp->carry.async); as != NULL;
+	     as = table_next(as)) {
 		for (size_t i = 0; i < as->depth; i++) {
 			struct event_edit e = {
 				.set_ts = true, .ts_ns = as->latest_ns, .duplicates = true};
@@ -755,7 +593,7 @@ static int end_piece(struct split *sp, bool last, bool close)
 		}
 	}
 	if (close) {
-		for (struct async_span *as = table_first(&sp->async); as != NULL;
+		for (struct async_span *as = table_first(&sp->carry.async); as != NULL;
 		     as = table_next(as)) {
 			for (size_t i = as->depth; i-- > 0;) {
 				b->len = 0;
@@ -796,7 +634,8 @@ static int cut(struct split *sp, const struct trace_event *ev)
 		if (th->depth > 0 && th->has_time && th->latest_ns < from)
 			from = th->latest_ns;
 	}
-	for (struct async_span *as = table_first(&sp->async); as != NULL; as = table_next(as)) {
+	for (struct async_span *as = table_first(&sp->carry.async); as != NULL;
+	     as = table_next(as)) {
 		if (as->latest_ns < from)
 			from = as->latest_ns;
 	}
@@ -1050,7 +889,9 @@ static int take(struct split *sp, const struct trace_event *ev)
 	case 'n':
 		return track_async(sp, ev) || copy_event(sp, ev);
 	case 'M':
-		return keep_meta(sp, ev) || copy_event(sp, ev);
+		if (carry_meta(&sp->carry, ev))
+			return nomem(sp);
+		return copy_event(sp, ev);
 	default:
 		return copy_event(sp, ev);
 	}
@@ -1096,14 +937,8 @@ static void free_split(struct split *sp)
 		free(st->held);
 	}
 	threads_destroy(&sp->threads);
-	for (struct async_span *as = table_first(&sp->async); as != NULL; as = table_next(as))
-		free_span(as);
-	table_destroy(&sp->async);
-	for (struct meta *mt = table_first(&sp->meta); mt != NULL; mt = table_next(mt))
-		free(mt->json);
-	table_destroy(&sp->meta);
+	carry_destroy(&sp->carry);
 	buf_free(&sp->line);
-	buf_free(&sp->key);
 	buf_free(&sp->args);
 	buf_free(&sp->start_json);
 	buf_free(&sp->end_json);
@@ -1135,7 +970,7 @@ static char *make_prefix(const char *path, bool *gzip)
 	} else if (ends_with(path, n, ".json")) {
 		n -= 5;
 	}
-	return dup_bytes(path, n);
+	return carry_dup(path, n);
 }
 
 static int parse_limit(const char *opt, const char *arg, uint64_t *v, uint64_t unit)
@@ -1220,8 +1055,7 @@ int cmd_split(int argc, char **argv)
 	}
 	sp.file = warnings.file = trace_reader_name(r);
 	threads_init(&sp.threads, sizeof(struct split_thread));
-	table_init(&sp.async, sizeof(struct async_span));
-	table_init(&sp.meta, sizeof(struct meta));
+	carry_init(&sp.carry);
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		err = take(&sp, ev);
 		if (err)
