@@ -95,6 +95,13 @@ struct split_thread {
 	/* The outermost open slices not reopened in this piece (beyond --max-reopen):
 	 * open[0 .. absent). Their E events are left out of it. */
 	size_t absent;
+	/* Times that place a cut's E and B events on the thread (see cut_times()): the
+	 * latest B or E, the latest event other than an X, and per open slice the latest
+	 * end of an X that began inside it (inner_end[i] for open[i]). */
+	bool has_be, has_plain;
+	int64_t be_ns, plain_ns;
+	int64_t *inner_end;
+	size_t inner_cap;
 };
 
 /*
@@ -432,6 +439,84 @@ static uint64_t slice_cost(const struct open_slice *s)
 	return close_cost(s->cat_len, s->name_len, 0);
 }
 
+/*
+ * The times of a cut on a thread. Its B/E events must stay in time order in each piece
+ * (Catapult does not sort them) and its slices must nest with its X events, which
+ * other writers than the recorder put at their start, long before what they enclose:
+ * an X of 10 s at 0 with a B at 1 s and its E at 9 s, cut between the two, must not be
+ * closed at 10 s or reopened there (an E at 9 s would then go backward). So:
+ *
+ * - a slice is reopened at the thread's latest B or E, which every later B or E of the
+ *   thread follows (a thread's events are in time order);
+ * - open[i] is closed 1 ns after the latest of the thread's events other than X, and
+ *   of the ends of the X events that began inside it (the recorder writes an X when it
+ *   ends, inside the B around it), and never before what it encloses (innermost first,
+ *   so each E is at or after the one before). An X that began before the slice
+ *   encloses it and does not move its E.
+ */
+static void note_plain_time(struct split_thread *st, const struct trace_event *ev)
+{
+	if (!ev->has_ts || ev->phase == 'X')
+		return;
+	if (!st->has_plain || ev->ts_ns > st->plain_ns)
+		st->plain_ns = ev->ts_ns;
+	st->has_plain = true;
+	if ((ev->phase == 'B' || ev->phase == 'E') && (!st->has_be || ev->ts_ns > st->be_ns)) {
+		st->be_ns = ev->ts_ns;
+		st->has_be = true;
+	}
+}
+
+/* A B was pushed: its own X ends start empty. 0 or -1. */
+static int level_pushed(struct thread_state *th, struct split_thread *st)
+{
+	if (th->depth > st->inner_cap) {
+		size_t n = st->inner_cap ? st->inner_cap * 2 : 8;
+		int64_t *p = realloc(st->inner_end, n * sizeof(*p));
+
+		if (p == NULL)
+			return -1;
+		st->inner_end = p;
+		st->inner_cap = n;
+	}
+	st->inner_end[th->depth - 1] = INT64_MIN;
+	return 0;
+}
+
+/* The innermost open slice is about to end: what it enclosed, its parent does. */
+static void level_popping(const struct thread_state *th, struct split_thread *st)
+{
+	size_t d = th->depth;
+
+	if (d >= 2 && st->inner_end[d - 1] > st->inner_end[d - 2])
+		st->inner_end[d - 2] = st->inner_end[d - 1];
+}
+
+/* An X [start, end] on the thread: the innermost open slice it began inside. */
+static void level_x(const struct thread_state *th, struct split_thread *st, int64_t start,
+		    int64_t end)
+{
+	for (size_t i = th->depth; i-- > 0;) {
+		if (th->open[i].ts_ns <= start) {
+			if (end > st->inner_end[i])
+				st->inner_end[i] = end;
+			return;
+		}
+	}
+}
+
+/* Where the thread's open slices are reopened in the next piece. */
+static bool reopen_time(const struct thread_state *th, const struct split_thread *st, int64_t *t)
+{
+	if (st->has_be)
+		*t = st->be_ns;
+	else if (th->has_time)
+		*t = th->latest_ns;
+	else
+		return false;
+	return true;
+}
+
 /* An async b, e or n: the spans open, to close and reopen them at a cut. */
 static int track_async(struct split *sp, const struct trace_event *ev)
 {
@@ -496,7 +581,8 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
 		struct split_thread *st = thread_extra(th);
-		int64_t at = th->has_time ? th->latest_ns : 0;
+		int64_t at = 0;
+		bool has_at = reopen_time(th, st, &at);
 
 		st->nrecent = st->next_recent = 0;
 		/* The innermost max_reopen: a stack of unended B events (a hostile file,
@@ -504,8 +590,7 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 		st->absent = th->depth > sp->max_reopen ? th->depth - sp->max_reopen : 0;
 		sp->not_reopened += st->absent;
 		for (size_t i = st->absent; i < th->depth; i++) {
-			struct event_edit e = {
-				.set_ts = th->has_time, .ts_ns = at, .duplicates = true};
+			struct event_edit e = {.set_ts = has_at, .ts_ns = at, .duplicates = true};
 			struct open_slice *s = &th->open[i];
 
 			b->len = 0;
@@ -513,9 +598,11 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 				return nomem(sp);
 			if (write_line(sp, b->p, b->len))
 				return -1;
-			/* It begins here now: what encloses a flow in this piece. */
-			if (th->has_time)
+			/* It begins here now: what encloses a flow in this piece, and the X
+			 * events of the piece that it encloses. */
+			if (has_at)
 				s->ts_ns = at;
+			st->inner_end[i] = INT64_MIN;
 			sp->close_lines++;
 			sp->close_bytes += slice_cost(s);
 			sp->reopened++;
@@ -568,14 +655,17 @@ static int end_piece(struct split *sp, bool last, bool close)
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
 		struct split_thread *st = thread_extra(th);
-		int64_t at;
+		int64_t run, at = 0;
 
 		if (th->depth <= st->absent || !close)
 			continue;
-		at = ns_after(th->has_time ? th->latest_ns : th->open[th->depth - 1].ts_ns);
+		run = st->has_plain ? st->plain_ns : th->open[th->depth - 1].ts_ns;
 		for (size_t i = th->depth; i-- > st->absent;) {
 			const struct open_slice *s = &th->open[i];
 
+			if (st->inner_end[i] > run)
+				run = st->inner_end[i];
+			at = ns_after(run);
 			b->len = 0;
 			if (put_end_event(b, 'E', s->cat, s->cat_len, s->name, s->name_len, NULL, 0,
 					  at, th->pid, th->tid))
@@ -631,8 +721,10 @@ static int cut(struct split *sp, const struct trace_event *ev)
 		return -1;
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
-		if (th->depth > 0 && th->has_time && th->latest_ns < from)
-			from = th->latest_ns;
+		int64_t at;
+
+		if (th->depth > 0 && reopen_time(th, thread_extra(th), &at) && at < from)
+			from = at;
 	}
 	for (struct async_span *as = table_first(&sp->carry.async); as != NULL;
 	     as = table_next(as)) {
@@ -781,6 +873,7 @@ static int flush_x(struct split *sp)
 		return nomem(sp);
 	st = thread_extra(th);
 	thread_note_time(th, &x);
+	level_x(th, st, px->start, px->end);
 	/* Flow events held for a slice: this one encloses them. */
 	if (release_flows(sp, st, px->start, px->end, false))
 		return -1;
@@ -793,6 +886,7 @@ static int flush_x(struct split *sp)
 			x.has_dur = false;
 			x.phase = 's';
 			thread_note_time(th, &x);
+			note_plain_time(st, &x);
 		}
 		sp->piece_events++;
 		sp->events++;
@@ -840,6 +934,7 @@ static int take(struct split *sp, const struct trace_event *ev)
 		return nomem(sp);
 	st = thread_extra(th);
 	thread_note_time(th, ev);
+	note_plain_time(st, ev);
 	switch (ev->phase) {
 	case 'B':
 		if (copy_event(sp, ev))
@@ -848,6 +943,8 @@ static int take(struct split *sp, const struct trace_event *ev)
 			return nomem(sp);
 		if (thread_untracked(th))
 			return 0;
+		if (level_pushed(th, st) != 0)
+			return nomem(sp);
 		sp->close_lines++;
 		sp->close_bytes += slice_cost(thread_top(th));
 		if (th->depth == 1 && ev->has_ts)
@@ -860,6 +957,7 @@ static int take(struct split *sp, const struct trace_event *ev)
 		}
 		if (th->depth > 0 && th->depth <= st->absent) {
 			/* Its B is not in this piece: neither is it. */
+			level_popping(th, st);
 			thread_pop(th);
 			st->absent--;
 			sp->ends_left_out++;
@@ -872,6 +970,7 @@ static int take(struct split *sp, const struct trace_event *ev)
 			sp->close_bytes -= slice_cost(s);
 			if (ev->has_ts && s->ts_ns <= ev->ts_ns)
 				add_recent(st, s->ts_ns, ev->ts_ns);
+			level_popping(th, st);
 			thread_pop(th);
 		}
 		return copy_event(sp, ev);
@@ -935,6 +1034,7 @@ static void free_split(struct split *sp)
 		for (size_t i = 0; i < st->nheld; i++)
 			free(st->held[i].json);
 		free(st->held);
+		free(st->inner_end);
 	}
 	threads_destroy(&sp->threads);
 	carry_destroy(&sp->carry);

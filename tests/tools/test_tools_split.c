@@ -220,7 +220,8 @@ struct model {
 		int64_t pid, tid;
 		size_t open[MAX_DEPTH], depth;
 		bool has_time;
-		uint64_t latest;
+		uint64_t latest;    /* a ts, or the end of an X */
+		uint64_t be_latest; /* of its B and E events: where a cut reopens */
 	} th[MAX_THREADS];
 	size_t nth;
 	size_t span[MAX_DEPTH], nspan; /* open b events (one key in these traces) */
@@ -243,6 +244,7 @@ static size_t thread_of(struct model *m, const struct tt_event *e)
 	m->th[m->nth].tid = tid;
 	m->th[m->nth].depth = 0;
 	m->th[m->nth].has_time = false;
+	m->th[m->nth].be_latest = 0;
 	return m->nth++;
 }
 
@@ -267,6 +269,8 @@ static void replay(struct model *m, size_t i)
 		if (end > m->latest)
 			m->latest = end;
 	}
+	if ((e->ph[0] == 'B' || e->ph[0] == 'E') && e->ts_ns > m->th[t].be_latest)
+		m->th[t].be_latest = e->ts_ns;
 	switch (e->ph[0]) {
 	case 'B':
 		m->th[t].open[m->th[t].depth++] = i;
@@ -357,14 +361,15 @@ static void expect_pieces(const char *prefix, const struct tt_trace *orig, bool 
 			/* The names seen so far, the latest of each. */
 			for (size_t n = 0; n < m.nmeta; n++)
 				expect_same_event(&p.ev[i++], &orig->ev[m.meta[n]]);
-			/* Each thread's open slices, outermost first, at its latest time. */
+			/* Each thread's open slices, outermost first, at its latest B or
+			 * E (which its next B or E follows). */
 			for (size_t t = 0; t < m.nth; t++) {
 				for (size_t d = 0; d < m.th[t].depth; d++) {
 					expect_reopened(&p.ev[i++], &orig->ev[m.th[t].open[d]],
-							m.th[t].latest);
+							m.th[t].be_latest);
 					sum->reopened++;
-					if (m.th[t].latest < ts_from)
-						ts_from = m.th[t].latest;
+					if (m.th[t].be_latest < ts_from)
+						ts_from = m.th[t].be_latest;
 				}
 			}
 			/* The open async spans, at their latest time. */
@@ -403,7 +408,8 @@ static void expect_pieces(const char *prefix, const struct tt_trace *orig, bool 
 			sum->events++;
 		}
 		/* What is open, closed: E innermost first 1 ns after the thread's latest
-		 * time; then e after the latest time of all. */
+		 * time (an X inside the slices included: in these traces every X is inside
+		 * all of them); then e after the latest time of all. */
 		for (size_t t = 0; t < m.nth; t++) {
 			for (size_t d = m.th[t].depth; d-- > 0;) {
 				expect_close(&p.ev[i++], &orig->ev[m.th[t].open[d]], 'E',
@@ -664,6 +670,83 @@ static void a_flow_goes_with_the_slice_that_encloses_it(void **state)
 	unlink(in);
 }
 
+/*
+ * Issue 14: a B/E slice inside a long X that a foreign writer put first (at its start),
+ * cut between its B and E. The E closing it is 1 ns after the thread's latest event
+ * other than the X (not after the X's end: that made a slice overlapping the X), and
+ * the next pieces reopen it at its thread's latest B (not at the X's end, after which
+ * the E at 9 s went backward): no piece has a ts-order finding.
+ */
+static void a_slice_inside_a_long_x_is_cut_in_time_order(void **state)
+{
+	static const char text[] =
+		"[\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":"
+		"\"t\"}},\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"long\",\"ts\":0,\"dur\":10000000,\"pid\":1,"
+		"\"tid\":2},\n"
+		"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":1000000,\"pid\":1,\"tid\":2}"
+		","
+		"\n"
+		"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"c\",\"name\":\"tick\",\"ts\":2000000,\"pid\":"
+		"1,"
+		"\"tid\":2},\n"
+		"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"inner\",\"ts\":9000000,\"pid\":1,\"tid\":2}"
+		"\n]\n";
+	/* Per piece: the B/E events of thread 2 as (ph, ts in ns). */
+	static const struct {
+		size_t n;
+		char ph[4];
+		uint64_t ts[4];
+	} want[] = {
+		{2, "BE", {1000000000, 1000000001}},
+		{2, "BE", {1000000000, 2000000001}},
+		{2, "BE", {1000000000, 9000000000}},
+	};
+	const char *in = tool_tmp("longx.json"), *prefix = tool_tmp("longx");
+	char path[4200];
+	struct tool_run r;
+
+	(void)state;
+	tool_write(in, text, sizeof(text) - 1);
+	tool_run(&r, NULL, "split", "--max-events", "6", "-o", prefix, in, NULL);
+	if (r.status != 0)
+		fail_msg("split: exit %d\n%s", r.status, r.err);
+	tool_run_free(&r);
+	for (unsigned k = 1; k <= 4; k++) {
+		struct tt_trace p;
+		size_t n = 0;
+
+		snprintf(path, sizeof(path), "%s-%04u.json", prefix, k);
+		if (k == 4) {
+			assert_int_equal(access(path, F_OK), -1);
+			break;
+		}
+		tool_expect_no_findings(path);
+		tool_load_strict(path, &p);
+		for (size_t i = 0; i < p.n; i++) {
+			const struct tt_event *e = &p.ev[i];
+
+			if (strcmp(e->ph, "X") == 0) {
+				/* Only in the first piece, whole. */
+				assert_int_equal(k, 1);
+				assert_int_equal(e->ts_ns, 0);
+				assert_int_equal(e->dur_ns, 10000000000);
+			}
+			if (strcmp(e->ph, "B") != 0 && strcmp(e->ph, "E") != 0)
+				continue;
+			assert_true(n < want[k - 1].n);
+			assert_int_equal(e->ph[0], want[k - 1].ph[n]);
+			assert_string_equal(e->name, "inner");
+			assert_int_equal(e->ts_ns, want[k - 1].ts[n]);
+			n++;
+		}
+		assert_int_equal(n, want[k - 1].n);
+		tt_free(&p);
+	}
+	remove_pieces(prefix, 3, false);
+	unlink(in);
+}
+
 /* A file cut short: the pieces hold its whole events, the last ends what is open. */
 static void a_cut_input_is_split_and_completed(void **state)
 {
@@ -834,6 +917,7 @@ int main(void)
 		cmocka_unit_test(gzip_in_and_out),
 		cmocka_unit_test(default_prefix_is_the_file_name),
 		cmocka_unit_test(a_flow_goes_with_the_slice_that_encloses_it),
+		cmocka_unit_test(a_slice_inside_a_long_x_is_cut_in_time_order),
 		cmocka_unit_test(a_cut_input_is_split_and_completed),
 		cmocka_unit_test(large_file_in_bounded_memory),
 		cmocka_unit_test(corpus_splits_without_a_crash),
