@@ -36,6 +36,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_split(int argc, char **argv);
+int cmd_window(int argc, char **argv);
 
 /* "ringtrace CMD: message" on standard error: what went wrong. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

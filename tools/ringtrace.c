@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{"stats", "where the time went: totals, self time and percentiles per name", cmd_stats},
 	{"merge", "one timeline from the traces of several processes or MPI ranks", cmd_merge},
 	{"split", "cut a trace into self-contained pieces the viewers can open", cmd_split},
+	{"window", "the part of a trace in a time window, self-contained, without reading all",
+	 cmd_window},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading part of a large plain trace without reading all of it: where a time is in a
+ * file of one event per line (what the recorder and the tools write), found by binary
+ * search on file offsets, and a trace reader over a byte range of the file.
+ *
+ * A line's time is its write time as the recorder sees it: its "ts", or "ts" + "dur"
+ * for an X (the recorder writes an X when it ends). The file is in that order per
+ * thread and, across threads, to within the writer's drain lag (a flush interval,
+ * 100 ms by default). A line's time is read from its text alone (the first "ts": and
+ * "dur": keys of the line, which the recorder writes before "args"), not through the
+ * JSON reader: a probe costs one small pread.
+ *
+ * Thread safety: none; a range feed runs one thread of its own, which touches only
+ * the feed's own fields until range_feed_close() joins it.
+ */
+#ifndef RTR_TOOLS_SEEK_H
+#define RTR_TOOLS_SEEK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The longest line a probe reads before it gives up (the file is then read in order). */
+#define SEEK_MAX_LINE (4u << 20)
+
+struct seek_probe {
+	uint64_t line; /* offset of the line's '{' */
+	int64_t time;  /* its ts, or ts + dur for an X, in ns */
+};
+
+/*
+ * The first line beginning at or after off that starts with '{' and has a "ts": its
+ * offset and time. Lines without one (M events) are passed over, up to 64 lines.
+ * *bytes grows by the bytes read. Returns 1 when found, 0 when none before the end of
+ * the file, -1 on a read error or a line longer than SEEK_MAX_LINE (no line structure).
+ */
+int seek_probe(int fd, uint64_t size, uint64_t off, struct seek_probe *p, uint64_t *bytes);
+
+/*
+ * Binary search for a line start whose time is before target: the last such line found
+ * by halving [0, size) down to 64 KiB, 0 when none is (the window is near the start).
+ * With lines in time order to within a lag L, every line before the result has a time
+ * before target + L. *probes counts the probes, *bytes the bytes read. 0, or -1 as
+ * seek_probe().
+ */
+int seek_before(int fd, uint64_t size, int64_t target, uint64_t *off, unsigned *probes,
+		uint64_t *bytes);
+
+/*
+ * A range feed: the bytes [from, to) of the file fd, behind "[\n" unless from is 0, fed
+ * by a thread into a pipe that trace_reader_open() reads as the path feed->path
+ * ("/dev/fd/N"). Lines of the range are events of a bare array; a range that ends
+ * inside a line reads as a trace cut short. Close the reader before the feed.
+ */
+struct range_feed {
+	char path[32];
+	uint64_t bytes; /* read from the file so far: valid after range_feed_close() */
+	/* private */
+	int fd, rfd, wfd;
+	uint64_t from, to;
+	bool started;
+	pthread_t thread;
+};
+
+/* Start feeding. 0, or -errno. */
+int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to);
+
+/* Stop (the reader of the pipe must be closed first), join the thread. */
+void range_feed_close(struct range_feed *f);
+
+#endif /* RTR_TOOLS_SEEK_H */
