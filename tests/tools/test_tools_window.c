@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace window` end to end. A small hand-written trace checked event by event
+ * (the window's framing, clipped X, slices open at its edges reopened and ended, names
+ * and counters repeated, a flow inside it joined), the options' parsing and usage
+ * errors, and a generated file of several MB searched (not read whole) that must give
+ * the same window as --exact, which reads it in order.
+ */
+#include "tool_test.h"
+#include "trace_read.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* Times in us from 0; the window asked below is [10 ms, 20 ms] (10000 .. 20000 us). */
+static const char small[] =
+	"[\n"
+	"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":1,\"tid\":1,"
+	"\"args\":{\"origin_monotonic_ns\":\"5\",\"host\":\"h\"}},\n"
+	"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"app\"}},"
+	"\n"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"old\"}},\n"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"w\"}},\n"
+	"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"outer\",\"ts\":1000,\"pid\":1,\"tid\":2,"
+	"\"args\":{\"k\":1}},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"ts\":2000,\"pid\":1,\"tid\":2,\"args\":{\"v\":7}},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"ts\":3000,\"pid\":1,\"tid\":2,\"args\":{\"v\":8}},\n"
+	"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"gone\",\"ts\":4000,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"gone\",\"ts\":5000,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"before\",\"ts\":6000,\"dur\":1000,\"pid\":1,"
+	"\"tid\":2},\n"
+	"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"across\",\"ts\":9000,\"dur\":2000,\"pid\":1,"
+	"\"tid\":2},\n"
+	"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"step\",\"ts\":12000,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"s\",\"cat\":\"f\",\"name\":\"hop\",\"id\":7,\"ts\":12500,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"ts\":13000,\"pid\":1,\"tid\":2,\"args\":{\"v\":9}},\n"
+	"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"recv\",\"ts\":14000,\"dur\":1000,\"pid\":1,"
+	"\"tid\":3},\n"
+	"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"f\",\"name\":\"hop\",\"id\":7,\"ts\":14500,\"pid\":1,"
+	"\"tid\":3},\n"
+	"{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"late\",\"ts\":18000,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"tail\",\"ts\":19000,\"dur\":5000,\"pid\":1,"
+	"\"tid\":3},\n"
+	"{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"late\",\"ts\":25000,\"pid\":1,\"tid\":2},\n"
+	"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"after\",\"ts\":26000,\"dur\":1000,\"pid\":1,"
+	"\"tid\":3},\n"
+	"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":30000,\"pid\":1,\"tid\":1,"
+	"\"args\":{\"final\":true}}\n"
+	"]\n";
+
+/* One expected event: ph, name, ts and dur in ns (dur -1: none), tid. */
+struct want {
+	const char *ph, *name;
+	uint64_t ts;
+	int64_t dur;
+	int64_t tid;
+};
+
+static void expect_events(const char *path, const struct want *want, size_t n)
+{
+	struct tt_trace t;
+
+	tool_expect_no_findings(path);
+	tool_load_strict(path, &t);
+	for (size_t i = 0; i < n && i < t.n; i++) {
+		const struct tt_event *e = &t.ev[i];
+
+		if (strcmp(e->ph, want[i].ph) != 0 || strcmp(e->name, want[i].name) != 0 ||
+		    e->ts_ns != want[i].ts || e->tid != want[i].tid ||
+		    (want[i].dur >= 0 && (!e->has_dur || e->dur_ns != (uint64_t)want[i].dur)))
+			fail_msg("%s: event %zu is %s \"%s\" at %llu (dur %llu) on %lld, not %s "
+				 "\"%s\" at %llu",
+				 path, i, e->ph, e->name, (unsigned long long)e->ts_ns,
+				 (unsigned long long)e->dur_ns, (long long)e->tid, want[i].ph,
+				 want[i].name, (unsigned long long)want[i].ts);
+	}
+	assert_int_equal(t.n, n);
+	tt_free(&t);
+}
+
+static void a_window_holds_what_overlaps_it(void **state)
+{
+	const char *in = tool_tmp("win.json"), *out = tool_tmp("win-out.json");
+	static const struct want want[] = {
+		{"i", "ringtrace: start", 10000000, -1, 1},
+		{"M", "process_name", 0, -1, 1},
+		{"M", "thread_name", 0, -1, 2},
+		{"C", "mem", 10000000, -1, 2}, /* its last value before the window */
+		{"X", "across", 10000000, 1000000, 2},
+		{"B", "outer", 10000000, -1, 2}, /* open at the start: reopened there */
+		{"B", "step", 12000000, -1, 2},
+		{"s", "hop", 12500000, -1, 2},
+		{"C", "mem", 13000000, -1, 2},
+		{"X", "recv", 14000000, 1000000, 3},
+		{"f", "hop", 14500000, -1, 3},
+		{"B", "late", 18000000, -1, 2},
+		{"X", "tail", 19000000, 1000000, 3}, /* clipped at the end */
+		{"E", "late", 20000000, -1, 2},	     /* ended at the window's end */
+		{"E", "step", 20000000, -1, 2},
+		{"E", "outer", 20000000, -1, 2},
+		{"i", "ringtrace: end", 20000000, -1, 1},
+	};
+	struct tt_trace t;
+	struct tool_run r;
+
+	(void)state;
+	tool_write(in, small, sizeof(small) - 1);
+	tool_run(&r, NULL, "window", "--from", "10ms", "--to", "20ms", "-o", out, in, NULL);
+	if (r.status != 0)
+		fail_msg("window: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "3 slices reopened") || tool_has(r.err, "1 slices reopened"));
+	tool_run_free(&r);
+	expect_events(out, want, sizeof(want) / sizeof(want[0]));
+	tool_load_strict(out, &t);
+	/* The latest thread name, the start marker's args kept, the window added. */
+	assert_string_equal(tt_arg(&t.ev[2], "name")->s, "w");
+	assert_string_equal(tt_arg(&t.ev[0], "origin_monotonic_ns")->s, "5");
+	assert_string_equal(tt_arg(&t.ev[0], "window_from")->raw, "10000");
+	assert_string_equal(tt_arg(&t.ev[0], "window_to")->raw, "20000");
+	assert_int_equal(tt_arg(&t.ev[3], "v")->i, 8);
+	assert_int_equal(tt_arg(&t.ev[5], "k")->i, 1);
+	assert_string_equal(t.ev[7].id, "7");
+	assert_string_equal(t.ev[10].id, "7");
+	assert_int_equal(tt_arg(&t.ev[16], "slices_closed")->i, 3);
+	assert_int_equal(tt_arg(&t.ev[16], "x_clipped")->i, 2);
+	tt_free(&t);
+	unlink(out);
+	unlink(in);
+}
+
+static void around_and_width_and_no_clip(void **state)
+{
+	const char *in = tool_tmp("win2.json"), *out = tool_tmp("win2-out.json");
+	static const struct want want[] = {
+		{"i", "ringtrace: start", 18500000, -1, 1},
+		{"M", "process_name", 0, -1, 1},
+		{"M", "thread_name", 0, -1, 2},
+		{"C", "mem", 18500000, -1, 2},
+		{"X", "tail", 19000000, 5000000, 3}, /* whole */
+		/* Thread 2 has no event in the window: its open slices, at the end. */
+		{"B", "outer", 18500000, -1, 2},
+		{"B", "step", 18500000, -1, 2},
+		{"B", "late", 18500000, -1, 2},
+		{"E", "late", 19500000, -1, 2},
+		{"E", "step", 19500000, -1, 2},
+		{"E", "outer", 19500000, -1, 2},
+		{"i", "ringtrace: end", 19500000, -1, 1},
+	};
+	struct tool_run r;
+
+	(void)state;
+	tool_write(in, small, sizeof(small) - 1);
+	tool_run(&r, NULL, "window", "--around", "19ms", "--width", "1000us", "--no-clip", "-o",
+		 out, in, NULL);
+	if (r.status != 0)
+		fail_msg("window: exit %d\n%s", r.status, r.err);
+	tool_run_free(&r);
+	expect_events(out, want, sizeof(want) / sizeof(want[0]));
+	/* --absolute: the same here, the trace beginning at 0. */
+	tool_run(&r, NULL, "window", "--absolute", "--around", "0.019s", "--width", "1ms",
+		 "--no-clip", "-o", out, in, NULL);
+	assert_int_equal(r.status, 0);
+	tool_run_free(&r);
+	expect_events(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+	unlink(in);
+}
+
+static void usage_errors_are_exit_2(void **state)
+{
+	static const struct {
+		const char *args[8];
+		const char *err;
+	} cases[] = {
+		{{"window", "a.json"}, "no window"},
+		{{"window", "--from", "10", "a.json"}, "--from wants a time with its unit"},
+		{{"window", "--from", "-1s", "a.json"}, "--from wants a time"},
+		{{"window", "--to", "1.5xs", "a.json"}, "--to wants a time"},
+		{{"window", "--from", "1.0000000001s", "a.json"}, "--from wants a time"},
+		{{"window", "--from", "2s", "--to", "1s", "a.json"}, "ends before it begins"},
+		{{"window", "--around", "1s", "a.json"}, "--around and --width go together"},
+		{{"window", "--around", "1s", "--width", "0s", "a.json"}, "above 0"},
+		{{"window", "--around", "1s", "--width", "1s", "--from", "1s", "a.json"},
+		 "not both"},
+		{{"window", "--from", "1s"}, "no FILE"},
+		{{"window", "--from", "1s", "--margin", "x", "a.json"}, "--margin wants"},
+	};
+	struct tool_run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].args;
+
+		tool_run(&r, NULL, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], NULL);
+		if (r.status != 2 || !tool_has(r.err, cases[i].err))
+			fail_msg("case %zu: exit %d\n%s", i, r.status, r.err);
+		tool_run_free(&r);
+	}
+	tool_run(&r, NULL, "window", "--from", "1s", tool_tmp("missing.json"), NULL);
+	assert_int_equal(r.status, 2);
+	assert_true(tool_has(r.err, "cannot read"));
+	tool_run_free(&r);
+	tool_run(&r, NULL, "help", "window", NULL);
+	assert_int_equal(r.status, 0);
+	assert_true(tool_has(r.out, "usage: ringtrace window"));
+	tool_run_free(&r);
+}
+
+/*
+ * A file of several MB in the recorder's shape (one event per line, two threads written
+ * in batches as its drain makes them, X events written when they end, a run-long B
+ * and a run-long X written last): a window out of its middle is searched, reads far
+ * less than the file, and equals the one --exact reads in order, event for event, but
+ * for what the search does not read by design: the run-long B, begun before the part
+ * read (--exact reopens it at the window's start and ends it at its end).
+ */
+static void a_searched_window_is_the_exact_one(void **state)
+{
+	const char *in = tool_tmp("win-big.json"), *fast = tool_tmp("win-fast.json");
+	const char *exact = tool_tmp("win-exact.json");
+	struct tool_text t = {0};
+	struct tt_trace a, b;
+	struct tool_run r;
+	long steps = 40000; /* 2 threads x 40000 steps of 1 us: 80 ms */
+
+	(void)state;
+	tool_text_printf(&t, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
+			     "\"pid\":1,\"tid\":1,\"args\":{}},\n"
+			     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":"
+			     "{\"name\":\"a\"}},\n"
+			     "{\"ph\":\"B\",\"cat\":\"c\",\"name\":\"run\",\"ts\":1,\"pid\":1,"
+			     "\"tid\":2},\n");
+	for (long s = 0; s < steps; s += 100) {
+		for (int tid = 2; tid <= 3; tid++) {
+			for (long k = s; k < s + 100; k++)
+				tool_text_printf(
+					&t,
+					"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"work\",\"ts\":"
+					"%ld.25,\"dur\":1.5,\"pid\":1,\"tid\":%d,\"args\":"
+					"{\"k\":%ld,\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+					"xxxxxxxxxxxxxxxxxx\"}},\n",
+					10 + k * 2, tid, k);
+		}
+	}
+	tool_text_printf(&t,
+			 "{\"ph\":\"E\",\"cat\":\"c\",\"name\":\"run\",\"ts\":%ld,\"pid\":1,"
+			 "\"tid\":2},\n"
+			 "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"main\",\"ts\":1,\"dur\":%ld,"
+			 "\"pid\":1,\"tid\":3},\n"
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%ld,\"pid\":"
+			 "1,\"tid\":1,\"args\":{}}\n]\n",
+			 20 + steps * 2, 20 + steps * 2, 30 + steps * 2);
+	tool_write(in, t.p, t.len);
+	free(t.p);
+	tool_run(&r, NULL, "window", "--from", "40ms", "--to", "41ms", "--margin", "500us", "-o",
+		 fast, in, NULL);
+	if (r.status != 0)
+		fail_msg("window: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "(searched)"));
+	assert_true(tool_has(r.err, " MB of 12.2 MB")); /* about 4 MB */
+	assert_false(tool_has(r.err, "read 12.2 MB"));
+	tool_run_free(&r);
+	tool_run(&r, NULL, "window", "--exact", "--from", "40ms", "--to", "41ms", "-o", exact, in,
+		 NULL);
+	assert_int_equal(r.status, 0);
+	assert_true(tool_has(r.err, "(in order)"));
+	tool_run_free(&r);
+	tool_expect_no_findings(fast);
+	tool_expect_no_findings(exact);
+	tool_load_strict(fast, &a);
+	tool_load_strict(exact, &b);
+	assert_int_equal(a.n + 2, b.n);
+	assert_true(a.n > 1000);
+	assert_string_equal(b.ev[b.n - 3].ph, "B");
+	assert_string_equal(b.ev[b.n - 3].name, "run");
+	assert_int_equal(b.ev[b.n - 3].ts_ns, 40000000);
+	assert_string_equal(b.ev[b.n - 2].ph, "E");
+	assert_int_equal(b.ev[b.n - 2].ts_ns, 41000000);
+	for (size_t i = 0; i < a.n - 1; i++) {
+		assert_string_equal(a.ev[i].ph, b.ev[i].ph);
+		assert_string_equal(a.ev[i].name, b.ev[i].name);
+		assert_int_equal(a.ev[i].ts_ns, b.ev[i].ts_ns);
+		assert_int_equal(a.ev[i].dur_ns, b.ev[i].dur_ns);
+	}
+	/* "main", written last, found in the tail, clipped. */
+	{
+		bool main_seen = false;
+
+		for (size_t i = 0; i < a.n; i++)
+			main_seen |= strcmp(a.ev[i].name, "main") == 0 &&
+				     a.ev[i].ts_ns == 40000000 && a.ev[i].dur_ns == 1000000;
+		assert_true(main_seen);
+	}
+	tt_free(&a);
+	tt_free(&b);
+	unlink(fast);
+	unlink(exact);
+	unlink(in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_window_holds_what_overlaps_it),
+		cmocka_unit_test(around_and_width_and_no_clip),
+		cmocka_unit_test(usage_errors_are_exit_2),
+		cmocka_unit_test(a_searched_window_is_the_exact_one),
+	};
+
+	return cmocka_run_group_tests_name("tools_window", tests, NULL, NULL);
+}
