@@ -14,13 +14,13 @@
  * - repeats every M event seen so far (process and thread names, sort indexes,
  *   labels), the latest of each per process or thread, so that every lane is named;
  * - reopens the B slices the previous piece closed, outermost first, each with its
- *   original B (name, cat, args) at its thread's cut time (the innermost
+ *   original B (name, cat, args) at its thread's latest B or E (the innermost
  *   --max-reopen of a thread: the E events of the others are left out), and the
  *   async spans likewise (b events);
  * - holds the file's events from the cut on, X events in the piece where they appear;
  * - closes what is open at its end: an E per open B, innermost first, 1 ns after its
- *   thread's latest time (after the end of every X written on it, as `check
- *   --repair` does), and an e per open async span after the latest time of all;
+ *   thread's latest event other than an X and the end of every X begun inside it
+ *   (see cut_times below), and an e per open async span after the latest time of all;
  * - ends with an end marker: piece number, its time range and counts (and, in the
  *   last piece, the original end marker's counts), then the closing ']'.
  *
@@ -440,7 +440,7 @@ static uint64_t slice_cost(const struct open_slice *s)
 }
 
 /*
- * The times of a cut on a thread. Its B/E events must stay in time order in each piece
+ * The times of a cut on a thread (cut_times). Its B/E events must stay in time order in each piece
  * (Catapult does not sort them) and its slices must nest with its X events, which
  * other writers than the recorder put at their start, long before what they enclose:
  * an X of 10 s at 0 with a B at 1 s and its E at 9 s, cut between the two, must not be
