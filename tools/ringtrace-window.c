@@ -544,8 +544,8 @@ static int take(struct window *w, const struct trace_event *ev, enum part part)
 	if (is_marker(ev, START_MARKER) || is_marker(ev, END_MARKER))
 		return 0; /* the window writes its own */
 	if (ev->phase == 'M') {
-		if (part == PART_TAIL)
-			return 0;
+		/* In the tail too: the recorder names a thread before its first event,
+		 * which for the main thread may be a run-long X written last. */
 		if (!w->head_written || part == PART_HEAD)
 			return carry_meta(&w->carry, ev) ? nomem(w) : 0;
 		return copy_event(w, ev);
