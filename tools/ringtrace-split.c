@@ -37,8 +37,9 @@
  * that encloses it (and then written just before it); held at a cut, it moves to the
  * next piece once, and is written anyway at the end of that one. And an X waits for
  * the next event: the flow events right after it that it encloses go into the same
- * piece as it. A flow whose s and f fall in two pieces is cut in two: each piece
- * keeps its half (the viewers ignore an unmatched half).
+ * piece as it. A flow whose s and f fall in two pieces stays joined: each piece up
+ * to its f repeats its s (repeat_flows()), with the X around it or inside the
+ * reopened B around it; at most MAX_OPEN_FLOWS are kept.
  *
  * Memory: state per thread (open slices, held flows), per open async span and per M
  * event kept; never per event.
@@ -74,6 +75,27 @@
 #define MB	    1000000u
 /* Flow events kept with the X before them. */
 #define MAX_X_FLOWS 64
+/* Flows begun and not ended that a cut repeats, in all (the oldest are forgotten). */
+#define MAX_OPEN_FLOWS 256
+
+/* What a flow event written encloses: an X (its JSON), the innermost open B of its
+ * thread, or nothing known. */
+struct flow_slice {
+	const char *x;
+	size_t x_len;
+	bool by_b;
+	uint64_t b_line; /* open_slice.line of that B */
+};
+
+/* The value of split.flows, under (cat, name, id): a flow whose s was written and whose
+ * f was not yet, to repeat its s (and the X around it) in the next piece. */
+struct open_flow {
+	char *s, *x; /* the s event; the X around it, or NULL */
+	size_t s_len, x_len;
+	bool by_b;
+	uint64_t b_line;
+	int64_t pid, tid;
+};
 
 struct interval {
 	int64_t start, end;
@@ -95,6 +117,9 @@ struct split_thread {
 	/* The outermost open slices not reopened in this piece (beyond --max-reopen):
 	 * open[0 .. absent). Their E events are left out of it. */
 	size_t absent;
+	/* The X last written on the thread, to repeat it around a flow's s. */
+	struct buf last_x;
+	int64_t last_x_start, last_x_end;
 	/* Times that place a cut's E and B events on the thread (see cut_times()): the
 	 * latest B or E, the latest event other than an X, and per open slice the latest
 	 * end of an X that began inside it (inner_end[i] for open[i]). */
@@ -153,6 +178,10 @@ struct split {
 	bool warned_framing;
 
 	struct pending_x px;
+
+	struct table flows; /* struct open_flow */
+	struct buf flow_key;
+	uint64_t flows_repeated, flows_forgotten, flows_unbound;
 
 	/* The piece being written. */
 	uint64_t lines, bytes;
@@ -379,10 +408,146 @@ static void forget_held(struct split *sp, struct split_thread *st, size_t i)
 	st->nheld--;
 }
 
+static void free_flow(struct split *sp, struct open_flow *f)
+{
+	free(f->s);
+	free(f->x);
+	table_remove(&sp->flows, f);
+}
+
+/*
+ * A flow event was written: an s begins a flow that a cut repeats (its s again in the
+ * next piece, with the X around it, or inside the reopened B around it), an f ends
+ * it. The key is the text of cat, name and id, as the viewers match them.
+ */
+static int flow_written(struct split *sp, const char *json, size_t len, const struct flow_slice *in)
+{
+	const char *ph = NULL;
+	struct json_member m;
+	struct open_flow *f;
+	size_t pos = 0;
+	bool created;
+
+	sp->flow_key.len = 0;
+	while (json_next_member(json, len, &pos, &m)) {
+		if (json_member_is(&m, "ph")) {
+			ph = m.value;
+			continue;
+		}
+		if (!json_member_is(&m, "cat") && !json_member_is(&m, "name") &&
+		    !json_member_is(&m, "id"))
+			continue;
+		if (buf_put(&sp->flow_key, m.key, m.key_len + 1) ||
+		    buf_put(&sp->flow_key, m.value, m.value_len) || buf_putc(&sp->flow_key, 0))
+			return nomem(sp);
+	}
+	if (ph == NULL || (ph[1] != 's' && ph[1] != 'f'))
+		return 0;
+	if (ph[1] == 'f') {
+		f = table_get(&sp->flows, sp->flow_key.p, sp->flow_key.len);
+		if (f != NULL)
+			free_flow(sp, f);
+		return 0;
+	}
+	if (in == NULL || (in->x == NULL && !in->by_b)) {
+		sp->flows_unbound++;
+		return 0;
+	}
+	f = table_put(&sp->flows, sp->flow_key.p, sp->flow_key.len, &created);
+	if (f == NULL)
+		return nomem(sp);
+	free(f->s);
+	free(f->x);
+	memset(f, 0, sizeof(*f));
+	f->s = carry_dup(json, len);
+	f->s_len = len;
+	if (in->x != NULL) {
+		f->x = carry_dup(in->x, in->x_len);
+		f->x_len = in->x_len;
+	}
+	f->by_b = in->x == NULL;
+	f->b_line = in->b_line;
+	if (f->s == NULL || (in->x != NULL && f->x == NULL))
+		return nomem(sp);
+	if (sp->flows.count > MAX_OPEN_FLOWS) {
+		free_flow(sp, table_first(&sp->flows));
+		sp->flows_forgotten++;
+	}
+	return 0;
+}
+
+/* The pid and tid of an event's compact JSON (0 when absent). */
+static void json_thread(const char *json, size_t len, int64_t *pid, int64_t *tid)
+{
+	struct json_member m;
+	size_t pos = 0;
+	bool has_tid = false;
+
+	*pid = *tid = 0;
+	while (json_next_member(json, len, &pos, &m)) {
+		if (json_member_is(&m, "pid"))
+			(void)json_parse_i64(m.value, m.value_len, pid);
+		else if (json_member_is(&m, "tid"))
+			has_tid = json_parse_i64(m.value, m.value_len, tid) == 0;
+	}
+	if (!has_tid)
+		*tid = *pid;
+}
+
+/* At the start of a piece: the s of each flow still open, with what encloses it. */
+static int repeat_flows(struct split *sp)
+{
+	const char *prev_x = NULL;
+	size_t prev_len = 0;
+
+	for (struct open_flow *f = table_first(&sp->flows); f != NULL; f = table_next(f)) {
+		if (f->x != NULL) {
+			if (prev_x == NULL || prev_len != f->x_len ||
+			    memcmp(prev_x, f->x, f->x_len) != 0) {
+				if (write_line(sp, f->x, f->x_len))
+					return -1;
+			}
+			prev_x = f->x;
+			prev_len = f->x_len;
+			if (write_line(sp, f->s, f->s_len))
+				return -1;
+		} else {
+			int64_t pid, tid;
+			struct thread_state *th;
+			struct split_thread *st;
+			const struct open_slice *b = NULL;
+
+			json_thread(f->s, f->s_len, &pid, &tid);
+			th = threads_get(&sp->threads, pid, tid);
+			if (th == NULL)
+				return nomem(sp);
+			st = thread_extra(th);
+			for (size_t i = st->absent; i < th->depth; i++) {
+				if (th->open[i].line == f->b_line)
+					b = &th->open[i];
+			}
+			if (b == NULL)
+				continue; /* its slice ended: nothing to bind it to */
+			{
+				struct event_edit e = {
+					.set_ts = true, .ts_ns = b->ts_ns, .duplicates = true};
+
+				sp->line.len = 0;
+				if (event_rewrite(&sp->line, f->s, f->s_len, &e))
+					return nomem(sp);
+				if (write_line(sp, sp->line.p, sp->line.len))
+					return -1;
+			}
+		}
+		sp->flows_repeated++;
+	}
+	return 0;
+}
+
 /* Write the held flow events of a thread that [start, end] encloses (or, with
  * all, those held since an earlier piece). */
 static int release_flows(struct split *sp, struct split_thread *st, int64_t start, int64_t end,
-			 bool all_old)
+			 bool all_old, const struct flow_slice *in)
 {
 	for (size_t i = 0; i < st->nheld;) {
 		struct held_flow *h = &st->held[i];
@@ -392,7 +557,7 @@ static int release_flows(struct split *sp, struct split_thread *st, int64_t star
 			i++;
 			continue;
 		}
-		if (write_line(sp, h->json, h->len))
+		if (write_line(sp, h->json, h->len) || flow_written(sp, h->json, h->len, in))
 			return -1;
 		sp->piece_events++;
 		forget_held(sp, st, i);
@@ -406,7 +571,8 @@ static int hold_flow(struct split *sp, struct split_thread *st, const struct tra
 
 	if (st->nheld == MAX_HELD_FLOWS) {
 		/* Held too long for any slice to come: write the oldest as it is. */
-		if (write_line(sp, st->held[0].json, st->held[0].len))
+		if (write_line(sp, st->held[0].json, st->held[0].len) ||
+		    flow_written(sp, st->held[0].json, st->held[0].len, NULL))
 			return -1;
 		sp->piece_events++;
 		forget_held(sp, st, 0);
@@ -623,6 +789,8 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 			sp->close_bytes += close_cost(as->cat_len, as->name_len, as->id_len);
 		}
 	}
+	if (repeat_flows(sp))
+		return -1;
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
 		struct split_thread *st = thread_extra(th);
@@ -649,7 +817,7 @@ static int end_piece(struct split *sp, bool last, bool close)
 
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
-		if (release_flows(sp, thread_extra(th), 0, 0, true))
+		if (release_flows(sp, thread_extra(th), 0, 0, true, NULL))
 			return -1;
 	}
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
@@ -853,6 +1021,7 @@ static int flush_x(struct split *sp)
 {
 	struct pending_x *px = &sp->px;
 	struct trace_event x = {.phase = 'X'};
+	struct flow_slice in = {0};
 	struct thread_state *th;
 	struct split_thread *st;
 
@@ -874,8 +1043,10 @@ static int flush_x(struct split *sp)
 	st = thread_extra(th);
 	thread_note_time(th, &x);
 	level_x(th, st, px->start, px->end);
+	in.x = px->json.p;
+	in.x_len = px->ends[0];
 	/* Flow events held for a slice: this one encloses them. */
-	if (release_flows(sp, st, px->start, px->end, false))
+	if (release_flows(sp, st, px->start, px->end, false, &in))
 		return -1;
 	add_recent(st, px->start, px->end);
 	for (size_t i = 0; i < px->n; i++) {
@@ -891,9 +1062,16 @@ static int flush_x(struct split *sp)
 		sp->piece_events++;
 		sp->events++;
 		note_latest(sp, i == 0 ? px->end : px->flow_ts[i - 1]);
-		if (write_line(sp, px->json.p + from, px->ends[i] - from))
+		if (write_line(sp, px->json.p + from, px->ends[i] - from) ||
+		    (i > 0 && flow_written(sp, px->json.p + from, px->ends[i] - from, &in)))
 			return -1;
 	}
+	/* The X that a flow event after it may be inside (repeated with its s). */
+	st->last_x.len = 0;
+	if (buf_put(&st->last_x, px->json.p, px->ends[0]))
+		return nomem(sp);
+	st->last_x_start = px->start;
+	st->last_x_end = px->end;
 	return 0;
 }
 
@@ -947,8 +1125,11 @@ static int take(struct split *sp, const struct trace_event *ev)
 			return nomem(sp);
 		sp->close_lines++;
 		sp->close_bytes += slice_cost(thread_top(th));
-		if (th->depth == 1 && ev->has_ts)
-			return release_flows(sp, st, ev->ts_ns, INT64_MAX, false);
+		if (th->depth == 1 && ev->has_ts) {
+			struct flow_slice in = {.by_b = true, .b_line = thread_top(th)->line};
+
+			return release_flows(sp, st, ev->ts_ns, INT64_MAX, false, &in);
+		}
 		return 0;
 	case 'E':
 		if (thread_untracked(th)) { /* its B was past the state bound */
@@ -982,7 +1163,19 @@ static int take(struct split *sp, const struct trace_event *ev)
 			note_latest(sp, ev->ts_ns);
 			return hold_flow(sp, st, ev);
 		}
-		return copy_event(sp, ev);
+		{
+			struct flow_slice in = {0};
+
+			if (th->depth > 0 && ev->has_ts && th->open[0].ts_ns <= ev->ts_ns) {
+				in.by_b = true;
+				in.b_line = thread_top(th)->line;
+			} else if (ev->has_ts && st->last_x.len > 0 &&
+				   st->last_x_start <= ev->ts_ns && ev->ts_ns <= st->last_x_end) {
+				in.x = st->last_x.p;
+				in.x_len = st->last_x.len;
+			}
+			return copy_event(sp, ev) || flow_written(sp, ev->json, ev->json_len, &in);
+		}
 	case 'b':
 	case 'e':
 	case 'n':
@@ -1014,7 +1207,8 @@ static int finish(struct split *sp, bool cut_short)
 		struct split_thread *st = thread_extra(th);
 
 		while (st->nheld > 0) {
-			if (write_line(sp, st->held[0].json, st->held[0].len))
+			if (write_line(sp, st->held[0].json, st->held[0].len) ||
+			    flow_written(sp, st->held[0].json, st->held[0].len, NULL))
 				return -1;
 			sp->piece_events++;
 			forget_held(sp, st, 0);
@@ -1035,9 +1229,16 @@ static void free_split(struct split *sp)
 			free(st->held[i].json);
 		free(st->held);
 		free(st->inner_end);
+		buf_free(&st->last_x);
 	}
 	threads_destroy(&sp->threads);
 	carry_destroy(&sp->carry);
+	for (struct open_flow *f = table_first(&sp->flows); f != NULL; f = table_next(f)) {
+		free(f->s);
+		free(f->x);
+	}
+	table_destroy(&sp->flows);
+	buf_free(&sp->flow_key);
 	buf_free(&sp->line);
 	buf_free(&sp->args);
 	buf_free(&sp->start_json);
@@ -1156,6 +1357,7 @@ int cmd_split(int argc, char **argv)
 	sp.file = warnings.file = trace_reader_name(r);
 	threads_init(&sp.threads, sizeof(struct split_thread));
 	carry_init(&sp.carry);
+	table_init(&sp.flows, sizeof(struct open_flow));
 	while ((rc = trace_reader_next(r, &ev)) == 1) {
 		err = take(&sp, ev);
 		if (err)
@@ -1189,6 +1391,16 @@ int cmd_split(int argc, char **argv)
 				 " whole events",
 				 sp.file, st->events);
 		}
+		if (sp.flows_repeated > 0 || sp.flows_forgotten > 0)
+			cli_note("split",
+				 "note: %" PRIu64
+				 " flow starts repeated after the cuts they crossed"
+				 "%s",
+				 sp.flows_repeated,
+				 sp.flows_forgotten > 0
+					 ? " (some flows left open forgotten: at most 256 "
+					   "at once)"
+					 : "");
 		if (sp.not_reopened > 0)
 			cli_note("split",
 				 "note: %" PRIu64 " open slices beyond --max-reopen %" PRIu64

@@ -747,6 +747,92 @@ static void a_slice_inside_a_long_x_is_cut_in_time_order(void **state)
 	unlink(in);
 }
 
+/*
+ * Issue 14: a flow whose s and f fall in different pieces stays joined: every piece
+ * after the s, up to the one with the f, repeats the s with the X around it (the
+ * viewers bind an s to the slice around it), and none after the f does.
+ */
+static void a_flow_across_cuts_is_repeated_until_its_end(void **state)
+{
+	static const char text[] =
+		"[\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":"
+		"\"t\"}},\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"send\",\"ts\":1,\"dur\":2,\"pid\":1,"
+		"\"tid\":2},"
+		"\n"
+		"{\"ph\":\"s\",\"cat\":\"f\",\"name\":\"hop\",\"id\":9,\"ts\":2,\"pid\":1,\"tid\":"
+		"2},\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"a\",\"ts\":4,\"dur\":1,\"pid\":1,\"tid\":2}"
+		",\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"b\",\"ts\":6,\"dur\":1,\"pid\":1,\"tid\":2}"
+		",\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"c\",\"ts\":8,\"dur\":1,\"pid\":1,\"tid\":2}"
+		",\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"recv\",\"ts\":10,\"dur\":2,\"pid\":1,"
+		"\"tid\":3},"
+		"\n"
+		"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"f\",\"name\":\"hop\",\"id\":9,\"ts\":11,"
+		"\"pid\":1,"
+		"\"tid\":3},\n"
+		"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"d\",\"ts\":13,\"dur\":1,\"pid\":1,\"tid\":"
+		"2}\n"
+		"]\n";
+	/* Per piece: its events other than the markers and the name. */
+	static const char *const want[5][5] = {
+		{"send", "hop", "a"},
+		{"send", "hop", "b"},
+		{"send", "hop", "c"},
+		{"send", "hop", "recv", "hop"},
+		{"d"},
+	};
+	const char *in = tool_tmp("flowcut.json"), *prefix = tool_tmp("flowcut");
+	char path[4200];
+	struct tool_run r;
+
+	(void)state;
+	tool_write(in, text, sizeof(text) - 1);
+	tool_run(&r, NULL, "split", "--max-events", "6", "-o", prefix, in, NULL);
+	if (r.status != 0)
+		fail_msg("split: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "3 flow starts repeated"));
+	tool_run_free(&r);
+	for (unsigned k = 1; k <= 6; k++) {
+		struct tt_trace p;
+		size_t n = 0;
+
+		snprintf(path, sizeof(path), "%s-%04u.json", prefix, k);
+		if (k == 6) {
+			assert_int_equal(access(path, F_OK), -1);
+			break;
+		}
+		tool_expect_no_findings(path);
+		tool_load_strict(path, &p);
+		for (size_t i = 1; i + 1 < p.n; i++) {
+			const struct tt_event *e = &p.ev[i];
+
+			if (strcmp(e->ph, "M") == 0)
+				continue;
+			assert_true(n < 5 && want[k - 1][n] != NULL);
+			assert_string_equal(e->name, want[k - 1][n]);
+			if (strcmp(e->name, "hop") == 0) {
+				assert_string_equal(e->id, "9");
+				assert_string_equal(e->ph, n == 1 ? "s" : "f");
+				assert_int_equal(e->ts_ns, n == 1 ? 2000 : 11000);
+				assert_int_equal(e->tid, n == 1 ? 2 : 3);
+			}
+			if (strcmp(e->name, "send") == 0) {
+				assert_int_equal(e->ts_ns, 1000);
+				assert_int_equal(e->dur_ns, 2000);
+			}
+			n++;
+		}
+		assert_true(n == 5 || want[k - 1][n] == NULL);
+		tt_free(&p);
+	}
+	remove_pieces(prefix, 5, false);
+	unlink(in);
+}
+
 /* A file cut short: the pieces hold its whole events, the last ends what is open. */
 static void a_cut_input_is_split_and_completed(void **state)
 {
@@ -918,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(default_prefix_is_the_file_name),
 		cmocka_unit_test(a_flow_goes_with_the_slice_that_encloses_it),
 		cmocka_unit_test(a_slice_inside_a_long_x_is_cut_in_time_order),
+		cmocka_unit_test(a_flow_across_cuts_is_repeated_until_its_end),
 		cmocka_unit_test(a_cut_input_is_split_and_completed),
 		cmocka_unit_test(large_file_in_bounded_memory),
 		cmocka_unit_test(corpus_splits_without_a_crash),
