@@ -446,14 +446,20 @@ static int take_slice(struct window *w, const struct trace_event *ev)
 	if (ev->phase == 'B') {
 		if (ev->ts_ns >= w->from && (write_head(w) || reopen_slices(w, th)))
 			return -1;
-		if (thread_push(th, ev) != 0)
+		if (thread_push(th, ev) == -ENOMEM)
 			return nomem(w);
+		if (thread_untracked(th))
+			return 0; /* past the state bound (threads.h): neither it nor its E */
 		if (ev->ts_ns < w->from)
 			return 0; /* reopened when its thread's first event in the window comes */
 		wt->written = th->depth;
 		return copy_event(w, ev);
 	}
 	/* An E. */
+	if (thread_untracked(th)) {
+		thread_pop(th);
+		return 0;
+	}
 	if (th->depth == 0) {
 		if (ev->ts_ns >= w->from)
 			w->ends_unknown++; /* its B is before what was read */
