@@ -1069,9 +1069,9 @@ static void summary(const struct check *c, const struct trace_reader_status *st,
 		[TRACE_FORM_OBJECT] = "object form",
 	};
 
-	printf("%s: %" PRIu64 " event%s on %zu thread%s; %s%s", c->file, st->events,
-	       st->events == 1 ? "" : "s", threads, threads == 1 ? "" : "s", forms[st->form],
-	       st->gzip ? ", gzip" : "");
+	printf("%s: %" PRIu64 " event%s on %zu thread%s (" TRACE_COUNTS_WHAT "); %s%s", c->file,
+	       st->events, st->events == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
+	       forms[st->form], st->gzip ? ", gzip" : "");
 	if (stopped)
 		printf(", read stopped at an error");
 	else if (st->complete)
@@ -1111,7 +1111,6 @@ static int check_one(const char *path, const struct check_options *opt)
 	const struct trace_reader_status *st;
 	const struct trace_event *ev;
 	struct trace_reader *r;
-	size_t nthreads = 0;
 	int rc, status;
 
 	progress_init(&bar, "checking");
@@ -1142,10 +1141,7 @@ static int check_one(const char *path, const struct check_options *opt)
 			check_leftovers(&c);
 			check_file(&c, st);
 		}
-		for (struct thread_state *th = threads_first(&c.threads); th != NULL;
-		     th = threads_next(th))
-			nthreads++;
-		summary(&c, st, nthreads, rc < 0);
+		summary(&c, st, threads_count(&c.threads), rc < 0);
 		status = c.total > 0 ? CLI_FINDINGS : CLI_OK;
 	}
 	free_state(&c);

@@ -420,7 +420,10 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 
 		advance(in);
 		if (in->head != NULL && is_marker(in->head, START_MARKER)) {
-			if (read_start_marker(in, in->head)) {
+			/* Its thread counts (threads.h), though merge writes its own marker. */
+			if ((threads_of(&in->threads, in->head) == NULL &&
+			     !threads_refused(&in->threads)) ||
+			    read_start_marker(in, in->head)) {
 				cli_error("merge", "out of memory");
 				return -1;
 			}
@@ -1434,8 +1437,14 @@ static int take(struct merge *m, struct input *in, const struct trace_event *ev)
 
 	if (in->held && write_held(m, in))
 		return -1;
-	if (is_marker(ev, END_MARKER))
+	if (is_marker(ev, END_MARKER)) {
+		/* Its thread counts (threads.h); its time does not end the cut slices. */
+		if (threads_of(&in->threads, ev) == NULL && !threads_refused(&in->threads)) {
+			m->nomem = true;
+			return -1;
+		}
 		return hold_end(m, in, ev);
+	}
 	if (track_thread(m, in, ev))
 		return -1;
 	if (ev->has_pid) {
@@ -1966,16 +1975,21 @@ int cmd_merge(int argc, char **argv)
 		status = CLI_ERROR;
 	} else {
 		uint64_t read = 0;
+		size_t threads = 0;
 
-		for (size_t i = 0; i < m.n; i++)
+		for (size_t i = 0; i < m.n; i++) {
 			read += trace_reader_status(m.in[i].r)->events;
-		/* What it read is what check and stats count in the inputs; what it wrote
-		 * leaves out their markers and M events (the merged file has its own). */
+			threads += threads_count(&m.in[i].threads);
+		}
+		/* What it read is what check and stats count in the inputs (threads.h); what
+		 * it wrote leaves out their markers and M events (the merged file has its
+		 * own). Threads of different files are different threads. */
 		cli_note("merge",
-			 "wrote %s: %" PRIu64 " events read from %zu file%s, of which %" PRIu64
+			 "wrote %s: %" PRIu64 " events on %zu thread%s (" TRACE_COUNTS_WHAT
+			 ") read from %zu file%s, of which %" PRIu64
 			 " are not markers or M events (clock %s)",
-			 output_name(m.out), read, m.n, m.n == 1 ? "" : "s", m.written,
-			 clock_names[m.clock]);
+			 output_name(m.out), read, threads, threads == 1 ? "" : "s", m.n,
+			 m.n == 1 ? "" : "s", m.written, clock_names[m.clock]);
 	}
 	free_merge(&m);
 	return status;

@@ -151,8 +151,8 @@ static void print_header(const struct tally *c, const struct trace_reader_status
 	};
 	char b[32];
 
-	printf("%s: %" PRIu64 " event%s on %zu thread%s", c->file, st->events,
-	       st->events == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s");
+	printf("%s: %" PRIu64 " event%s on %zu thread%s (" TRACE_COUNTS_WHAT ")", c->file,
+	       st->events, st->events == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s");
 	if (c->has_time)
 		printf(", %s from first to last",
 		       report_ns(b, sizeof(b), span_ns(c->first_ns, c->last_ns)));
@@ -529,6 +529,8 @@ static int json_report(const struct tally *c, const struct trace_reader_status *
 	      report_jf64(&b, &first, "relative_error", SKETCH_ALPHA) ||
 	      report_ju64(&b, &first, "events", st->events) ||
 	      report_ju64(&b, &first, "thread_count", nthreads) ||
+	      report_jkey(&b, &first, "counts") ||
+	      report_jstr(&b, TRACE_COUNTS_WHAT, strlen(TRACE_COUNTS_WHAT)) ||
 	      report_jkey(&b, &first, "form") || buf_putc(&b, '"') ||
 	      buf_puts(&b, forms[st->form]) || buf_putc(&b, '"') ||
 	      report_jbool(&b, &first, "gzip", st->gzip) ||
@@ -619,7 +621,7 @@ static int stats_file(const char *path, const struct tally_options *opt)
 	int status = tally_read(&c, opt, "stats", path);
 	const struct trace_reader_status *st = c.st;
 
-	nthreads = c.threads.map.count;
+	nthreads = threads_count(&c.threads);
 	if (status == CLI_OK && file_warnings(&c, st, &wlines, &nwarnings) != 0) {
 		cli_error("stats", "out of memory");
 		status = CLI_ERROR;

@@ -676,6 +676,11 @@ static void on_instant(struct tally *c, const struct trace_event *ev)
 
 static void on_event(struct tally *c, const struct trace_event *ev)
 {
+	/* Every event's thread counts (threads.h), an M event's or one without ts too. */
+	if (threads_of(&c->threads, ev) == NULL && !threads_refused(&c->threads)) {
+		c->nomem = true;
+		return;
+	}
 	switch (ev->phase) {
 	case 'B':
 	case 'E':

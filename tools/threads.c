@@ -112,6 +112,11 @@ struct thread_state *threads_of(struct threads *t, const struct trace_event *ev)
 	return threads_get(t, pid, tid);
 }
 
+size_t threads_count(const struct threads *t)
+{
+	return t->map.count;
+}
+
 struct thread_state *threads_first(const struct threads *t)
 {
 	return table_first(&t->map);

@@ -97,6 +97,22 @@ static inline bool threads_refused(const struct threads *t)
 	return t->refused;
 }
 
+/*
+ * What the tools count as a trace's events and threads (check, stats and merge
+ * alike, each output saying so with TRACE_COUNTS_WHAT):
+ *   events   every element of the event array that is an object: the events the
+ *            reader returns (trace_reader_status.events), M events and the
+ *            recorder's markers included;
+ *   threads  the distinct (pid, tid) of those events, placed by trace_event_thread()
+ *            (an M event's too: a thread that only has a name is a thread).
+ * A tool counts threads by passing every event to threads_of(); threads_count() is
+ * then the number.
+ */
+#define TRACE_COUNTS_WHAT "every event object, M included; distinct pid/tid"
+
+/* The threads in the table. */
+size_t threads_count(const struct threads *t);
+
 /* The first thread in order of appearance, or NULL; then the next, or NULL. */
 struct thread_state *threads_first(const struct threads *t);
 struct thread_state *threads_next(const struct thread_state *th);

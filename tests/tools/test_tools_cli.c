@@ -208,7 +208,8 @@ static void good_file_has_no_findings(void **state)
 	tool_run(&r, NULL, "check", tool_data("data/good.json"), NULL);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want),
-		 "%s: 15 events on 3 threads; bare array, complete; no findings\n",
+		 "%s: 15 events on 3 threads (every event object, M included; distinct pid/tid); "
+		 "bare array, complete; no findings\n",
 		 tool_data("data/good.json"));
 	assert_string_equal(r.out, want);
 	assert_string_equal(r.err, "");
@@ -409,7 +410,8 @@ static void standard_input_is_checked(void **state)
 	(void)state;
 	tool_run(&r, tool_data("data/cut_midline.json"), "check", "-q", "-", NULL);
 	assert_int_equal(r.status, 1);
-	assert_string_equal(r.out, "<stdin>: 9 events on 3 threads; bare array, cut short; 5 "
+	assert_string_equal(r.out, "<stdin>: 9 events on 3 threads (every event object, M "
+				   "included; distinct pid/tid); bare array, cut short; 5 "
 				   "findings: cut 1, partial-event 1, unended 3\n");
 	tool_run_free(&r);
 }

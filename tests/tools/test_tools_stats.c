@@ -304,7 +304,8 @@ static void golden_table_for_people(void **state)
 	tool_run(&r, NULL, "stats", tool_data("data/stats_golden.json"), NULL);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	assert_true(tool_has(r.out, ": 31 events on 5 threads, 2.000 ms from first to last; "
+	assert_true(tool_has(r.out, ": 31 events on 5 threads (every event object, M included; "
+				    "distinct pid/tid), 2.000 ms from first to last; "
 				    "bare array, complete\n"));
 	assert_true(tool_has(r.out, "recorder: dropped 7 (ring full 4, too large 2, I/O 1), "
 				    "args cut 3; end marker final\n"));
