@@ -23,6 +23,8 @@ static const struct command commands[] = {
 	{"split", "cut a trace into self-contained pieces the viewers can open", cmd_split},
 	{"window", "the part of a trace in a time window, self-contained, without reading all",
 	 cmd_window},
+	{"diff", "what got slower between two runs: p50, p99, totals per name, and the verdict",
+	 cmd_diff},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -42,7 +44,8 @@ static void usage(FILE *f)
 		   "'ringtrace <command> --help' shows a command's options. Every command\n"
 		   "also takes --max-event-mb N: events over N MiB (default 16) are skipped\n"
 		   "and reported, so that memory stays bounded.\n"
-		   "Exit status: 0 fine, 1 findings (check), 2 usage or I/O error.\n");
+		   "Exit status: 0 fine, 1 findings (check) or a regression (diff --fail-above),\n"
+		   "2 usage or I/O error.\n");
 }
 
 static const struct command *find(const char *name)
