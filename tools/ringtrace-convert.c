@@ -126,7 +126,8 @@ static int convert(struct trace_reader *r, struct output *out, enum form to, boo
 			err = output_puts(out, close) || output_puts(out, "\n");
 		else
 			err = output_puts(out, close) ||
-			      output_write(out, carried->members.p, carried->members.len) ||
+			      (carried->members.len > 0 &&
+			       output_write(out, carried->members.p, carried->members.len)) ||
 			      (have_start && !carried->has_other_data &&
 			       (output_puts(out, ",\"otherData\":") ||
 				output_write(out, start_args.p, start_args.len))) ||
@@ -235,7 +236,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (status != CLI_FINDINGS && carried.left_out.len > 0)
 		cli_note("convert", "left out of %s: the top-level key%s %.*s of %s%s",
-			 output_name(out), strchr(carried.left_out.p, ',') != NULL ? "s" : "",
+			 output_name(out),
+			 memchr(carried.left_out.p, ',', carried.left_out.len) != NULL ? "s" : "",
 			 (int)carried.left_out.len, carried.left_out.p, warnings.file,
 			 to == TO_ARRAY ? " (the array form has no place for them)"
 					: " (over the size limit: --max-event-mb)");
