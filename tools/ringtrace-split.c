@@ -209,6 +209,7 @@ static void usage(FILE *f)
 		   "  -e, --max-events N   at most N events per piece, its markers, names and\n"
 		   "                       closed and reopened slices included\n"
 		   "  -r, --max-reopen N   slices reopened per thread at a cut, the innermost\n"
+		   "                       (and never more than half a piece in all)\n"
 		   "                       (default 256; the E of the others are left out)\n"
 		   "  -o, --output PREFIX  where to write (default: FILE without .json or\n"
 		   "                       .json.gz); a PREFIX ending in .gz (or .json.gz) writes\n"
@@ -605,6 +606,12 @@ static uint64_t slice_cost(const struct open_slice *s)
 	return close_cost(s->cat_len, s->name_len, 0);
 }
 
+/* What reopening s costs a piece: its B again (a new ts), and its E at the end. */
+static uint64_t reopen_cost(const struct open_slice *s)
+{
+	return s->json_len + 32 + slice_cost(s);
+}
+
 /*
  * The times of a cut on a thread (cut_times). Its B/E events must stay in time order in each piece
  * (Catapult does not sort them) and its slices must nest with its X events, which
@@ -744,6 +751,8 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 		if (write_line(sp, mt->json, mt->len))
 			return -1;
 	}
+	uint64_t room_lines = sp->max_events / 2, room_bytes = sp->max_bytes / 2;
+
 	for (struct thread_state *th = threads_first(&sp->threads); th != NULL;
 	     th = threads_next(th)) {
 		struct split_thread *st = thread_extra(th);
@@ -754,6 +763,22 @@ static int begin_piece(struct split *sp, int64_t ts_from)
 		/* The innermost max_reopen: a stack of unended B events (a hostile file,
 		 * or one whose E were lost) would otherwise be repeated by every piece. */
 		st->absent = th->depth > sp->max_reopen ? th->depth - sp->max_reopen : 0;
+		/* And at most half a piece of them in all: many threads with a slice open
+		 * each would otherwise fill every piece with them. The thread's innermost
+		 * slices that fit are reopened, the rest left out like the above. */
+		for (;;) {
+			uint64_t lines = th->depth - st->absent, bytes = 0;
+
+			for (size_t i = st->absent; i < th->depth; i++)
+				bytes += reopen_cost(&th->open[i]);
+			if ((sp->max_events == 0 || lines <= room_lines) &&
+			    (sp->max_bytes == 0 || bytes <= room_bytes)) {
+				room_lines -= sp->max_events > 0 ? lines : 0;
+				room_bytes -= sp->max_bytes > 0 ? bytes : 0;
+				break;
+			}
+			st->absent++;
+		}
 		sp->not_reopened += st->absent;
 		for (size_t i = st->absent; i < th->depth; i++) {
 			struct event_edit e = {.set_ts = has_at, .ts_ns = at, .duplicates = true};
@@ -1404,8 +1429,8 @@ int cmd_split(int argc, char **argv)
 		if (sp.not_reopened > 0)
 			cli_note("split",
 				 "note: %" PRIu64 " open slices beyond --max-reopen %" PRIu64
-				 " were not reopened at the cuts, and %" PRIu64
-				 " of their E events left out",
+				 " per thread, or beyond half a piece in all, were not reopened at "
+				 "the cuts, and %" PRIu64 " of their E events left out",
 				 sp.not_reopened, sp.max_reopen, sp.ends_left_out);
 		cli_note("split",
 			 "wrote %u piece%s, %s-0001.json%s to %s: %" PRIu64 " events; %" PRIu64

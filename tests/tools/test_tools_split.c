@@ -969,7 +969,8 @@ static void slices_beyond_max_reopen_are_not_repeated(void **state)
 	tool_run(&r, NULL, "split", "--max-mb", "1", "-o", prefix, in, NULL);
 	if (r.status != 0)
 		fail_msg("split: exit %d\n%s", r.status, r.err);
-	assert_true(tool_has(r.err, "beyond --max-reopen 256 were not reopened"));
+	assert_true(tool_has(r.err, "beyond --max-reopen 256 per thread, or beyond half a piece in "
+				    "all, were not reopened"));
 	tool_run_free(&r);
 	for (;;) {
 		char *text;
@@ -994,6 +995,59 @@ static void slices_beyond_max_reopen_are_not_repeated(void **state)
 	unlink(in);
 }
 
+/* 100,000 threads with a B open each: every piece reopens at most half a piece of
+ * them (before, each reopened all of them, so each piece held one event past its
+ * prefix and the output grew by a piece per event: 36 GB from 55 MB). */
+static void many_threads_open_fill_half_a_piece_at_most(void **state)
+{
+	enum { THREADS = 100000 };
+	char in[4200], prefix[4200], piece[4300];
+	struct tool_text t = {0};
+	struct tool_run r;
+	size_t total = 0, len;
+	unsigned n = 0;
+
+	(void)state;
+	if (TT_TSAN)
+		skip(); /* single-threaded: release and asan cover it */
+	snprintf(in, sizeof(in), "%s", tool_tmp("threads.json"));
+	snprintf(prefix, sizeof(prefix), "%s", tool_tmp("threads"));
+	tool_text_printf(&t, "[\n");
+	for (int i = 0; i < THREADS; i++)
+		tool_text_printf(&t,
+				 "{\"ph\":\"B\",\"name\":\"b\",\"ts\":%d,\"pid\":1,\"tid\":%d},\n",
+				 i, i + 1);
+	tool_text_printf(&t, "{\"ph\":\"i\",\"name\":\"end\",\"ts\":%d,\"pid\":1,\"tid\":1}]\n",
+			 THREADS);
+	tool_write(in, t.p, t.len);
+	tool_run(&r, NULL, "split", "--max-mb", "1", "-o", prefix, in, NULL);
+	if (r.status != 0)
+		fail_msg("split: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "or beyond half a piece in all, were not reopened"));
+	tool_run_free(&r);
+	for (;;) {
+		char *text;
+
+		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, n + 1);
+		if (access(piece, F_OK) != 0)
+			break;
+		text = tool_read(piece, &len);
+		assert_true(len <= (1u << 20));
+		total += len;
+		free(text);
+		n++;
+	}
+	/* Each piece at least half new events: the whole at most about twice the input. */
+	assert_true(n >= 4 && n < 20);
+	assert_true(total < 2 * t.len + (size_t)n * 4096);
+	for (unsigned i = 1; i <= n; i++) {
+		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, i);
+		unlink(piece);
+	}
+	free(t.p);
+	unlink(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(large_file_in_bounded_memory),
 		cmocka_unit_test(corpus_splits_without_a_crash),
 		cmocka_unit_test(slices_beyond_max_reopen_are_not_repeated),
+		cmocka_unit_test(many_threads_open_fill_half_a_piece_at_most),
 	};
 
 	return cmocka_run_group_tests_name("tools_split", tests, NULL, NULL);
