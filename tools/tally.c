@@ -146,7 +146,16 @@ static struct row *row_for(struct tally *c, const struct trace_event *ev, int64_
 		if (key_add(&c->key, v->type == TRACE_STRING ? v : &absent))
 			goto nomem;
 	}
-	row = table_put(&c->rows, c->key.p, c->key.len, &created);
+	row = table_get(&c->rows, c->key.p, c->key.len);
+	/* A new row costs its sketch's bins too, once it has more than a few values. */
+	if (row == NULL && !budget_take(&c->threads.budget, sizeof(*row) + c->key.len + 96 + 512)) {
+		c->anomaly[AN_STATE_LIMIT]++;
+		return NULL;
+	}
+	if (row == NULL)
+		row = table_put(&c->rows, c->key.p, c->key.len, &created);
+	else
+		created = false;
 	if (row == NULL)
 		goto nomem;
 	if (created) {
@@ -176,7 +185,8 @@ static int heap_push(struct tally_thread *t, const struct pending *p)
 	size_t i;
 
 	if (t->nheap == t->heap_cap) {
-		size_t n = t->heap_cap ? t->heap_cap * 2 : 16;
+		size_t n = t->heap_cap ? t->heap_cap * 2
+				       : 2; /* small: a million threads may each have one */
 		struct pending *h = realloc(t->heap, n * sizeof(*h));
 
 		if (h == NULL)
@@ -307,7 +317,7 @@ static void process(struct tally *c, struct tally_thread *t, const struct pendin
 	}
 	p->row->self += dur - child;
 	if (t->nu == t->ucap) {
-		size_t n = t->ucap ? t->ucap * 2 : 16;
+		size_t n = t->ucap ? t->ucap * 2 : 2;
 
 		u = realloc(t->u, n * sizeof(*u));
 		if (u == NULL) {
@@ -396,8 +406,14 @@ static void on_begin(struct tally *c, struct thread_state *th, struct tally_thre
 	struct open_b *b;
 	struct row *row = row_for(c, ev, th->pid, th->tid);
 
-	if (row == NULL)
+	/* Past the state bound: counted as untracked, and its E ends nothing known. */
+	if (row == NULL || t->untracked > 0 ||
+	    !budget_take(&c->threads.budget, 2 * sizeof(struct open_b))) {
+		if (row != NULL)
+			c->anomaly[AN_STATE_LIMIT]++;
+		t->untracked += !c->nomem;
 		return;
+	}
 	if (t->depth == t->open_cap) {
 		size_t n = t->open_cap ? t->open_cap * 2 : 8;
 
@@ -420,10 +436,15 @@ static void on_end(struct tally *c, struct tally_thread *t, const struct trace_e
 {
 	struct open_b *b;
 
+	if (t->untracked > 0) {
+		t->untracked--;
+		return;
+	}
 	if (t->depth == 0) {
 		c->anomaly[AN_END_WITHOUT_BEGIN]++;
 		return;
 	}
+	budget_give(&c->threads.budget, 2 * sizeof(struct open_b));
 	b = &t->open[--t->depth];
 	/* An E may leave out name and cat (Catapult matches by the stack); only one
 	 * that names a different slice is counted. */
@@ -468,6 +489,10 @@ static void on_thread_event(struct tally *c, const struct trace_event *ev)
 		return;
 	}
 	th = threads_of(&c->threads, ev);
+	if (th == NULL && threads_refused(&c->threads)) {
+		c->anomaly[AN_STATE_LIMIT]++;
+		return;
+	}
 	if (th == NULL) {
 		c->nomem = true;
 		return;

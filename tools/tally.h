@@ -64,6 +64,7 @@ struct open_b;
 struct tally_thread {
 	struct open_b *open;
 	size_t depth, open_cap;
+	size_t untracked; /* B events past the state bound, innermost of all */
 	struct pending *heap;
 	size_t nheap, heap_cap;
 	int64_t recent[TALLY_WINDOW]; /* time points of the last TALLY_WINDOW events */
@@ -136,7 +137,10 @@ struct end_marker {
 	X(APPROX, "approx_self", "slice whose children's time was estimated (see --help)")      \
 	X(ASYNC_UNMATCHED, "async_unmatched_end", "async e without its b (ignored)")            \
 	X(ASYNC_UNENDED, "async_unended", "async b never ended (left out)")                     \
-	X(NO_TS, "no_ts", "slice or async event without a numeric ts (ignored)")
+	X(NO_TS, "no_ts", "slice or async event without a numeric ts (ignored)")                \
+	X(STATE_LIMIT, "state_limit",                                                           \
+	  "event past the state bound of 1 M threads, names and open slices (24 MiB): not "     \
+	  "counted")
 #define AN_ENUM(id, key, what) AN_##id,
 enum { ANOMALIES(AN_ENUM) AN_COUNT };
 #undef AN_ENUM

@@ -99,6 +99,16 @@ static void check_keeps_to_the_bound(enum shape shape, const char *name)
 	print_message("%s: check peak RSS %ld KiB\n", name, run.maxrss_kib);
 	tool_run_free(&run);
 
+	/* stats counts what fits and says how many events it left out. */
+	tool_run(&run, NULL, "stats", "--json", path, NULL);
+	assert_int_equal(run.status, 0);
+	if (shape != OPEN_FLOWS)
+		assert_true(tool_has(run.out, "\"state_limit\":"));
+	if (!TT_SANITIZED)
+		assert_true(run.maxrss_kib < 64 * 1024);
+	print_message("%s: stats peak RSS %ld KiB\n", name, run.maxrss_kib);
+	tool_run_free(&run);
+
 	/* Repair writes every event, and ends what it kept. */
 	tool_run(&run, NULL, "check", "--repair", "-o", repaired, path, NULL);
 	assert_int_equal(run.status, 0);
