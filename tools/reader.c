@@ -545,6 +545,24 @@ static int field_lookup(const unsigned char *k, size_t len)
 	return -1;
 }
 
+/* Open a container of type c on a stack of levels. false when out of memory. */
+static bool level_push(struct level **lv, size_t *nlv, size_t *cap, char c)
+{
+	if (*nlv == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+		struct level *p = realloc(*lv, n * sizeof(*p));
+
+		if (p == NULL)
+			return false;
+		*lv = p;
+		*cap = n;
+	}
+	(*lv)[*nlv].type = c;
+	(*lv)[*nlv].first = true;
+	(*nlv)++;
+	return true;
+}
+
 static int event_begin(struct trace_reader *r)
 {
 	struct building *b = &r->b;
@@ -554,15 +572,8 @@ static int event_begin(struct trace_reader *r)
 	b->active = true;
 	b->offset = at;
 	locate(r, at, &b->line, &b->col);
-	if (b->lv_cap == 0) {
-		b->lv = malloc(16 * sizeof(*b->lv));
-		if (b->lv == NULL)
-			return fail_nomem(r);
-		b->lv_cap = 16;
-	}
-	b->lv[0].type = '{';
-	b->lv[0].first = true;
-	b->nlv = 1;
+	if (!level_push(&b->lv, &b->nlv, &b->lv_cap, '{'))
+		return fail_nomem(r);
 	return buf_putc(&b->json, '{') ? fail_nomem(r) : 1;
 }
 
@@ -654,17 +665,8 @@ static int ev_open(struct trace_reader *r, char c)
 	} else if (n == 2 && b->args_open) {
 		b->arg_start = b->json.len;
 	}
-	if (b->nlv == b->lv_cap) {
-		struct level *lv = realloc(b->lv, b->lv_cap * 2 * sizeof(*lv));
-
-		if (lv == NULL)
-			return fail_nomem(r);
-		b->lv = lv;
-		b->lv_cap *= 2;
-	}
-	b->lv[b->nlv].type = c;
-	b->lv[b->nlv].first = true;
-	b->nlv++;
+	if (!level_push(&b->lv, &b->nlv, &b->lv_cap, c))
+		return fail_nomem(r);
 	return buf_putc(&b->json, c) ? fail_nomem(r) : 1;
 }
 
@@ -832,19 +834,7 @@ static int capture_open(struct trace_reader *r, char ch)
 	if (c->lv[c->nlv - 1].type == '[')
 		capture_sep(r);
 	capture_put(r, &ch, 1, false);
-	if (c->nlv == c->lv_cap) {
-		size_t n = c->lv_cap ? c->lv_cap * 2 : 16;
-		struct level *lv = realloc(c->lv, n * sizeof(*lv));
-
-		if (lv == NULL)
-			return fail_nomem(r);
-		c->lv = lv;
-		c->lv_cap = n;
-	}
-	c->lv[c->nlv].type = ch;
-	c->lv[c->nlv].first = true;
-	c->nlv++;
-	return 1;
+	return level_push(&c->lv, &c->nlv, &c->lv_cap, ch) ? 1 : fail_nomem(r);
 }
 
 static int not_an_event(struct trace_reader *r, enum trace_type t)
@@ -942,16 +932,9 @@ static int on_start(struct trace_reader *r, char c)
 		if (r->cap.nlv == 0) {
 			/* The value itself: no separator before it. */
 			capture_put(r, &c, 1, false);
-			if (r->cap.lv_cap == 0) {
-				r->cap.lv = malloc(16 * sizeof(*r->cap.lv));
-				if (r->cap.lv == NULL)
-					return fail_nomem(r);
-				r->cap.lv_cap = 16;
-			}
-			r->cap.lv[0].type = c;
-			r->cap.lv[0].first = true;
-			r->cap.nlv = 1;
-			return 1;
+			return level_push(&r->cap.lv, &r->cap.nlv, &r->cap.lv_cap, c)
+				       ? 1
+				       : fail_nomem(r);
 		}
 		return capture_open(r, c);
 	}
