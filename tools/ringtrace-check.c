@@ -1069,9 +1069,9 @@ static void summary(const struct check *c, const struct trace_reader_status *st,
 		[TRACE_FORM_OBJECT] = "object form",
 	};
 
-	printf("%s: %" PRIu64 " event%s on %zu thread%s (" TRACE_COUNTS_WHAT "); %s%s", c->file,
-	       st->events, st->events == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
-	       forms[st->form], st->gzip ? ", gzip" : "");
+	printf("%s: %" PRIu64 " event%s on %s%zu thread%s (" TRACE_COUNTS_WHAT "); %s%s", c->file,
+	       st->events, st->events == 1 ? "" : "s", threads_count_floor(&c->threads), threads,
+	       threads == 1 ? "" : "s", forms[st->form], st->gzip ? ", gzip" : "");
 	if (stopped)
 		printf(", read stopped at an error");
 	else if (st->complete)

@@ -151,8 +151,9 @@ static void print_header(const struct tally *c, const struct trace_reader_status
 	};
 	char b[32];
 
-	printf("%s: %" PRIu64 " event%s on %zu thread%s (" TRACE_COUNTS_WHAT ")", c->file,
-	       st->events, st->events == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s");
+	printf("%s: %" PRIu64 " event%s on %s%zu thread%s (" TRACE_COUNTS_WHAT ")", c->file,
+	       st->events, st->events == 1 ? "" : "s", threads_count_floor(&c->threads), nthreads,
+	       nthreads == 1 ? "" : "s");
 	if (c->has_time)
 		printf(", %s from first to last",
 		       report_ns(b, sizeof(b), span_ns(c->first_ns, c->last_ns)));

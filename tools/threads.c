@@ -54,7 +54,7 @@ static uint64_t push_cost(const struct trace_event *ev)
 void threads_init(struct threads *t, size_t extra)
 {
 	memset(&t->budget, 0, sizeof(t->budget));
-	t->refused = false;
+	t->refused = t->lost_threads = false;
 	table_init(&t->map, EXTRA_OFFSET + extra);
 	t->extra = extra;
 	t->last = NULL;
@@ -90,7 +90,7 @@ struct thread_state *threads_get(struct threads *t, int64_t pid, int64_t tid)
 	th = table_get(&t->map, key, sizeof(key));
 	if (th == NULL) {
 		if (!budget_take(&t->budget, EXTRA_OFFSET + t->extra + ENTRY_OVERHEAD)) {
-			t->refused = true;
+			t->refused = t->lost_threads = true;
 			return NULL;
 		}
 		th = table_put(&t->map, key, sizeof(key), &created);

@@ -75,6 +75,7 @@ struct threads {
 	struct table map;
 	struct state_budget budget; /* a tool's other tables may share it */
 	bool refused;		    /* the last lookup returned NULL for the bound */
+	bool lost_threads;	    /* some thread was refused: threads_count() is a floor */
 	size_t extra;
 	struct thread_state *last; /* the thread of the previous lookup: events come in runs */
 };
@@ -112,6 +113,12 @@ static inline bool threads_refused(const struct threads *t)
 
 /* The threads in the table. */
 size_t threads_count(const struct threads *t);
+
+/* "" or "at least ": the count is a floor when threads were refused for the bound. */
+static inline const char *threads_count_floor(const struct threads *t)
+{
+	return t->lost_threads ? "at least " : "";
+}
 
 /* The first thread in order of appearance, or NULL; then the next, or NULL. */
 struct thread_state *threads_first(const struct threads *t);

@@ -89,6 +89,9 @@ static void check_keeps_to_the_bound(enum shape shape, const char *name)
 	assert_int_equal(run.status, 1);
 	assert_int_equal(summary_count(run.out, "state-limit"), 1);
 	assert_true(tool_has(run.out, "300001 events"));
+	/* Threads past the bound are not counted: the count says it is a floor. */
+	assert_true(tool_has(run.out,
+			     shape == MANY_THREADS ? "events on at least " : "events on 1 thread"));
 	if (shape != OPEN_FLOWS) {
 		/* What was kept is reported as before: each kept B is unended. */
 		unended = summary_count(run.out, "unended");
