@@ -90,9 +90,10 @@ static void drop_issues_after(char *text, uint64_t line, uint64_t col)
 
 /*
  * Everything a read of path with flags hands out, as text. Free with free(). A syntax
- * error's column is left out: yajl alone places an error at the border of what it
- * was fed (a NUL read as a blank splits the text), one or two bytes from where the
- * fast path, which gives yajl the whole event, places it; its line is the same.
+ * error's place is left out: yajl alone places an error at the border of what it was
+ * fed (a NUL read as a blank splits the text) and some on the blank before the
+ * token, where the fast path, which gives yajl the text from the token, places them
+ * on the token; the events before it are the same.
  */
 static char *read_transcript(const char *path, unsigned flags, uint64_t max_event)
 {
@@ -139,13 +140,12 @@ static char *read_transcript(const char *path, unsigned flags, uint64_t max_even
 	st_col = st->col;
 	put_fmt(&t.text,
 		"end %d form %d complete %d cut %d in-event %d %llu closed %d events %llu "
-		"skipped %llu text %llu not-a-trace %s error %d on line %llu %s\n",
+		"skipped %llu text %llu not-a-trace %s error %d: %s\n",
 		rc, (int)st->form, st->complete, st->cut, st->cut_in_event,
 		(unsigned long long)st->cut_bytes, st->events_closed,
 		(unsigned long long)st->events, (unsigned long long)st->events_skipped,
 		(unsigned long long)st->text_bytes, st->not_a_trace != NULL ? st->not_a_trace : "-",
-		(int)st->error, (unsigned long long)st->line,
-		st->error != TRACE_OK ? st->what : "-");
+		(int)st->error, st->error != TRACE_OK ? st->what : "-");
 	trace_reader_close(r);
 	assert_int_equal(buf_putc(&t.text, '\0'), 0);
 	if (rc < 0 && st_line > 0)
