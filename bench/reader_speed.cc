@@ -10,8 +10,9 @@
 // skipped unread). The reader streams the file in blocks, as the tools do; simdjson
 // is given the whole file in memory (read into a buffer kept from run to run, timed
 // too), which is its best case. Built with -march=native, so that simdjson's
-// on-demand code is its SIMD kernel and not its portable fallback. Runs alternate between the two; the report is the median MB/s of each
-// and their ratio, reader over simdjson. MB is 10^6 bytes of the file.
+// on-demand code is its SIMD kernel and not its portable fallback. Runs alternate between the two;
+// the report is the median MB/s of each and their ratio, reader over simdjson. MB is 10^6 bytes of
+// the file.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,7 +28,8 @@ extern "C" {
 #include "reader.h"
 }
 
-namespace {
+namespace
+{
 
 struct tally {
 	uint64_t events = 0;
