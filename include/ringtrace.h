@@ -112,7 +112,16 @@ enum {
 	RTR_MODE_FLIGHT = 1,
 };
 
-#define RTR_CONFIG_VERSION 2
+/* The file's format. */
+enum {
+	/* Perfetto's protobuf when the expanded path ends in ".pftrace" or
+	 * ".perfetto-trace" (before a ".gz"), else JSON */
+	RTR_FORMAT_AUTO = 0,
+	RTR_FORMAT_JSON = 1,	 /* Chrome Trace Event JSON, one event per line */
+	RTR_FORMAT_PERFETTO = 2, /* Perfetto's TrackEvent protobuf (docs/perfetto.md) */
+};
+
+#define RTR_CONFIG_VERSION 3
 
 struct rtr_config {
 	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
@@ -192,6 +201,9 @@ struct rtr_config {
 	 * (stream mode; a flush without rotation), e.g. "USR2". NULL (default): none.
 	 * RINGTRACE_SNAPSHOT_SIGNAL. */
 	const char *snapshot_signal;
+	/* Fields of version 3. */
+	/* RTR_FORMAT_AUTO (default), _JSON or _PERFETTO. RINGTRACE_FORMAT=auto|json|perfetto. */
+	int format;
 };
 
 /*

@@ -51,6 +51,11 @@ static const struct choice compress_choices[] = {{"auto", RTR_COMPRESS_AUTO},
 						 {"gzip", RTR_COMPRESS_GZIP},
 						 {"gzip-members", RTR_COMPRESS_GZIP_MEMBERS},
 						 {NULL, 0}};
+static const struct choice format_choices[] = {{"auto", RTR_FORMAT_AUTO},
+					       {"json", RTR_FORMAT_JSON},
+					       {"perfetto", RTR_FORMAT_PERFETTO},
+					       {"pftrace", RTR_FORMAT_PERFETTO},
+					       {NULL, 0}};
 static const struct choice mode_choices[] = {
 	{"stream", RTR_MODE_STREAM}, {"flight", RTR_MODE_FLIGHT}, {NULL, 0}};
 static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
@@ -134,6 +139,9 @@ static const struct option options[] = {
 	 .expected = "a list of signals such as TERM,INT,USR1"},
 	{"RINGTRACE_SNAPSHOT_SIGNAL", OPT_SIGNALS, FIELD(snapshot_signal), .def_str = NULL, .hi = 1,
 	 .expected = "one signal such as USR2"},
+	/* version 3 */
+	{"RINGTRACE_FORMAT", OPT_CHOICE, FIELD(format), .def = RTR_FORMAT_AUTO,
+	 .choices = format_choices, .expected = "auto, json or perfetto"},
 	/* not in struct rtr_config: a testing aid read by the clock (session/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };
@@ -444,12 +452,17 @@ static int has_number(const char *pattern)
 
 /*
  * The pattern of numbered files: as given when it has a %s; else with ".%s" before
- * its first ".json" (trace.json.gz -> trace.%s.json.gz), or before a final ".gz", or
- * at the end.
+ * its first ".json" (trace.json.gz -> trace.%s.json.gz) or ".pftrace" or
+ * ".perfetto-trace", or before a final ".gz", or at the end.
  */
 static int number_pattern(char *out, size_t size, const char *pattern)
 {
 	const char *at = strstr(pattern, ".json");
+
+	if (at == NULL)
+		at = strstr(pattern, ".pftrace");
+	if (at == NULL)
+		at = strstr(pattern, ".perfetto-trace");
 	size_t len = strlen(pattern);
 
 	if (has_number(pattern))
@@ -470,6 +483,23 @@ int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint
 static void copy_string(char *dst, size_t size, const char *src)
 {
 	snprintf(dst, size, "%s", src);
+}
+
+static bool ends_with(const char *s, size_t len, const char *tail)
+{
+	size_t n = strlen(tail);
+
+	return len >= n && memcmp(s + len - n, tail, n) == 0;
+}
+
+/* Whether path names a Perfetto trace: ".pftrace" or ".perfetto-trace", gzip'd or not. */
+static bool path_is_perfetto(const char *path)
+{
+	size_t len = strlen(path);
+
+	if (ends_with(path, len, ".gz"))
+		len -= 3;
+	return ends_with(path, len, ".pftrace") || ends_with(path, len, ".perfetto-trace");
 }
 
 int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
@@ -534,5 +564,7 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 					  ? RTR_COMPRESS_GZIP
 					  : RTR_COMPRESS_NONE;
 	}
+	if (s->cfg.format == RTR_FORMAT_AUTO)
+		s->cfg.format = path_is_perfetto(s->path) ? RTR_FORMAT_PERFETTO : RTR_FORMAT_JSON;
 	return 0;
 }

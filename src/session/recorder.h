@@ -50,7 +50,8 @@ struct rtr__session {
 /* src/session/config.c */
 
 /* Copy cfg into s (strings too), validated; expand the path pattern; resolve
- * RTR_COMPRESS_AUTO to NONE or GZIP by the path's suffix. 0 or -EINVAL. */
+ * RTR_COMPRESS_AUTO to NONE or GZIP and RTR_FORMAT_AUTO to JSON or PERFETTO by the
+ * path's suffix. 0 or -EINVAL. */
 int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg);
 /* Expand %p %h %r %s %% of pattern into out, %s as number (4 digits at least). 0,
  * or -ENAMETOOLONG / -EINVAL. */

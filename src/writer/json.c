@@ -821,4 +821,5 @@ const struct rtr__format rtr__json_format = {
 	.end_file = rtr__json_end_file,
 	.cut_ring = json_cut_ring,
 	.cut_async = json_cut_async,
+	.pads_pages = 1,
 };

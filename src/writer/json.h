@@ -113,6 +113,8 @@ static inline char *put_head(struct rtr__writer *w, char *p, uint32_t kind,
 /* A thread_name line; `events` 1 when it records an rtr_thread_name() call. */
 void rtr__json_thread_name(struct rtr__writer *w, const struct rtr__ring *r, const char *name,
 			   size_t len, uint64_t events);
+/* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
+void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
 /* The program's process label and sort index, once per file. */
 void rtr__json_process_meta(struct rtr__writer *w);
 /* An RTR__K_META record. False for an unknown `what`, having written nothing. */

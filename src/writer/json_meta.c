@@ -64,17 +64,21 @@ void rtr__json_thread_name(struct rtr__writer *w, const struct rtr__ring *r, con
 	p = rtr__json_escape(p, name, len);
 	p = PUT_LIT(p, "\"}},\n");
 	out_commit(w, p, events);
-	if (events != 0 && name != r->name) {
-		/* The ring's name is the writer's once the ring is made: the next file
-		 * names the thread with the name it has now. */
-		struct rtr__ring *rw = (struct rtr__ring *)(uintptr_t)r;
-		size_t n = len < sizeof(rw->name) - 1 ? len : sizeof(rw->name) - 1;
-		if (n < len)
-			while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
-				n--; /* not inside a character */
-		memmove(rw->name, name, n);
-		rw->name[n] = '\0';
-	}
+	if (events != 0 && name != r->name)
+		rtr__ring_rename((struct rtr__ring *)(uintptr_t)r, name, len);
+}
+
+/* The ring's name is the writer's once the ring is made: the next file names the
+ * thread with the name it has now. */
+void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len)
+{
+	size_t n = len < sizeof(r->name) - 1 ? len : sizeof(r->name) - 1;
+
+	if (n < len)
+		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--; /* not inside a character */
+	memmove(r->name, name, n);
+	r->name[n] = '\0';
 }
 
 /* The program's process label and sort index, once per file. */

@@ -46,7 +46,7 @@ static inline char *out_commit(struct rtr__writer *w, char *end, uint64_t events
 	size_t room = PAGE_BYTES - (size_t)((o->sink.offset + start) & (PAGE_BYTES - 1));
 
 	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && o->sink.gzip == NULL &&
-	    o->provisional) { /* a stream has no pages to keep lines in */
+	    o->provisional && w->fmt->pads_pages) { /* a stream has no pages to keep lines in */
 		memmove(c->data + start + room, c->data + start, len);
 		memset(c->data + start, ' ', room);
 		start += room;

@@ -55,12 +55,12 @@ void rtr__slices_push_full(struct rtr__slices *s, uint64_t name, uint64_t cat, c
 	l->args_kept = 0;
 }
 
-int rtr__slices_add_arg(struct rtr__slices *s, const char *json, size_t len)
+static int add_arg(struct rtr__slices *s, const char *json, size_t len, int sep)
 {
 	if (s == NULL || s->depth == 0 || s->overflow > 0)
 		return 0;
 	struct rtr__open_slice *top = &s->level[s->depth - 1];
-	size_t comma = top->args_kept > 0;
+	size_t comma = sep && top->args_kept > 0;
 	size_t kept = s->text_len - top->args_off;
 
 	if (kept + comma + len > RTR_MAX_SCOPE_ARG_BYTES ||
@@ -72,4 +72,14 @@ int rtr__slices_add_arg(struct rtr__slices *s, const char *json, size_t len)
 	s->text_len += (uint32_t)len;
 	top->args_kept++;
 	return 1;
+}
+
+int rtr__slices_add_arg(struct rtr__slices *s, const char *json, size_t len)
+{
+	return add_arg(s, json, len, 1);
+}
+
+int rtr__slices_add_raw(struct rtr__slices *s, const char *bytes, size_t len)
+{
+	return add_arg(s, bytes, len, 0);
 }

@@ -98,6 +98,10 @@ static inline const char *rtr__slices_args(const struct rtr__slices *s, size_t *
 	return top != NULL ? s->text + top->args_off : NULL;
 }
 
+/* The same for bytes kept as they are, with nothing between two (a protobuf
+ * encoding's repeated fields). */
+int rtr__slices_add_raw(struct rtr__slices *s, const char *bytes, size_t len);
+
 /* An E line was written: forget the innermost slice. */
 static inline void rtr__slices_pop(struct rtr__slices *s)
 {

@@ -368,7 +368,8 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->loop.flush_signal = 0;
 	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
-	w->fmt = &rtr__json_format; /* the only format so far */
+	/* rtr__session_config() has resolved RTR_FORMAT_AUTO by the path's suffix. */
+	w->fmt = s->cfg.format == RTR_FORMAT_PERFETTO ? &rtr__perfetto_format : &rtr__json_format;
 	err = w->fmt->init(w);
 	if (err != 0)
 		return err;

@@ -96,6 +96,9 @@ struct rtr__format {
 	uint64_t (*cut_ring)(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
 			     size_t budget);
 	uint64_t (*cut_async)(struct rtr__writer *w, int what, uint64_t ts, size_t budget);
+	/* Lines may be moved to the next file page (out_commit()): JSON text can be
+	 * padded with spaces between lines; a protobuf stream cannot. */
+	int pads_pages;
 };
 
 enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN };
@@ -104,6 +107,8 @@ enum { RTR__FINI_ALL, RTR__FINI_FORK, RTR__FINI_FORGET };
 
 /* Trace Event JSON, one event per line (json.c). */
 extern const struct rtr__format rtr__json_format;
+/* Perfetto's TrackEvent protobuf (perfetto.c, docs/perfetto.md). */
+extern const struct rtr__format rtr__perfetto_format;
 
 /* Private totals: the producer counters of rings, and what was consumed. */
 struct rtr__totals {
@@ -128,6 +133,7 @@ struct rtr__reader {
 	uint64_t meta_file;	    /* the file (rtr__out.file_id) its names are in */
 	uint32_t meta_done;	    /* counted in the session's threads */
 	uint32_t unframed; /* a header could not be framed: corrupt is P - events at the end */
+	uint64_t fmt_seq;  /* the perfetto format's sequence of this ring, index + 1; 0: none */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -244,6 +250,30 @@ struct rtr__json {
 	int process_meta_done;	      /* the process label and sort index are in this file */
 };
 
+struct rtr__pf_seq;
+struct rtr__pf_slot;
+struct rtr__pf_track;
+
+/* perfetto.c: the protobuf encoder's session state (it uses struct rtr__json's
+ * scratch, memory table and async spans too). */
+struct rtr__pf {
+	struct rtr__pf_slot *slots; /* interned strings by (kind, pointer): PF_SLOTS */
+	size_t nslots_used;
+	char *arena; /* their UTF-8 bytes: PF_ARENA */
+	size_t arena_used;
+	uint64_t epoch;		  /* times the table was emptied: sequences clear again */
+	struct rtr__pf_seq *seqs; /* a sequence per ring, by rtr__reader.fmt_seq */
+	size_t nseqs, seqs_cap;
+	uint64_t writer_file; /* the file whose sequence 1 is cleared */
+	struct rtr__pf_track *tracks; /* counter and async tracks: PF_TRACKS */
+	size_t ntracks;
+	uint64_t tracks_file; /* the file their descriptors are in */
+	char *tmp;	      /* PF_TMP bytes of scratch */
+	int label_sort;	      /* the process's sort index, when set */
+	int has_sort;
+	char label[64];
+};
+
 struct rtr__writer {
 	struct rtr__session s;
 	const struct rtr__format *fmt;
@@ -252,6 +282,7 @@ struct rtr__writer {
 	struct rtr__drain drain;
 	struct rtr__out out;
 	struct rtr__json json;
+	struct rtr__pf pf;
 };
 
 static inline uint64_t rtr__writer_rel_ns(const struct rtr__writer *w, uint64_t ns)
