@@ -70,6 +70,21 @@ struct rtr__pf_seq {
 	uint64_t sent[PF_BITMAP]; /* iids interned on this sequence */
 };
 
+/*
+ * The common event's bytes, kept whole: a folded span's BEGIN TrackEvent (type,
+ * category iid, name iid) depends only on its record's static name and category
+ * and the table's iids, so it is kept direct-mapped by (name, cat) per table epoch,
+ * like the JSON encoder's head cache; a hit whose iids the sequence has had is one
+ * fixed-size copy in place of two lookups and the message's encoding.
+ */
+#define SPAN_BITS 9
+struct rtr__pf_span {
+	uint64_t a, b, epoch;
+	uint32_t cat_iid, name_iid;
+	uint32_t len;
+	char bytes[20]; /* tag, length, type, category, name: at most 2 + 2 + 6 + 6 */
+};
+
 struct rtr__pf_track {
 	uint64_t key; /* a counter's name (interned string's hash) or an async (cat, id) */
 	uint32_t declared;
@@ -737,7 +752,11 @@ struct te {
 	const char *extra; /* encoded annotations to add (an E's added arguments) */
 	size_t extra_len;
 	int absolute; /* timestamp on MONOTONIC, whatever the sequence's clock */
+	const struct rtr__rec *keep; /* a folded span's B: its body goes to the span cache */
 };
+
+static void keep_span(struct rtr__writer *w, const struct rtr__rec *rec, const char *body,
+		      size_t len);
 
 /* A TrackEvent packet at p on seq; rec/v give the arguments (rec NULL: none). */
 static char *put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
@@ -778,6 +797,8 @@ static char *put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 		p += e->extra_len;
 	}
 	p = pb_close(te, p);
+	if (e->keep != NULL)
+		keep_span(w, e->keep, te - 1, (size_t)(p - (te - 1)));
 	p = put_interned(w, p, &pend);
 	p = put_seq(p, seq->id, SEQ_NEEDS);
 	return pkt_end(pkt, p);
@@ -1104,6 +1125,8 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 			break;
 		}
 		e.type = TYPE_BEGIN;
+		if (end != NULL && args == 0 && rec->ext == 0 && rec->flags == 0)
+			e.keep = rec;
 		p = put_event(w, p, seq, &e, rec, &v);
 		struct te x = {.type = TYPE_END, .ts = end_ts, .track = e.track,
 			       .absolute = e.absolute};
@@ -1208,6 +1231,87 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 	return true;
 }
 
+static inline bool sent_on(const struct rtr__pf_seq *seq, uint32_t iid)
+{
+	return (seq->sent[iid >> 6] >> (iid & 63)) & 1;
+}
+
+/* A folded span with a static name and no arguments, on its thread's clock, whose
+ * iids the sequence has had: its two packets from the span cache. False, having
+ * written nothing, for any other (encode_event() then writes it). */
+static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf_seq *seq,
+				  const struct rtr__rec *rec, const struct rtr__rec *end)
+{
+	if (rec->kind != RTR__K_BEGIN || rec->ext != 0 || rec->flags != 0 || seq->id >= 0x80 ||
+	    !seq->has_clock)
+		return false;
+	uint64_t ts = rtr__writer_ticks_ns(w, rec->ts), end_ts = rtr__writer_ticks_ns(w, end->ts);
+	if (RTR_UNLIKELY(ts < seq->last_ts || end_ts < ts))
+		return false;
+	uint64_t x = (rec->a ^ (rec->b * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull;
+	struct rtr__pf_span *c = &w->pf.spans[x >> (64 - SPAN_BITS)];
+	if (RTR_UNLIKELY(c->a != rec->a || c->b != rec->b || c->epoch != w->pf.epoch ||
+			 !sent_on(seq, c->cat_iid) || !sent_on(seq, c->name_iid)))
+		return false;
+
+	char *p = out_reserve(w, 64), *pkt;
+	p = pkt_begin(p, &pkt);
+	p = pb_uint(p, 8, ts - seq->last_ts);
+	memcpy(p, c->bytes, sizeof(c->bytes));
+	p += c->len;
+	const char tail[4] = {0x50, (char)seq->id, 0x68, SEQ_NEEDS};
+	memcpy(p, tail, sizeof(tail));
+	p = pkt_end(pkt, p + sizeof(tail));
+	p = pkt_begin(p, &pkt);
+	p = pb_uint(p, 8, end_ts - ts);
+	const char end_body[4] = {0x5a, 2, 0x48, TYPE_END};
+	memcpy(p, end_body, sizeof(end_body));
+	memcpy(p + sizeof(end_body), tail, sizeof(tail));
+	p = pkt_end(pkt, p + sizeof(end_body) + sizeof(tail));
+	seq->last_ts = end_ts;
+	out_commit(w, p, 2);
+	return true;
+}
+
+/* Keep a folded span's BEGIN body (written by put_event() from `body`) for
+ * put_plain_span(). */
+static void keep_span(struct rtr__writer *w, const struct rtr__rec *rec, const char *body,
+		      size_t len)
+{
+	const char *q = body + 2, *e = body + len; /* past the tag and the length */
+	uint32_t cat = 0, name = 0;
+
+	if (len > sizeof(((struct rtr__pf_span *)0)->bytes) || (unsigned char)body[1] != len - 2)
+		return;
+	while (q < e) { /* its fields: varints only (type 9, category 3, name 10) */
+		unsigned tag = (unsigned char)*q++;
+		uint64_t v = 0;
+		for (int shift = 0; q < e; shift += 7) {
+			unsigned char b = (unsigned char)*q++;
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (!(b & 0x80))
+				break;
+		}
+		if ((tag & 7) != WT_VARINT)
+			return;
+		if (tag >> 3 == 3)
+			cat = (uint32_t)v;
+		else if (tag >> 3 == 10)
+			name = (uint32_t)v;
+	}
+	if (cat == 0 || name == 0)
+		return; /* inline strings: not kept */
+	uint64_t x = (rec->a ^ (rec->b * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull;
+	struct rtr__pf_span *c = &w->pf.spans[x >> (64 - SPAN_BITS)];
+	c->a = rec->a;
+	c->b = rec->b;
+	c->epoch = w->pf.epoch;
+	c->cat_iid = cat;
+	c->name_iid = name;
+	c->len = (uint32_t)len;
+	memcpy(c->bytes, body, len);
+}
+
 /* rtr__format.events */
 static uint64_t pf_events(struct rtr__writer *w, struct rtr__ring *r, struct rtr__drained *ev,
 			  uint32_t n)
@@ -1229,6 +1333,10 @@ static uint64_t pf_events(struct rtr__writer *w, struct rtr__ring *r, struct rtr
 		uint32_t args = end != NULL ? ev[i].args : 0;
 		if (RTR_UNLIKELY(seq->file_id != w->out.file_id))
 			seq_ready(w, r, seq); /* a cut in the batch began a file */
+		if (end != NULL && args == 0 && put_plain_span(w, seq, rec, end)) {
+			events += 2;
+			continue;
+		}
 		if (RTR_LIKELY(encode_event(w, r, seq, rec, pos, end, args))) {
 			events += end != NULL ? 2 + args : 1;
 			continue;
@@ -1589,7 +1697,10 @@ static int pf_init(struct rtr__writer *w)
 	pf->arena = rtr__mem_map(PF_ARENA);
 	pf->tracks = rtr__mem_map(PF_TRACKS * sizeof(*pf->tracks));
 	pf->tmp = rtr__mem_map(PF_TMP);
-	if (pf->slots == NULL || pf->arena == NULL || pf->tracks == NULL || pf->tmp == NULL) {
+	pf->spans = rtr__mem_map(sizeof(*pf->spans) << SPAN_BITS);
+	if (pf->slots == NULL || pf->arena == NULL || pf->tracks == NULL || pf->tmp == NULL ||
+	    pf->spans == NULL) {
+		rtr__mem_unmap(pf->spans, sizeof(*pf->spans) << SPAN_BITS);
 		rtr__mem_unmap(pf->slots, PF_SLOTS * sizeof(*pf->slots));
 		rtr__mem_unmap(pf->arena, PF_ARENA);
 		rtr__mem_unmap(pf->tracks, PF_TRACKS * sizeof(*pf->tracks));
@@ -1611,6 +1722,7 @@ static void pf_fini(struct rtr__writer *w, int how)
 		rtr__mem_unmap(pf->arena, PF_ARENA);
 		rtr__mem_unmap(pf->tracks, PF_TRACKS * sizeof(*pf->tracks));
 		rtr__mem_unmap(pf->tmp, PF_TMP);
+		rtr__mem_unmap(pf->spans, sizeof(*pf->spans) << SPAN_BITS);
 		free(pf->seqs);
 	}
 	memset(pf, 0, sizeof(*pf));

@@ -253,6 +253,7 @@ struct rtr__json {
 struct rtr__pf_seq;
 struct rtr__pf_slot;
 struct rtr__pf_track;
+struct rtr__pf_span;
 
 /* perfetto.c: the protobuf encoder's session state (it uses struct rtr__json's
  * scratch, memory table and async spans too). */
@@ -269,6 +270,7 @@ struct rtr__pf {
 	size_t ntracks;
 	uint64_t tracks_file; /* the file their descriptors are in */
 	char *tmp;	      /* PF_TMP bytes of scratch */
+	struct rtr__pf_span *spans; /* the span cache (perfetto.c) */
 	int label_sort;	      /* the process's sort index, when set */
 	int has_sort;
 	char label[64];
