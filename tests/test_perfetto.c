@@ -323,6 +323,76 @@ static void test_rotation(void **state)
 	rmdir(dir);
 }
 
+/* Flight mode: a snapshot is a trace of its own, its window's chunks each clearing
+ * the sequences they use. */
+static void test_flight_snapshot(void **state)
+{
+	(void)state;
+	char dir[512], path[600], snap[700];
+	tu_temp_path(dir, sizeof(dir), "perfetto", "flight", "");
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/fl.pftrace", dir);
+	struct rtr_config cfg;
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.on_full = RTR_ON_FULL_BLOCK;
+	cfg.mode = RTR_MODE_FLIGHT;
+	cfg.flight_mb = 2;
+	cfg.flight_at_exit = 0;
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr_begin("app", "open across the window");
+	for (int i = 0; i < 300000; i++) {
+		rtr_begin("app", "span");
+		rtr_instant_v("app", "tick", RTR_ARG_I64("i", i));
+		rtr_end("app", "span");
+	}
+	snprintf(snap, sizeof(snap), "%s/snap.pftrace", dir);
+	assert_int_equal(rtr_snapshot(snap), 0);
+	assert_int_equal(rtr_stop(), 0);
+	struct pf_trace t;
+	if (pf_read(snap, &t, 0) != 0)
+		fail_msg("%s", t.error);
+	assert_true(count(&t, "tick", 3) > 1000);
+	assert_true(count(&t, "tick", 3) < 300000); /* 2 MiB hold only the newest */
+	size_t ticks = count(&t, "tick", 3), spans = count(&t, "span", 1);
+	assert_true(spans >= ticks && spans <= ticks + 1); /* one begun again at the window's start */
+	assert_int_equal(count(&t, "open across the window", 1), 1);
+	assert_true(t.cleared >= 2);
+	const struct pf_event *end = find(&t, "ringtrace: end", 3, 0);
+	assert_non_null(end);
+	assert_string_equal(pf_ann(find(&t, "ringtrace: start", 3, 0), "mode")->s, "flight");
+	uint64_t events = pf_ann(end, "events")->u; /* the window's chunks, whole spans */
+	assert_true(events + 2 >= 3 * ticks && events <= 3 * ticks + 2);
+	pf_free(&t);
+	unlink(snap);
+	rmdir(dir);
+}
+
+/* .pftrace.gz: the same stream, gzip-compressed. */
+static void test_gzip(void **state)
+{
+	(void)state;
+	char path[512], plain[560], cmd[1200];
+	tu_temp_path(path, sizeof(path), "perfetto", "gz", ".pftrace.gz");
+	snprintf(plain, sizeof(plain), "%s.plain", path);
+	start_pf(path, NULL);
+	for (int i = 0; i < 10000; i++) {
+		rtr_begin("app", "span");
+		rtr_end("app", "span");
+	}
+	assert_int_equal(rtr_stop(), 0);
+	snprintf(cmd, sizeof(cmd), "gzip -dc < '%s' > '%s'", path, plain);
+	assert_int_equal(system(cmd), 0);
+	struct pf_trace t;
+	if (pf_read(plain, &t, 0) != 0)
+		fail_msg("%s", t.error);
+	assert_int_equal(count(&t, "span", 1), 10000);
+	assert_string_equal(pf_ann(find(&t, "ringtrace: start", 3, 0), "compress")->s, "gzip");
+	pf_free(&t);
+	unlink(plain);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +400,8 @@ int main(void)
 		cmocka_unit_test(test_bytes_per_span),
 		cmocka_unit_test(test_cut_anywhere),
 		cmocka_unit_test(test_rotation),
+		cmocka_unit_test(test_flight_snapshot),
+		cmocka_unit_test(test_gzip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
