@@ -323,6 +323,91 @@ static void test_rotation(void **state)
 	rmdir(dir);
 }
 
+/* Tracks and their lanes, memory, stacks, nested lists, added arguments, pops, names
+ * and sort indices: every kind the recorder has, decoded, tracks declared before use. */
+static void test_other_kinds(void **state)
+{
+	(void)state;
+	char path[512];
+	tu_temp_path(path, sizeof(path), "perfetto", "kinds", ".pftrace");
+	start_pf(path, NULL);
+	struct rtr_track_desc d = RTR_TRACK_DESC_INIT();
+	d.process = "GPU 0";
+	d.lane = "stream 7";
+	struct rtr_track *t = rtr_track_create(&d);
+	assert_non_null(t);
+	uint64_t now = rtr_now_ns();
+	rtr_track_complete(t, "gpu", "kernel", now, 500, NULL, 0);
+	rtr_track_complete(t, "gpu", "overlap", now + 100, 500, NULL, 0); /* another lane */
+	rtr_track_instant(t, "gpu", "mark", now + 50, NULL, 0);
+	int x = 1;
+	rtr_mem_alloc(RTR_MEM_HOST, &x, 4096);
+	rtr_mem_free(RTR_MEM_HOST, &x);
+	rtr_stack_sample_here("app", "sample");
+	int64_t vals[3] = {1, 2, 3};
+	uint32_t lens[2] = {1, 2};
+	const char *strs[2] = {"a", NULL};
+	rtr_instant_v("app", "lists", RTR_ARG_I64_LISTS("l", vals, lens, 2),
+		      RTR_ARG_STR_ARRAY("s", strs, 2));
+	rtr_begin("app", "outer");
+	rtr_instant("app", "not folded");
+	rtr_scope_arg_i64("app", "added", 99);
+	rtr_pop("app");
+	rtr_thread_sort_index(-3);
+	rtr_process_label("label one");
+	assert_int_equal(rtr_stop(), 0);
+	protoc_decodes(path);
+
+	struct pf_trace tr;
+	if (pf_read(path, &tr, 0) != 0)
+		fail_msg("%s", tr.error);
+	const struct pf_event *k = find(&tr, "kernel", 1, 0), *o = find(&tr, "overlap", 1, 0);
+	assert_non_null(k);
+	assert_non_null(o);
+	assert_int_equal(k->ts, now);
+	assert_int_not_equal(k->track, o->track); /* the overlap on its own lane */
+	const struct pf_track *lane = pf_track(&tr, k->track);
+	assert_string_equal(lane->name, "stream 7");
+	const struct pf_track *gpu = pf_track(&tr, lane->parent);
+	assert_non_null(gpu);
+	assert_string_equal(gpu->process_name, "GPU 0");
+	assert_non_null(find(&tr, "mark", 3, 0));
+	const struct pf_event *al = find(&tr, "alloc", 3, 0);
+	assert_non_null(al);
+	assert_int_equal(pf_ann(al, "bytes")->u, 4096);
+	assert_non_null(find(&tr, "free", 3, 0));
+	int mem = 0;
+	for (size_t i = 0; i < tr.nevents; i++) {
+		const struct pf_track *c = pf_track(&tr, tr.events[i].track);
+		if (tr.events[i].type == 4 && c != NULL && strcmp(c->name, "memory host") == 0)
+			assert_int_equal(tr.events[i].counter, mem++ == 0 ? 4096 : 0);
+	}
+	assert_int_equal(mem, 2);
+	const struct pf_event *st = find(&tr, "sample", 3, 0);
+	assert_non_null(st);
+	assert_int_equal(pf_ann(st, "stack")->kind, 'a');
+	assert_true(pf_ann(st, "stack")->count >= 1);
+	const struct pf_event *l = find(&tr, "lists", 3, 0);
+	assert_string_equal(pf_ann(l, "l")->s, "[1],[2,3]");
+	assert_string_equal(pf_ann(l, "s")->s, "\"a\",[]");
+	/* the pop ends "outer" with the added argument */
+	const struct pf_event *b = find(&tr, "outer", 1, 0);
+	const struct pf_event *e = NULL;
+	for (const struct pf_event *q = b + 1; q < tr.events + tr.nevents; q++)
+		if (q->type == 2 && q->track == b->track) {
+			e = q;
+			break;
+		}
+	assert_non_null(e);
+	assert_int_equal(pf_ann(e, "added")->i, 99);
+	const struct pf_track *th = pf_track(&tr, b->track);
+	assert_true(th->has_thread);
+	const struct pf_track *proc = pf_track(&tr, th->parent);
+	assert_true(proc->has_process);
+	pf_free(&tr);
+	unlink(path);
+}
+
 /* Flight mode: a snapshot is a trace of its own, its window's chunks each clearing
  * the sequences they use. */
 static void test_flight_snapshot(void **state)
@@ -400,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_per_span),
 		cmocka_unit_test(test_cut_anywhere),
 		cmocka_unit_test(test_rotation),
+		cmocka_unit_test(test_other_kinds),
 		cmocka_unit_test(test_flight_snapshot),
 		cmocka_unit_test(test_gzip),
 	};
