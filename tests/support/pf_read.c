@@ -32,6 +32,7 @@ struct reader {
 	struct pf_trace *t;
 	struct seq seqs[MAX_SEQS];
 	size_t packet;
+	size_t events_cap;
 	int failed;
 };
 
@@ -190,7 +191,7 @@ static void read_annotation(struct reader *rd, struct seq *sq, struct buf b, str
 			break;
 		case 17:
 			a->kind = 's';
-			snprintf(a->s, sizeof(a->s), "%s", lookup(rd, sq, 29, v));
+			snprintf(a->s, sizeof(a->s), "%.127s", lookup(rd, sq, 29, v));
 			break;
 		case 12: {
 			/* an array: its elements' values, joined, as text */
@@ -436,7 +437,10 @@ static void read_packet(struct reader *rd, struct buf b)
 		read_descriptor(rd, td);
 	if (te.p != NULL) {
 		struct pf_trace *t = rd->t;
-		t->events = realloc(t->events, (t->nevents + 1) * sizeof(*t->events));
+		if (t->nevents == rd->events_cap) { /* doubling: traces of 10^5 events */
+			rd->events_cap = rd->events_cap ? 2 * rd->events_cap : 1024;
+			t->events = realloc(t->events, rd->events_cap * sizeof(*t->events));
+		}
 		struct pf_event *e = &t->events[t->nevents++];
 		memset(e, 0, sizeof(*e));
 		e->seq = seq_id;

@@ -23,7 +23,7 @@ struct pf_ann {
 	int64_t i;
 	uint64_t u;
 	double d;
-	char s[256];
+	char s[128];
 	unsigned count; /* an array's elements */
 };
 
