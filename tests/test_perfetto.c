@@ -35,12 +35,10 @@ static void start_pf(const char *path, const char *max_mb)
 	assert_int_equal(rtr_start(&cfg), 0);
 }
 
-static const struct pf_event *find(const struct pf_trace *t, const char *name, int type,
-				   size_t nth)
+static const struct pf_event *find(const struct pf_trace *t, const char *name, int type, size_t nth)
 {
 	for (size_t i = 0; i < t->nevents; i++)
-		if (strcmp(t->events[i].name, name) == 0 && t->events[i].type == type &&
-		    nth-- == 0)
+		if (strcmp(t->events[i].name, name) == 0 && t->events[i].type == type && nth-- == 0)
 			return &t->events[i];
 	return NULL;
 }
@@ -440,7 +438,8 @@ static void test_flight_snapshot(void **state)
 	assert_true(count(&t, "tick", 3) > 1000);
 	assert_true(count(&t, "tick", 3) < 300000); /* 2 MiB hold only the newest */
 	size_t ticks = count(&t, "tick", 3), spans = count(&t, "span", 1);
-	assert_true(spans >= ticks && spans <= ticks + 1); /* one begun again at the window's start */
+	assert_true(spans >= ticks &&
+		    spans <= ticks + 1); /* one begun again at the window's start */
 	assert_int_equal(count(&t, "open across the window", 1), 1);
 	assert_true(t.cleared >= 2);
 	const struct pf_event *end = find(&t, "ringtrace: end", 3, 0);

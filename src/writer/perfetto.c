@@ -51,15 +51,15 @@ enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 enum { IN_CATEGORY = 1, IN_NAME = 2, IN_ARG_NAME = 3, IN_STRING = 29 };
 
 struct rtr__pf_slot {
-	uint64_t key;	/* the pointer (or code address); 0: empty */
-	uint32_t kind;	/* IN_* */
-	uint32_t iid;	/* 1 .. PF_SLOTS */
-	uint32_t off;	/* its bytes in the arena */
+	uint64_t key;  /* the pointer (or code address); 0: empty */
+	uint32_t kind; /* IN_* */
+	uint32_t iid;  /* 1 .. PF_SLOTS */
+	uint32_t off;  /* its bytes in the arena */
 	uint32_t len;
 };
 
 struct rtr__pf_seq {
-	uint32_t id;	  /* trusted_packet_sequence_id */
+	uint32_t id; /* trusted_packet_sequence_id */
 	uint32_t tid;
 	uint64_t file_id; /* the file its state was cleared in; 0: never */
 	uint64_t epoch;	  /* the table's epoch then */
@@ -534,8 +534,8 @@ static uint64_t counter_track(struct rtr__writer *w, const char *name, size_t le
 	uint64_t uuid = process_uuid(own_pid(w)) | COUNTER_TRACK | (OWN_COUNT + index);
 	if (!t->declared) {
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
-		p = put_descriptor(p, 1, writer_flags(w), uuid, process_uuid(own_pid(w)), name,
-				   len, bytes ? 2 : 1);
+		p = put_descriptor(p, 1, writer_flags(w), uuid, process_uuid(own_pid(w)), name, len,
+				   bytes ? 2 : 1);
 		out_commit(w, p, 0);
 		t->declared = 1;
 	}
@@ -556,8 +556,8 @@ static uint64_t async_track(struct rtr__writer *w, uint64_t cat, uint64_t id, co
 	uint64_t uuid = process_uuid(own_pid(w)) | ASYNC_TRACK | index;
 	if (!t->declared) {
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
-		p = put_descriptor(p, 1, writer_flags(w), uuid, process_uuid(own_pid(w)), name,
-				   len, 0);
+		p = put_descriptor(p, 1, writer_flags(w), uuid, process_uuid(own_pid(w)), name, len,
+				   0);
 		out_commit(w, p, 0);
 		t->declared = 1;
 	}
@@ -671,7 +671,8 @@ static char *put_annotations(struct rtr__writer *w, char *p, struct rtr__pf_seq 
 				break; /* NULL: no value */
 			const char *s = (const char *)(uintptr_t)val;
 			uint32_t iid = pend != NULL ? iid_static(w, seq, pend, IN_STRING, s) : 0;
-			p = iid != 0 ? pb_uint(p, 17, iid) : pb_string(p, 6, s, strnlen(s, PF_STR_MAX));
+			p = iid != 0 ? pb_uint(p, 17, iid)
+				     : pb_string(p, 6, s, strnlen(s, PF_STR_MAX));
 			break;
 		}
 		case RTR_ARG_TYPE_STR_COPY:
@@ -732,7 +733,8 @@ static inline char *put_name_cat(struct rtr__writer *w, char *p, struct rtr__pf_
 		return pb_string(p, 23, name, copy_len);
 	if (name != NULL) {
 		uint32_t iid = iid_static(w, seq, pend, IN_NAME, name);
-		p = iid != 0 ? pb_uint(p, 10, iid) : pb_string(p, 23, name, strnlen(name, PF_STR_MAX));
+		p = iid != 0 ? pb_uint(p, 10, iid)
+			     : pb_string(p, 23, name, strnlen(name, PF_STR_MAX));
 	}
 	return p;
 }
@@ -751,7 +753,7 @@ struct te {
 	uint64_t value;
 	const char *extra; /* encoded annotations to add (an E's added arguments) */
 	size_t extra_len;
-	int absolute; /* timestamp on MONOTONIC, whatever the sequence's clock */
+	int absolute;		     /* timestamp on MONOTONIC, whatever the sequence's clock */
 	const struct rtr__rec *keep; /* a folded span's B: its body goes to the span cache */
 };
 
@@ -759,9 +761,8 @@ static void keep_span(struct rtr__writer *w, const struct rtr__rec *rec, const c
 		      size_t len);
 
 /* A TrackEvent packet at p on seq; rec/v give the arguments (rec NULL: none). */
-static char *put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
-		       const struct te *e, const struct rtr__rec *rec,
-		       const struct rtr__rec_view *v)
+static char *put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq, const struct te *e,
+		       const struct rtr__rec *rec, const struct rtr__rec_view *v)
 {
 	struct pending pend;
 	char *pkt, *te;
@@ -846,7 +847,7 @@ static bool encode_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__
 		if (v->name == NULL)
 			return false;
 		size_t n = v->name_len < sizeof(w->pf.label) - 1 ? v->name_len
-								  : sizeof(w->pf.label) - 1;
+								 : sizeof(w->pf.label) - 1;
 		memcpy(w->pf.label, v->name, n);
 		w->pf.label[n] = '\0';
 		break;
@@ -882,9 +883,10 @@ static void encode_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const str
 		in_use = rtr__memstack_alloc(&w->json.mem, device, rec->a, bytes);
 	else
 		in_use = rtr__memstack_free(&w->json.mem, device, rec->a, &bytes);
-	size_t len = device == RTR_MEM_HOST
-			     ? (size_t)(PUT_LIT(name, "memory host") - name)
-			     : (size_t)(rtr__json_i64(PUT_LIT(name, "memory device "), device) - name);
+	size_t len =
+		device == RTR_MEM_HOST
+			? (size_t)(PUT_LIT(name, "memory host") - name)
+			: (size_t)(rtr__json_i64(PUT_LIT(name, "memory device "), device) - name);
 	uint64_t track = counter_track(w, name, len, 1);
 
 	char extra[512], *q = extra;
@@ -930,9 +932,9 @@ static size_t unescape(char *out, const char *s, size_t len)
 		if (c == '\\' && i + 1 < len) {
 			char e = s[++i];
 			if (e == 'u' && i + 4 < len) {
-				unsigned x = (unsigned)strtoul((char[5]){s[i + 1], s[i + 2], s[i + 3],
-									 s[i + 4], 0},
-							       NULL, 16);
+				unsigned x = (unsigned)strtoul(
+					(char[5]){s[i + 1], s[i + 2], s[i + 3], s[i + 4], 0}, NULL,
+					16);
 				c = (char)(x < 0x80 ? x : '?');
 				i += 4;
 			} else {
@@ -1128,17 +1130,17 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 		if (end != NULL && args == 0 && rec->ext == 0 && rec->flags == 0)
 			e.keep = rec;
 		p = put_event(w, p, seq, &e, rec, &v);
-		struct te x = {.type = TYPE_END, .ts = end_ts, .track = e.track,
-			       .absolute = e.absolute};
+		struct te x = {
+			.type = TYPE_END, .ts = end_ts, .track = e.track, .absolute = e.absolute};
 		if (args > 0) {
 			/* the folded rtr_scope_arg_* arguments go on the END */
 			char *a0 = w->pf.tmp + TMP_ARGS, *q = a0;
 			for (uint32_t i = 0, at = args_from; i < args; i++) {
 				const struct rtr__rec *arg = rtr__ring_rec(r, at);
 				struct rtr__rec_view av;
-				if (!rtr__rec_decode(arg,
-						     rtr__ring_ext(r, at, arg->ext, w->json.scratch),
-						     &av))
+				if (!rtr__rec_decode(
+					    arg, rtr__ring_ext(r, at, arg->ext, w->json.scratch),
+					    &av))
 					return false; /* nothing committed */
 				q = put_annotations(w, q, seq, NULL, arg, &av);
 				at += rtr__rec_records(arg->ext);
@@ -1183,7 +1185,9 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 			uint64_t key, val = rtr__rec_arg(&v, i, &key);
 			const char *k = key ? (const char *)(uintptr_t)key : "";
 			char name[2 * PF_STR_MAX + 2];
-			size_t nl = e.copied ? e.name_len : e.name ? strnlen(e.name, PF_STR_MAX) : 0;
+			size_t nl = e.copied ? e.name_len
+				    : e.name ? strnlen(e.name, PF_STR_MAX)
+					     : 0;
 			size_t kl = strnlen(k, PF_STR_MAX);
 			memcpy(name, e.name ? e.name : "", nl);
 			name[nl] = ' ';
@@ -1218,7 +1222,7 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 		uint64_t track = async_track(w, rec->b, v.word, e.name ? e.name : "", len);
 		p = out_reserve(w, bound);
 		e.track = track != 0 ? track : process_uuid(own_pid(w));
-		e.type = rec->kind == RTR__K_ASYNC_BEGIN   ? TYPE_BEGIN
+		e.type = rec->kind == RTR__K_ASYNC_BEGIN ? TYPE_BEGIN
 			 : rec->kind == RTR__K_ASYNC_END ? TYPE_END
 							 : TYPE_INSTANT;
 		p = put_event(w, p, seq, &e, rec, &v);
@@ -1502,8 +1506,7 @@ static void pf_begin_file(struct rtr__writer *w)
 	p = put_process(w, p, writer_flags(w));
 	static const char *const own[OWN_COUNT] = {"ringtrace: events", "ringtrace: dropped"};
 	for (unsigned i = 0; i < OWN_COUNT; i++)
-		p = put_descriptor(p, 1, SEQ_NEEDS,
-				   process_uuid(own_pid(w)) | COUNTER_TRACK | i,
+		p = put_descriptor(p, 1, SEQ_NEEDS, process_uuid(own_pid(w)) | COUNTER_TRACK | i,
 				   process_uuid(own_pid(w)), own[i], strlen(own[i]), 1);
 	p = out_commit(w, p, 0);
 
@@ -1538,8 +1541,7 @@ static void pf_begin_file(struct rtr__writer *w)
 		if (s->cfg.max_seconds > 0)
 			a = put_kv(a, "max_seconds", NULL, s->cfg.max_seconds);
 	}
-	p = put_marker(w, p, "ringtrace: start", s->origin_ns, SEQ_NEEDS, args,
-		       (size_t)(a - args));
+	p = put_marker(w, p, "ringtrace: start", s->origin_ns, SEQ_NEEDS, args, (size_t)(a - args));
 	out_commit(w, p, 0);
 }
 

@@ -265,13 +265,13 @@ struct rtr__pf {
 	uint64_t epoch;		  /* times the table was emptied: sequences clear again */
 	struct rtr__pf_seq *seqs; /* a sequence per ring, by rtr__reader.fmt_seq */
 	size_t nseqs, seqs_cap;
-	uint64_t writer_file; /* the file whose sequence 1 is cleared */
+	uint64_t writer_file;	      /* the file whose sequence 1 is cleared */
 	struct rtr__pf_track *tracks; /* counter and async tracks: PF_TRACKS */
 	size_t ntracks;
-	uint64_t tracks_file; /* the file their descriptors are in */
-	char *tmp;	      /* PF_TMP bytes of scratch */
+	uint64_t tracks_file;	    /* the file their descriptors are in */
+	char *tmp;		    /* PF_TMP bytes of scratch */
 	struct rtr__pf_span *spans; /* the span cache (perfetto.c) */
-	int label_sort;	      /* the process's sort index, when set */
+	int label_sort;		    /* the process's sort index, when set */
 	int has_sort;
 	char label[64];
 };

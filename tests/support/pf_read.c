@@ -207,7 +207,8 @@ static void read_annotation(struct reader *rd, struct seq *sq, struct buf b, str
 			else
 				snprintf(piece, sizeof(piece), "?");
 			size_t len = strlen(a->s);
-			snprintf(a->s + len, sizeof(a->s) - len, "%s%s", a->count ? "," : "", piece);
+			snprintf(a->s + len, sizeof(a->s) - len, "%s%s", a->count ? "," : "",
+				 piece);
 			a->count++;
 			a->kind = 'a';
 			break;

@@ -19,7 +19,8 @@
 
 struct pf_ann {
 	char name[64];
-	int kind; /* 'i' int, 'u' uint, 'd' double, 'b' bool, 's' string, 'a' array, 'p' pointer, 0 none */
+	int kind; /* 'i' int, 'u' uint, 'd' double, 'b' bool, 's' string, 'a' array, 'p' pointer, 0
+		     none */
 	int64_t i;
 	uint64_t u;
 	double d;
