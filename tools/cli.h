@@ -66,8 +66,16 @@ char *cli_default_output(const char *input, const char *tag);
  */
 int cli_common_options(const char *cmd, int argc, char **argv);
 
-/* Open a trace for a subcommand, with the common options; on failure print why and
- * return NULL. */
+/* --max-event-mb in bytes; 0: the default. */
+uint64_t cli_max_event_bytes(void);
+
+/*
+ * Open a trace for a subcommand, with the common options; on failure print why and
+ * return NULL. A Perfetto trace (.pftrace, found by its bytes) is converted first
+ * (pf_to_json()) into an unlinked temporary file in $TMPDIR (else /tmp), which the
+ * reader then reads: bounded in memory, seekable; the reader's name stays the
+ * path. A cut or malformed one is read up to its last whole packet, with a warning.
+ */
 struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 				    const struct trace_reader_options *options);
 

@@ -199,7 +199,8 @@ struct scanner {
 
 struct trace_reader {
 	char *path;
-	const char *name; /* path, or "<stdin>" */
+	const char *name; /* path, or "<stdin>", or display */
+	char *display;	  /* trace_reader_set_name() */
 	struct trace_reader_options opt;
 	struct trace_reader_status st;
 	bool done;	     /* no more steps: the input ended, or an error */
@@ -2182,10 +2183,23 @@ const char *trace_reader_name(const struct trace_reader *r)
 	return r->name;
 }
 
+int trace_reader_set_name(struct trace_reader *r, const char *name)
+{
+	char *copy = strdup(name);
+
+	if (copy == NULL)
+		return -ENOMEM;
+	free(r->display);
+	r->display = copy;
+	r->name = copy;
+	return 0;
+}
+
 void trace_reader_close(struct trace_reader *r)
 {
 	if (r == NULL)
 		return;
+	free(r->display);
 	for (size_t i = r->q_head; i < r->q_len; i++)
 		free(r->q[i].mem);
 	free(r->q);

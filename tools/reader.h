@@ -247,6 +247,10 @@ const struct trace_reader_status *trace_reader_status(const struct trace_reader 
 /* The path as given, or "<stdin>" for "-": what messages call the file. */
 const char *trace_reader_name(const struct trace_reader *r);
 
+/* What messages call the file from now on (a copy): a tool that reads a file through
+ * a converted copy names the original. 0 or -ENOMEM. */
+int trace_reader_set_name(struct trace_reader *r, const char *name);
+
 /* Closes the file and frees the reader. r may be NULL. */
 void trace_reader_close(struct trace_reader *r);
 

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "json.h"
+#include "pftrace.h"
 #include "progress.h"
 #include "reader.h"
 #include "repair.h"
@@ -1113,6 +1114,9 @@ static int check_one(const char *path, const struct check_options *opt)
 	struct trace_reader *r;
 	int rc, status;
 
+	if (pf_sniff_path(path) == 1)
+		return pf_check_file(path, opt->quiet, opt->notes, opt->max_per_rule,
+				     cli_max_event_bytes());
 	progress_init(&bar, "checking");
 	r = cli_open_trace("check", path, &ro);
 	if (r == NULL)
@@ -1213,6 +1217,7 @@ int cmd_check(int argc, char **argv)
 			for (int r = 0; r < RULE_COUNT; r++)
 				printf("%-19s %s\n%-19s   why: %s\n", rules[r].name, rules[r].what,
 				       "", rules[r].why);
+			pf_check_list_rules();
 			return CLI_OK;
 		case OPT_NOTES:
 			opt.notes = true;

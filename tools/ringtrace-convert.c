@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "json.h"
 #include "output.h"
+#include "pftrace.h"
 #include "progress.h"
 #include "reader.h"
 
@@ -21,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum form { TO_OBJECT, TO_ARRAY };
+enum form { TO_OBJECT, TO_ARRAY, TO_JSON };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringtrace convert [--to object|array] [-o OUT] FILE\n"
+	fprintf(f, "usage: ringtrace convert [--to object|array|json] [-o OUT] FILE\n"
 		   "\n"
 		   "Writes the trace FILE (.json or .json.gz; - is standard input) in another\n"
 		   "form, streaming, one event per line:\n"
@@ -35,6 +36,10 @@ static void usage(FILE *f)
 		   "           every viewer refuses a cut object.\n"
 		   "  array    the bare array [...] the recorder writes (other top-level keys\n"
 		   "           of an object-form input are left out, and named in a note)\n"
+		   "  json     a Perfetto trace (.pftrace, .pftrace.gz: found by its bytes) as\n"
+		   "           the JSON the recorder writes (the default for one); for a JSON\n"
+		   "           input, the same as array. A .pftrace converts to object or\n"
+		   "           array too.\n"
 		   "\n"
 		   "The other top-level keys of an object-form input (stackFrames, samples,\n"
 		   "metadata, systemTraceEvents, otherData, ...) are carried over to object\n"
@@ -42,10 +47,12 @@ static void usage(FILE *f)
 		   "is kept in place of the start marker's.\n"
 		   "\n"
 		   "options:\n"
-		   "  -t, --to FORM        object (the default) or array\n"
+		   "  -t, --to FORM        object (the default; json for a .pftrace), array or\n"
+		   "                       json\n"
 		   "  -o, --output OUT     where to write; gzip when OUT ends in .gz; - for\n"
 		   "                       standard output (default: FILE with .object or .array\n"
-		   "                       before .json; standard output for standard input)\n"
+		   "                       before .json, FILE.json for FILE.pftrace; standard\n"
+		   "                       output for standard input)\n"
 		   "  -h, --help           this help\n"
 		   "\n"
 		   "exit status: 0 written, 2 usage error, unreadable or malformed input (the\n"
@@ -137,6 +144,86 @@ static int convert(struct trace_reader *r, struct output *out, enum form to, boo
 	return err ? -1 : 0;
 }
 
+static int output_write_ctx(void *ctx, const void *p, size_t n)
+{
+	return output_write(ctx, p, n);
+}
+
+/* t.pftrace -> t.json, t.pftrace.gz -> t.json.gz (likewise .perfetto-trace). */
+static char *pftrace_output_name(const char *input)
+{
+	static const char *const ext[] = {".pftrace", ".perfetto-trace"};
+	size_t n = strlen(input);
+	char *out;
+
+	if (strcmp(input, "-") == 0)
+		return strdup("-");
+	for (int gz = 1; gz >= 0; gz--) {
+		for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+			size_t k = strlen(ext[i]) + (gz ? 3 : 0);
+
+			if (n < k || strncmp(input + n - k, ext[i], strlen(ext[i])) != 0 ||
+			    (gz && strcmp(input + n - 3, ".gz") != 0))
+				continue;
+			out = malloc(n - k + 9);
+			if (out != NULL)
+				sprintf(out, "%.*s.json%s", (int)(n - k), input, gz ? ".gz" : "");
+			return out;
+		}
+	}
+	return cli_default_output(input, "json");
+}
+
+/* A .pftrace as the recorder's JSON, straight from the decoder. */
+static int convert_pftrace(const char *input, const char *output)
+{
+	const char *name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+	struct pf_options po = {.max_packet_bytes = cli_max_event_bytes()};
+	char *out_path = output != NULL ? strdup(output) : pftrace_output_name(input);
+	struct pf_status st;
+	struct output *out;
+	uint64_t events;
+	int err, rc, status = CLI_OK;
+
+	if (out_path == NULL) {
+		cli_error("convert", "out of memory");
+		return CLI_ERROR;
+	}
+	err = output_open(out_path, output_path_is_gzip(out_path), &out);
+	if (err != 0) {
+		cli_error("convert", "cannot write %s: %s", out_path, output_strerror(err));
+		free(out_path);
+		return CLI_ERROR;
+	}
+	rc = pf_to_json(input, output_write_ctx, out, &po, &st, &events);
+	if (rc != 0 && (st.error == PF_ERR_IO || st.error == PF_ERR_NOMEM) && st.packets == 0) {
+		cli_error("convert", "cannot read %s: %s", name, st.message);
+		status = CLI_ERROR;
+	} else if (output_commit(out) != 0 || (rc != 0 && st.error == PF_ERR_STOPPED)) {
+		cli_error("convert", "%s",
+			  output_error(out) != NULL ? output_error(out) : st.message);
+		status = CLI_ERROR;
+	} else if (rc != 0) {
+		cli_error("convert", "%s: %s", name, st.message);
+		cli_error("convert",
+			  "%s holds the %" PRIu64 " events of the %" PRIu64
+			  " packets before the error",
+			  output_name(out), events, st.packets);
+		status = CLI_ERROR;
+	} else if (st.cut) {
+		cli_note("convert",
+			 "%s was cut inside a packet at byte %" PRIu64 ": %s holds the %" PRIu64
+			 " events of its %" PRIu64 " whole packets",
+			 name, st.cut_offset, output_name(out), events, st.packets);
+	} else {
+		cli_note("convert", "wrote %s: %" PRIu64 " events from %" PRIu64 " packets",
+			 output_name(out), events, st.packets);
+	}
+	output_free(out);
+	free(out_path);
+	return status;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -159,7 +246,7 @@ int cmd_convert(int argc, char **argv)
 	struct trace_reader *r;
 	struct output *out;
 	char *out_path;
-	bool nomem = false;
+	bool nomem = false, to_given = false;
 	int ch, err, status = CLI_OK;
 
 	while ((ch = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
@@ -169,9 +256,13 @@ int cmd_convert(int argc, char **argv)
 				to = TO_OBJECT;
 			else if (strcmp(optarg, "array") == 0)
 				to = TO_ARRAY;
+			else if (strcmp(optarg, "json") == 0)
+				to = TO_JSON;
 			else
-				return cli_usage_error(
-					"convert", "--to wants object or array, not '%s'", optarg);
+				return cli_usage_error("convert",
+						       "--to wants object, array or json, not '%s'",
+						       optarg);
+			to_given = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -186,6 +277,10 @@ int cmd_convert(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("convert", argc == optind ? "no FILE to convert"
 								 : "one FILE at a time");
+	if (pf_sniff_path(argv[optind]) == 1 && (to == TO_JSON || !to_given))
+		return convert_pftrace(argv[optind], output);
+	if (to == TO_JSON)
+		to = TO_ARRAY;
 	carried.keep = to == TO_OBJECT;
 	progress_init(&bar, "converting");
 	r = cli_open_trace("convert", argv[optind], &ro);

@@ -40,6 +40,7 @@
 #include "json.h"
 #include "merge_json.h"
 #include "output.h"
+#include "pftrace.h"
 #include "reader.h"
 #include "seek.h"
 #include "threads.h"
@@ -867,7 +868,9 @@ int cmd_window(int argc, char **argv)
 			free(out_path);
 			return CLI_ERROR;
 		}
-		sequential = w.exact || !searchable(fd, &src.size);
+		/* a .pftrace is read in order, through its JSON (cli_open_trace()) */
+		sequential =
+			w.exact || pf_sniff_path(argv[optind]) == 1 || !searchable(fd, &src.size);
 	}
 	err = output_open(out_path, gzip || output_path_is_gzip(out_path), &w.out);
 	if (err != 0) {

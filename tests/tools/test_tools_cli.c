@@ -158,7 +158,10 @@ static void help_usage_and_exit_statuses(void **state)
 		{{"check", "-n", "many", "x.json"}, 2, NULL, "--max-per-rule wants a number"},
 		{{"check", "-o", "out.json", "x.json"}, 2, NULL, "-o goes with --repair"},
 		{{"check", "--repair", "a.json", "b.json"}, 2, NULL, "--repair takes one FILE"},
-		{{"convert", "--to", "yaml", "x.json"}, 2, NULL, "--to wants object or array"},
+		{{"convert", "--to", "yaml", "x.json"},
+		 2,
+		 NULL,
+		 "--to wants object, array or json"},
 		{{"convert"}, 2, NULL, "no FILE to convert"},
 	};
 
