@@ -727,6 +727,155 @@ static void malformed_offsets(void **state)
 	free(s.issue_text.p);
 }
 
+/*
+ * A trace as the Perfetto SDK writes one: BOOTTIME the primary clock by default, a
+ * sequence clock in microseconds (unit_multiplier_ns) through BOOTTIME, a MONOTONIC
+ * timestamp placed by another sequence's snapshot, tracks of any uuid, a named track
+ * under a process, an event on no track, interning in the clearing packet.
+ */
+static struct pbw make_sdk_trace(void)
+{
+	struct pbw t = {0}, p = {0}, m = {0}, n = {0}, in = {0};
+
+	/* sequence 8: MONOTONIC 4000 = BOOTTIME 10000 */
+	u(&n, 1, 6), u(&n, 2, 10000), msg(&m, 1, &n);
+	u(&n, 1, 3), u(&n, 2, 4000), msg(&m, 1, &n);
+	msg(&p, P_SNAP, &m);
+	packet(&t, &p, 8, 1);
+	u(&m, 1, 888);
+	u(&n, 1, 5), str(&n, 6, "sdkproc"), msg(&m, 3, &n);
+	msg(&p, P_DESC, &m);
+	packet(&t, &p, 8, 2);
+	u(&m, 1, 0x1234), u(&m, 5, 888);
+	u(&n, 1, 5), u(&n, 2, 6), str(&n, 5, "worker"), msg(&m, 4, &n);
+	msg(&p, P_DESC, &m);
+	packet(&t, &p, 8, 2);
+	u(&m, 1, 777), u(&m, 5, 888), str(&m, 2, "requests");
+	msg(&p, P_DESC, &m);
+	packet(&t, &p, 8, 2);
+	/* sequence 7: cleared with its interning and its clock 64 in us */
+	entry(&in, 2, 1, "sdk slice"), entry(&in, 1, 1, "cat1"), entry(&in, 1, 2, "cat2");
+	msg(&p, P_INTERNED, &in);
+	u(&m, 58, 64), msg(&p, P_DEFAULTS, &m);
+	u(&n, 1, 6), u(&n, 2, 5000), msg(&m, 1, &n);
+	u(&n, 1, 64), u(&n, 2, 5), u(&n, 3, 1), u(&n, 4, 1000), msg(&m, 1, &n);
+	msg(&p, P_SNAP, &m);
+	packet(&t, &p, 7, 1);
+	u(&p, P_TS, 2);
+	u(&m, 9, 1), u(&m, 10, 1), u(&m, 3, 1), u(&m, 3, 2), u(&m, 11, 0x1234);
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 7, 2);
+	u(&p, P_TS, 3);
+	u(&m, 9, 2), u(&m, 11, 0x1234);
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 7, 2);
+	u(&p, P_TS, 4500), u(&p, P_CLOCK, 3);
+	u(&m, 9, 3), str(&m, 23, "on no track");
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 7, 2);
+	u(&p, P_TS, 1);
+	u(&m, 9, 1), u(&m, 11, 777), str(&m, 23, "req");
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 7, 2);
+	u(&p, P_TS, 1);
+	u(&m, 9, 2), u(&m, 11, 777);
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 7, 2);
+	return t;
+}
+
+static void sdk_style_trace(void **state)
+{
+	struct pbw t = make_sdk_trace();
+	const char *in = tool_tmp("pf-sdk.pftrace"), *out = tool_tmp("pf-sdk.json");
+	static const char want[] =
+		"0 seq 8 flags 1 snapshot 2 clocks, primary 6\n"
+		"1 seq 8 flags 2 track 378 kind 1 name - pid 5 tid 0 pname sdkproc tname - labels "
+		"- "
+		"sort 99\n"
+		"2 seq 8 flags 2 track 1234 kind 2 name - pid 5 tid 6 pname - tname worker labels "
+		"- "
+		"sort 99\n"
+		"3 seq 8 flags 2 track 309 kind 0 name requests pid 0 tid 0 pname - tname - labels "
+		"- "
+		"sort 99\n"
+		"4 seq 7 flags 1 snapshot 2 clocks, primary 6\n"
+		"5 seq 7 flags 2 t 7000 event 1 sdk slice cat cat1,cat2 track 1234\n"
+		"6 seq 7 flags 2 t 10000 event 2  cat  track 1234\n"
+		"7 seq 7 flags 2 t 10500 event 3 on no track cat  track 0 (none)\n"
+		"8 seq 7 flags 2 t 11000 event 1 req cat  track 309\n"
+		"9 seq 7 flags 2 t 12000 event 2  cat  track 309\n";
+	struct pf_status st;
+	struct seen s;
+	struct tool_run r;
+	char *json;
+
+	(void)state;
+	tool_write(in, t.p, t.len);
+	free(t.p);
+	decode(in, &s, &st, 0);
+	if (strcmp(s.text.p, want) != 0)
+		fail_msg("decoded:\n%s\nexpected:\n%s", s.text.p, want);
+	assert_int_equal(s.issues, 0);
+	free(s.text.p);
+	free(s.issue_text.p);
+	tool_run(&r, NULL, "check", in, NULL);
+	assert_int_equal(r.status, 0);
+	tool_run_free(&r);
+	tool_run(&r, NULL, "convert", "-o", out, in, NULL);
+	assert_int_equal(r.status, 0);
+	tool_run_free(&r);
+	json = tool_read(out, NULL);
+	/* the origin is the earliest time: 7000 ns */
+	assert_true(tool_has(json, "{\"ph\":\"X\",\"cat\":\"cat1,cat2\",\"name\":\"sdk slice\","
+				   "\"ts\":0,\"dur\":3,\"pid\":5,\"tid\":6}"));
+	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"on no track\",\"ts\":3.5,"
+				   "\"pid\":0,\"tid\":0}"));
+	assert_true(tool_has(json, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
+				   "\"0x309\",\"ts\":4,\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
+				   "\"0x309\",\"ts\":5,\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":6,"
+				   "\"args\":{\"name\":\"worker\"}}"));
+	free(json);
+	tool_run(&r, NULL, "check", out, NULL);
+	if (r.status != 0)
+		fail_msg("check of the JSON: %d\n%s", r.status, r.out);
+	tool_run_free(&r);
+}
+
+/* Mutated inputs: the decoder ends each with a status, never a crash or a hang. */
+static void mutations_end_cleanly(void **state)
+{
+	struct pbw t = make_trace(F_NONE);
+	const char *path = tool_tmp("pf-mut.pftrace");
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < (TT_SANITIZED ? 300 : 3000); round++) {
+		unsigned char *copy = malloc(t.len);
+		struct pf_status st;
+		struct seen s;
+		struct pf_options o = {.on_packet = on_packet, .on_issue = on_issue, .ctx = &s};
+
+		memcpy(copy, t.p, t.len);
+		for (int k = 0; k < 1 + round % 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			copy[(seed >> 8) % t.len] = (unsigned char)(seed >> 20);
+		}
+		tool_write(path, copy, t.len);
+		memset(&s, 0, sizeof(s));
+		tool_text_printf(&s.text, "%s", "");
+		tool_text_printf(&s.issue_text, "%s", "");
+		if (pf_read_path(path, &o, &st) != 0)
+			assert_true(st.error == PF_ERR_MALFORMED && st.message[0] != '\0');
+		free(s.text.p);
+		free(s.issue_text.p);
+		free(copy);
+	}
+	free(t.p);
+}
+
 /* ------------------------------------------------------------ convert */
 
 struct want_event {
@@ -928,6 +1077,8 @@ int main(void)
 		cmocka_unit_test(check_good_trace),
 		cmocka_unit_test(check_broken_variants),
 		cmocka_unit_test(malformed_offsets),
+		cmocka_unit_test(sdk_style_trace),
+		cmocka_unit_test(mutations_end_cleanly),
 		cmocka_unit_test(converts_to_the_recorders_json),
 		cmocka_unit_test(other_commands_read_it),
 		cmocka_unit_test(protoc_decodes_the_inputs),
