@@ -940,7 +940,7 @@ static int read_track_event(struct decoder *d, struct sequence *s, const struct 
 		return -1;
 	ev->flow_ids = d->flows;
 	ev->nflow_ids = nflow;
-	ev->terminating_flow_ids = d->flows + nflow;
+	ev->terminating_flow_ids = d->flows != NULL ? d->flows + nflow : NULL;
 	ev->nterminating_flow_ids = d->nflows - nflow;
 	ev->args = d->args;
 	ev->nargs = d->nargs;

@@ -480,8 +480,11 @@ static void track_event(struct conv *c, const struct pf_packet *pk)
 	if (p != NULL && p->has) {
 		if (ev->type == PF_TYPE_SLICE_END && ev->track_uuid == p->track_uuid) {
 			/* END right after its BEGIN: one X, the END's args merged in */
+			struct open_name n = pop(c, ev->track_uuid, &had);
+
+			free(n.name);
+			free(n.cat);
 			p->has = false;
-			pop(c, ev->track_uuid, &had);
 			b->len = 0;
 			if (buf_puts(b, "{\"ph\":\"X\"") || buf_put(b, p->head.p, p->head.len) ||
 			    buf_puts(b, ",\"ts\":") || buf_put_us(b, rel(c, p->ts_ns)) ||
