@@ -17,6 +17,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* What an item of state costs against the bound: a table entry and its header
+ * (threads.c's ENTRY_OVERHEAD), the value, malloc's own overhead for a copied string. */
+#define ENTRY_COST 144
+
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_FIXED32 = 5 };
 
 /* The interned tables of a sequence (InternedData's fields). */
@@ -338,7 +342,7 @@ static struct sequence *sequence_of(struct decoder *d, uint32_t id)
 
 	if (s != NULL)
 		return s;
-	if (!take(d, sizeof(*s) + 64))
+	if (!take(d, sizeof(*s) + ENTRY_COST))
 		return NULL;
 	s = table_put(&d->sequences, &id, sizeof(id), &created);
 	if (s == NULL) {
@@ -355,7 +359,7 @@ static void interned_clear(struct decoder *d, struct sequence *s)
 	for (int i = 0; i < IN_COUNT; i++) {
 		for (struct interned *in = table_first(&s->interned[i]); in != NULL;
 		     in = table_next(in)) {
-			budget_give(&d->budget, in->len + 48);
+			budget_give(&d->budget, in->len + ENTRY_COST);
 			free(in->s);
 		}
 		table_destroy(&s->interned[i]);
@@ -370,12 +374,12 @@ static void intern(struct decoder *d, struct sequence *s, int which, uint64_t ii
 	char *copy;
 
 	if (in == NULL) {
-		if (!take(d, len + 48))
+		if (!take(d, len + ENTRY_COST))
 			return;
 		in = table_put(&s->interned[which], &iid, sizeof(iid), NULL);
 	} else {
-		budget_give(&d->budget, in->len + 48);
-		if (!take(d, len + 48)) {
+		budget_give(&d->budget, in->len + ENTRY_COST);
+		if (!take(d, len + ENTRY_COST)) {
 			free(in->s);
 			table_remove(&s->interned[which], in);
 			return;
@@ -409,6 +413,18 @@ static struct pf_str lookup(struct decoder *d, struct sequence *s, uint32_t seq_
 		      " (since its last clear): Perfetto shows the event without it",
 		      intern_what[which], iid, seq_id);
 	return (struct pf_str){NULL, 0};
+}
+
+static size_t len_of(const char *s)
+{
+	return s != NULL ? strlen(s) + 32 : 0;
+}
+
+/* The bytes of a track's strings, for the bound. */
+static size_t track_strings(const struct pf_track *t)
+{
+	return len_of(t->name) + len_of(t->process_name) + len_of(t->thread_name) +
+	       len_of(t->labels) + len_of(t->unit_name);
 }
 
 static void track_free_strings(struct pf_track *t)
@@ -725,7 +741,7 @@ static int read_descriptor(struct decoder *d, const struct field *msg, struct pf
 		goto fail;
 	old = table_get(&d->tracks, &t.uuid, sizeof(t.uuid));
 	if (old == NULL) {
-		if (!take(d, sizeof(t) + 128)) {
+		if (!take(d, sizeof(t) + ENTRY_COST + track_strings(&t))) {
 			track_free_strings(&t);
 			return 0;
 		}

@@ -185,7 +185,7 @@ static int on_packet(void *ctx, const struct pf_packet *pk)
 	bool created;
 
 	if (table_get(&c->sequences, &pk->sequence_id, sizeof(pk->sequence_id)) == NULL &&
-	    budget_take(&c->budget, 48) &&
+	    budget_take(&c->budget, 144) &&
 	    table_put(&c->sequences, &pk->sequence_id, sizeof(pk->sequence_id), NULL) == NULL)
 		c->nomem = true;
 	if (pk->kind != PF_PACKET_TRACK_EVENT)
@@ -198,7 +198,7 @@ static int on_packet(void *ctx, const struct pf_packet *pk)
 		return c->nomem;
 	ts = table_get(&c->slices, &uuid, sizeof(uuid));
 	if (ts == NULL && ev->type == PF_TYPE_SLICE_BEGIN) {
-		if (!budget_take(&c->budget, sizeof(*ts) + 48)) {
+		if (!budget_take(&c->budget, sizeof(*ts) + 144)) {
 			if (!c->refused)
 				pf_report(c, false, PFR_STATE_LIMIT, pk->index, pk->offset, true,
 					  "more tracks with open slices than the check keeps (1 M "

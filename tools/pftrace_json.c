@@ -21,6 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* What an item of state costs against the bound (see pftrace.c). */
+#define ENTRY_COST 144
+
 #define START_MARKER "ringtrace: start"
 #define END_MARKER   "ringtrace: end"
 
@@ -293,7 +296,7 @@ static struct track_stack *stack_of(struct conv *c, uint64_t uuid)
 {
 	struct track_stack *s = table_get(&c->stacks, &uuid, sizeof(uuid));
 
-	if (s == NULL && budget_take(&c->budget, sizeof(*s) + 64)) {
+	if (s == NULL && budget_take(&c->budget, sizeof(*s) + ENTRY_COST)) {
 		s = table_put(&c->stacks, &uuid, sizeof(uuid), NULL);
 		if (s == NULL)
 			c->nomem = true;
@@ -369,7 +372,7 @@ static struct pending *pending_of(struct conv *c, uint32_t seq)
 {
 	struct pending *p = table_get(&c->pending, &seq, sizeof(seq));
 
-	if (p == NULL && budget_take(&c->budget, sizeof(*p) + 256)) {
+	if (p == NULL && budget_take(&c->budget, sizeof(*p) + 256 + ENTRY_COST)) {
 		p = table_put(&c->pending, &seq, sizeof(seq), NULL);
 		if (p == NULL)
 			c->nomem = true;
@@ -430,8 +433,8 @@ static void flows(struct conv *c, const struct pf_packet *pk, const struct pf_ev
 
 		if (end && seen != NULL) {
 			table_remove(&c->flows, seen);
-			budget_give(&c->budget, 48);
-		} else if (!end && seen == NULL && budget_take(&c->budget, 48) &&
+			budget_give(&c->budget, ENTRY_COST);
+		} else if (!end && seen == NULL && budget_take(&c->budget, ENTRY_COST) &&
 			   table_put(&c->flows, &id, sizeof(id), NULL) == NULL) {
 			c->nomem = true;
 		}

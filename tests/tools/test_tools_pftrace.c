@@ -844,6 +844,39 @@ static void sdk_style_trace(void **state)
 	tool_run_free(&r);
 }
 
+/* Interned strings past the state bound: not kept, reported once, references to
+ * them not called unresolved; the memory stays far below 64 MiB. */
+static void interning_past_the_state_bound(void **state)
+{
+	const char *path = tool_tmp("pf-bound.pftrace");
+	struct pbw t = {0}, p = {0}, m = {0}, in = {0};
+	uint64_t iid = 1;
+	struct tool_run r;
+	char name[16];
+
+	(void)state;
+	for (int k = 0; k < 40; k++) {
+		for (int i = 0; i < 10000; i++, iid++) {
+			snprintf(name, sizeof(name), "n%d", i);
+			entry(&in, 2, iid, name);
+		}
+		msg(&p, P_INTERNED, &in);
+		packet(&t, &p, 3, k == 0 ? 1 : 2);
+	}
+	u(&p, P_TS, 5), u(&p, P_CLOCK, 6);
+	u(&m, 9, 3), u(&m, 10, iid - 1);
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 3, 2);
+	tool_write(path, t.p, t.len);
+	free(t.p);
+	tool_run(&r, NULL, "check", path, NULL);
+	if (r.status != 1 || !tool_has(r.out, "1 finding: state-limit 1"))
+		fail_msg("check: %d\n%s", r.status, r.out);
+	assert_false(tool_has(r.out, "unresolved-iid"));
+	assert_true(r.maxrss_kib < 64 * 1024);
+	tool_run_free(&r);
+}
+
 /* Mutated inputs: the decoder ends each with a status, never a crash or a hang. */
 static void mutations_end_cleanly(void **state)
 {
@@ -1079,6 +1112,7 @@ int main(void)
 		cmocka_unit_test(malformed_offsets),
 		cmocka_unit_test(sdk_style_trace),
 		cmocka_unit_test(mutations_end_cleanly),
+		cmocka_unit_test(interning_past_the_state_bound),
 		cmocka_unit_test(converts_to_the_recorders_json),
 		cmocka_unit_test(other_commands_read_it),
 		cmocka_unit_test(protoc_decodes_the_inputs),
