@@ -1094,6 +1094,8 @@ static int read_packet(struct decoder *d, const uint8_t *p, size_t len)
 		d->primary = PF_CLOCK_BOOTTIME;
 	}
 	pk.primary_clock = d->has_primary ? d->primary : PF_CLOCK_BOOTTIME;
+	if (pk.primary_clock != PF_CLOCK_MONOTONIC && d->clock_known[PF_CLOCK_MONOTONIC])
+		pk.monotonic_offset = d->clock_offset[PF_CLOCK_MONOTONIC];
 	resolve_time(d, s, &pk);
 	if (pk.kind == PF_PACKET_TRACK_DESCRIPTOR && read_descriptor(d, &tdesc, &pk) < 0)
 		return -1;

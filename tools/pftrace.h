@@ -160,7 +160,10 @@ struct pf_packet {
 	const struct pf_clock_value *clocks; /* PF_PACKET_CLOCK_SNAPSHOT */
 	size_t nclocks;
 	uint32_t primary_clock; /* the trace's, once known (BOOTTIME until a snapshot says) */
-	const void *tracks_;	/* for pf_track_get() */
+	/* MONOTONIC on the primary clock: primary = monotonic + this (0 when the primary
+	 * is MONOTONIC, or no snapshot related the two yet). */
+	int64_t monotonic_offset;
+	const void *tracks_; /* for pf_track_get() */
 };
 
 /* The track of uuid as described so far, or NULL: for a parent_uuid. */

@@ -474,7 +474,7 @@ static void track_event(struct conv *c, const struct pf_packet *pk)
 
 				if (str_is(a->name, "origin_monotonic_ns") &&
 				    a->kind == PF_ARG_UINT)
-					c->origin = (int64_t)a->u;
+					c->origin = (int64_t)a->u + pk->monotonic_offset;
 				i += pf_arg_span(ev->args, i);
 			}
 		}
@@ -673,8 +673,8 @@ static int scan_origin(void *ctx, const struct pf_packet *pk)
 
 			if (str_is(a->name, "origin_monotonic_ns") && a->kind == PF_ARG_UINT) {
 				o->marker = o->has = true;
-				/* on the primary clock: the writer's is MONOTONIC; else as read */
-				o->ns = (int64_t)a->u;
+				/* a MONOTONIC time, on the primary clock */
+				o->ns = (int64_t)a->u + pk->monotonic_offset;
 				return 0;
 			}
 		}

@@ -16,7 +16,8 @@
 static const struct command commands[] = {
 	{"check", "check a trace against the viewers' rules; --repair completes a cut one",
 	 cmd_check},
-	{"convert", "write a trace in the object form {\"traceEvents\":[...]} (or back)",
+	{"convert",
+	 "write a trace in the object form {\"traceEvents\":[...]} (or back; a .pftrace as JSON)",
 	 cmd_convert},
 	{"stats", "where the time went: totals, self time and percentiles per name", cmd_stats},
 	{"merge", "one timeline from the traces of several processes or MPI ranks", cmd_merge},
@@ -35,7 +36,8 @@ static void usage(FILE *f)
 		   "       ringtrace --help | --version\n"
 		   "\n"
 		   "Tools over Chrome Trace Event Format files (.json or .json.gz; - is\n"
-		   "standard input or output), of any size, in bounded memory.\n"
+		   "standard input or output), of any size, in bounded memory. Perfetto\n"
+		   "protobuf traces (.pftrace, .pftrace.gz) are read too, found by their bytes.\n"
 		   "\n"
 		   "commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)

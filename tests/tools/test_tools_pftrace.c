@@ -781,6 +781,12 @@ static struct pbw make_sdk_trace(void)
 	u(&m, 9, 2), u(&m, 11, 777);
 	msg(&p, P_EVENT, &m);
 	packet(&t, &p, 7, 2);
+	/* a start marker: its MONOTONIC origin is BOOTTIME 7000 */
+	u(&p, P_TS, 1000), u(&p, P_CLOCK, 3);
+	u(&m, 9, 3), str(&m, 23, "ringtrace: start"), u(&m, 11, 888);
+	ann_uint(&m, "origin_monotonic_ns", 1000);
+	msg(&p, P_EVENT, &m);
+	packet(&t, &p, 8, 2);
 	return t;
 }
 
@@ -804,7 +810,9 @@ static void sdk_style_trace(void **state)
 		"6 seq 7 flags 2 t 10000 event 2  cat  track 1234\n"
 		"7 seq 7 flags 2 t 10500 event 3 on no track cat  track 0 (none)\n"
 		"8 seq 7 flags 2 t 11000 event 1 req cat  track 309\n"
-		"9 seq 7 flags 2 t 12000 event 2  cat  track 309\n";
+		"9 seq 7 flags 2 t 12000 event 2  cat  track 309\n"
+		"10 seq 8 flags 2 t 7000 event 3 ringtrace: start cat  track 378 args "
+		"origin_monotonic_ns=u1000\n";
 	struct pf_status st;
 	struct seen s;
 	struct tool_run r;
@@ -826,7 +834,10 @@ static void sdk_style_trace(void **state)
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
 	json = tool_read(out, NULL);
-	/* the origin is the earliest time: 7000 ns */
+	/* the origin: the marker's MONOTONIC 1000 ns, BOOTTIME 7000 ns */
+	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\","
+				   "\"ts\":0,\"pid\":5,\"tid\":5,\"args\":{\"origin_monotonic_ns\":"
+				   "\"1000\"}}"));
 	assert_true(tool_has(json, "{\"ph\":\"X\",\"cat\":\"cat1,cat2\",\"name\":\"sdk slice\","
 				   "\"ts\":0,\"dur\":3,\"pid\":5,\"tid\":6}"));
 	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"on no track\",\"ts\":3.5,"
