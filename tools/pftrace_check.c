@@ -137,16 +137,20 @@ static bool str_is(struct pf_str s, const char *lit)
 	return s.s != NULL && s.len == strlen(lit) && memcmp(s.s, lit, s.len) == 0;
 }
 
-/* The recorder's own counter tracks and its markers are not among the events an end
- * marker counts; a slice counts once (its BEGIN). */
+/*
+ * What an end marker's `events` can be compared with: the writer turns each event it
+ * records into at least one packet (a span into two, rtr_counters into one per
+ * series, a thread's new name into a descriptor), so the track events and
+ * descriptors before the marker, its markers and its own counter tracks left out,
+ * are an upper bound of the events they hold. A marker that counts more than that
+ * lost events for sure; one that counts fewer is not told from the packets.
+ */
 static bool counted(const struct pf_event *ev)
 {
 	if (str_is(ev->name, "ringtrace: start") || str_is(ev->name, "ringtrace: end"))
 		return false;
-	if (ev->type == PF_TYPE_COUNTER && ev->track != NULL && ev->track->name != NULL &&
-	    strncmp(ev->track->name, "ringtrace: ", 11) == 0)
-		return false;
-	return ev->type != PF_TYPE_SLICE_END;
+	return !(ev->type == PF_TYPE_COUNTER && ev->track != NULL && ev->track->name != NULL &&
+		 strncmp(ev->track->name, "ringtrace: ", 11) == 0);
 }
 
 static void end_marker(struct pf_check *c, const struct pf_packet *pk)
@@ -170,9 +174,11 @@ static void end_marker(struct pf_check *c, const struct pf_packet *pk)
 	c->end_final = final;
 	if (has_events && events > c->events)
 		pf_report(c, false, PFR_END_MARKER, pk->index, pk->offset, true,
-			  "the %s end marker counts %" PRIu64 " events, the file holds %" PRIu64
-			  " before it (slices once, markers and ringtrace's counters not "
-			  "counted): %" PRIu64 " missing",
+			  "the %s end marker counts %" PRIu64
+			  " events, the file holds at most %" PRIu64
+			  " before it (a packet per event at least: track events and descriptors, "
+			  "the markers and ringtrace's counters left out): at least %" PRIu64
+			  " missing",
 			  final ? "final" : "provisional", events, c->events, events - c->events);
 }
 
@@ -188,6 +194,8 @@ static int on_packet(void *ctx, const struct pf_packet *pk)
 	    budget_take(&c->budget, 144) &&
 	    table_put(&c->sequences, &pk->sequence_id, sizeof(pk->sequence_id), NULL) == NULL)
 		c->nomem = true;
+	if (pk->kind == PF_PACKET_TRACK_DESCRIPTOR)
+		c->events++;
 	if (pk->kind != PF_PACKET_TRACK_EVENT)
 		return c->nomem;
 	if (counted(ev))
