@@ -202,10 +202,15 @@ static struct place place_of(const struct pf_packet *pk, uint64_t uuid, const st
 		break;
 	}
 	process_of(pk, t, &pid);
-	/* A lane of a ringtrace track (its uuid pid << 32 | lane tid): a thread. */
+	/*
+	 * A lane of a ringtrace track: uuid ppid << 32 | lane tid under its pseudo-process
+	 * ppid, a pid above any the kernel gives (pid_max is at most 2^22); or a uuid
+	 * pid << 32 | tid below ringtrace's async range (0x40000000 | n). A thread.
+	 */
 	uint64_t low = uuid & 0xffffffffu;
 
-	if (t->has_parent && uuid >> 32 == (uint64_t)pid && low > 0 && low < 0x40000000u)
+	if (t->has_parent && uuid >> 32 == (uint64_t)pid && low > 0 &&
+	    (pid >= 0x40000000 || low < 0x40000000u))
 		return (struct place){PLACE_THREAD, pid, (int64_t)low};
 	return (struct place){PLACE_ASYNC, pid, pid};
 }
