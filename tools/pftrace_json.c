@@ -66,6 +66,11 @@ struct conv {
 	int64_t origin;
 	uint64_t events;
 	struct buf line, tmp;
+	/* M events of the descriptors before the first event: held so that the start
+	 * marker comes first, as the recorder writes it (merge looks for it there). Lines
+	 * joined by '\n' (a JSON line has none of its own), at most EARLY_BYTES. */
+	bool started;
+	struct buf early;
 	struct table stacks;  /* track uuid -> struct track_stack */
 	struct table pending; /* sequence id -> struct pending */
 	struct table flows;   /* flow id -> char (seen) */
@@ -227,6 +232,37 @@ static void emit(struct conv *c, struct buf *line)
 	c->events++;
 }
 
+#define EARLY_BYTES (1u << 20)
+
+static void flush_early(struct conv *c)
+{
+	struct buf line;
+	size_t at = 0;
+
+	while (at < c->early.len) {
+		char *nl = memchr(c->early.p + at, '\n', c->early.len - at);
+		size_t end = nl != NULL ? (size_t)(nl - c->early.p) : c->early.len;
+
+		line = (struct buf){c->early.p + at, end - at, end - at};
+		emit(c, &line);
+		at = end + 1;
+	}
+	c->early.len = 0;
+}
+
+/* An M event: held while no event came yet (see conv.early). */
+static void emit_meta(struct conv *c, struct buf *line)
+{
+	if (!c->started && c->early.len + line->len < EARLY_BYTES) {
+		if ((c->early.len > 0 && buf_putc(&c->early, '\n')) ||
+		    buf_put(&c->early, line->p, line->len))
+			c->nomem = true;
+		return;
+	}
+	flush_early(c);
+	emit(c, line);
+}
+
 static int64_t rel(const struct conv *c, int64_t ns)
 {
 	return ns - c->origin;
@@ -270,7 +306,7 @@ static void metadata(struct conv *c, const char *what, int64_t pid, int64_t tid,
 		c->nomem = true;
 		return;
 	}
-	emit(c, b);
+	emit_meta(c, b);
 }
 
 static void descriptor(struct conv *c, const struct pf_packet *pk)
@@ -654,8 +690,18 @@ static int on_packet(void *ctx, const struct pf_packet *pk)
 
 	if (pk->kind == PF_PACKET_TRACK_DESCRIPTOR && pk->track != NULL)
 		descriptor(c, pk);
-	else if (pk->kind == PF_PACKET_TRACK_EVENT)
+	else if (pk->kind == PF_PACKET_TRACK_EVENT && pk->has_time) {
+		bool first = !c->started;
+		bool marker =
+			pk->event.type == PF_TYPE_INSTANT && str_is(pk->event.name, START_MARKER);
+
+		c->started = true;
+		if (first && !marker)
+			flush_early(c);
 		track_event(c, pk);
+		if (first && marker)
+			flush_early(c);
+	}
 	return c->failed || c->nomem;
 }
 
@@ -708,6 +754,7 @@ static void conv_free(struct conv *c)
 	table_destroy(&c->flows);
 	buf_free(&c->line);
 	buf_free(&c->tmp);
+	buf_free(&c->early);
 }
 
 int pf_to_json(const char *path, int (*write)(void *ctx, const void *p, size_t n), void *ctx,
@@ -738,6 +785,7 @@ int pf_to_json(const char *path, int (*write)(void *ctx, const void *p, size_t n
 	o.ctx = &c;
 	rc = pf_read_path(path, &o, st);
 	/* What the read left held back, then the closing bracket. */
+	flush_early(&c);
 	for (struct pending *p = table_first(&c.pending); p != NULL; p = table_next(p))
 		flush(&c, p);
 	if (!c.failed && (c.events == 0 ? write(ctx, "[\n", 2) != 0 || write(ctx, "]\n", 2) != 0

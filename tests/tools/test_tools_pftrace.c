@@ -931,6 +931,9 @@ static void converts_to_the_recorders_json(void **state)
 	const char *in = write_trace("pf-conv.pftrace", F_NONE, NULL);
 	const char *out = tool_tmp("pf-conv.json");
 	static const char *const want[] = {
+		"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":100,"
+		"\"tid\":100,\"args\":{\"origin_monotonic_ns\":\"1000000\",\"origin_realtime_ns\":"
+		"\"2000\",\"host\":\"h\",\"pid\":100}}",
 		"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"tid\":100,\"args\":{"
 		"\"name\":"
 		"\"app\"}}",
@@ -938,9 +941,6 @@ static void converts_to_the_recorders_json(void **state)
 		"\"labels\":\"l1,l2\"}}",
 		"{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":100,\"tid\":100,\"args\":{"
 		"\"sort_index\":-1}}",
-		"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":100,"
-		"\"tid\":100,\"args\":{\"origin_monotonic_ns\":\"1000000\",\"origin_realtime_ns\":"
-		"\"2000\",\"host\":\"h\",\"pid\":100}}",
 		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":100,\"tid\":101,\"args\":{\"name\":"
 		"\"main\"}}",
 		"{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":100,\"tid\":101,\"args\":{"
@@ -1056,6 +1056,8 @@ static void other_commands_read_it(void **state)
 	tool_run(&r, NULL, "merge", "-o", merged, in, in, NULL);
 	if (r.status != 0)
 		fail_msg("merge: %d\n%s", r.status, r.err);
+	/* the start marker comes first, where merge takes the origin from */
+	assert_false(tool_has(r.err, "no start marker"));
 	tool_run_free(&r);
 	tool_run(&r, NULL, "check", "-q", merged, NULL);
 	assert_int_equal(r.status, 0);
