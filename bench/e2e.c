@@ -4,7 +4,7 @@
  * mode; the figure is what it takes until the file is closed.
  *
  *	e2e [--threads N] [--events M] [--io auto|uring|sync] [--ring-kb K]
- *	    [--path FILE] [--mix spans|mix]
+ *	    [--path FILE] [--mix mix|spans|arg]
  *
  * Prints one line of key=value pairs: producer ns per event (median over threads),
  * writer events per second (events / wall time to rtr_stop() returning), bytes per
@@ -21,7 +21,9 @@
 #include <time.h>
 
 static long events_per_thread = 10000000;
-static int mix_spans_only;
+/* --mix: the workload each producer records */
+enum mix { MIX_MIX, MIX_SPANS, MIX_ARG };
+static enum mix mix = MIX_MIX;
 
 static double now_s(void)
 {
@@ -62,13 +64,25 @@ static void record_spans(long iterations)
 	}
 }
 
+/* A span with one integer argument on its begin: the argument path of a folded X. */
+static void record_arg_spans(long iterations)
+{
+	for (long i = 0; i < iterations; i++) {
+		struct rtr_arg a[] = {RTR_ARG_I64("i", i)};
+		rtr_begin_args("app", "span", a, 1);
+		rtr_end("app", "span");
+	}
+}
+
 static void *producer(void *arg)
 {
 	double *ns_per_event = arg;
 	double t0 = now_s();
 
-	if (mix_spans_only)
+	if (mix == MIX_SPANS)
 		record_spans(events_per_thread / 2);
+	else if (mix == MIX_ARG)
+		record_arg_spans(events_per_thread / 2);
 	else
 		record_mix(events_per_thread / 10);
 	*ns_per_event = (now_s() - t0) * 1e9 / (double)events_per_thread;
@@ -105,7 +119,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(k, "--path") == 0) {
 			cfg.path = v;
 		} else if (strcmp(k, "--mix") == 0) {
-			mix_spans_only = strcmp(v, "spans") == 0;
+			mix = strcmp(v, "spans") == 0 ? MIX_SPANS
+			      : strcmp(v, "arg") == 0 ? MIX_ARG
+						      : MIX_MIX;
 		} else {
 			fprintf(stderr, "e2e: unknown option %s\n", k);
 			return 2;
