@@ -12,7 +12,9 @@
  * little-endian machine each group's eight digits are made at once in one 64-bit
  * word (digits8()) and stored with one write; the leading group is shifted down past
  * its leading zeros. Elsewhere each group is written two digits at a time from
- * rtr__json_digits. A timestamp's fraction comes whole from a table (us_fracs).
+ * rtr__json_digits. A timestamp's fraction comes whole from a table
+ * (rtr__json_us_fracs), and an integer part below 100 from one digit pair. That code
+ * is inline in common/jsontext_num.h, for the encoder's per-event calls.
  *
  * Doubles use Schubfach (Raffaello Giulietti, "The Schubfach way to render doubles",
  * 2020; the algorithm behind Java's Double.toString since JDK 19). For v = c 2^q it
@@ -36,155 +38,20 @@
  */
 #include "common/jsontext.h"
 #include "common/jsontext_internal.h"
+#include "common/jsontext_num.h"
 
 #include <string.h>
 
-/* ---- integers ---- */
-
-static inline void put2(char *p, uint32_t pair)
-{
-	memcpy(p, &rtr__json_digits[2 * pair], 2);
-}
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/*
- * The eight decimal digits of v < 10^8 as the bytes of a word, one digit (not yet
- * ASCII) per byte, the first digit in the lowest byte: v is split into two lanes of
- * four digits, each lane into two of two digits, each of those into two of one, the
- * lanes side by side in one register (the SWAR method of Khuong's and Lemire's digit
- * routines). Each division of a lane by 100 or 10 is a multiplication by a rounded-up
- * reciprocal, exact for every lane value it meets (below 10^4 and below 100), and no
- * product reaches into the next lane.
- */
-static inline uint64_t digits8(uint32_t v)
-{
-	uint64_t hi = v / 10000, x = hi | ((uint64_t)(v - hi * 10000) << 32);
-	uint64_t q = ((x * 10486) >> 20) & UINT64_C(0x0000007f0000007f); /* lanes / 100 */
-
-	x = q | ((x - q * 100) << 16);
-	q = ((x * 103) >> 10) & UINT64_C(0x000f000f000f000f); /* lanes / 10 */
-	return q | ((x - q * 10) << 8);
-}
-
-#define ASCII_ZEROS UINT64_C(0x3030303030303030)
-
-/* Exactly eight digits of v < 10^8. */
-static inline void put8(char *p, uint32_t v)
-{
-	uint64_t text = digits8(v) + ASCII_ZEROS;
-
-	memcpy(p, &text, sizeof(text));
-}
-
-/*
- * The digits of v < 10^8 without leading zeros; writes 8 bytes. The lowest nonzero
- * byte of the digit word is the first significant digit: shifting the word down by
- * that many bytes drops the leading zeros.
- */
-static inline char *put_lead8(char *p, uint32_t v)
-{
-	uint64_t d = digits8(v);
-	unsigned lead = v != 0 ? (unsigned)__builtin_ctzll(d) / 8 : 7;
-	uint64_t text = (d + ASCII_ZEROS) >> (8 * lead);
-
-	memcpy(p, &text, sizeof(text));
-	return p + 8 - lead;
-}
-#else
-/* Exactly four digits of v < 10000. */
-static inline void put4(char *p, uint32_t v)
-{
-	uint32_t hi = v / 100;
-
-	put2(p, hi);
-	put2(p + 2, v - hi * 100);
-}
-
-/* Exactly eight digits of v < 10^8. */
-static inline void put8(char *p, uint32_t v)
-{
-	uint32_t hi = v / 10000;
-
-	put4(p, hi);
-	put4(p + 4, v - hi * 10000);
-}
-
-/*
- * The digits of v < 10^8 without leading zeros; writes at most 8 bytes. The first
- * pair is copied from rtr__json_digits + 2 * a + lz with lz = (a < 10): for a one-digit
- * lead that copies the digit and one spare byte, and the cursor steps back by lz so
- * the next write lands on the spare byte.
- */
-static inline char *put_lead8(char *p, uint32_t v)
-{
-	uint32_t a, lz;
-
-	if (v < 100) {
-		lz = v < 10;
-		memcpy(p, &rtr__json_digits[2 * v + lz], 2);
-		return p + 2 - lz;
-	}
-	if (v < 10000) {
-		a = v / 100;
-		lz = a < 10;
-		memcpy(p, &rtr__json_digits[2 * a + lz], 2);
-		p -= lz;
-		put2(p + 2, v - a * 100);
-		return p + 4;
-	}
-	if (v < 1000000) {
-		a = v / 10000;
-		lz = a < 10;
-		memcpy(p, &rtr__json_digits[2 * a + lz], 2);
-		p -= lz;
-		put4(p + 2, v - a * 10000);
-		return p + 6;
-	}
-	a = v / 1000000;
-	lz = a < 10;
-	memcpy(p, &rtr__json_digits[2 * a + lz], 2);
-	p -= lz;
-	v -= a * 1000000;
-	put2(p + 2, v / 10000);
-	put4(p + 4, v % 10000);
-	return p + 8;
-}
-#endif
-
-static inline char *put_u64(char *p, uint64_t v)
-{
-	uint64_t hi, mid;
-
-	if (v < 100000000)
-		return put_lead8(p, (uint32_t)v);
-	hi = v / 100000000;
-	if (hi < 100000000) {
-		p = put_lead8(p, (uint32_t)hi);
-		put8(p, (uint32_t)(v - hi * 100000000));
-		return p + 8;
-	}
-	mid = hi;
-	hi = mid / 100000000; /* at most 1844 */
-	p = put_lead8(p, (uint32_t)hi);
-	put8(p, (uint32_t)(mid - hi * 100000000));
-	put8(p + 8, (uint32_t)(v - mid * 100000000));
-	return p + 16;
-}
+/* ---- integers (common/jsontext_num.h) ---- */
 
 char *rtr__json_u64(char *cur, uint64_t v)
 {
-	return put_u64(cur, v);
+	return rtr__json_u64_inline(cur, v);
 }
 
 char *rtr__json_i64(char *cur, int64_t v)
 {
-	uint64_t u = (uint64_t)v;
-	uint64_t neg = u >> 63;
-
-	*cur = '-';
-	cur += neg;
-	/* 0 - u is |v| for negative v, INT64_MIN included (2^63 as uint64_t) */
-	return put_u64(cur, neg ? 0 - u : u);
+	return rtr__json_i64_inline(cur, v);
 }
 
 /*
@@ -192,10 +59,6 @@ char *rtr__json_i64(char *cur, int64_t v)
  * of those bytes are significant: none for a whole microsecond, else 2, 3 or 4
  * (trailing zeros dropped). Built by the preprocessor: 1,000 entries of 5 bytes.
  */
-struct us_frac {
-	char text[4];
-	uint8_t len;
-};
 /* Significant bytes of ".hto": trailing zeros and a bare point dropped. */
 #define US_FRAC_LEN(h, t, o) ((o) ? 4 : (t) ? 3 : (h) ? 2 : 0)
 #define US_FRAC(h, t, o)                                                        \
@@ -211,24 +74,14 @@ struct us_frac {
 	US_FRAC10(h, 0), US_FRAC10(h, 1), US_FRAC10(h, 2), US_FRAC10(h, 3), US_FRAC10(h, 4), \
 		US_FRAC10(h, 5), US_FRAC10(h, 6), US_FRAC10(h, 7), US_FRAC10(h, 8),          \
 		US_FRAC10(h, 9)
-static const struct us_frac us_fracs[1000] = {
+const struct rtr__json_us_frac rtr__json_us_fracs[1000] = {
 	US_FRAC100(0), US_FRAC100(1), US_FRAC100(2), US_FRAC100(3), US_FRAC100(4),
 	US_FRAC100(5), US_FRAC100(6), US_FRAC100(7), US_FRAC100(8), US_FRAC100(9),
 };
 
-/*
- * The fraction's four bytes are always stored after the integer part (whose 17
- * digits at most make 21 bytes in all), and the cursor moves past the significant
- * ones.
- */
 char *rtr__json_us(char *cur, uint64_t ns)
 {
-	uint64_t us = ns / 1000;
-	const struct us_frac *f = &us_fracs[ns - us * 1000];
-
-	cur = put_u64(cur, us);
-	memcpy(cur, f->text, sizeof(f->text));
-	return cur + f->len;
+	return rtr__json_us_inline(cur, ns);
 }
 
 /* ---- doubles ---- */
@@ -338,7 +191,7 @@ static inline void put_digits(char *p, uint64_t d, int len)
 		uint64_t hi = d / 100000000;
 
 		e -= 8;
-		put8(e, (uint32_t)(d - hi * 100000000));
+		rtr__jn_put8(e, (uint32_t)(d - hi * 100000000));
 		d = hi;
 	}
 	v = (uint32_t)d;
@@ -346,11 +199,11 @@ static inline void put_digits(char *p, uint64_t d, int len)
 		uint32_t q = v / 100;
 
 		e -= 2;
-		put2(e, v - q * 100);
+		rtr__jn_put2(e, v - q * 100);
 		v = q;
 	}
 	if (v >= 10)
-		put2(e - 2, v);
+		rtr__jn_put2(e - 2, v);
 	else
 		e[-1] = (char)('0' + v);
 }
@@ -401,11 +254,11 @@ static char *put_decimal(char *p, uint64_t d, int e)
 	x = x < 0 ? -x : x; /* 1..324 */
 	if (x >= 100) {
 		*p++ = (char)('0' + x / 100);
-		put2(p, (uint32_t)(x % 100));
+		rtr__jn_put2(p, (uint32_t)(x % 100));
 		return p + 2;
 	}
 	if (x >= 10) {
-		put2(p, (uint32_t)x);
+		rtr__jn_put2(p, (uint32_t)x);
 		return p + 2;
 	}
 	*p = (char)('0' + x);
@@ -437,7 +290,7 @@ char *rtr__json_f64(char *cur, double v)
 			uint64_t f = c >> -q;
 
 			if (f << -q == c)
-				return put_u64(cur, f);
+				return rtr__jn_put_u64(cur, f);
 		}
 	} else {
 		if (c == 0) {

@@ -113,10 +113,10 @@ static inline __attribute__((always_inline)) char *put_arg_list(struct rtr__writ
 		p = put_arg_key(w, p, key);
 		switch (v->types[i]) {
 		case RTR_ARG_TYPE_I64:
-			p = rtr__json_i64(p, (int64_t)val);
+			p = rtr__json_i64_inline(p, (int64_t)val);
 			break;
 		case RTR_ARG_TYPE_U64:
-			p = rtr__json_u64(p, val);
+			p = rtr__json_u64_inline(p, val);
 			break;
 		case RTR_ARG_TYPE_F64:
 			p = put_f64_bits(p, val);
@@ -447,22 +447,23 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 	char *line0 = p, *ts0, *rest0, *rest1, *args0 = NULL, *args1 = NULL;
 	p = put_head(w, p, key, rec, &v);
 	ts0 = p;
-	p = rtr__json_us(p, ts);
+	p = rtr__json_us_inline(p, ts);
 	rest0 = p;
 	if (rtr__kind_has_id(rec->kind)) {
 		p = put_hex_id(p, v.word);
 	} else if (end != NULL) {
 		/* the end, clamped like the start, so dur is exact inside the window */
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us(p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, end->ts)) - ts);
+		p = rtr__json_us_inline(p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, end->ts)) -
+						   ts);
 	} else if (rec->kind == RTR__K_SCOPE) {
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us(
+		p = rtr__json_us_inline(
 			p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts + rec->b)) - ts);
 	} else if (rec->kind == RTR__K_COMPLETE) {
 		/* the end, clamped like the start, so dur is exact inside the window */
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us(
+		p = rtr__json_us_inline(
 			p, rtr__writer_rel_ns(w, host_end != 0 ? host_end : rec->ts + v.word) - ts);
 	}
 	memcpy(p, ids, sizeof(w->json.ids));
@@ -473,7 +474,7 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 		p -= sizeof("},\n") - 1; /* the arguments go before the line's end */
 		if (rec->kind == RTR__K_COUNTER_I64) {
 			p = PUT_LIT(p, ",\"args\":{\"value\":");
-			p = rtr__json_i64(p, (int64_t)v.word);
+			p = rtr__json_i64_inline(p, (int64_t)v.word);
 			*p++ = '}';
 		} else if (rec->kind == RTR__K_COUNTER_F64) {
 			p = PUT_LIT(p, ",\"args\":{\"value\":");

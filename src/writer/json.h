@@ -7,6 +7,7 @@
 #define RTR_WRITER_JSON_ENCODER_H
 
 #include "common/jsontext.h"
+#include "common/jsontext_num.h"
 #include "writer/out.h"
 #include "writer/writer_internal.h"
 

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The integer and timestamp formatters of the JSON text library, inline: the
+ * encoder (src/writer/json.c) writes two or three numbers per event, and a call, a
+ * prologue and a branch tree for a number of one or two digits cost it more than
+ * the digits do. jsontext.c's rtr__json_u64(), rtr__json_i64() and rtr__json_us() are
+ * these, out of line, for everyone else; the method is explained atop jsontext.c.
+ * Same output, same bounds (common/jsontext.h). Include only from src/common/ and
+ * src/writer/.
+ */
+#ifndef RTR_COMMON_JSONTEXT_NUM_H
+#define RTR_COMMON_JSONTEXT_NUM_H
+
+#include "common/jsontext_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+
+static inline void rtr__jn_put2(char *p, uint32_t pair)
+{
+	memcpy(p, &rtr__json_digits[2 * pair], 2);
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The eight decimal digits of v < 10^8 as the bytes of a word, one digit (not yet
+ * ASCII) per byte, the first digit in the lowest byte: v is split into two lanes of
+ * four digits, each lane into two of two digits, each of those into two of one, the
+ * lanes side by side in one register (the SWAR method of Khuong's and Lemire's digit
+ * routines). Each division of a lane by 100 or 10 is a multiplication by a rounded-up
+ * reciprocal, exact for every lane value it meets (below 10^4 and below 100), and no
+ * product reaches into the next lane.
+ */
+static inline uint64_t rtr__jn_digits8(uint32_t v)
+{
+	uint64_t hi = v / 10000, x = hi | ((uint64_t)(v - hi * 10000) << 32);
+	uint64_t q = ((x * 10486) >> 20) & UINT64_C(0x0000007f0000007f); /* lanes / 100 */
+
+	x = q | ((x - q * 100) << 16);
+	q = ((x * 103) >> 10) & UINT64_C(0x000f000f000f000f); /* lanes / 10 */
+	return q | ((x - q * 10) << 8);
+}
+
+#define RTR__JN_ASCII_ZEROS UINT64_C(0x3030303030303030)
+
+/* Exactly eight digits of v < 10^8. */
+static inline void rtr__jn_put8(char *p, uint32_t v)
+{
+	uint64_t text = rtr__jn_digits8(v) + RTR__JN_ASCII_ZEROS;
+
+	memcpy(p, &text, sizeof(text));
+}
+
+/*
+ * The digits of v < 10^8 without leading zeros; writes 8 bytes. The lowest nonzero
+ * byte of the digit word is the first significant digit: shifting the word down by
+ * that many bytes drops the leading zeros.
+ */
+static inline char *rtr__jn_put_lead8(char *p, uint32_t v)
+{
+	uint64_t d = rtr__jn_digits8(v);
+	unsigned lead = v != 0 ? (unsigned)__builtin_ctzll(d) / 8 : 7;
+	uint64_t text = (d + RTR__JN_ASCII_ZEROS) >> (8 * lead);
+
+	memcpy(p, &text, sizeof(text));
+	return p + 8 - lead;
+}
+#else
+/* Exactly four digits of v < 10000. */
+static inline void rtr__jn_put4(char *p, uint32_t v)
+{
+	uint32_t hi = v / 100;
+
+	rtr__jn_put2(p, hi);
+	rtr__jn_put2(p + 2, v - hi * 100);
+}
+
+/* Exactly eight digits of v < 10^8. */
+static inline void rtr__jn_put8(char *p, uint32_t v)
+{
+	uint32_t hi = v / 10000;
+
+	rtr__jn_put4(p, hi);
+	rtr__jn_put4(p + 4, v - hi * 10000);
+}
+
+/*
+ * The digits of v < 10^8 without leading zeros; writes at most 8 bytes. The first
+ * pair is copied from rtr__json_digits + 2 * a + lz with lz = (a < 10): for a one-digit
+ * lead that copies the digit and one spare byte, and the cursor steps back by lz so
+ * the next write lands on the spare byte.
+ */
+static inline char *rtr__jn_put_lead8(char *p, uint32_t v)
+{
+	uint32_t a, lz;
+
+	if (v < 100) {
+		lz = v < 10;
+		memcpy(p, &rtr__json_digits[2 * v + lz], 2);
+		return p + 2 - lz;
+	}
+	if (v < 10000) {
+		a = v / 100;
+		lz = a < 10;
+		memcpy(p, &rtr__json_digits[2 * a + lz], 2);
+		p -= lz;
+		rtr__jn_put2(p + 2, v - a * 100);
+		return p + 4;
+	}
+	if (v < 1000000) {
+		a = v / 10000;
+		lz = a < 10;
+		memcpy(p, &rtr__json_digits[2 * a + lz], 2);
+		p -= lz;
+		rtr__jn_put4(p + 2, v - a * 10000);
+		return p + 6;
+	}
+	a = v / 1000000;
+	lz = a < 10;
+	memcpy(p, &rtr__json_digits[2 * a + lz], 2);
+	p -= lz;
+	v -= a * 1000000;
+	rtr__jn_put2(p + 2, v / 10000);
+	rtr__jn_put4(p + 4, v % 10000);
+	return p + 8;
+}
+#endif
+
+static inline char *rtr__jn_put_u64(char *p, uint64_t v)
+{
+	uint64_t hi, mid;
+
+	if (v < 100000000)
+		return rtr__jn_put_lead8(p, (uint32_t)v);
+	hi = v / 100000000;
+	if (hi < 100000000) {
+		p = rtr__jn_put_lead8(p, (uint32_t)hi);
+		rtr__jn_put8(p, (uint32_t)(v - hi * 100000000));
+		return p + 8;
+	}
+	mid = hi;
+	hi = mid / 100000000; /* at most 1844 */
+	p = rtr__jn_put_lead8(p, (uint32_t)hi);
+	rtr__jn_put8(p, (uint32_t)(mid - hi * 100000000));
+	rtr__jn_put8(p + 8, (uint32_t)(v - mid * 100000000));
+	return p + 16;
+}
+
+/* Decimal digits of v; as rtr__json_u64(). */
+static inline char *rtr__json_u64_inline(char *cur, uint64_t v)
+{
+	return rtr__jn_put_u64(cur, v);
+}
+
+/* v with '-' when negative; as rtr__json_i64(). */
+static inline char *rtr__json_i64_inline(char *cur, int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+	uint64_t neg = u >> 63;
+
+	*cur = '-';
+	cur += neg;
+	/* 0 - u is |v| for negative v, INT64_MIN included (2^63 as uint64_t) */
+	return rtr__jn_put_u64(cur, neg ? 0 - u : u);
+}
+
+/* The fraction of a microsecond, ".ddd" for each count of nanoseconds, and how many
+ * of those bytes are significant (jsontext.c). */
+struct rtr__json_us_frac {
+	char text[4];
+	uint8_t len;
+};
+RTR_JSONTEXT_HIDDEN extern const struct rtr__json_us_frac rtr__json_us_fracs[1000];
+
+/*
+ * ns as microseconds; as rtr__json_us(). Below 100 us (most durations) the integer
+ * part is one pair of rtr__json_digits: for a single digit the pair starting at the
+ * digit itself, the cursor then moving one byte (the spare byte is overwritten next).
+ * The fraction's four bytes are always stored after the integer part (whose 17
+ * digits at most make 21 bytes in all), and the cursor moves past the significant
+ * ones.
+ */
+static inline char *rtr__json_us_inline(char *cur, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	const struct rtr__json_us_frac *f = &rtr__json_us_fracs[ns - us * 1000];
+
+	if (us < 100) {
+		uint32_t lz = us < 10;
+		memcpy(cur, &rtr__json_digits[2 * us + lz], 2);
+		cur += 2 - lz;
+	} else if (us < 100000000) { /* below 100 s: one group, inline */
+		cur = rtr__jn_put_lead8(cur, (uint32_t)us);
+	} else {
+		cur = rtr__jn_put_u64(cur, us);
+	}
+	memcpy(cur, f->text, sizeof(f->text));
+	return cur + f->len;
+}
+
+#endif
