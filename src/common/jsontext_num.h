@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <string.h>
 
-
 static inline void rtr__jn_put2(char *p, uint32_t pair)
 {
 	memcpy(p, &rtr__json_digits[2 * pair], 2);

@@ -590,6 +590,52 @@ static inline void slices_follow(struct rtr__ring *r, const struct rtr__rec *rec
 		rtr__slices_pop(open);
 }
 
+/*
+ * The common event, a leaf span: a B folded with its E, neither with flags, the B
+ * without a continuation or with one integer argument (then one record: its type,
+ * key and value, RTR__X_FIELDS). The line encode_event() writes for it, without its
+ * look at every other kind and with no decoding. False, having written nothing, when
+ * rec is not such a span.
+ */
+static inline bool encode_span(struct rtr__writer *w, const struct rtr__ring *r,
+			       const struct rtr__rec *rec, uint32_t pos, const struct rtr__rec *end)
+{
+	static const struct rtr__rec_view no_view; /* put_head() reads it for copied names only */
+	const uint8_t *arg = NULL;
+
+	if (rec->flags != 0)
+		return false;
+	if (rec->ext != 0) {
+		arg = (const uint8_t *)rtr__ring_rec(r, pos + 1);
+		if (rec->ext != RTR__EXT_ARG || rec->nargs != 1 ||
+		    (arg[0] != RTR_ARG_TYPE_I64 && arg[0] != RTR_ARG_TYPE_U64))
+			return false;
+	} else if (rec->nargs != 0) {
+		return false;
+	}
+	char *p = out_reserve(w, line_bound(rec));
+	p = put_head(w, p, K_SPAN, rec, &no_view);
+	uint64_t ts = rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts));
+	p = rtr__json_us_inline(p, ts);
+	p = PUT_LIT(p, ",\"dur\":");
+	p = rtr__json_us_inline(p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, end->ts)) - ts);
+	memcpy(p, w->json.ids, sizeof(w->json.ids));
+	p += w->json.ids_len;
+	if (arg != NULL) {
+		uint64_t key, val;
+		memcpy(&key, arg + 1, sizeof(key));
+		memcpy(&val, arg + 1 + sizeof(key), sizeof(val));
+		p -= sizeof("},\n") - 1; /* the argument goes before the line's end */
+		p = PUT_LIT(p, ",\"args\":{");
+		p = put_arg_key(w, p, key);
+		p = arg[0] == RTR_ARG_TYPE_I64 ? rtr__json_i64_inline(p, (int64_t)val)
+					       : rtr__json_u64_inline(p, val);
+		p = PUT_LIT(p, "}},\n");
+	}
+	out_commit(w, p, 2);
+	return true;
+}
+
 /* rtr__format.events: the batch loop, encode_event() inline in it (its one call). */
 static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct rtr__drained *ev,
 			    uint32_t n)
@@ -602,6 +648,10 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 		w->drain.batch_at = i; /* a cut in the middle of the batch knows where */
 		const struct rtr__rec *rec = rtr__ring_rec(r, pos), *end = ev[i].end;
 		uint32_t args = end != NULL ? ev[i].args : 0;
+		if (end != NULL && args == 0 && encode_span(w, r, rec, pos, end)) {
+			events += 2;
+			continue;
+		}
 		for (;;) {
 			bool ok;
 			if (RTR_LIKELY(!touches_slices(r, rec, end, args))) {
