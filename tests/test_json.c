@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/jsontext.h"
+#include "common/jsontext_num.h"
 
 #define U64_MAX_BYTES 20
 #define US_MAX_BYTES  24
@@ -319,6 +320,37 @@ static void us_matches_an_integer_reference_for_random_values(void **state)
 		if (want[n - 1] == '.')
 			want[--n] = '\0';
 		assert_string_equal(us_str(f, ns), want);
+	}
+}
+
+/* rtr__json_us_near() against rtr__json_us(): the same text for each ns of a walk,
+ * in steps from 1 ns to past 100 us (cache hits and misses), across the boundary at
+ * 100 us, from far off, and back down to small values. */
+static void us_near_matches_us_along_walks(void **state)
+{
+	struct fixture *f = *state;
+	struct rtr__json_us_cache cache;
+	char want[48];
+
+	memset(&cache, 0, sizeof(cache));
+	uint64_t ns = 0;
+	for (int i = 0; i < 300000; i++) {
+		uint64_t r = next_u64(f);
+		switch (i % 7) {
+		case 0:
+			ns = r >> (r % 64); /* anywhere */
+			break;
+		case 1:
+			ns = 99000 + r % 2000; /* around 100 us */
+			break;
+		default:
+			ns += (r % 3 == 0) ? r % 200000 : r % 997; /* near */
+			break;
+		}
+		size_t n = finish(f, rtr__json_us(fresh(f), ns), US_MAX_BYTES);
+		memcpy(want, f->buf, n + 1);
+		finish(f, rtr__json_us_near(fresh(f), ns, &cache), US_MAX_BYTES);
+		assert_string_equal(f->buf, want);
 	}
 }
 
@@ -916,6 +948,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(us_writes_every_fraction, setup, teardown),
 		cmocka_unit_test_setup_teardown(us_matches_an_integer_reference_for_random_values,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(us_near_matches_us_along_walks, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			f64_writes_integers_below_2_pow_53_without_fraction_or_exponent, setup,
 			teardown),

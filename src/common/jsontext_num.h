@@ -11,6 +11,7 @@
 #ifndef RTR_COMMON_JSONTEXT_NUM_H
 #define RTR_COMMON_JSONTEXT_NUM_H
 
+#include "common/compiler.h"
 #include "common/jsontext_internal.h"
 
 #include <stdint.h>
@@ -149,6 +150,13 @@ static inline char *rtr__jn_put_u64(char *p, uint64_t v)
 /* Decimal digits of v; as rtr__json_u64(). */
 static inline char *rtr__json_u64_inline(char *cur, uint64_t v)
 {
+	if (v < 100) { /* one pair, as in rtr__json_us_inline() */
+		uint32_t lz = v < 10;
+		memcpy(cur, &rtr__json_digits[2 * v + lz], 2);
+		return cur + 2 - lz;
+	}
+	if (v < 100000000) /* one group, inline */
+		return rtr__jn_put_lead8(cur, (uint32_t)v);
 	return rtr__jn_put_u64(cur, v);
 }
 
@@ -161,7 +169,7 @@ static inline char *rtr__json_i64_inline(char *cur, int64_t v)
 	*cur = '-';
 	cur += neg;
 	/* 0 - u is |v| for negative v, INT64_MIN included (2^63 as uint64_t) */
-	return rtr__jn_put_u64(cur, neg ? 0 - u : u);
+	return rtr__json_u64_inline(cur, neg ? 0 - u : u);
 }
 
 /* The fraction of a microsecond, ".ddd" for each count of nanoseconds, and how many
@@ -193,6 +201,48 @@ static inline char *rtr__json_us_inline(char *cur, uint64_t ns)
 		cur = rtr__jn_put_lead8(cur, (uint32_t)us);
 	} else {
 		cur = rtr__jn_put_u64(cur, us);
+	}
+	memcpy(cur, f->text, sizeof(f->text));
+	return cur + f->len;
+}
+
+/*
+ * The digits of the last hundreds of microseconds rtr__json_us_near() wrote: the
+ * text of ns / 100000, without leading zeros (at most 15 digits: ns < 2^64). Zero
+ * it to start.
+ */
+struct rtr__json_us_cache {
+	uint64_t hundreds; /* ns / 100000 that text holds; 0: none */
+	uint32_t len;
+	char text[20]; /* copied 16 bytes at a time: the bytes after len are scratch */
+};
+
+/*
+ * rtr__json_us(), for timestamps that come close together: the digits above the last
+ * two of the microseconds are those of the last call most of the time (an event
+ * within the same 100 us), so they are copied from c, and only the last two digits
+ * and the fraction are made. Same output, same bound.
+ */
+static inline char *rtr__json_us_near(char *cur, uint64_t ns, struct rtr__json_us_cache *c)
+{
+	uint64_t hundreds = ns / 100000;
+	uint32_t low = (uint32_t)(ns - hundreds * 100000); /* below 100 us, in ns */
+	uint32_t us = low / 1000;
+	const struct rtr__json_us_frac *f = &rtr__json_us_fracs[low - us * 1000];
+
+	if (hundreds == 0) {
+		uint32_t lz = us < 10;
+		memcpy(cur, &rtr__json_digits[2 * us + lz], 2);
+		cur += 2 - lz;
+	} else {
+		if (RTR_UNLIKELY(hundreds != c->hundreds)) {
+			c->len = (uint32_t)(rtr__jn_put_u64(c->text, hundreds) - c->text);
+			c->hundreds = hundreds;
+		}
+		memcpy(cur, c->text, 16);
+		cur += c->len;
+		rtr__jn_put2(cur, us);
+		cur += 2;
 	}
 	memcpy(cur, f->text, sizeof(f->text));
 	return cur + f->len;

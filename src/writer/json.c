@@ -79,10 +79,8 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, uint64_t key)
 {
 	struct rtr__head *h = &w->json.heads[head_slot(K_ARG_KEY, key, 0)];
 
-	if (RTR_LIKELY(h->kind == K_ARG_KEY && h->a == key)) {
-		memcpy(p, h->text, HEAD_TEXT);
-		return p + h->len;
-	}
+	if (RTR_LIKELY(h->kind == K_ARG_KEY && h->a == key))
+		return put_head_text(p, h);
 	char *start = p;
 	*p++ = '"';
 	if (key != 0)
@@ -447,7 +445,7 @@ encode_event(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *
 	char *line0 = p, *ts0, *rest0, *rest1, *args0 = NULL, *args1 = NULL;
 	p = put_head(w, p, key, rec, &v);
 	ts0 = p;
-	p = rtr__json_us_inline(p, ts);
+	p = rtr__json_us_near(p, ts, &w->json.ts_text);
 	rest0 = p;
 	if (rtr__kind_has_id(rec->kind)) {
 		p = put_hex_id(p, v.word);
@@ -616,7 +614,7 @@ static inline bool encode_span(struct rtr__writer *w, const struct rtr__ring *r,
 	char *p = out_reserve(w, line_bound(rec));
 	p = put_head(w, p, K_SPAN, rec, &no_view);
 	uint64_t ts = rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts));
-	p = rtr__json_us_inline(p, ts);
+	p = rtr__json_us_near(p, ts, &w->json.ts_text);
 	p = PUT_LIT(p, ",\"dur\":");
 	p = rtr__json_us_inline(p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, end->ts)) - ts);
 	memcpy(p, w->json.ids, sizeof(w->json.ids));
@@ -812,6 +810,7 @@ static int json_init(struct rtr__writer *w)
 	j->pid_tid_len = (size_t)snprintf(j->pid_tid, sizeof(j->pid_tid),
 					  ",\"pid\":%ld,\"tid\":", (long)w->s.pid);
 	j->ids_tid = -1;
+	memset(&j->ts_text, 0, sizeof(j->ts_text));
 	rtr__memstack_init(&j->mem); /* maps nothing until the first use */
 	memset(&j->async, 0, sizeof(j->async));
 

@@ -39,9 +39,21 @@ struct rtr__head {
 	uint64_t a, b; /* the record's a and b; b is 0 for RTR__K_SCOPE (a duration) */
 	uint32_t kind; /* RTR__K_*, K_SPAN or K_ARG_KEY, or 0 for an empty slot */
 	uint32_t len;
-	char text[HEAD_TEXT]; /* copied whole: the bytes after len are scratch */
+	char text[HEAD_TEXT]; /* copied in one fixed-size piece: the bytes after len are scratch */
 };
 _Static_assert(sizeof(struct rtr__head) == 128, "a head is two cache lines");
+
+/* A cached head's text: one fixed-size copy, of as few bytes as take it. */
+static inline char *put_head_text(char *p, const struct rtr__head *h)
+{
+	if (h->len <= 16) /* an argument's key, mostly */
+		memcpy(p, h->text, 16);
+	else if (h->len <= 48) /* a span's head with short names */
+		memcpy(p, h->text, 48);
+	else
+		memcpy(p, h->text, HEAD_TEXT);
+	return p + h->len;
+}
 
 static inline size_t head_slot(uint32_t kind, uint64_t a, uint64_t b)
 {
@@ -93,10 +105,8 @@ static inline char *put_head(struct rtr__writer *w, char *p, uint32_t kind,
 	uint64_t b = kind == RTR__K_SCOPE ? 0 : rec->b;
 	struct rtr__head *h = &w->json.heads[head_slot(kind, rec->a, b)];
 
-	if (RTR_LIKELY(h->kind == kind && h->a == rec->a && h->b == b)) {
-		memcpy(p, h->text, HEAD_TEXT);
-		return p + h->len;
-	}
+	if (RTR_LIKELY(h->kind == kind && h->a == rec->a && h->b == b))
+		return put_head_text(p, h);
 	char *end = rtr__json_encode_head(w, p, kind, rec, v);
 	size_t len = (size_t)(end - p);
 	if (len <= HEAD_TEXT) {

@@ -25,6 +25,7 @@
 #define RTR_WRITER_INTERNAL_H
 
 #include "common/compiler.h"
+#include "common/jsontext_num.h"
 #include "record/record.h"
 #include "ring/ring.h"
 #include "session/recorder.h"
@@ -245,6 +246,9 @@ struct rtr__json {
 	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
 	 * 20 that rtr__json_u64() may write and the 3 of the end */
 	char ids[48];
+	/* the digits above the last two of the latest event's ts in microseconds: events
+	 * close in time share them (rtr__json_us_near()) */
+	struct rtr__json_us_cache ts_text;
 	struct rtr__memstack mem;     /* live allocations, totals, resolved frames */
 	struct rtr__async_open async; /* the async spans open (async_open.h) */
 	int process_meta_done;	      /* the process label and sort index are in this file */
