@@ -634,6 +634,62 @@ static inline bool encode_span(struct rtr__writer *w, const struct rtr__ring *r,
 	return true;
 }
 
+/*
+ * The other common lines, alone and on the thread's timeline: a B or E without a
+ * continuation, a call site's scope, an instant, an integer counter (one word). The
+ * line encode_event() writes for each, without its look at every other kind. False,
+ * having written nothing, for anything else; the caller has checked that rec does
+ * not touch the open slices (touches_slices()).
+ */
+static inline bool encode_line(struct rtr__writer *w, const struct rtr__ring *r,
+			       const struct rtr__rec *rec, uint32_t pos)
+{
+	static const struct rtr__rec_view no_view; /* put_head() reads it for copied names only */
+	uint32_t key = rec->kind;
+
+	if (rec->nargs != 0)
+		return false;
+	switch (rec->kind) {
+	case RTR__K_BEGIN:
+	case RTR__K_END:
+	case RTR__K_SCOPE:
+		if (rec->flags != 0 || rec->ext != 0)
+			return false;
+		break;
+	case RTR__K_INSTANT: /* its scope is part of its head */
+		if ((rec->flags & ~(RTR__F_SCOPE_PROCESS | RTR__F_SCOPE_GLOBAL)) != 0 ||
+		    rec->ext != 0)
+			return false;
+		key |= (uint32_t)rec->flags << 8;
+		break;
+	case RTR__K_COUNTER_I64:
+		if (rec->flags != 0 || rec->ext != RTR__EXT_WORD)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	char *p = out_reserve(w, line_bound(rec));
+	p = put_head(w, p, key, rec, &no_view);
+	uint64_t ts = rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts));
+	p = rtr__json_us_near(p, ts, &w->json.ts_text);
+	if (rec->kind == RTR__K_SCOPE) {
+		p = PUT_LIT(p, ",\"dur\":");
+		p = rtr__json_us_inline(
+			p, rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, rec->ts + rec->b)) - ts);
+	}
+	memcpy(p, w->json.ids, sizeof(w->json.ids));
+	p += w->json.ids_len;
+	if (rec->kind == RTR__K_COUNTER_I64) {
+		p -= sizeof("},\n") - 1; /* the value goes before the line's end */
+		p = PUT_LIT(p, ",\"args\":{\"value\":");
+		p = rtr__json_i64_inline(p, (int64_t)rtr__ring_rec(r, pos + 1)->ts);
+		p = PUT_LIT(p, "}},\n");
+	}
+	out_commit(w, p, 1);
+	return true;
+}
+
 /* rtr__format.events: the batch loop, encode_event() inline in it (its one call). */
 static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct rtr__drained *ev,
 			    uint32_t n)
@@ -653,7 +709,8 @@ static uint64_t json_events(struct rtr__writer *w, struct rtr__ring *r, struct r
 		for (;;) {
 			bool ok;
 			if (RTR_LIKELY(!touches_slices(r, rec, end, args))) {
-				ok = encode_event(w, r, rec, pos, end, 0, 0);
+				ok = (end == NULL && encode_line(w, r, rec, pos)) ||
+				     encode_event(w, r, rec, pos, end, 0, 0);
 				if (ok && end == NULL && rec->kind <= RTR__K_END)
 					slices_follow(r, rec);
 			} else {
