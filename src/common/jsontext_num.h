@@ -207,43 +207,38 @@ static inline char *rtr__json_us_inline(char *cur, uint64_t ns)
 }
 
 /*
- * The digits of the last hundreds of microseconds rtr__json_us_near() wrote: the
- * text of ns / 100000, without leading zeros (at most 15 digits: ns < 2^64). Zero
- * it to start.
+ * The integer part of the last timestamp rtr__json_us_near() wrote: the digits of
+ * ns / 1000 without leading zeros (at most 17). Zero it to start.
  */
 struct rtr__json_us_cache {
-	uint64_t hundreds; /* ns / 100000 that text holds; 0: none */
+	uint64_t key;	   /* 1 + the microseconds text holds; 0: none */
+	uint64_t hundreds; /* their hundreds, when at least one: the same but the last two */
 	uint32_t len;
-	char text[20]; /* copied 16 bytes at a time: the bytes after len are scratch */
+	char text[24]; /* copied whole: the bytes after len are scratch */
 };
 
 /*
- * rtr__json_us(), for timestamps that come close together: the digits above the last
- * two of the microseconds are those of the last call most of the time (an event
- * within the same 100 us), so they are copied from c, and only the last two digits
- * and the fraction are made. Same output, same bound.
+ * rtr__json_us(), for timestamps that come close together: mostly in the same
+ * microsecond as the last call (the integer part is copied whole from c), or in the
+ * same hundred (its last two digits are rewritten there first). Same output, same
+ * bound.
  */
 static inline char *rtr__json_us_near(char *cur, uint64_t ns, struct rtr__json_us_cache *c)
 {
-	uint64_t hundreds = ns / 100000;
-	uint32_t low = (uint32_t)(ns - hundreds * 100000); /* below 100 us, in ns */
-	uint32_t us = low / 1000;
-	const struct rtr__json_us_frac *f = &rtr__json_us_fracs[low - us * 1000];
+	uint64_t us = ns / 1000;
+	const struct rtr__json_us_frac *f = &rtr__json_us_fracs[ns - us * 1000];
 
-	if (hundreds == 0) {
-		uint32_t lz = us < 10;
-		memcpy(cur, &rtr__json_digits[2 * us + lz], 2);
-		cur += 2 - lz;
-	} else {
-		if (RTR_UNLIKELY(hundreds != c->hundreds)) {
-			c->len = (uint32_t)(rtr__jn_put_u64(c->text, hundreds) - c->text);
-			c->hundreds = hundreds;
-		}
-		memcpy(cur, c->text, 16);
-		cur += c->len;
-		rtr__jn_put2(cur, us);
-		cur += 2;
+	if (RTR_UNLIKELY(us + 1 != c->key)) {
+		uint64_t hundreds = us / 100;
+		if (hundreds != 0 && hundreds == c->hundreds)
+			rtr__jn_put2(c->text + c->len - 2, (uint32_t)(us - hundreds * 100));
+		else
+			c->len = (uint32_t)(rtr__jn_put_u64(c->text, us) - c->text);
+		c->key = us + 1;
+		c->hundreds = hundreds;
 	}
+	memcpy(cur, c->text, sizeof(c->text));
+	cur += c->len;
 	memcpy(cur, f->text, sizeof(f->text));
 	return cur + f->len;
 }

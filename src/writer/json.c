@@ -9,7 +9,11 @@
  * already escaped, and are copied with memcpy. Most lines take their head, up to the
  * timestamp, whole from the head cache (struct rtr__head, json.h), and their end, the
  * pid and tid, from a copy made once per thread (use_ids()). Everything per event is
- * a direct call or inline here; only the batch comes through the format's table.
+ * a direct call or inline here; only the batch comes through the format's table. The
+ * commonest events skip encode_event()'s look at every kind: a folded leaf span
+ * (encode_span()) and a plain B, E, scope, instant or counter (encode_line()), each
+ * the same line encode_event() would write. A line's ts is written from the last
+ * one's digits when they share them (rtr__json_us_near()).
  *
  * Lines that are not the common event (metadata, memory events, stack samples,
  * track lanes' names) are json_meta.c's; the file's head and end marker framing.c's.

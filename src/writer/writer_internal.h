@@ -246,8 +246,8 @@ struct rtr__json {
 	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
 	 * 20 that rtr__json_u64() may write and the 3 of the end */
 	char ids[48];
-	/* the digits above the last two of the latest event's ts in microseconds: events
-	 * close in time share them (rtr__json_us_near()) */
+	/* the latest event's ts in whole microseconds, as text: events close in time
+	 * share it, or all of it but the last two digits (rtr__json_us_near()) */
 	struct rtr__json_us_cache ts_text;
 	struct rtr__memstack mem;     /* live allocations, totals, resolved frames */
 	struct rtr__async_open async; /* the async spans open (async_open.h) */
