@@ -222,23 +222,35 @@ void rtr__json_begin_file(struct rtr__writer *w)
  * out_reserve() keeps free. "bytes" counts the JSON text that precedes the marker
  * (uncompressed in a .json.gz).
  */
+void rtr__out_end_counts(struct rtr__writer *w, int final, struct rtr__end_counts *c)
+{
+	c->full = rtr_atomic_load_relaxed(&w->acct.st_dropped_full);
+	c->large = rtr_atomic_load_relaxed(&w->acct.st_dropped_large);
+	c->reentrant = rtr_atomic_load_relaxed(&w->acct.st_dropped_reentrant);
+	c->corrupt = rtr_atomic_load_relaxed(&w->acct.st_dropped_corrupt);
+	c->no_track = rtr_atomic_load_relaxed(&w->acct.st_dropped_no_track);
+	c->failed = rtr_atomic_load_relaxed(&w->out.sink.events_failed);
+	c->io = c->failed + rtr_atomic_load_relaxed(&w->acct.st_unwritten);
+	c->dropped = c->full + c->large + c->reentrant + c->corrupt + c->no_track + c->io;
+	c->bytes = w->out.sink.text_offset + w->out.chunk->len;
+	/* this file's events: a segment's since it began, a snapshot's in its window */
+	c->events = w->out.snapshotting ? w->out.snapshot_events
+					: w->out.encoded - w->out.file_events -
+						  (c->failed - w->out.file_failed);
+	c->signal = final ? rtr_atomic_load_relaxed(&w->loop.signal)
+			  : rtr_atomic_load_relaxed(&w->loop.flush_signal);
+}
+
 void rtr__json_end_file(struct rtr__writer *w, int final)
 {
 	const struct rtr__session *s = &w->s;
-	uint64_t full = rtr_atomic_load_relaxed(&w->acct.st_dropped_full);
-	uint64_t large = rtr_atomic_load_relaxed(&w->acct.st_dropped_large);
-	uint64_t reentrant = rtr_atomic_load_relaxed(&w->acct.st_dropped_reentrant);
-	uint64_t corrupt = rtr_atomic_load_relaxed(&w->acct.st_dropped_corrupt);
-	uint64_t no_track = rtr_atomic_load_relaxed(&w->acct.st_dropped_no_track);
-	uint64_t failed = rtr_atomic_load_relaxed(&w->out.sink.events_failed);
-	uint64_t io = failed + rtr_atomic_load_relaxed(&w->acct.st_unwritten);
-	uint64_t bytes = w->out.sink.text_offset + w->out.chunk->len;
-	/* this file's events: a segment's since it began, a snapshot's in its window */
-	uint64_t events = w->out.snapshotting ? w->out.snapshot_events
-					      : w->out.encoded - w->out.file_events -
-							(failed - w->out.file_failed);
-	uint32_t sig = final ? rtr_atomic_load_relaxed(&w->loop.signal)
-			     : rtr_atomic_load_relaxed(&w->loop.flush_signal);
+	struct rtr__end_counts c;
+
+	rtr__out_end_counts(w, final, &c);
+	uint64_t full = c.full, large = c.large, reentrant = c.reentrant, corrupt = c.corrupt;
+	uint64_t no_track = c.no_track, failed = c.failed, io = c.io, bytes = c.bytes;
+	uint64_t events = c.events;
+	uint32_t sig = c.signal;
 	char *p = w->out.chunk->data + w->out.chunk->len;
 
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":");

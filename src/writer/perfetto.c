@@ -1568,20 +1568,13 @@ static char *put_own_counter(struct rtr__writer *w, char *p, unsigned which, uin
 static void pf_end_file(struct rtr__writer *w, int final)
 {
 	const struct rtr__session *s = &w->s;
-	uint64_t full = rtr_atomic_load_relaxed(&w->acct.st_dropped_full);
-	uint64_t large = rtr_atomic_load_relaxed(&w->acct.st_dropped_large);
-	uint64_t reentrant = rtr_atomic_load_relaxed(&w->acct.st_dropped_reentrant);
-	uint64_t corrupt = rtr_atomic_load_relaxed(&w->acct.st_dropped_corrupt);
-	uint64_t no_track = rtr_atomic_load_relaxed(&w->acct.st_dropped_no_track);
-	uint64_t failed = rtr_atomic_load_relaxed(&w->out.sink.events_failed);
-	uint64_t io = failed + rtr_atomic_load_relaxed(&w->acct.st_unwritten);
-	uint64_t bytes = w->out.sink.text_offset + w->out.chunk->len;
-	uint64_t events = w->out.snapshotting ? w->out.snapshot_events
-					      : w->out.encoded - w->out.file_events -
-							(failed - w->out.file_failed);
-	uint32_t sig = final ? rtr_atomic_load_relaxed(&w->loop.signal)
-			     : rtr_atomic_load_relaxed(&w->loop.flush_signal);
-	uint64_t dropped = full + large + reentrant + corrupt + no_track + io;
+	struct rtr__end_counts c;
+
+	rtr__out_end_counts(w, final, &c);
+	uint64_t full = c.full, large = c.large, reentrant = c.reentrant, corrupt = c.corrupt;
+	uint64_t no_track = c.no_track, failed = c.failed, io = c.io, bytes = c.bytes;
+	uint64_t events = c.events, dropped = c.dropped;
+	uint32_t sig = c.signal;
 	uint64_t now = rtr__mono_ns();
 	char args[1024], *a = args;
 

@@ -331,6 +331,16 @@ void rtr__out_close_after_error(struct rtr__writer *w);
 void rtr__json_begin_file(struct rtr__writer *w);
 void rtr__json_end_file(struct rtr__writer *w, int final);
 
+/* framing.c: what an end marker counts, for either format's (final: the last one). */
+struct rtr__end_counts {
+	uint64_t full, large, reentrant, corrupt, no_track, io, dropped;
+	uint64_t failed; /* events the sink could not write */
+	uint64_t bytes;	 /* the file's bytes before the marker (uncompressed) */
+	uint64_t events; /* this file's: a segment's since it began, a snapshot's */
+	uint32_t signal; /* the signal it names, or 0 */
+};
+void rtr__out_end_counts(struct rtr__writer *w, int final, struct rtr__end_counts *c);
+
 /* writer.c: publish the session's counters (final: after the stop's wait). */
 void rtr__writer_account(struct rtr__writer *w, int final);
 /* drain.c: where a cut ends and begins again r's open slices, in ticks: after every
