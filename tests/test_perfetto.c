@@ -52,6 +52,42 @@ static size_t count(const struct pf_trace *t, const char *name, int type)
 	return n;
 }
 
+/* Every slice balanced on its track, in file order: no END without its BEGIN, none
+ * left open. Returns the slices; fails the test at the first unbalanced track. */
+static size_t balanced(const struct pf_trace *t)
+{
+	struct depth {
+		uint64_t track;
+		long depth;
+	} *d = calloc(t->ntracks + 1, sizeof(*d));
+	size_t nd = 0, slices = 0;
+
+	assert_non_null(d);
+	for (size_t i = 0; i < t->nevents; i++) {
+		const struct pf_event *e = &t->events[i];
+		if (e->type != 1 && e->type != 2)
+			continue;
+		size_t k = 0;
+		while (k < nd && d[k].track != e->track)
+			k++;
+		if (k == nd) {
+			assert_true(nd <= t->ntracks); /* an event's track is declared */
+			d[nd++] = (struct depth){.track = e->track};
+		}
+		d[k].depth += e->type == 1 ? 1 : -1;
+		if (d[k].depth < 0)
+			fail_msg("track %llx: an END without its BEGIN (event %zu)",
+				 (unsigned long long)e->track, i);
+		slices += e->type == 2;
+	}
+	for (size_t k = 0; k < nd; k++)
+		if (d[k].depth != 0)
+			fail_msg("track %llx: %ld slices left open", (unsigned long long)d[k].track,
+				 d[k].depth);
+	free(d);
+	return slices;
+}
+
 /* protoc decodes the file against the schema subset (skipped without protoc). */
 static void protoc_decodes(const char *path)
 {
@@ -103,6 +139,7 @@ static void test_events_read_back(void **state)
 	struct pf_trace t;
 	if (pf_read(path, &t, 0) != 0)
 		fail_msg("%s", t.error);
+	balanced(&t);
 	assert_true(t.cleared >= 2); /* the writer's sequence and the thread's */
 
 	/* spans: a BEGIN and an END each, in time order on the thread's track */
@@ -240,6 +277,7 @@ static void test_bytes_per_span(void **state)
 	struct pf_trace t;
 	if (pf_read(path, &t, 0) != 0)
 		fail_msg("%s", t.error);
+	balanced(&t);
 	assert_int_equal(count(&t, "span", 1), 100000);
 	pf_free(&t);
 	unlink(path);
@@ -259,6 +297,7 @@ static void test_cut_anywhere(void **state)
 	struct pf_trace whole;
 	if (pf_read(path, &whole, 0) != 0)
 		fail_msg("%s", whole.error);
+	balanced(&whole);
 	FILE *f = fopen(path, "rb");
 	char *data = malloc(whole.bytes);
 	assert_int_equal(fread(data, 1, whole.bytes, f), whole.bytes);
@@ -291,11 +330,21 @@ static void test_rotation(void **state)
 	mkdir(dir, 0700);
 	snprintf(path, sizeof(path), "%s/trace.pftrace", dir);
 	start_pf(path, "1");
+	/* open across every cut: a slice, and async spans begun in turn (one ended) */
+	rtr_begin("app", "whole run");
+	struct rtr_arg bytes = RTR_ARG_I64("bytes", 4096);
+	rtr_async_begin("io", "request", 7, &bytes, 1);
+	rtr_async_begin("io", "request", 8, NULL, 0);
+	rtr_async_begin("net", "transfer", 7, NULL, 0);
+	rtr_async_end("io", "request", 8);
 	for (int i = 0; i < 200000; i++) {
 		rtr_begin("app", "span");
 		rtr_instant_v("app", "tick", RTR_ARG_I64("i", i));
 		rtr_end("app", "span");
 	}
+	rtr_async_end("net", "transfer", 7);
+	rtr_async_end("io", "request", 7);
+	rtr_end("app", "whole run");
 	struct rtr_stats st;
 	assert_int_equal(rtr_stop(), 0);
 	rtr_stats_get(&st);
@@ -310,6 +359,22 @@ static void test_rotation(void **state)
 		if (pf_read(seg, &t, 0) != 0)
 			fail_msg("%s: %s", seg, t.error);
 		instants += count(&t, "tick", 3);
+		balanced(&t);
+		/* the spans open across the cuts are in every segment, on their tracks */
+		assert_int_equal(count(&t, "whole run", 1), 1);
+		assert_int_equal(count(&t, "request", 1), k == 0 ? 2 : 1);
+		assert_int_equal(count(&t, "transfer", 1), 1);
+		const struct pf_event *req = find(&t, "request", 1, 0);
+		const struct pf_event *xfer = find(&t, "transfer", 1, 0);
+		assert_string_equal(req->cat, "io");
+		assert_string_equal(xfer->cat, "net");
+		assert_true(req->track != xfer->track); /* same id, another category */
+		if (k == 0) {
+			assert_int_equal(pf_ann(req, "bytes")->i, 4096);
+		} else {
+			assert_non_null(pf_ann(req, "continued"));
+			assert_non_null(pf_ann(xfer, "continued"));
+		}
 		assert_non_null(find(&t, "ringtrace: start", 3, 0));
 		assert_non_null(find(&t, "ringtrace: end", 3, 0));
 		pf_free(&t);
@@ -359,6 +424,7 @@ static void test_other_kinds(void **state)
 	struct pf_trace tr;
 	if (pf_read(path, &tr, 0) != 0)
 		fail_msg("%s", tr.error);
+	balanced(&tr);
 	const struct pf_event *k = find(&tr, "kernel", 1, 0), *o = find(&tr, "overlap", 1, 0);
 	assert_non_null(k);
 	assert_non_null(o);
@@ -435,6 +501,7 @@ static void test_flight_snapshot(void **state)
 	struct pf_trace t;
 	if (pf_read(snap, &t, 0) != 0)
 		fail_msg("%s", t.error);
+	balanced(&t);
 	assert_true(count(&t, "tick", 3) > 1000);
 	assert_true(count(&t, "tick", 3) < 300000); /* 2 MiB hold only the newest */
 	size_t ticks = count(&t, "tick", 3), spans = count(&t, "span", 1);
@@ -470,6 +537,7 @@ static void test_gzip(void **state)
 	struct pf_trace t;
 	if (pf_read(plain, &t, 0) != 0)
 		fail_msg("%s", t.error);
+	balanced(&t);
 	assert_int_equal(count(&t, "span", 1), 10000);
 	assert_string_equal(pf_ann(find(&t, "ringtrace: start", 3, 0), "compress")->s, "gzip");
 	pf_free(&t);

@@ -1226,6 +1226,12 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 			 : rec->kind == RTR__K_ASYNC_END ? TYPE_END
 							 : TYPE_INSTANT;
 		p = put_event(w, p, seq, &e, rec, &v);
+		/* kept for a cut to end and begin again (pf_cut_async()) */
+		if (rec->kind == RTR__K_ASYNC_BEGIN)
+			rtr__async_open_add(&w->json.async, rec->b, v.word, e.name ? e.name : "",
+					    len, NULL, 0, NULL, 0);
+		else if (rec->kind == RTR__K_ASYNC_END)
+			rtr__async_open_end(&w->json.async, rec->b, v.word);
 		break;
 	}
 	default:
@@ -1670,11 +1676,46 @@ static uint64_t pf_cut_ring(struct rtr__writer *w, struct rtr__ring *r, int what
 	return lines;
 }
 
-/* rtr__format.cut_async: async spans are left open across a cut (docs/perfetto.md). */
+/* rtr__format.cut_async: the open async spans ended (newest first) or begun again
+ * (oldest first) on their tracks, from the writer's sequence; a span begun again
+ * has its name, its arguments stay with its first begin. */
 static uint64_t pf_cut_async(struct rtr__writer *w, int what, uint64_t ts, size_t budget)
 {
-	(void)w, (void)what, (void)ts, (void)budget;
-	return 0;
+	static const struct rtr__async_span *list[RTR_ASYNC_OPEN_MAX]; /* writer thread only */
+	size_t n = rtr__async_open_list(&w->json.async, what == RTR__CUT_BEGIN ? 1 : -1, list);
+	const char *flag = what == RTR__CUT_BEGIN ? "continued"
+			   : what == RTR__CUT_END ? "cut"
+						  : "open";
+	uint64_t lines = 0;
+
+	ts += w->s.origin_ns; /* cut.c's times are from the origin */
+	for (size_t i = 0; i < n; i++) {
+		const struct rtr__async_span *a = list[i];
+		size_t bound = 3 * PKT_FIXED + 2 * (size_t)a->head_len;
+		if (bound > budget)
+			break;
+		budget -= bound;
+		uint64_t track = async_track(w, a->cat, a->id, a->text, a->head_len);
+		char *pkt, *te, *p = out_reserve(w, bound);
+		p = pkt_begin(p, &pkt);
+		p = pb_uint(p, 8, ts);
+		p = pb_uint(p, 58, CLOCK_MONOTONIC_ID);
+		p = pb_open(p, 11, &te);
+		p = pb_uint(p, 9, what == RTR__CUT_BEGIN ? TYPE_BEGIN : TYPE_END);
+		p = pb_uint(p, 11, track != 0 ? track : process_uuid(own_pid(w)));
+		if (what == RTR__CUT_BEGIN) {
+			const char *cat = (const char *)(uintptr_t)a->cat;
+			if (cat != NULL)
+				p = pb_string(p, 22, cat, strnlen(cat, PF_STR_MAX));
+			p = pb_string(p, 23, a->text, a->head_len);
+		}
+		p = put_flag_annotation(p, flag);
+		p = pb_close(te, p);
+		p = put_seq(p, 1, writer_flags(w));
+		out_commit(w, pkt_end(pkt, p), 0);
+		lines++;
+	}
+	return lines;
 }
 
 /* ------------------------------------------------------------------------- */
