@@ -307,9 +307,15 @@ struct rtr_stats {
 	/* Flight mode: events that fell out of the window. They count as written (to the
 	 * window), not as dropped. */
 	uint64_t events_evicted;
+	/* Fields of version 3. */
+	/* Block mode (RTR_ON_FULL_BLOCK): events whose thread waited for the writer to
+	 * free ring space, and the time they waited in all, in ns. 0 and 0 mean the
+	 * writer kept up; drop mode drops instead (events_dropped_full). */
+	uint64_t events_waited_full;
+	uint64_t waited_ns;
 };
 
-#define RTR_STATS_VERSION 2
+#define RTR_STATS_VERSION 3
 
 /*
  * Counters of the current session, or of the last one after rtr_stop(). While the

@@ -52,6 +52,8 @@ struct count_walk {
 	uint64_t events;
 	const struct tt_event *end;
 	int64_t end_events, end_dropped, end_corrupt, end_no_track;
+	int end_has_waited;
+	int64_t end_waited, end_waited_ns;
 	int64_t named[5];
 };
 
@@ -66,6 +68,11 @@ static int visit_count(const struct tt_event *e, void *ctx)
 		w->end_dropped = tu_arg_int(e, "dropped");
 		w->end_corrupt = tu_arg_int(e, "dropped_corrupt");
 		w->end_no_track = tu_arg_int(e, "dropped_no_track");
+		w->end_has_waited = tt_arg(e, "waited") != NULL;
+		if (w->end_has_waited) {
+			w->end_waited = tu_arg_int(e, "waited");
+			w->end_waited_ns = tu_arg_int(e, "waited_ns");
+		}
 		return 0;
 	}
 	if (tu_is(e->ph, "M") || tu_is(e->name, "ringtrace: start") ||
@@ -92,6 +99,10 @@ static struct count_walk check_file(const struct rtr_stats *st)
 	assert_int_equal(w.end_dropped, (int64_t)st->events_dropped);
 	assert_int_equal(w.end_corrupt, (int64_t)st->events_dropped_corrupt);
 	assert_int_equal(w.end_no_track, (int64_t)st->events_dropped_no_track);
+	if (w.end_has_waited) {
+		assert_int_equal(w.end_waited, (int64_t)st->events_waited_full);
+		assert_int_equal(w.end_waited_ns, (int64_t)st->waited_ns);
+	}
 	return w;
 }
 
@@ -367,6 +378,48 @@ static void events_on_a_missing_track_are_counted(void **state)
 	assert_int_equal(w.named[3], 0);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Block mode's waits                                                         */
+
+/* A ring of 128 records fills long before the writer wakes: the producer waits, and
+ * how often and how long is counted, in the stats and the end marker. */
+static void block_mode_counts_its_waits(void **state)
+{
+	(void)state;
+	struct rtr_stats st;
+
+	make_path("waits");
+	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 12);
+	for (int i = 0; i < 100000; i++) {
+		rtr_begin(CAT, "span");
+		rtr_end(CAT, "span");
+	}
+	assert_int_equal(rtr_stop(), 0);
+	rtr_stats_get(&st);
+	assert_int_equal(st.version, RTR_STATS_VERSION);
+	assert_int_equal(st.events_dropped, 0);
+	assert_int_equal(st.events_written, 200000);
+	assert_true(st.events_waited_full > 0);
+	assert_true(st.events_waited_full <= st.events_recorded);
+	assert_true(st.waited_ns >= st.events_waited_full); /* each wait took some time */
+	struct count_walk w = check_file(&st);
+	assert_true(w.end_has_waited);
+
+	/* drop mode drops instead, and says nothing of waits */
+	make_path("nowaits");
+	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_DROP, 1 << 12);
+	for (int i = 0; i < 100000; i++) {
+		rtr_begin(CAT, "span");
+		rtr_end(CAT, "span");
+	}
+	assert_int_equal(rtr_stop(), 0);
+	rtr_stats_get(&st);
+	assert_int_equal(st.events_waited_full, 0);
+	assert_int_equal(st.waited_ns, 0);
+	w = check_file(&st);
+	assert_false(w.end_has_waited);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +430,7 @@ int main(void)
 					  tu_teardown),
 		cmocka_unit_test_teardown(record_with_bad_contents_is_skipped_alone, tu_teardown),
 		cmocka_unit_test_teardown(events_on_a_missing_track_are_counted, tu_teardown),
+		cmocka_unit_test_teardown(block_mode_counts_its_waits, tu_teardown),
 	};
 	tu_filter_from_env();
 	return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);

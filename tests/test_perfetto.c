@@ -234,6 +234,8 @@ static void test_events_read_back(void **state)
 	assert_int_equal(pf_ann(end, "final")->u, 1);
 	assert_int_equal(pf_ann(end, "events")->u, st.events_recorded);
 	assert_int_equal(pf_ann(end, "dropped")->u, 0);
+	assert_int_equal(pf_ann(end, "waited")->u, st.events_waited_full); /* block mode */
+	assert_int_equal(pf_ann(end, "waited_ns")->u, st.waited_ns);
 	/* the bytes before the marker: all but the closing packets */
 	uint64_t marked = pf_ann(end, "bytes")->u;
 	assert_true(marked < t.bytes && t.bytes - marked < 1024);

@@ -110,6 +110,8 @@ struct rtr__ring {
 	uint64_t dropped_reentrant; /* events begun inside another on this thread; relaxed */
 	uint64_t dropped_no_track;  /* events on a track that could not be made; relaxed */
 	uint64_t args_cut;	    /* events recorded with only RTR_MAX_ARGS arguments; relaxed */
+	uint64_t waited_full;	    /* block mode: events that waited for room; relaxed */
+	uint64_t waited_ns;	    /* the time they waited, in ns; relaxed */
 
 	/* Consumer's line: written only by the writer. tail: next record to read. */
 	uint32_t tail __attribute__((aligned(RTR__CACHELINE)));
@@ -127,7 +129,7 @@ struct rtr__ring {
 	size_t map_bytes;	/* size of the mapping that holds this ring */
 	char name[64];		/* the thread's name when the ring was made */
 	int32_t sort_index;	/* rtr_thread_sort_index() + 1, 0 if none; relaxed */
-	uint64_t reader[16];	/* the writer's per-ring state; writer only */
+	uint64_t reader[18];	/* the writer's per-ring state; writer only */
 };
 
 /*

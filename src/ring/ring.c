@@ -236,9 +236,20 @@ static bool window_enter(struct rtr__ring *r)
 	return rtr__recording() != 0;
 }
 
+/* Block mode: a wait that began at since_ns (0: none) is over; count it. */
+static void waited(struct rtr__ring *r, uint64_t since_ns)
+{
+	if (since_ns == 0)
+		return;
+	/* relaxed, one instruction each: counters the writer sums, as dropped_full */
+	__atomic_fetch_add(&r->waited_full, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->waited_ns, rtr__mono_ns() - since_ns, __ATOMIC_RELAXED);
+}
+
 RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 {
 	int woke = 0;
+	uint64_t wait_since = 0; /* block mode: when this event began to wait */
 
 	if (n > r->capacity / 2) {
 		/* relaxed, one instruction: a count that a signal handler on this thread
@@ -280,19 +291,27 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 			 * again, with this one published. */
 			r->limit = r->hwm;
 		}
-		if (fill <= r->capacity)
+		if (fill <= r->capacity) {
+			waited(r, wait_since);
 			return true;
-		if (!rtr__recording())
+		}
+		if (!rtr__recording()) {
+			waited(r, wait_since);
 			return false; /* stopping: the event is outside the session */
+		}
 		if (rtr_atomic_load_relaxed(&on_full_policy) == RTR_ON_FULL_DROP) {
 			/* relaxed, one instruction: as dropped_large above */
 			__atomic_fetch_add(&r->dropped_full, 1, __ATOMIC_RELAXED);
 			return false;
 		}
+		if (wait_since == 0)
+			wait_since = rtr__mono_ns();
 		window_leave(r);
 		backoff(round);
-		if (!window_enter(r))
+		if (!window_enter(r)) {
+			waited(r, wait_since);
 			return false;
+		}
 	}
 }
 

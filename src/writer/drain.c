@@ -66,6 +66,8 @@ struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r
 		rd->base_reentrant = rtr_atomic_load_relaxed(&r->dropped_reentrant);
 		rd->base_no_track = rtr_atomic_load_relaxed(&r->dropped_no_track);
 		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
+		rd->base_waited = rtr_atomic_load_relaxed(&r->waited_full);
+		rd->base_waited_ns = rtr_atomic_load_relaxed(&r->waited_ns);
 		rd->dropped_seen =
 			rd->base_full + rd->base_large + rd->base_reentrant + rd->base_no_track;
 	}

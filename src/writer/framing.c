@@ -239,6 +239,9 @@ void rtr__out_end_counts(struct rtr__writer *w, int final, struct rtr__end_count
 						  (c->failed - w->out.file_failed);
 	c->signal = final ? rtr_atomic_load_relaxed(&w->loop.signal)
 			  : rtr_atomic_load_relaxed(&w->loop.flush_signal);
+	c->block = w->s.cfg.on_full == RTR_ON_FULL_BLOCK;
+	c->waited = rtr_atomic_load_relaxed(&w->acct.st_waited);
+	c->waited_ns = rtr_atomic_load_relaxed(&w->acct.st_waited_ns);
 }
 
 void rtr__json_end_file(struct rtr__writer *w, int final)
@@ -306,6 +309,12 @@ void rtr__json_end_file(struct rtr__writer *w, int final)
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->acct.st_args_cut));
 	p = PUT_LIT(p, ",\"threads\":");
 	p = rtr__json_u64(p, rtr_atomic_load_relaxed(&w->acct.st_threads));
+	if (c.block) { /* how long the producers waited for the writer */
+		p = PUT_LIT(p, ",\"waited\":");
+		p = rtr__json_u64(p, c.waited);
+		p = PUT_LIT(p, ",\"waited_ns\":");
+		p = rtr__json_u64(p, c.waited_ns);
+	}
 	if (w->json.mem.untracked != 0) { /* allocations left out of the memory totals */
 		p = PUT_LIT(p, ",\"mem_untracked\":");
 		p = rtr__json_u64(p, w->json.mem.untracked);

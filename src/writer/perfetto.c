@@ -1613,6 +1613,10 @@ static void pf_end_file(struct rtr__writer *w, int final)
 	a = put_kv(a, "dropped_no_track", NULL, no_track);
 	a = put_kv(a, "args_cut", NULL, rtr_atomic_load_relaxed(&w->acct.st_args_cut));
 	a = put_kv(a, "threads", NULL, rtr_atomic_load_relaxed(&w->acct.st_threads));
+	if (c.block) {
+		a = put_kv(a, "waited", NULL, c.waited);
+		a = put_kv(a, "waited_ns", NULL, c.waited_ns);
+	}
 	if (w->json.mem.untracked != 0)
 		a = put_kv(a, "mem_untracked", NULL, w->json.mem.untracked);
 	a = put_kv(a, "bytes", NULL, bytes);

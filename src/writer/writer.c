@@ -93,6 +93,8 @@ void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__t
 	t->reentrant += rtr_atomic_load_relaxed(&r->dropped_reentrant) - rd->base_reentrant;
 	t->no_track += rtr_atomic_load_relaxed(&r->dropped_no_track) - rd->base_no_track;
 	t->args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut + rd->args_lost;
+	t->waited += rtr_atomic_load_relaxed(&r->waited_full) - rd->base_waited;
+	t->waited_ns += rtr_atomic_load_relaxed(&r->waited_ns) - rd->base_waited_ns;
 	t->consumed += rd->events;
 	if (rd->unframed && rtr__ring_readable(r) == 0 && events >= rd->events)
 		rd->corrupt = events - rd->events;
@@ -123,6 +125,8 @@ void rtr__writer_account(struct rtr__writer *w, int final)
 	rtr_atomic_store_relaxed(&w->acct.st_dropped_no_track, t.no_track);
 	rtr_atomic_store_relaxed(&w->acct.st_dropped_corrupt, t.corrupt);
 	rtr_atomic_store_relaxed(&w->acct.st_args_cut, t.args_cut);
+	rtr_atomic_store_relaxed(&w->acct.st_waited, t.waited);
+	rtr_atomic_store_relaxed(&w->acct.st_waited_ns, t.waited_ns);
 	rtr_atomic_store_relaxed(&w->acct.st_threads, w->drain.threads);
 	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
 	if (w->out.flight != NULL) {
@@ -720,6 +724,8 @@ void rtr__writer_stats(struct rtr_stats *out)
 				     ? rtr_atomic_load_relaxed(&w->acct.st_snapshot_bytes)
 				     : rtr_atomic_load_relaxed(&w->out.sink.bytes_written);
 	out->events_args_cut = rtr_atomic_load_relaxed(&w->acct.st_args_cut);
+	out->events_waited_full = rtr_atomic_load_relaxed(&w->acct.st_waited);
+	out->waited_ns = rtr_atomic_load_relaxed(&w->acct.st_waited_ns);
 	out->threads = rtr_atomic_load_relaxed(&w->acct.st_threads);
 	out->writer_wakeups = rtr_atomic_load_relaxed(&w->acct.st_wakeups);
 	out->io_method = rtr_atomic_load_relaxed(&w->acct.st_io);

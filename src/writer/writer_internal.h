@@ -114,6 +114,7 @@ extern const struct rtr__format rtr__perfetto_format;
 /* Private totals: the producer counters of rings, and what was consumed. */
 struct rtr__totals {
 	uint64_t events, full, large, reentrant, no_track, args_cut, consumed, corrupt;
+	uint64_t waited, waited_ns; /* block mode's waits for room */
 };
 
 /* The writer's state in each ring (rtr__ring.reader), drain.c's. */
@@ -125,6 +126,7 @@ struct rtr__reader {
 	uint64_t base_reentrant;
 	uint64_t base_no_track;
 	uint64_t base_args_cut;
+	uint64_t base_waited, base_waited_ns;
 	uint64_t events;	    /* events consumed and encoded in this session */
 	uint64_t corrupt;	    /* events skipped as malformed in this session */
 	uint64_t dropped_seen;	    /* drops already shown in the trace */
@@ -177,7 +179,8 @@ struct rtr__account {
 	uint64_t base_unattached;   /* rtr__rings_reentrant_unattached() at the start */
 	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
 		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
-		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written;
+		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written,
+		st_waited, st_waited_ns;
 	int st_io, st_clock, st_flight;
 };
 
@@ -338,6 +341,8 @@ struct rtr__end_counts {
 	uint64_t bytes;	 /* the file's bytes before the marker (uncompressed) */
 	uint64_t events; /* this file's: a segment's since it began, a snapshot's */
 	uint32_t signal; /* the signal it names, or 0 */
+	int block;	 /* block mode: the producers' waits are in the marker */
+	uint64_t waited, waited_ns;
 };
 void rtr__out_end_counts(struct rtr__writer *w, int final, struct rtr__end_counts *c);
 
