@@ -8,7 +8,8 @@
  *
  * Prints one line of key=value pairs: producer ns per event (median over threads),
  * writer events per second (events / wall time to rtr_stop() returning), bytes per
- * event, peak RSS, events dropped (must be 0 in block mode) and the I/O method.
+ * event, peak RSS, events dropped (must be 0 in block mode), the I/O method, and how
+ * many events waited for ring space and for how long (0 when the writer keeps up).
  */
 #define _GNU_SOURCE
 #include <ringtrace.h>
@@ -154,11 +155,12 @@ int main(int argc, char **argv)
 	qsort(ns, (size_t)threads, sizeof(ns[0]), cmp_double);
 	printf("threads=%d events=%llu producer_ns_per_event=%.1f writer_events_per_s=%.0f "
 	       "wall_s=%.3f bytes_per_event=%.1f peak_rss_kib=%ld dropped=%llu io=%s "
-	       "ring_kib=%zu stop=%d\n",
+	       "ring_kib=%zu waited=%llu waited_ms=%.1f stop=%d\n",
 	       threads, (unsigned long long)st.events_recorded, ns[threads / 2],
 	       (double)st.events_written / wall, wall,
 	       (double)st.bytes_written / (double)st.events_written, ru.ru_maxrss,
 	       (unsigned long long)st.events_dropped, rtr_io_name(st.io_method),
-	       cfg.ring_bytes >> 10, err);
+	       cfg.ring_bytes >> 10, (unsigned long long)st.events_waited_full,
+	       (double)st.waited_ns / 1e6, err);
 	return err != 0 || st.events_dropped != 0;
 }

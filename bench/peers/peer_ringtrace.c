@@ -4,7 +4,8 @@
  * rtr_begin_args with one RTR_ARG_I64), block mode, default ring size (1 MiB per
  * thread), default I/O, the clock from RINGTRACE_CLOCK (auto by default). The output
  * is complete when rtr_stop() returns.
- * Extra keys: events recorded, written and dropped, bytes written, I/O method, clock.
+ * Extra keys: events recorded, written and dropped, bytes written, I/O method, clock,
+ * and block mode's waits (events that waited for ring space, the time in ms).
  */
 #define _GNU_SOURCE
 #include <ringtrace.h>
@@ -64,10 +65,12 @@ static void tool_print(void)
 	struct rtr_stats st;
 
 	rtr_stats_get(&st);
-	printf(" recorded=%llu written=%llu dropped=%llu bytes=%llu io=%s clock=%s",
+	printf(" recorded=%llu written=%llu dropped=%llu bytes=%llu io=%s clock=%s waited=%llu "
+	       "waited_ms=%.1f",
 	       (unsigned long long)st.events_recorded, (unsigned long long)st.events_written,
 	       (unsigned long long)st.events_dropped, (unsigned long long)st.bytes_written,
-	       rtr_io_name(st.io_method), st.clock == RTR_CLOCK_TSC ? "tsc" : "monotonic");
+	       rtr_io_name(st.io_method), st.clock == RTR_CLOCK_TSC ? "tsc" : "monotonic",
+	       (unsigned long long)st.events_waited_full, (double)st.waited_ns / 1e6);
 }
 
 int main(int argc, char **argv)
