@@ -39,8 +39,11 @@ struct ranks {
 	size_t nflows;
 };
 
-/* mpirun -np RANKS [-x LD_PRELOAD=preload] cmd..., files at dir/name-%r.json;
- * returns mpirun's wait status. */
+/* The rank files' suffix: .json, or .pftrace for Perfetto's format. */
+static const char *rank_suffix = ".json";
+
+/* mpirun -np RANKS [-x LD_PRELOAD=preload] cmd..., files at dir/name-%r.json (or
+ * rank_suffix); returns mpirun's wait status. */
 static int run(const char *name, const char *preload, const char *const *cmd,
 	       char files[RANKS][4096])
 {
@@ -50,10 +53,10 @@ static int run(const char *name, const char *preload, const char *const *cmd,
 
 	tu_temp_path(pattern, sizeof(pattern), "mpi", name, "");
 	for (int r = 0; r < RANKS; r++) {
-		snprintf(files[r], 4096, "%s-%d.json", pattern, r);
+		snprintf(files[r], 4096, "%s-%d%s", pattern, r, rank_suffix);
 		unlink(files[r]);
 	}
-	snprintf(env_file, sizeof(env_file), "RINGTRACE_FILE=%s-%%r.json", pattern);
+	snprintf(env_file, sizeof(env_file), "RINGTRACE_FILE=%s-%%r%s", pattern, rank_suffix);
 	snprintf(np, sizeof(np), "%d", RANKS);
 	argv[n++] = np;
 	argv[n++] = "--timeout"; /* mpirun ends a hung job itself */
@@ -489,6 +492,55 @@ static void merged_ranks_with_offsets_have_joined_forward_arrows(void **state)
 	check_merge_of(files, "merged", sent);
 }
 
+/* `ringtrace convert` of each file in files to JSON, into json. */
+static void convert_files(char files[RANKS][4096], char json[RANKS][4096])
+{
+	for (int r = 0; r < RANKS; r++) {
+		snprintf(json[r], 4096, "%s.json", files[r]);
+		const char *argv[] = {RTR_TOOL, "convert", "--to",   "json",
+				      "-o",	json[r],   files[r], NULL};
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			execv(RTR_TOOL, (char *const *)argv);
+			_exit(127);
+		}
+		tu_expect_exit_0(tu_wait_child(pid, TIMEOUT_S));
+	}
+}
+
+/* The same with the ranks writing Perfetto's format (RINGTRACE_FILE ending in
+ * .pftrace): each rank's file converted has its clock sync measurements and every
+ * message's flow, and merged straight from the .pftrace files the arrows are joined
+ * and point forward: the merge reads the measurements from a Perfetto trace too. */
+static void perfetto_rank_files_merge_aligned(void **state)
+{
+	char files[RANKS][4096], json[RANKS][4096];
+	static struct ranks k;
+
+	(void)state;
+	const char *const cmd[] = {
+		"/bin/sh", "-c",
+		"RINGTRACE_CLOCK_OFFSET_NS=$(((OMPI_COMM_WORLD_RANK % 2 * 2 - 1) "
+		"* 50000000)) exec " RTR_EXAMPLE_MPI_HALO " 8",
+		NULL};
+	rank_suffix = ".pftrace";
+	int status = run("perfetto", NULL, cmd, files);
+	rank_suffix = ".json";
+	tu_expect_exit_0(status);
+	convert_files(files, json);
+	load(&k, json);
+	for (int r = 0; r < RANKS; r++) {
+		check_named(&k, r);
+		check_sync(&k, r, 3, r % 2 == 0 ? 0 : -100000000);
+		unlink(json[r]);
+	}
+	size_t sent = check_flows(&k);
+	assert_int_equal(sent, (size_t)RANKS * 2 * 8);
+	unload(&k);
+	check_merge_of(files, "perfetto-merged", sent);
+}
+
 /* At MPI_THREAD_MULTIPLE the tables are under the lock: threads numbering their own
  * tags at once still give every message one flow. */
 static void threads_at_thread_multiple_join_every_message(void **state)
@@ -553,6 +605,7 @@ int main(void)
 		cmocka_unit_test(preloaded_patterns_join_wildcards_nonblocking_and_same_tags),
 		cmocka_unit_test(clock_sync_measures_simulated_offsets),
 		cmocka_unit_test(merged_ranks_with_offsets_have_joined_forward_arrows),
+		cmocka_unit_test(perfetto_rank_files_merge_aligned),
 		cmocka_unit_test(threads_at_thread_multiple_join_every_message),
 		cmocka_unit_test(rank_killed_before_finalize_leaves_a_file_that_loads),
 	};

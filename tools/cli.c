@@ -181,38 +181,50 @@ static int temporary_file(void)
 	return fd;
 }
 
-/* The JSON of a Perfetto trace, read through a temporary copy. */
-static struct trace_reader *open_pftrace(const char *cmd, const char *path,
-					 const struct trace_reader_options *o)
+int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_bytes, bool warn)
 {
-	struct pf_options po = {.max_packet_bytes = o->max_event_bytes};
+	struct pf_options po = {.max_packet_bytes = max_packet_bytes};
 	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	struct trace_reader *r = NULL;
 	struct pf_status st;
 	uint64_t events;
-	char fdpath[64];
-	int fd, err;
+	int fd;
 
 	fd = temporary_file();
 	if (fd < 0) {
 		cli_error(cmd, "cannot make a temporary file for %s: %s", name, strerror(errno));
-		return NULL;
+		return -1;
 	}
 	if (pf_to_json(path, write_fd, &fd, &po, &st, &events) != 0) {
 		if (st.error == PF_ERR_IO || st.error == PF_ERR_NOMEM ||
 		    st.error == PF_ERR_STOPPED) {
 			cli_error(cmd, "cannot read %s: %s", name, st.message);
 			close(fd);
-			return NULL;
+			return -1;
 		}
-		cli_error(cmd, "%s: %s: read up to it (%" PRIu64 " packets)", name, st.message,
-			  st.packets);
-	} else if (st.cut) {
+		if (warn)
+			cli_error(cmd, "%s: %s: read up to it (%" PRIu64 " packets)", name,
+				  st.message, st.packets);
+	} else if (st.cut && warn) {
 		cli_error(cmd,
 			  "%s: warning: cut inside a packet at byte %" PRIu64
 			  ": read up to it (%" PRIu64 " whole packets)",
 			  name, st.cut_offset, st.packets);
 	}
+	return fd;
+}
+
+/* The JSON of a Perfetto trace, read through a temporary copy. */
+static struct trace_reader *open_pftrace(const char *cmd, const char *path,
+					 const struct trace_reader_options *o)
+{
+	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	struct trace_reader *r = NULL;
+	char fdpath[64];
+	int fd, err;
+
+	fd = cli_pftrace_json(cmd, path, o->max_event_bytes, true);
+	if (fd < 0)
+		return NULL;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	err = trace_reader_open(fdpath, o, &r);
 	close(fd);

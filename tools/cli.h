@@ -79,6 +79,12 @@ uint64_t cli_max_event_bytes(void);
 struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 				    const struct trace_reader_options *options);
 
+/* The JSON of the Perfetto trace at path (pf_to_json()) in an unlinked temporary
+ * file, as cli_open_trace() reads one: its descriptor, or -1 after printing why. A
+ * cut or malformed trace gives its JSON up to the last whole packet, with a warning
+ * when warn (a second reading of a file says nothing). */
+int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_bytes, bool warn);
+
 /* Issues of an input that a subcommand reads past: printed as warnings, the first
  * few only. Pass as trace_reader_options.on_issue with a struct cli_warnings. */
 struct cli_warnings {

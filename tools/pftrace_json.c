@@ -74,6 +74,7 @@ struct conv {
 	struct table stacks;  /* track uuid -> struct track_stack */
 	struct table pending; /* sequence id -> struct pending */
 	struct table flows;   /* flow id -> char (seen) */
+	struct table metas;   /* (track uuid, M name) -> uint64_t, the value's hash */
 	struct state_budget budget;
 };
 
@@ -290,11 +291,48 @@ static int put_names(struct buf *b, struct pf_str cat, struct pf_str name)
 	return 0;
 }
 
-static void metadata(struct conv *c, const char *what, int64_t pid, int64_t tid, const char *key,
-		     const char *str, const int32_t *num)
+/* Has track uuid's M event `what` been written with this value? Then it is not
+ * written again: a descriptor written anew (a rename, a sort index, a label) repeats
+ * the fields that did not change. */
+static bool meta_unchanged(struct conv *c, uint64_t uuid, const char *what, const char *str,
+			   const int32_t *num)
+{
+	struct {
+		uint64_t uuid;
+		char what[24];
+	} key = {.uuid = uuid};
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the value */
+	const unsigned char *v = str != NULL ? (const unsigned char *)str : (const void *)num;
+	size_t n = str != NULL ? strlen(str) : sizeof(*num);
+	bool created;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	snprintf(key.what, sizeof(key.what), "%s", what);
+	uint64_t *seen = table_get(&c->metas, &key, sizeof(key));
+	if (seen != NULL) {
+		bool same = *seen == h;
+		*seen = h;
+		return same;
+	}
+	if (!budget_take(&c->budget, sizeof(*seen) + sizeof(key) + ENTRY_COST))
+		return false; /* over the bound: written, as without the table */
+	seen = table_put(&c->metas, &key, sizeof(key), &created);
+	if (seen == NULL)
+		c->nomem = true;
+	else
+		*seen = h;
+	return false;
+}
+
+static void metadata(struct conv *c, uint64_t uuid, const char *what, int64_t pid, int64_t tid,
+		     const char *key, const char *str, const int32_t *num)
 {
 	struct buf *b = &c->line;
 	struct place at = {PLACE_THREAD, pid, tid};
+
+	if (meta_unchanged(c, uuid, what, str, num))
+		return;
 
 	b->len = 0;
 	if (buf_puts(b, "{\"ph\":\"M\",\"name\":\"") || buf_puts(b, what) || buf_putc(b, '"') ||
@@ -316,20 +354,22 @@ static void descriptor(struct conv *c, const struct pf_packet *pk)
 
 	if (t->kind == PF_TRACK_PROCESS) {
 		if (t->process_name != NULL)
-			metadata(c, "process_name", at.pid, at.pid, "name", t->process_name, NULL);
+			metadata(c, t->uuid, "process_name", at.pid, at.pid, "name",
+				 t->process_name, NULL);
 		if (t->labels != NULL)
-			metadata(c, "process_labels", at.pid, at.pid, "labels", t->labels, NULL);
+			metadata(c, t->uuid, "process_labels", at.pid, at.pid, "labels", t->labels,
+				 NULL);
 		if (t->has_sort_index)
-			metadata(c, "process_sort_index", at.pid, at.pid, "sort_index", NULL,
-				 &t->sort_index);
+			metadata(c, t->uuid, "process_sort_index", at.pid, at.pid, "sort_index",
+				 NULL, &t->sort_index);
 	} else if (t->kind == PF_TRACK_THREAD || (at.kind == PLACE_THREAD && t->name != NULL)) {
 		const char *name = t->thread_name != NULL ? t->thread_name : t->name;
 
 		if (name != NULL)
-			metadata(c, "thread_name", at.pid, at.tid, "name", name, NULL);
+			metadata(c, t->uuid, "thread_name", at.pid, at.tid, "name", name, NULL);
 		if (t->has_sort_index)
-			metadata(c, "thread_sort_index", at.pid, at.tid, "sort_index", NULL,
-				 &t->sort_index);
+			metadata(c, t->uuid, "thread_sort_index", at.pid, at.tid, "sort_index",
+				 NULL, &t->sort_index);
 	}
 }
 
@@ -746,6 +786,7 @@ static void conv_free(struct conv *c)
 		free(s->open);
 	}
 	table_destroy(&c->stacks);
+	table_destroy(&c->metas);
 	for (struct pending *p = table_first(&c->pending); p != NULL; p = table_next(p)) {
 		buf_free(&p->head);
 		buf_free(&p->args);
@@ -781,6 +822,7 @@ int pf_to_json(const char *path, int (*write)(void *ctx, const void *p, size_t n
 	table_init(&c.stacks, sizeof(struct track_stack));
 	table_init(&c.pending, sizeof(struct pending));
 	table_init(&c.flows, 1);
+	table_init(&c.metas, sizeof(uint64_t));
 	o.on_packet = on_packet;
 	o.ctx = &c;
 	rc = pf_read_path(path, &o, st);

@@ -79,6 +79,7 @@
 #include "merge_clock.h"
 #include "merge_json.h"
 #include "output.h"
+#include "pftrace.h"
 #include "progress.h"
 #include "reader.h"
 #include "table.h"
@@ -90,6 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* Flow and async ids remembered per input before the oldest are forgotten: what a
  * file whose flows never end costs at most (about 100 bytes each: 25 MiB). */
@@ -506,7 +508,18 @@ static int scan_syncs(struct merge *m)
 				 "any) are not used");
 			continue;
 		}
-		rc = sync_scan(in->path, in->rank, &in->sync, err, sizeof(err));
+		if (pf_sniff_path(in->path) == 1) {
+			/* a Perfetto trace: its measurements from its JSON, as it is read */
+			char fdpath[64];
+			int fd = cli_pftrace_json("merge", in->path, cli_max_event_bytes(), false);
+			if (fd < 0)
+				continue;
+			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+			rc = sync_scan(fdpath, in->rank, &in->sync, err, sizeof(err));
+			close(fd);
+		} else {
+			rc = sync_scan(in->path, in->rank, &in->sync, err, sizeof(err));
+		}
 		if (rc == -2) {
 			cli_error("merge", "out of memory");
 			return -1;
