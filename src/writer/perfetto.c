@@ -1229,7 +1229,7 @@ static bool encode_event(struct rtr__writer *w, struct rtr__ring *r, struct rtr_
 		/* kept for a cut to end and begin again (pf_cut_async()) */
 		if (rec->kind == RTR__K_ASYNC_BEGIN)
 			rtr__async_open_add(&w->json.async, rec->b, v.word, e.name ? e.name : "",
-					    len, NULL, 0, NULL, 0);
+					    len, "", 0, NULL, 0);
 		else if (rec->kind == RTR__K_ASYNC_END)
 			rtr__async_open_end(&w->json.async, rec->b, v.word);
 		break;
