@@ -291,13 +291,9 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 /* ------------------------------------------------------------------ merged */
 
 /* `ringtrace merge -o out files...` of the RANKS files; exits 0. */
-static void merge_files(char files[RANKS][4096], const char *out)
+/* The ringtrace command with argv (argv[0] RTR_TOOL), which must exit 0. */
+static void run_tool(const char *const *argv)
 {
-	const char *argv[RANKS + 5] = {RTR_TOOL, "merge", "-o", out};
-
-	for (int r = 0; r < RANKS; r++)
-		argv[4 + r] = files[r];
-	argv[RANKS + 4] = NULL;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -305,6 +301,16 @@ static void merge_files(char files[RANKS][4096], const char *out)
 		_exit(127);
 	}
 	tu_expect_exit_0(tu_wait_child(pid, TIMEOUT_S));
+}
+
+static void merge_files(char files[RANKS][4096], const char *out)
+{
+	const char *argv[RANKS + 5] = {RTR_TOOL, "merge", "-o", out};
+
+	for (int r = 0; r < RANKS; r++)
+		argv[4 + r] = files[r];
+	argv[RANKS + 4] = NULL;
+	run_tool(argv);
 }
 
 static size_t check_merged(const char *path);
@@ -499,13 +505,7 @@ static void convert_files(char files[RANKS][4096], char json[RANKS][4096])
 		snprintf(json[r], 4096, "%s.json", files[r]);
 		const char *argv[] = {RTR_TOOL, "convert", "--to",   "json",
 				      "-o",	json[r],   files[r], NULL};
-		pid_t pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			execv(RTR_TOOL, (char *const *)argv);
-			_exit(127);
-		}
-		tu_expect_exit_0(tu_wait_child(pid, TIMEOUT_S));
+		run_tool(argv);
 	}
 }
 
