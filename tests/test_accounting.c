@@ -383,19 +383,24 @@ static void events_on_a_missing_track_are_counted(void **state)
 
 /* A ring of 128 records fills long before the writer wakes: the producer waits, and
  * how often and how long is counted, in the stats and the end marker. */
-static void block_mode_counts_its_waits(void **state)
+static void record_spans_in_a_small_ring(const char *name, int on_full, struct rtr_stats *st)
 {
-	(void)state;
-	struct rtr_stats st;
-
-	make_path("waits");
-	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, 1 << 12);
+	make_path(name);
+	tu_start(path, TU_IO_DEFAULT, on_full, 1 << 12);
 	for (int i = 0; i < 100000; i++) {
 		rtr_begin(CAT, "span");
 		rtr_end(CAT, "span");
 	}
 	assert_int_equal(rtr_stop(), 0);
-	rtr_stats_get(&st);
+	rtr_stats_get(st);
+}
+
+static void block_mode_counts_its_waits(void **state)
+{
+	(void)state;
+	struct rtr_stats st;
+
+	record_spans_in_a_small_ring("waits", RTR_ON_FULL_BLOCK, &st);
 	assert_int_equal(st.version, RTR_STATS_VERSION);
 	assert_int_equal(st.events_dropped, 0);
 	assert_int_equal(st.events_written, 200000);
@@ -406,14 +411,7 @@ static void block_mode_counts_its_waits(void **state)
 	assert_true(w.end_has_waited);
 
 	/* drop mode drops instead, and says nothing of waits */
-	make_path("nowaits");
-	tu_start(path, TU_IO_DEFAULT, RTR_ON_FULL_DROP, 1 << 12);
-	for (int i = 0; i < 100000; i++) {
-		rtr_begin(CAT, "span");
-		rtr_end(CAT, "span");
-	}
-	assert_int_equal(rtr_stop(), 0);
-	rtr_stats_get(&st);
+	record_spans_in_a_small_ring("nowaits", RTR_ON_FULL_DROP, &st);
 	assert_int_equal(st.events_waited_full, 0);
 	assert_int_equal(st.waited_ns, 0);
 	w = check_file(&st);

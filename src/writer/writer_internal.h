@@ -179,8 +179,8 @@ struct rtr__account {
 	uint64_t base_unattached;   /* rtr__rings_reentrant_unattached() at the start */
 	uint64_t st_recorded, st_dropped_full, st_dropped_large, st_args_cut, st_threads,
 		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
-		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written,
-		st_waited, st_waited_ns;
+		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written, st_waited,
+		st_waited_ns;
 	int st_io, st_clock, st_flight;
 };
 
