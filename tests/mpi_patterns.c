@@ -14,7 +14,14 @@
  *	  Alltoall, Scan, their v forms, Exscan, Reduce_scatter; Ibarrier, Ibcast and
  *	  Iallreduce completed by Testall and Waitsome;
  *	- an Ssend on a Comm_dup of the world, found by Iprobe polling (one more flow);
- *	- one-sided: Put, Get, Accumulate in Win_fence epochs, a Get under Win_lock.
+ *	- persistent requests around the ring (Send_init, Recv_init; Startall, Start);
+ *	- matched probes: a wildcard Mprobe with Mrecv, Improbe polling with Imrecv;
+ *	- the other nonblocking collectives (Ireduce ... Ireduce_scatter_block) under one
+ *	  Waitall, Reduce_scatter_block, Alltoallw;
+ *	- one-sided: Put, Get, Accumulate in Win_fence epochs, a Get under Win_lock; in an
+ *	  allocated window under Win_lock_all, Rput, Win_flush, Fetch_and_op,
+ *	  Compare_and_swap, Get_accumulate, Win_flush_all; a post-start-complete-wait
+ *	  epoch.
  * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
  * itself with SIGKILL before MPI_Finalize.
  * `mpi_patterns threads`: at MPI_THREAD_MULTIPLE (exit 77 if MPI does not provide it),
@@ -202,6 +209,55 @@ int main(int argc, char **argv)
 	}
 	MPI_Comm_free(&dup);
 
+	/* persistent requests around the ring: two rounds of Startall, one of Start */
+	MPI_Request preq[2];
+	MPI_Send_init(&rank, 1, MPI_INT, right, 13, MPI_COMM_WORLD, &preq[0]);
+	MPI_Recv_init(&v, 1, MPI_INT, left, 13, MPI_COMM_WORLD, &preq[1]);
+	for (int i = 0; i < 2; i++) {
+		MPI_Startall(2, preq);
+		MPI_Waitall(2, preq, MPI_STATUSES_IGNORE);
+	}
+	MPI_Start(&preq[1]);
+	MPI_Start(&preq[0]);
+	MPI_Wait(&preq[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&preq[1], &st);
+	MPI_Request_free(&preq[0]);
+	MPI_Request_free(&preq[1]);
+
+	/* matched probes: rank 2 sends two to rank 3, which takes the first with a
+	 * wildcard Mprobe and Mrecv, the second with Improbe polling and Imrecv */
+	if (rank == 2) {
+		MPI_Send(&rank, 1, MPI_INT, 3, 14, MPI_COMM_WORLD);
+		MPI_Send(&rank, 1, MPI_INT, 3, 14, MPI_COMM_WORLD);
+	} else if (rank == 3) {
+		MPI_Message msg;
+		MPI_Request req;
+		int flag = 0;
+		MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st);
+		MPI_Mrecv(&v, 1, MPI_INT, &msg, &st);
+		while (!flag)
+			MPI_Improbe(2, 14, MPI_COMM_WORLD, &flag, &msg, &st);
+		MPI_Imrecv(&v, 1, MPI_INT, &msg, &req);
+		MPI_Wait(&req, &st);
+	}
+
+	/* the other nonblocking collectives, completed together; two more blocking */
+	MPI_Request nreq[8];
+	int nbuf[8][4];
+	MPI_Ireduce(&rank, nbuf[0], 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &nreq[0]);
+	MPI_Ialltoall(out, 1, MPI_INT, nbuf[1], 1, MPI_INT, MPI_COMM_WORLD, &nreq[1]);
+	MPI_Igather(&rank, 1, MPI_INT, nbuf[2], 1, MPI_INT, 0, MPI_COMM_WORLD, &nreq[2]);
+	MPI_Iscatter(out, 1, MPI_INT, nbuf[3], 1, MPI_INT, 0, MPI_COMM_WORLD, &nreq[3]);
+	MPI_Iallgather(&rank, 1, MPI_INT, nbuf[4], 1, MPI_INT, MPI_COMM_WORLD, &nreq[4]);
+	MPI_Iscan(&rank, nbuf[5], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nreq[5]);
+	MPI_Iexscan(&rank, nbuf[6], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nreq[6]);
+	MPI_Ireduce_scatter_block(out, nbuf[7], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nreq[7]);
+	MPI_Waitall(8, nreq, MPI_STATUSES_IGNORE);
+	MPI_Reduce_scatter_block(out, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Datatype ints[4] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+	int byte_displs[4] = {0, sizeof(int), 2 * sizeof(int), 3 * sizeof(int)};
+	MPI_Alltoallw(out, ones, byte_displs, ints, buf, ones, byte_displs, ints, MPI_COMM_WORLD);
+
 	/* one-sided: fence epochs with Put, Get, Accumulate, then a lock epoch */
 	int winbuf[4] = {0};
 	MPI_Win win;
@@ -216,6 +272,36 @@ int main(int argc, char **argv)
 	MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
 	MPI_Get(&v, 1, MPI_INT, right, 2, 1, MPI_INT, win);
 	MPI_Win_unlock(right, win);
+	MPI_Win_free(&win);
+
+	/* one-sided, the rest: request-based and atomic calls under lock_all; a
+	 * post-start-complete-wait epoch (each rank is accessed by its left neighbour) */
+	int *abuf, one = 1, old = 0, zero = 0;
+	MPI_Request rreq;
+	MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &abuf, &win);
+	memset(abuf, 0, 4 * sizeof(int));
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, win);
+	MPI_Rput(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win, &rreq);
+	MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+	MPI_Win_flush(right, win);
+	MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 1, MPI_SUM, win);
+	MPI_Compare_and_swap(&one, &zero, &old, MPI_INT, right, 2, win);
+	MPI_Get_accumulate(&one, 1, MPI_INT, &old, 1, MPI_INT, left, 3, 1, MPI_INT, MPI_SUM, win);
+	MPI_Win_flush_all(win);
+	MPI_Win_unlock_all(win);
+	MPI_Group world_group, left_group, right_group;
+	MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	MPI_Group_incl(world_group, 1, &left, &left_group);
+	MPI_Group_incl(world_group, 1, &right, &right_group);
+	MPI_Win_post(left_group, 0, win);
+	MPI_Win_start(right_group, 0, win);
+	MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+	MPI_Win_complete(win);
+	MPI_Win_wait(win);
+	MPI_Group_free(&left_group);
+	MPI_Group_free(&right_group);
+	MPI_Group_free(&world_group);
 	MPI_Win_free(&win);
 	MPI_Finalize();
 	return 0;

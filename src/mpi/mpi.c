@@ -19,15 +19,18 @@
  *	- a receive that names its source and tag: when it is posted (Recv, Irecv), in
  *	  posting order, which is the order MPI matches receives in;
  *	- a receive with MPI_ANY_SOURCE or MPI_ANY_TAG: at completion, from the status
- *	  (the source and tag are known only then).
+ *	  (the source and tag are known only then);
+ *	- a persistent request: at each MPI_Start/MPI_Startall, as the Isend or Irecv
+ *	  it stands for;
+ *	- a message found by a matched probe (Mprobe, Improbe): when the probe matches it,
+ *	  as a receive posted then; its flow ends at the Mrecv or the Imrecv's completion.
  * Limits: the rule holds when a wildcard receive is not pending at the same time as
  * another receive that could take a message of the same (source, tag) (then the
  * posting order of the specific receive and the completion order of the wildcard can
  * disagree); when the messages of one (comm, destination, tag) are sent from several
  * threads at once (MPI orders them by the order the calls happen, which may differ
  * from the order this module numbers them in); for cancelled sends; and for
- * persistent requests, MPI_Mprobe/Mrecv and intercommunicators, which get slices but
- * no flows.
+ * intercommunicators, which get slices but no flows.
  *
  * Communicator ids are equal on all ranks of a communicator without communication:
  * MPI_COMM_WORLD is 1; a communicator made by the Comm_dup, Comm_split and
@@ -332,41 +335,62 @@ static struct pending *pending_spare; /* unused entries, linked by next */
 /* Entries in pending_table: stored under tables_lock, read without it by complete(). */
 static unsigned long pending_count;
 
-static struct pending **pending_bucket(MPI_Request req)
+/* The bits of an MPI handle (a pointer in Open MPI, an int in MPICH) as a hash key. */
+static uint64_t handle_bits(const void *h, size_t size)
 {
 	uint64_t k = 0;
 
-	memcpy(&k, &req, sizeof(req) < sizeof(k) ? sizeof(req) : sizeof(k));
-	return &pending_table[mix(k) & (BUCKETS - 1)];
+	memcpy(&k, h, size < sizeof(k) ? size : sizeof(k));
+	return mix(k);
+}
+
+static struct pending **pending_bucket(MPI_Request req)
+{
+	return &pending_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
+}
+
+/* Put req in the table with id (0: numbered at completion, c then referenced). Under
+ * tables_lock. Without memory it has no flow. */
+static void pending_put_locked(MPI_Request req, struct comm_info *c, uint64_t id)
+{
+	struct pending **b = pending_bucket(req), *p;
+
+	if ((p = pending_spare) != NULL)
+		pending_spare = p->next;
+	else
+		p = malloc(sizeof(*p)); /* more receives pending than ever before */
+	if (p == NULL)
+		return;
+	p->req = req;
+	p->id = id;
+	p->comm = id == 0 ? c : NULL;
+	if (p->comm != NULL)
+		c->refs++;
+	p->next = *b;
+	*b = p;
+	/* relaxed: the count's readers are ordered by the program, see complete() */
+	rtr_atomic_store_relaxed(&pending_count, pending_count + 1);
 }
 
 /* Irecv's req on c from (source, tag) is pending. Without memory it has no flow, but
  * a named (source, tag) still takes its number, so that the next ones match. */
 static void pending_add(MPI_Request req, struct comm_info *c, int source, int tag)
 {
-	struct pending **b = pending_bucket(req), *p;
-
 	if (c == NULL || c->inter)
 		return;
 	tables_lock();
 	uint64_t id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG
 			      ? 0
 			      : recv_flow_id_locked(c, source, tag);
-	if ((p = pending_spare) != NULL)
-		pending_spare = p->next;
-	else
-		p = malloc(sizeof(*p)); /* more receives pending than ever before */
-	if (p != NULL) {
-		p->req = req;
-		p->id = id;
-		p->comm = id == 0 ? c : NULL;
-		if (p->comm != NULL)
-			c->refs++;
-		p->next = *b;
-		*b = p;
-		/* relaxed: the count's readers are ordered by the program, see complete() */
-		rtr_atomic_store_relaxed(&pending_count, pending_count + 1);
-	}
+	pending_put_locked(req, c, id);
+	tables_unlock();
+}
+
+/* An Imrecv's req, whose message a matched probe numbered (id, never 0). */
+static void pending_add_id(MPI_Request req, uint64_t id)
+{
+	tables_lock();
+	pending_put_locked(req, NULL, id);
 	tables_unlock();
 }
 
@@ -905,6 +929,302 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	return rc;
 }
 
+/* ------------------------------------------------------------------------- */
+/* Persistent requests: what each MPI_Start begins                            */
+
+/* A persistent request, from its init call to its MPI_Request_free. */
+struct persistent {
+	struct persistent *next;
+	MPI_Request req;
+	struct comm_info *comm; /* one reference */
+	int peer, tag, recv;	/* as the init call gave them; recv: MPI_Recv_init */
+	int64_t bytes;
+};
+
+/* Under tables_lock, like the pending table. */
+static struct persistent *persistent_table[BUCKETS];
+/* Entries: stored under tables_lock, read without it (a request is the program's). */
+static unsigned long persistent_count;
+
+static struct persistent **persistent_bucket(MPI_Request req)
+{
+	return &persistent_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
+}
+
+/* The init call made req: remember what each start of it sends or receives. */
+static void persistent_add(MPI_Request req, struct comm_info *c, int peer, int tag, int recv,
+			   int64_t bytes)
+{
+	struct persistent *p;
+
+	if (c == NULL || c->inter || (p = malloc(sizeof(*p))) == NULL)
+		return; /* no flows for it, as for an intercommunicator */
+	p->req = req;
+	p->comm = c;
+	p->peer = peer;
+	p->tag = tag;
+	p->recv = recv;
+	p->bytes = bytes;
+	tables_lock();
+	c->refs++;
+	struct persistent **b = persistent_bucket(req);
+	p->next = *b;
+	*b = p;
+	/* relaxed: read by the program's own later calls on req, see persistent_get() */
+	rtr_atomic_store_relaxed(&persistent_count, persistent_count + 1);
+	tables_unlock();
+}
+
+/* req's entry copied into *out: 1, or 0 when req is not a persistent request we made. */
+static int persistent_get(MPI_Request req, struct persistent *out)
+{
+	struct persistent *p;
+
+	/* relaxed, without the lock: req's init call added its entry before it returned
+	 * req, as for pending_count in complete() */
+	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&persistent_count) == 0)
+		return 0;
+	tables_lock();
+	for (p = *persistent_bucket(req); p != NULL && p->req != req; p = p->next)
+		;
+	if (p != NULL)
+		*out = *p;
+	tables_unlock();
+	return p != NULL;
+}
+
+static void persistent_drop(MPI_Request req)
+{
+	struct persistent **b, *p = NULL;
+
+	if (rtr_atomic_load_relaxed(&persistent_count) == 0) /* relaxed: as above */
+		return;
+	tables_lock();
+	for (b = persistent_bucket(req); (p = *b) != NULL; b = &p->next)
+		if (p->req == req) {
+			*b = p->next;
+			/* relaxed: as in persistent_add() */
+			rtr_atomic_store_relaxed(&persistent_count, persistent_count - 1);
+			break;
+		}
+	tables_unlock();
+	if (p != NULL) {
+		info_unref(p->comm);
+		free(p);
+	}
+}
+
+/* The init calls: a slice each (no message yet: each start is one). */
+#define SEND_INIT(mode)                                                                       \
+	int MPI_##mode##_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, \
+			      MPI_Comm comm, MPI_Request *req)                                \
+	{                                                                                     \
+		struct comm_info *c = info_of(comm);                                          \
+		p2p_begin("MPI_" #mode "_init", c, dest, tag, count, dt);                     \
+		int rc = PMPI_##mode##_init(buf, count, dt, dest, tag, comm, req);            \
+		if (rc == MPI_SUCCESS && dest >= 0)                                           \
+			persistent_add(*req, c, dest, tag, 0, bytes_of(count, dt));           \
+		rtr_end(CAT, "MPI_" #mode "_init");                                           \
+		return rc;                                                                    \
+	}
+SEND_INIT(Send)
+SEND_INIT(Ssend)
+SEND_INIT(Bsend)
+SEND_INIT(Rsend)
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+		  MPI_Request *req)
+{
+	struct comm_info *c = info_of(comm);
+
+	p2p_begin("MPI_Recv_init", c, source, tag, count, dt);
+	int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
+	if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+		persistent_add(*req, c, source, tag, 1, bytes_of(count, dt));
+	rtr_end(CAT, "MPI_Recv_init");
+	return rc;
+}
+
+/* Before a start of p: a send's message is numbered and its flow starts in the
+ * enclosing slice, as for an Isend. Returns whether p is a receive, to be numbered
+ * after the start. */
+static int start_before(const struct persistent *p)
+{
+	if (p->recv)
+		return 1;
+	send_flow(p->comm, p->peer, p->tag);
+	return 0;
+}
+
+int MPI_Start(MPI_Request *req)
+{
+	struct persistent p;
+	int known = persistent_get(*req, &p);
+
+	if (known && rtr_category_enabled(CAT)) {
+		const struct rtr_arg args[] = {
+			arg_i64("peer", to_world(p.comm, p.peer)),
+			arg_i64("tag", p.tag),
+			arg_i64("bytes", p.bytes),
+		};
+		rtr_begin_args(CAT, "MPI_Start", args, 3);
+	} else if (!known) {
+		count_begin("MPI_Start", 1);
+	}
+	int recv = known && start_before(&p);
+	int rc = PMPI_Start(req);
+	if (rc == MPI_SUCCESS && recv)
+		pending_add(*req, p.comm, p.peer, p.tag);
+	rtr_end(CAT, "MPI_Start");
+	return rc;
+}
+
+int MPI_Startall(int n, MPI_Request reqs[])
+{
+	struct persistent p;
+
+	count_begin("MPI_Startall", n);
+	for (int i = 0; i < n; i++)
+		if (persistent_get(reqs[i], &p))
+			start_before(&p);
+	int rc = PMPI_Startall(n, reqs);
+	/* Receives in array order: the order MPI starts them in, so the order they match. */
+	for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
+		if (persistent_get(reqs[i], &p) && p.recv)
+			pending_add(reqs[i], p.comm, p.peer, p.tag);
+	rtr_end(CAT, "MPI_Startall");
+	return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Matched probes: the message is numbered when the probe matches it          */
+
+struct matched {
+	struct matched *next;
+	MPI_Message msg;
+	uint64_t id;
+	int peer, tag; /* the world source and tag, for the receive's slice */
+};
+
+static struct matched *matched_list; /* under tables_lock; few: probed, not yet received */
+
+/* A probe on c matched msg with status st: number the message now, as a receive
+ * posted at this moment would be. */
+static void matched_add(MPI_Message msg, const struct comm_info *c, const MPI_Status *st)
+{
+	struct matched *m;
+
+	if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC || c == NULL || c->inter ||
+	    st->MPI_SOURCE < 0 || (m = malloc(sizeof(*m))) == NULL)
+		return;
+	m->msg = msg;
+	m->peer = to_world(c, st->MPI_SOURCE);
+	m->tag = st->MPI_TAG;
+	tables_lock();
+	m->id = recv_flow_id_locked(c, st->MPI_SOURCE, st->MPI_TAG);
+	m->next = matched_list;
+	matched_list = m;
+	tables_unlock();
+}
+
+/* msg's entry taken out into *out: 1, or 0 when the probe did not number it. */
+static int matched_take(MPI_Message msg, struct matched *out)
+{
+	struct matched **b, *m = NULL;
+
+	tables_lock();
+	for (b = &matched_list; (m = *b) != NULL; b = &m->next)
+		if (m->msg == msg) {
+			*b = m->next;
+			*out = *m;
+			break;
+		}
+	tables_unlock();
+	free(m);
+	return m != NULL;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+	const struct comm_info *c = info_of(comm);
+
+	p2p_begin("MPI_Mprobe", c, source, tag, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Mprobe(source, tag, comm, msg, st);
+	if (rc == MPI_SUCCESS)
+		matched_add(*msg, c, st);
+	rtr_end(CAT, "MPI_Mprobe");
+	return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status)
+{
+	MPI_Status local;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+	const struct comm_info *c = info_of(comm);
+
+	p2p_begin("MPI_Improbe", c, source, tag, 0, MPI_DATATYPE_NULL);
+	int rc = PMPI_Improbe(source, tag, comm, flag, msg, st);
+	if (rc == MPI_SUCCESS && *flag)
+		matched_add(*msg, c, st);
+	rtr_end(CAT, "MPI_Improbe");
+	return rc;
+}
+
+/* The slice of a receive of a probed message: its source and tag, when numbered. */
+static void mrecv_begin(const char *name, const struct matched *m, int known, int count,
+			MPI_Datatype dt)
+{
+	if (!rtr_category_enabled(CAT))
+		return;
+	const struct rtr_arg args[] = {
+		arg_i64("peer", known ? m->peer : MPI_ANY_SOURCE),
+		arg_i64("tag", known ? m->tag : MPI_ANY_TAG),
+		arg_i64("bytes", bytes_of(count, dt)),
+	};
+	rtr_begin_args(CAT, name, args, 3);
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *status)
+{
+	struct matched m = {.id = 0};
+	int known = matched_take(*msg, &m);
+
+	mrecv_begin("MPI_Mrecv", &m, known, count, dt);
+	int rc = PMPI_Mrecv(buf, count, dt, msg, status);
+	if (rc == MPI_SUCCESS && known && m.id != 0)
+		rtr_flow_end(CAT, FLOW, m.id);
+	rtr_end(CAT, "MPI_Mrecv");
+	return rc;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req)
+{
+	struct matched m = {.id = 0};
+	int known = matched_take(*msg, &m);
+
+	mrecv_begin("MPI_Imrecv", &m, known, count, dt);
+	int rc = PMPI_Imrecv(buf, count, dt, msg, req);
+	if (rc == MPI_SUCCESS && known && m.id != 0)
+		pending_add_id(*req, m.id);
+	rtr_end(CAT, "MPI_Imrecv");
+	return rc;
+}
+
+/* Calls that are a slice and nothing more. */
+#define PLAIN(fn, params, ...)                   \
+	int MPI_##fn params                      \
+	{                                        \
+		rtr_begin(CAT, "MPI_" #fn);      \
+		int rc = PMPI_##fn(__VA_ARGS__); \
+		rtr_end(CAT, "MPI_" #fn);        \
+		return rc;                       \
+	}
+
+PLAIN(Cancel, (MPI_Request * req), req)
+PLAIN(Request_get_status, (MPI_Request req, int *flag, MPI_Status *status), req, flag, status)
+
 int MPI_Request_free(MPI_Request *req)
 {
 	struct comm_info *c = NULL;
@@ -912,6 +1232,7 @@ int MPI_Request_free(MPI_Request *req)
 
 	if (pending_take(*req, &id, &c) && c != NULL)
 		info_unref(c);
+	persistent_drop(*req);
 	return PMPI_Request_free(req);
 }
 
@@ -1157,6 +1478,79 @@ COLL(Alltoallv,
      bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
      rcounts, rdispls, rdt, comm)
 
+COLL(Reduce_scatter_block,
+     (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     bytes_of(rcount, dt) * comm_size(comm), -1, comm, sbuf, rbuf, rcount, dt, op, comm)
+COLL(Alltoallw,
+     (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+      void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
+      MPI_Comm comm),
+     0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm)
+
+/* The nonblocking collectives: the slice is the call that starts one; the Wait or
+ * Test that completes it is a slice of its own. */
+COLL(Ireduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm, req)
+COLL(Iscan,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Iexscan,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Ireduce_scatter,
+     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm, req)
+COLL(Ireduce_scatter_block,
+     (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of(rcount, dt) * comm_size(comm), -1, comm, sbuf, rbuf, rcount, dt, op, comm, req)
+COLL(Igather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm, MPI_Request *req),
+     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, req)
+COLL(Igatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+     bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
+     req)
+COLL(Iscatter,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm, MPI_Request *req),
+     bytes_of(rcount, rdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, req)
+COLL(Iscatterv,
+     (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
+      int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+     bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
+     req)
+COLL(Iallgather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm, MPI_Request *req),
+     bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm, req)
+COLL(Iallgatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
+     bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, req)
+COLL(Ialltoall,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm, MPI_Request *req),
+     bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+     req)
+COLL(Ialltoallv,
+     (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
+      const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
+     bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
+     rcounts, rdispls, rdt, comm, req)
+COLL(Ialltoallw,
+     (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+      void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
+      MPI_Comm comm, MPI_Request *req),
+     0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, req)
+
 /* ------------------------------------------------------------------------- */
 /* One-sided: the peer is the target's rank in the window's group             */
 
@@ -1221,6 +1615,73 @@ int MPI_Win_unlock(int target, MPI_Win win)
 	rtr_end(CAT, "MPI_Win_unlock");
 	return rc;
 }
+
+/* The other one-sided calls: with a target, the peer and the origin's bytes. */
+#define RMA(fn, params, target, count, dt, ...)           \
+	int MPI_##fn params                               \
+	{                                                 \
+		rma_begin("MPI_" #fn, target, count, dt); \
+		int rc = PMPI_##fn(__VA_ARGS__);          \
+		rtr_end(CAT, "MPI_" #fn);                 \
+		return rc;                                \
+	}
+
+RMA(Rput,
+    (const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp, int tcount,
+     MPI_Datatype tdt, MPI_Win win, MPI_Request *req),
+    target, ocount, odt, obuf, ocount, odt, target, tdisp, tcount, tdt, win, req)
+RMA(Rget,
+    (void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp, int tcount,
+     MPI_Datatype tdt, MPI_Win win, MPI_Request *req),
+    target, ocount, odt, obuf, ocount, odt, target, tdisp, tcount, tdt, win, req)
+RMA(Raccumulate,
+    (const void *obuf, int ocount, MPI_Datatype odt, int target, MPI_Aint tdisp, int tcount,
+     MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *req),
+    target, ocount, odt, obuf, ocount, odt, target, tdisp, tcount, tdt, op, win, req)
+RMA(Get_accumulate,
+    (const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
+     int target, MPI_Aint tdisp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win),
+    target, ocount, odt, obuf, ocount, odt, rbuf, rcount, rdt, target, tdisp, tcount, tdt, op, win)
+RMA(Rget_accumulate,
+    (const void *obuf, int ocount, MPI_Datatype odt, void *rbuf, int rcount, MPI_Datatype rdt,
+     int target, MPI_Aint tdisp, int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
+     MPI_Request *req),
+    target, ocount, odt, obuf, ocount, odt, rbuf, rcount, rdt, target, tdisp, tcount, tdt, op, win,
+    req)
+RMA(Fetch_and_op,
+    (const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint tdisp, MPI_Op op,
+     MPI_Win win),
+    target, 1, dt, obuf, rbuf, dt, target, tdisp, op, win)
+RMA(Compare_and_swap,
+    (const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint tdisp,
+     MPI_Win win),
+    target, 1, dt, obuf, cbuf, rbuf, dt, target, tdisp, win)
+RMA(Win_flush, (int target, MPI_Win win), target, 0, MPI_DATATYPE_NULL, target, win)
+RMA(Win_flush_local, (int target, MPI_Win win), target, 0, MPI_DATATYPE_NULL, target, win)
+
+PLAIN(Win_flush_all, (MPI_Win win), win)
+PLAIN(Win_flush_local_all, (MPI_Win win), win)
+PLAIN(Win_sync, (MPI_Win win), win)
+PLAIN(Win_lock_all, (int assert_, MPI_Win win), assert_, win)
+PLAIN(Win_unlock_all, (MPI_Win win), win)
+PLAIN(Win_post, (MPI_Group group, int assert_, MPI_Win win), group, assert_, win)
+PLAIN(Win_start, (MPI_Group group, int assert_, MPI_Win win), group, assert_, win)
+PLAIN(Win_complete, (MPI_Win win), win)
+PLAIN(Win_wait, (MPI_Win win), win)
+PLAIN(Win_test, (MPI_Win win, int *flag), win, flag)
+PLAIN(Win_free, (MPI_Win * win), win)
+
+/* Window creation is collective over comm: bytes is this rank's part of the window. */
+COLL(Win_create,
+     (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
+     (int64_t)size, -1, comm, base, size, disp_unit, info, comm, win)
+COLL(Win_allocate,
+     (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
+     (int64_t)size, -1, comm, size, disp_unit, info, comm, base, win)
+COLL(Win_allocate_shared,
+     (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *base, MPI_Win *win),
+     (int64_t)size, -1, comm, size, disp_unit, info, comm, base, win)
+COLL(Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win), 0, -1, comm, info, comm, win)
 
 /* ------------------------------------------------------------------------- */
 /* Communicators                                                              */
