@@ -22,6 +22,12 @@
  *	  allocated window under Win_lock_all, Rput, Win_flush, Fetch_and_op,
  *	  Compare_and_swap, Get_accumulate, Win_flush_all; a post-start-complete-wait
  *	  epoch.
+ * `mpi_patterns order`: receives that MPI matches in another order than they complete
+ * in. Rank 1 sends three messages of tag 15 to rank 0, which posts Irecv(MPI_ANY_SOURCE,
+ * 15), Irecv(1, 15), Irecv(1, 15) and waits for them last to first: the wildcard has
+ * the first message, though it completes last. Then two of tag 16, which rank 0 takes
+ * with an Irecv(1, MPI_ANY_TAG) posted before a blocking Recv(1, 16) that completes
+ * first, and a Wait for the Irecv after it.
  * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
  * itself with SIGKILL before MPI_Finalize.
  * `mpi_patterns threads`: at MPI_THREAD_MULTIPLE (exit 77 if MPI does not provide it),
@@ -89,6 +95,29 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 
+	if (argc > 1 && strcmp(argv[1], "order") == 0) {
+		if (rank == 1) {
+			for (int i = 0; i < 3; i++)
+				MPI_Send(&i, 1, MPI_INT, 0, 15, MPI_COMM_WORLD);
+			for (int i = 0; i < 2; i++)
+				MPI_Send(&i, 1, MPI_INT, 0, 16, MPI_COMM_WORLD);
+		} else if (rank == 0) {
+			MPI_Request req[3];
+			MPI_Irecv(&buf[0], 1, MPI_INT, MPI_ANY_SOURCE, 15, MPI_COMM_WORLD, &req[0]);
+			MPI_Irecv(&buf[1], 1, MPI_INT, 1, 15, MPI_COMM_WORLD, &req[1]);
+			MPI_Irecv(&buf[2], 1, MPI_INT, 1, 15, MPI_COMM_WORLD, &req[2]);
+			for (int i = 2; i >= 0; i--)
+				MPI_Wait(&req[i], &st);
+			MPI_Irecv(&buf[3], 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &req[0]);
+			MPI_Recv(&v, 1, MPI_INT, 1, 16, MPI_COMM_WORLD, &st);
+			MPI_Wait(&req[0], &st);
+			/* what MPI did: the wildcards took the first of each tag */
+			if (buf[0] != 0 || buf[1] != 1 || buf[2] != 2 || buf[3] != 0 || v != 1)
+				MPI_Abort(MPI_COMM_WORLD, 3);
+		}
+		MPI_Finalize();
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "kill") == 0) {
 		if (rank == 1) {
 			struct timespec pause = {0, 400 * 1000 * 1000};

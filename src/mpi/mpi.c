@@ -15,22 +15,26 @@
  * where the sequence number counts the messages of that (comm, source, destination,
  * tag) in order. MPI's non-overtaking rule makes the n-th such send match the n-th
  * such receive, so the sender numbers its sends when it posts them (Send, Isend...),
- * and the receiver numbers a receive when its match is decided:
- *	- a receive that names its source and tag: when it is posted (Recv, Irecv), in
- *	  posting order, which is the order MPI matches receives in;
- *	- a receive with MPI_ANY_SOURCE or MPI_ANY_TAG: at completion, from the status
- *	  (the source and tag are known only then);
+ * and the receiver numbers its receives in the order MPI matches them, which is the
+ * order they were posted in among those that take a message of that (comm, source,
+ * tag) (see "Receives" below):
+ *	- a receive that names its source and tag: when it is posted (Recv, Irecv),
+ *	  unless an earlier wildcard receive still pending could take such a message;
+ *	  then as soon as that wildcard's message is known;
+ *	- a receive with MPI_ANY_SOURCE or MPI_ANY_TAG: once its message is known, from
+ *	  the status of its completion (or of MPI_Request_get_status, when a receive
+ *	  posted after it completes first);
  *	- a persistent request: at each MPI_Start/MPI_Startall, as the Isend or Irecv
  *	  it stands for;
  *	- a message found by a matched probe (Mprobe, Improbe): when the probe matches it,
  *	  as a receive posted then; its flow ends at the Mrecv or the Imrecv's completion.
- * Limits: the rule holds when a wildcard receive is not pending at the same time as
- * another receive that could take a message of the same (source, tag) (then the
- * posting order of the specific receive and the completion order of the wildcard can
- * disagree); when the messages of one (comm, destination, tag) are sent from several
- * threads at once (MPI orders them by the order the calls happen, which may differ
- * from the order this module numbers them in); for cancelled sends; and for
- * intercommunicators, which get slices but no flows.
+ * Limits: a receive that completes while an earlier wildcard that could have taken
+ * its message is still incomplete (a large message under way, or at
+ * MPI_THREAD_MULTIPLE, where the wildcard's request is not looked at) is numbered as
+ * if the wildcard had another message; when the messages of one (comm, destination,
+ * tag) are sent from several threads at once (MPI orders them by the order the calls
+ * happen, which may differ from the order this module numbers them in); for
+ * cancelled sends; and for intercommunicators, which get slices but no flows.
  *
  * Communicator ids are equal on all ranks of a communicator without communication:
  * MPI_COMM_WORLD is 1; a communicator made by the Comm_dup, Comm_split and
@@ -68,13 +72,16 @@
 /* ------------------------------------------------------------------------- */
 /* Communicators                                                              */
 
+struct pending;
+
 struct comm_info {
 	uint64_t id;
-	uint64_t made; /* communicators made from this one so far (tables_lock) */
-	int size;      /* of the (local) group */
-	int inter;     /* an intercommunicator: no flows */
-	int *world;    /* rank in the communicator -> world rank; NULL for the world */
-	unsigned refs; /* the attribute, and each pending receive (tables_lock) */
+	uint64_t made;		    /* communicators made from this one so far (tables_lock) */
+	int size;		    /* of the (local) group */
+	int inter;		    /* an intercommunicator: no flows */
+	int *world;		    /* rank in the communicator -> world rank; NULL for the world */
+	unsigned refs;		    /* the attribute, and each pending receive (tables_lock) */
+	struct pending *unnumbered; /* receives waiting for their number (tables_lock) */
 };
 
 /*
@@ -302,31 +309,185 @@ static void send_flow(const struct comm_info *c, int dest, int tag)
 		rtr_flow_start(CAT, FLOW, id);
 }
 
-/* A receive matched with (source, tag), in the communicator's ranks: its flow id. */
-static uint64_t recv_flow_id(const struct comm_info *c, int source, int tag)
+/* ------------------------------------------------------------------------- */
+/* Receives: numbered in the order MPI matches them                           */
+
+/*
+ * Among the receives of a communicator that take a message of one (source, tag), MPI
+ * matches them in the order they were posted, so that is the order they are numbered
+ * in. A receive that names its source and tag is numbered when it is posted, unless
+ * an earlier receive of its communicator is still unnumbered and could take such a
+ * message: a wildcard whose message is not known yet, or a receive waiting behind one.
+ * Those wait in the communicator's list, in posting order, and each is numbered as
+ * soon as its message is known and nothing unnumbered before it could take one like
+ * it. A wildcard's message is known at its completion, or earlier, when a receive
+ * posted after it completes first: a wildcard that MPI matched before that receive's
+ * message, as it must have had it taken one of the same (source, tag), has usually
+ * completed too, and MPI_Request_get_status() gives its status without completing it.
+ * A receive that completes while a wildcard before it that could have taken its
+ * message is still unknown (not complete, or at MPI_THREAD_MULTIPLE, where another
+ * thread may free the wildcard's request meanwhile) takes its number then.
+ */
+struct pending {
+	struct pending *next;	/* in its bucket of pending_table, or the spare list */
+	struct pending *later;	/* in comm->unnumbered: the next receive posted */
+	MPI_Request req;	/* NULL for a blocking receive's entry */
+	struct comm_info *comm; /* one reference; NULL for an entry numbered at posting */
+	uint64_t id;		/* the flow id once numbered; 0: no flow */
+	int src, tag;		/* as posted, wildcards maybe; once known, the message's */
+	int known;		/* src and tag are the message's */
+	int numbered;
+};
+
+/* Whether receive e could take a message of (src, tag). */
+static int could_take(const struct pending *e, int src, int tag)
 {
-	if (c == NULL || c->inter || source < 0)
-		return 0;
-	return next_flow_id(c->id, to_world(c, source), world_rank, tag, 1);
+	if (e->known)
+		return e->src == src && e->tag == tag;
+	return (e->src == MPI_ANY_SOURCE || e->src == src) &&
+	       (e->tag == MPI_ANY_TAG || e->tag == tag);
 }
 
-/* recv_flow_id() with tables_lock held. */
-static uint64_t recv_flow_id_locked(const struct comm_info *c, int source, int tag)
+/* Whether an unnumbered receive of c posted before `upto` (NULL: any) could take a
+ * message of (src, tag). Under tables_lock, as the lists are. */
+static int blocked_locked(const struct comm_info *c, const struct pending *upto, int src, int tag)
 {
+	for (const struct pending *e = c->unnumbered; e != NULL && e != upto; e = e->later)
+		if (could_take(e, src, tag))
+			return 1;
+	return 0;
+}
+
+static void append_locked(struct comm_info *c, struct pending *e)
+{
+	struct pending **l = &c->unnumbered;
+
+	while (*l != NULL)
+		l = &(*l)->later;
+	e->later = NULL;
+	*l = e;
+}
+
+static void unlist_locked(struct pending *e)
+{
+	struct pending **l = &e->comm->unnumbered;
+
+	while (*l != NULL && *l != e)
+		l = &(*l)->later;
+	if (*l == e)
+		*l = e->later;
+	e->later = NULL;
+}
+
+/* e takes the next number of its message's (comm, source, tag). */
+static void number_locked(struct pending *e)
+{
+	const struct comm_info *c = e->comm;
+
+	e->numbered = 1;
+	e->id = e->src < 0 ? 0
+			   : next_flow_id_locked(c->id, to_world(c, e->src), world_rank, e->tag, 1);
+}
+
+/* Number, in posting order, each receive of c whose message is known and that nothing
+ * unnumbered before it could take a message like. Taking one out can free only those
+ * after it, so one pass does. */
+static void number_ready_locked(struct comm_info *c)
+{
+	struct pending **l = &c->unnumbered;
+
+	while (*l != NULL) {
+		struct pending *e = *l;
+		if (e->known && !blocked_locked(c, e, e->src, e->tag)) {
+			number_locked(e);
+			*l = e->later;
+			e->later = NULL;
+		} else {
+			l = &e->later;
+		}
+	}
+}
+
+/* Ask MPI for the message of each unknown wildcard before e that could take e's (see
+ * the top of this part). A wildcard found cancelled takes nothing: numbered, no flow. */
+static void learn_blockers(struct pending *e)
+{
+	struct pending *w, *next;
+
+	if (multithreaded)
+		return;
+	for (w = e->comm->unnumbered; w != NULL && w != e; w = next) {
+		MPI_Status st;
+		int flag = 0, cancelled = 0;
+		next = w->later;
+		if (w->known || !could_take(w, e->src, e->tag) ||
+		    PMPI_Request_get_status(w->req, &flag, &st) != MPI_SUCCESS || !flag)
+			continue;
+		PMPI_Test_cancelled(&st, &cancelled);
+		if (cancelled || st.MPI_SOURCE < 0) {
+			unlist_locked(w);
+			w->numbered = 1;
+			w->id = 0;
+		} else {
+			w->src = st.MPI_SOURCE;
+			w->tag = st.MPI_TAG;
+			w->known = 1;
+		}
+	}
+}
+
+/* e, whose message is known, completes now: its number, at the latest now. */
+static void settle(struct pending *e)
+{
+	tables_lock();
+	number_ready_locked(e->comm);
+	int numbered = e->numbered;
+	tables_unlock();
+	if (numbered)
+		return;
+	learn_blockers(e); /* not at MPI_THREAD_MULTIPLE, where tables_lock would be taken */
+	tables_lock();
+	number_ready_locked(e->comm);
+	if (!e->numbered) {
+		/* Held back by a wildcard still unknown: taken to have had another message.
+		 * The receives of e's (source, tag) before it go first, in order. */
+		struct pending *x, *next;
+		for (x = e->comm->unnumbered; x != NULL && x != e; x = next) {
+			next = x->later;
+			if (x->known && x->src == e->src && x->tag == e->tag) {
+				unlist_locked(x);
+				number_locked(x);
+			}
+		}
+		unlist_locked(e);
+		number_locked(e);
+	}
+	tables_unlock();
+}
+
+/* A receive on c, posted now, has completed with a message of (source, tag) (a
+ * blocking receive; or a matched probe, which matches as a receive posted then): its
+ * flow id, 0 for none. */
+static uint64_t recv_number_now(struct comm_info *c, int source, int tag)
+{
+	struct pending e = {.comm = c, .src = source, .tag = tag, .known = 1};
+
 	if (c == NULL || c->inter || source < 0)
 		return 0;
-	return next_flow_id_locked(c->id, to_world(c, source), world_rank, tag, 1);
+	tables_lock();
+	int wait = c->unnumbered != NULL;
+	if (wait)
+		append_locked(c, &e);
+	else
+		number_locked(&e);
+	tables_unlock();
+	if (wait)
+		settle(&e);
+	return e.id;
 }
 
 /* ------------------------------------------------------------------------- */
-/* Pending receives: Irecv's request until a Wait or Test completes it        */
-
-struct pending {
-	struct pending *next;
-	MPI_Request req;
-	struct comm_info *comm; /* while id is 0: one reference, for the status; else NULL */
-	uint64_t id;		/* numbered at posting; 0: at completion, from the status */
-};
+/* Pending receives: a receive's request until a Wait or Test completes it    */
 
 /* Under tables_lock. Entries are reused, never freed: as many as receives were ever
  * pending at once. */
@@ -349,9 +510,8 @@ static struct pending **pending_bucket(MPI_Request req)
 	return &pending_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
 }
 
-/* Put req in the table with id (0: numbered at completion, c then referenced). Under
- * tables_lock. Without memory it has no flow. */
-static void pending_put_locked(MPI_Request req, struct comm_info *c, uint64_t id)
+/* A new entry for req in the table; NULL without memory. Under tables_lock. */
+static struct pending *pending_new_locked(MPI_Request req)
 {
 	struct pending **b = pending_bucket(req), *p;
 
@@ -360,29 +520,39 @@ static void pending_put_locked(MPI_Request req, struct comm_info *c, uint64_t id
 	else
 		p = malloc(sizeof(*p)); /* more receives pending than ever before */
 	if (p == NULL)
-		return;
+		return NULL;
+	memset(p, 0, sizeof(*p));
 	p->req = req;
-	p->id = id;
-	p->comm = id == 0 ? c : NULL;
-	if (p->comm != NULL)
-		c->refs++;
 	p->next = *b;
 	*b = p;
 	/* relaxed: the count's readers are ordered by the program, see complete() */
 	rtr_atomic_store_relaxed(&pending_count, pending_count + 1);
+	return p;
 }
 
-/* Irecv's req on c from (source, tag) is pending. Without memory it has no flow, but
- * a named (source, tag) still takes its number, so that the next ones match. */
+/* A receive's req on c from (source, tag) is pending (Irecv, a persistent receive's
+ * start). Without memory it has no flow, but a named (source, tag) that nothing
+ * blocks still takes its number, so that the next ones match. */
 static void pending_add(MPI_Request req, struct comm_info *c, int source, int tag)
 {
 	if (c == NULL || c->inter)
 		return;
 	tables_lock();
-	uint64_t id = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG
-			      ? 0
-			      : recv_flow_id_locked(c, source, tag);
-	pending_put_locked(req, c, id);
+	struct pending *p = pending_new_locked(req), tmp;
+	int known = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG;
+	if (p == NULL)
+		p = &tmp; /* numbered below if it can be, then forgotten */
+	p->comm = c;
+	p->src = source;
+	p->tag = tag;
+	p->known = known;
+	if (known && !blocked_locked(c, NULL, source, tag)) {
+		number_locked(p);
+		p->comm = NULL; /* numbered: its completion needs no info */
+	} else if (p != &tmp) {
+		c->refs++;
+		append_locked(c, p);
+	}
 	tables_unlock();
 }
 
@@ -390,13 +560,16 @@ static void pending_add(MPI_Request req, struct comm_info *c, int source, int ta
 static void pending_add_id(MPI_Request req, uint64_t id)
 {
 	tables_lock();
-	pending_put_locked(req, NULL, id);
+	struct pending *p = pending_new_locked(req);
+	if (p != NULL) {
+		p->numbered = 1;
+		p->id = id;
+	}
 	tables_unlock();
 }
 
-/* Take req's entry out of the table, if it has one: 1, its id and its reference to
- * the communicator's info (NULL if none) in *id and *c; else 0. */
-static int pending_take(MPI_Request req, uint64_t *id, struct comm_info **c)
+/* Take req's entry out of the table: the entry, or NULL if req has none. */
+static struct pending *pending_take(MPI_Request req)
 {
 	struct pending **b = pending_bucket(req), *p;
 
@@ -404,49 +577,89 @@ static int pending_take(MPI_Request req, uint64_t *id, struct comm_info **c)
 	for (; (p = *b) != NULL; b = &p->next)
 		if (p->req == req) {
 			*b = p->next;
-			*id = p->id;
-			*c = p->comm;
-			p->next = pending_spare;
-			pending_spare = p;
-			/* relaxed: as in pending_add() */
+			/* relaxed: as in pending_new_locked() */
 			rtr_atomic_store_relaxed(&pending_count, pending_count - 1);
 			break;
 		}
 	tables_unlock();
-	return p != NULL;
+	return p;
 }
 
-/* A request completed with status: if it was an Irecv, its flow ends here. */
-static void complete(MPI_Request req, const MPI_Status *st)
+/* A taken entry is done with: out of its communicator's list if it is still there
+ * (the receives it held back may go now), back to the spare list. */
+static void pending_release(struct pending *p)
 {
-	struct comm_info *c;
-	uint64_t id;
-	int cancelled = 0;
+	struct comm_info *c = p->comm;
 
-	/* relaxed, without the lock: an Irecv adds its entry before it returns req, so
-	 * before the program can pass req to a Wait or Test here (on any thread, ordered by
-	 * the program), and only this completion takes it out; a count of 0 means req has
-	 * none. Worst case another thread's entry makes it nonzero: we look in vain. */
-	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&pending_count) == 0 ||
-	    !pending_take(req, &id, &c))
-		return;
-	PMPI_Test_cancelled(st, &cancelled);
-	if (!cancelled && id == 0 && st->MPI_SOURCE >= 0)
-		id = recv_flow_id(c, st->MPI_SOURCE, st->MPI_TAG);
-	if (!cancelled && id != 0 && st->MPI_SOURCE != MPI_PROC_NULL)
-		rtr_flow_end(CAT, FLOW, id);
+	tables_lock();
+	if (!p->numbered) {
+		unlist_locked(p);
+		number_ready_locked(c);
+	}
+	p->next = pending_spare;
+	pending_spare = p;
+	tables_unlock();
 	if (c != NULL)
 		info_unref(c);
 }
 
+/* The first half of a completion, for each request a call completed: take req's entry
+ * and learn its message from st. Returns the entry when it has yet to be numbered
+ * (complete_finish() then, once every request the call completed has been through
+ * here: their messages are all known then); else ends its flow and returns NULL. */
+static struct pending *complete_take(MPI_Request req, const MPI_Status *st)
+{
+	struct pending *p;
+	int cancelled = 0;
+
+	/* relaxed, without the lock: a receive adds its entry before it returns req, so
+	 * before the program can pass req to a Wait or Test here (on any thread, ordered by
+	 * the program), and only a completion takes it out; a count of 0 means req has
+	 * none. Worst case another thread's entry makes it nonzero: we look in vain. */
+	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&pending_count) == 0 ||
+	    (p = pending_take(req)) == NULL)
+		return NULL;
+	PMPI_Test_cancelled(st, &cancelled);
+	if (p->numbered || cancelled || st->MPI_SOURCE < 0) {
+		if (p->numbered && !cancelled && p->id != 0 && st->MPI_SOURCE != MPI_PROC_NULL)
+			rtr_flow_end(CAT, FLOW, p->id);
+		pending_release(p);
+		return NULL;
+	}
+	tables_lock();
+	p->src = st->MPI_SOURCE;
+	p->tag = st->MPI_TAG;
+	p->known = 1;
+	tables_unlock();
+	return p;
+}
+
+static void complete_finish(struct pending *p)
+{
+	settle(p);
+	if (p->id != 0)
+		rtr_flow_end(CAT, FLOW, p->id);
+	pending_release(p);
+}
+
+/* A request completed with status, alone in its call: if it was a receive, its flow
+ * ends here. */
+static void complete(MPI_Request req, const MPI_Status *st)
+{
+	struct pending *p = complete_take(req, st);
+
+	if (p != NULL)
+		complete_finish(p);
+}
+
 /* A blocking receive on c that completed with st. */
-static void recv_done(const struct comm_info *c, const MPI_Status *st)
+static void recv_done(struct comm_info *c, const MPI_Status *st)
 {
 	uint64_t id;
 
 	if (c == NULL || st->MPI_SOURCE < 0)
 		return;
-	id = recv_flow_id(c, st->MPI_SOURCE, st->MPI_TAG);
+	id = recv_number_now(c, st->MPI_SOURCE, st->MPI_TAG);
 	if (id != 0)
 		rtr_flow_end(CAT, FLOW, id);
 }
@@ -852,7 +1065,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	const struct comm_info *c = info_of(comm);
+	struct comm_info *c = info_of(comm);
 
 	p2p_begin("MPI_Recv", c, source, tag, count, dt);
 	int rc = PMPI_Recv(buf, count, dt, source, tag, comm, st);
@@ -882,7 +1095,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int s
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	const struct comm_info *c = info_of(comm);
+	struct comm_info *c = info_of(comm);
 
 	if (p2p_begin("MPI_Sendrecv", c, dest, stag, scount, sdt))
 		send_flow(c, dest, stag);
@@ -900,7 +1113,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 
-	const struct comm_info *c = info_of(comm);
+	struct comm_info *c = info_of(comm);
 
 	if (p2p_begin("MPI_Sendrecv_replace", c, dest, stag, count, dt))
 		send_flow(c, dest, stag);
@@ -1110,7 +1323,7 @@ static struct matched *matched_list; /* under tables_lock; few: probed, not yet 
 
 /* A probe on c matched msg with status st: number the message now, as a receive
  * posted at this moment would be. */
-static void matched_add(MPI_Message msg, const struct comm_info *c, const MPI_Status *st)
+static void matched_add(MPI_Message msg, struct comm_info *c, const MPI_Status *st)
 {
 	struct matched *m;
 
@@ -1120,8 +1333,8 @@ static void matched_add(MPI_Message msg, const struct comm_info *c, const MPI_St
 	m->msg = msg;
 	m->peer = to_world(c, st->MPI_SOURCE);
 	m->tag = st->MPI_TAG;
+	m->id = recv_number_now(c, st->MPI_SOURCE, st->MPI_TAG);
 	tables_lock();
-	m->id = recv_flow_id_locked(c, st->MPI_SOURCE, st->MPI_TAG);
 	m->next = matched_list;
 	matched_list = m;
 	tables_unlock();
@@ -1148,7 +1361,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status 
 {
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
-	const struct comm_info *c = info_of(comm);
+	struct comm_info *c = info_of(comm);
 
 	p2p_begin("MPI_Mprobe", c, source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Mprobe(source, tag, comm, msg, st);
@@ -1162,7 +1375,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
 {
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
-	const struct comm_info *c = info_of(comm);
+	struct comm_info *c = info_of(comm);
 
 	p2p_begin("MPI_Improbe", c, source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Improbe(source, tag, comm, flag, msg, st);
@@ -1227,11 +1440,10 @@ PLAIN(Request_get_status, (MPI_Request req, int *flag, MPI_Status *status), req,
 
 int MPI_Request_free(MPI_Request *req)
 {
-	struct comm_info *c = NULL;
-	uint64_t id;
+	struct pending *p = pending_take(*req);
 
-	if (pending_take(*req, &id, &c) && c != NULL)
-		info_unref(c);
+	if (p != NULL)
+		pending_release(p);
 	persistent_drop(*req);
 	return PMPI_Request_free(req);
 }
@@ -1244,8 +1456,10 @@ int MPI_Request_free(MPI_Request *req)
 struct reqs {
 	MPI_Request *h;
 	MPI_Status *st;
+	struct pending **taken; /* complete_take()'s entries, for complete_many() */
 	MPI_Request h_local[64];
 	MPI_Status st_local[64];
+	struct pending *taken_local[64];
 };
 
 static void reqs_fini(struct reqs *r, MPI_Status *statuses)
@@ -1254,21 +1468,39 @@ static void reqs_fini(struct reqs *r, MPI_Status *statuses)
 		free(r->h);
 	if (r->st != r->st_local && r->st != statuses)
 		free(r->st);
+	if (r->taken != r->taken_local)
+		free(r->taken);
 }
 
 /* 0, or -1 without memory (then nothing is held). */
 static int reqs_init(struct reqs *r, int n, const MPI_Request *reqs, MPI_Status *statuses)
 {
-	r->h = n <= 64 ? r->h_local : malloc((size_t)n * sizeof(MPI_Request));
+	size_t big = n <= 64 ? 0 : (size_t)n;
+
+	r->h = big == 0 ? r->h_local : malloc(big * sizeof(MPI_Request));
 	r->st = statuses != MPI_STATUSES_IGNORE ? statuses
-		: n <= 64			? r->st_local
-						: malloc((size_t)n * sizeof(MPI_Status));
-	if (r->h == NULL || r->st == NULL) {
+		: big == 0			? r->st_local
+						: malloc(big * sizeof(MPI_Status));
+	r->taken = big == 0 ? r->taken_local : malloc(big * sizeof(struct pending *));
+	if (r->h == NULL || r->st == NULL || r->taken == NULL) {
 		reqs_fini(r, statuses);
 		return -1;
 	}
 	memcpy(r->h, reqs, (size_t)n * sizeof(MPI_Request));
 	return 0;
+}
+
+/* The requests one call completed: the k-th of `done` is r->h[index[k]] (index NULL:
+ * k) with status r->st[k]. Every message is learnt before any is numbered, so that a
+ * wildcard completed here holds back the receives after it, whatever the order of
+ * the array. */
+static void complete_many(struct reqs *r, int done, const int *index)
+{
+	for (int k = 0; k < done; k++)
+		r->taken[k] = complete_take(r->h[index != NULL ? index[k] : k], &r->st[k]);
+	for (int k = 0; k < done; k++)
+		if (r->taken[k] != NULL)
+			complete_finish(r->taken[k]);
 }
 
 /* Whether no receive is pending: then none of the requests a Wait or Test is given
@@ -1321,9 +1553,12 @@ static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status
 				  : PMPI_Testall(n, reqs, &done, r.st);
 		if (flag != NULL)
 			*flag = done;
-		for (int i = 0; done && i < n; i++)
-			if (rc == MPI_SUCCESS || r.st[i].MPI_ERROR == MPI_SUCCESS)
-				complete(r.h[i], &r.st[i]);
+		/* A request in error has no message: its handle is left out (NULL). */
+		for (int i = 0; done && rc != MPI_SUCCESS && i < n; i++)
+			if (r.st[i].MPI_ERROR != MPI_SUCCESS)
+				r.h[i] = MPI_REQUEST_NULL;
+		if (done)
+			complete_many(&r, n, NULL);
 		reqs_fini(&r, statuses);
 	}
 	rtr_end(CAT, name);
@@ -1388,9 +1623,12 @@ static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *
 	} else {
 		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, r.st)
 			  : PMPI_Waitsome(n, reqs, outcount, indices, r.st);
-		for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
-			if (rc == MPI_SUCCESS || r.st[i].MPI_ERROR == MPI_SUCCESS)
-				complete(r.h[indices[i]], &r.st[i]);
+		for (int i = 0; *outcount != MPI_UNDEFINED && rc != MPI_SUCCESS && i < *outcount;
+		     i++)
+			if (r.st[i].MPI_ERROR != MPI_SUCCESS)
+				r.h[indices[i]] = MPI_REQUEST_NULL;
+		if (*outcount != MPI_UNDEFINED)
+			complete_many(&r, *outcount, indices);
 		reqs_fini(&r, statuses);
 	}
 	rtr_end(CAT, name);
