@@ -275,7 +275,8 @@ static int source_line(const char *text)
 	return found ? n : 0;
 }
 
-static void lines_name_each_function_s_source(void **state)
+/* prog's leaf_static and fact_rec slices carry their source line. */
+static void expect_lines(const char *prog, const char *name)
 {
 	static const char *const env[] = {"RINGTRACE_INSTRUMENT_LINES=1", NULL};
 	struct run r;
@@ -283,12 +284,8 @@ static void lines_name_each_function_s_source(void **state)
 	int want = source_line("KEEP static void leaf_static(void)");
 	int want_fact = source_line("KEEP int fact_rec(int n)\n");
 
-	(void)state;
-#if !defined(RTR_TEST_HAVE_LIBDW)
-	skip(); /* built without libdw: no lines */
-#endif
 	assert_true(want > 0);
-	run_prog(RTR_TEST_INSTRUMENTED_PROG, 1, env, &r, "lines");
+	run_prog(prog, 1, env, &r, name);
 	expect_counts(&r, all_calls);
 	size_t nleaf = slices_of(&r, "leaf_static", leaf, 32);
 	size_t nfact = slices_of(&r, "fact_rec", fact, 8);
@@ -308,6 +305,27 @@ static void lines_name_each_function_s_source(void **state)
 			fail_msg("%s: src %s, want line %d", e->name, src->s, at);
 	}
 	tt_free(&r.t);
+}
+
+static void lines_name_each_function_s_source(void **state)
+{
+	(void)state;
+#if !defined(RTR_TEST_HAVE_LIBDW)
+	skip(); /* built without libdw: no lines */
+#else
+	expect_lines(RTR_TEST_INSTRUMENTED_PROG, "lines");
+#endif
+}
+
+/* Clang emits no .debug_aranges, through which libdw finds a compilation unit. */
+static void lines_without_debug_aranges_come_from_the_units_ranges(void **state)
+{
+	(void)state;
+#if !defined(RTR_TEST_HAVE_LIBDW)
+	skip(); /* built without libdw: no lines */
+#else
+	expect_lines(RTR_TEST_INSTRUMENTED_NOARANGES, "lines-noaranges");
+#endif
 }
 
 /* The hooks run before any start (no autostart): nothing is recorded, nothing breaks. */
@@ -343,6 +361,8 @@ int main(void)
 		cmocka_unit_test_teardown(depth_keeps_the_outer_calls, tu_teardown),
 		cmocka_unit_test_teardown(signal_handler_calls_nest, tu_teardown),
 		cmocka_unit_test_teardown(lines_name_each_function_s_source, tu_teardown),
+		cmocka_unit_test_teardown(lines_without_debug_aranges_come_from_the_units_ranges,
+					  tu_teardown),
 		cmocka_unit_test_teardown(hooks_without_a_recorder_record_nothing, tu_teardown),
 	};
 
