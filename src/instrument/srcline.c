@@ -6,9 +6,10 @@
  * thread only: dwfl is made on the first call and never touched by a producer.
  *
  * dwfl_getsrc() finds the compilation unit through .debug_aranges, which Clang does
- * not emit (nor GCC with some flags); libdw 0.188 then finds nothing. For a module
- * without them the CUs' own address ranges (DW_AT_ranges, low/high_pc) are read once
- * into a sorted table, and the line is looked up in the CU found there.
+ * not emit; libdw 0.188 then finds nothing. When it finds nothing, the CUs' own
+ * address ranges (DW_AT_ranges, low/high_pc) of the address's module are read once
+ * into a sorted table (empty for a module without DWARF), and the line is looked up
+ * in the CU found there.
  */
 #include "instrument/srcline.h"
 
@@ -82,8 +83,8 @@ NOINSTR static int read_cu_ranges(Dwfl_Module *mod, struct module_ranges *m)
 	return 0;
 }
 
-/* The line at addr from the CU whose ranges hold it, for a module dwfl_getsrc()
- * cannot search (no .debug_aranges). */
+/* The line at addr from the CU whose ranges hold it, where dwfl_getsrc() found none
+ * (no .debug_aranges). */
 NOINSTR static Dwarf_Line *line_by_cu_ranges(Dwarf_Addr addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
