@@ -6,7 +6,7 @@
  */
 #include <ringtrace.h>
 
-#include "session/recorder.h"
+#include "session/session.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -6,7 +6,7 @@
 #include <ringtrace.h>
 
 #include "common/atomic.h"
-#include "session/clock.h"
+#include "clock/clock.h"
 #include "test_util.h"
 
 #include <pthread.h>

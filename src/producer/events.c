@@ -8,7 +8,6 @@
  * file reserves the records, has them written, and publishes them.
  */
 #include "producer/events.h"
-#include "session/recorder.h"
 
 #include "common/atomic.h"
 #include "common/compiler.h"

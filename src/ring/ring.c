@@ -5,7 +5,7 @@
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "session/clock.h"
+#include "clock/clock.h"
 
 #include <errno.h>
 #include <linux/futex.h>

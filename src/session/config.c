@@ -4,9 +4,10 @@
  * path pattern, all from one option table. A bad value is reported once on stderr and the default
  * kept: a typo in a job script must never stop the job.
  */
-#include "session/clock.h"
-#include "session/recorder.h"
-#include "session/signals.h"
+#include "clock/clock.h"
+#include "session/session.h"
+#include "session/signal_names.h"
+#include "path/path.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -394,92 +395,6 @@ long rtr__env_rank(long *world_size)
 	return rank;
 }
 
-int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
-		     long rank, uint64_t number)
-{
-	size_t o = 0;
-
-	if (pattern == NULL || *pattern == '\0')
-		return -EINVAL;
-	for (const char *p = pattern; *p != '\0'; p++) {
-		char num[24];
-		const char *piece = num;
-		if (*p != '%') {
-			num[0] = *p;
-			num[1] = '\0';
-		} else {
-			switch (*++p) {
-			case 'p':
-				snprintf(num, sizeof(num), "%ld", (long)pid);
-				break;
-			case 'h':
-				piece = host;
-				break;
-			case 'r':
-				snprintf(num, sizeof(num), "%ld", rank < 0 ? 0L : rank);
-				break;
-			case 's':
-				snprintf(num, sizeof(num), "%04llu", (unsigned long long)number);
-				break;
-			case '%':
-				num[0] = '%';
-				num[1] = '\0';
-				break;
-			default:
-				return -EINVAL; /* unknown or trailing '%' */
-			}
-		}
-		size_t len = strlen(piece);
-		if (o + len >= size)
-			return -ENAMETOOLONG;
-		memcpy(out + o, piece, len);
-		o += len;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-/* Whether pattern has a %s (not a %%s). */
-static int has_number(const char *pattern)
-{
-	for (const char *p = pattern; *p != '\0'; p++)
-		if (*p == '%' && *++p == 's')
-			return 1;
-		else if (*p == '\0')
-			break;
-	return 0;
-}
-
-/*
- * The pattern of numbered files: as given when it has a %s; else with ".%s" before
- * its first ".json" (trace.json.gz -> trace.%s.json.gz) or ".pftrace" or
- * ".perfetto-trace", or before a final ".gz", or at the end.
- */
-static int number_pattern(char *out, size_t size, const char *pattern)
-{
-	const char *at = strstr(pattern, ".json");
-
-	if (at == NULL)
-		at = strstr(pattern, ".pftrace");
-	if (at == NULL)
-		at = strstr(pattern, ".perfetto-trace");
-	size_t len = strlen(pattern);
-
-	if (has_number(pattern))
-		at = pattern + len, len = 0;
-	else if (at == NULL)
-		at = len >= 3 && strcmp(pattern + len - 3, ".gz") == 0 ? pattern + len - 3
-								       : pattern + len;
-	size_t head = (size_t)(at - pattern);
-	int n = snprintf(out, size, "%.*s%s%s", (int)head, pattern, len == 0 ? "" : ".%s", at);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint64_t number)
-{
-	return rtr__path_expand(out, size, s->pattern, s->pid, s->host, s->rank, number);
-}
-
 static void copy_string(char *dst, size_t size, const char *src)
 {
 	snprintf(dst, size, "%s", src);
@@ -519,12 +434,12 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 	s->rank = rtr__env_rank(&s->world_size);
 	s->numbered = cfg->max_mb > 0 || cfg->max_seconds > 0 || cfg->mode == RTR_MODE_FLIGHT;
 	int err = cfg->path == NULL || *cfg->path == '\0' ? -EINVAL
-		  : s->numbered ? number_pattern(s->pattern, sizeof(s->pattern), cfg->path)
+		  : s->numbered ? rtr__path_number_pattern(s->pattern, sizeof(s->pattern), cfg->path)
 				: (copy_string(s->pattern, sizeof(s->pattern), cfg->path), 0);
 	if (err == 0 && strlen(cfg->path) >= sizeof(s->pattern))
 		err = -ENAMETOOLONG;
 	if (err == 0)
-		err = rtr__session_path(s, s->path, sizeof(s->path), 0);
+		err = rtr__path_expand(s->path, sizeof(s->path), s->pattern, s->pid, s->host, s->rank, 0);
 	if (err != 0)
 		return err;
 	copy_string(s->process_name, sizeof(s->process_name),

@@ -16,21 +16,10 @@
 #ifndef RTR_SESSION_SIGNALS_H
 #define RTR_SESSION_SIGNALS_H
 
+#include "session/signal_names.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-/* Signal numbers 1 .. 64, bit n - 1 for signal n. */
-struct rtr__sigset {
-	uint64_t mask;
-};
-
-/* Parse a comma-separated list of signal names (TERM, SIGTERM, case-blind) or numbers,
- * at most `max` of them, into *set. 0, or -EINVAL with the reason in why. */
-int rtr__signals_parse(const char *spec, unsigned max, struct rtr__sigset *set, char *why,
-		       size_t why_size);
-
-/* The signal's short name ("TERM"), or NULL for one without. */
-const char *rtr__signal_name(int sig);
 
 /* Install the session's handlers (rtr_start(), under its lock, once the writer runs):
  * the fatal signals and the snapshot signal (0: none); a fatal signal's handler waits

@@ -32,6 +32,8 @@
  */
 #include "common/atomic.h"
 #include "common/mem.h"
+#include "path/path.h"
+#include "sink/trace_file.h"
 #include "writer/out.h"
 #include "writer/slices.h"
 #include "writer/writer_internal.h"
@@ -167,7 +169,7 @@ uint64_t rtr__cut_end_open(struct rtr__writer *w, int what)
 /* The file of number `no`'s path into out. 0 or -errno. */
 static int file_path(struct rtr__writer *w, uint64_t no, char *out, size_t size)
 {
-	return rtr__session_path(&w->s, out, size, no);
+	return rtr__path_expand(out, size, w->s.pattern, w->s.pid, w->s.host, w->s.rank, no);
 }
 
 static void report(struct rtr__writer *w, const char *what, const char *path, int err)

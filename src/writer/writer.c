@@ -339,7 +339,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int rtr__writer_start(const struct rtr__session *s)
+int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt)
 {
 	struct rtr__writer *w = &W;
 	int err;
@@ -372,8 +372,7 @@ int rtr__writer_start(const struct rtr__session *s)
 	w->loop.flush_signal = 0;
 	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
-	/* rtr__session_config() has resolved RTR_FORMAT_AUTO by the path's suffix. */
-	w->fmt = s->cfg.format == RTR_FORMAT_PERFETTO ? &rtr__perfetto_format : &rtr__json_format;
+	w->fmt = fmt;
 	err = w->fmt->init(w);
 	if (err != 0)
 		return err;

@@ -28,7 +28,7 @@
 #include "common/jsontext_num.h"
 #include "record/record.h"
 #include "ring/ring.h"
-#include "session/recorder.h"
+#include "writer/writer.h"
 #include "sink/sink.h"
 #include "writer/async_open.h"
 #include "writer/intern.h"
@@ -106,10 +106,6 @@ enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN };
 
 enum { RTR__FINI_ALL, RTR__FINI_FORK, RTR__FINI_FORGET };
 
-/* Trace Event JSON, one event per line (json.c). */
-extern const struct rtr__format rtr__json_format;
-/* Perfetto's TrackEvent protobuf (perfetto.c, docs/perfetto.md). */
-extern const struct rtr__format rtr__perfetto_format;
 
 /* Private totals: the producer counters of rings, and what was consumed. */
 struct rtr__totals {

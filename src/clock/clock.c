@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Clock selection and TSC calibration. See clock.h. */
-#include "session/clock.h"
+#include "clock/clock.h"
 
 #include "common/atomic.h"
 #include <ringtrace.h>
@@ -202,11 +202,11 @@ static void sample(uint64_t *ticks, uint64_t *ns)
 }
 #endif
 
-void rtr__clock_setup(struct rtr__clock *c, int requested)
+void rtr__clock_setup(struct rtr__clock *c, int requested, int64_t offset_ns)
 {
 	memset(c, 0, sizeof(*c));
 	c->kind = RTR_CLOCK_MONOTONIC;
-	c->offset_ns = rtr__config_clock_offset_ns();
+	c->offset_ns = offset_ns;
 	rtr_atomic_store_relaxed(&clock_offset, c->offset_ns); /* before sample() reads it */
 #if defined(__x86_64__)
 	int want_tsc =

@@ -1,23 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* What the recorder's modules share: the session, the writer's entry points. */
-#ifndef RTR_RECORDER_H
-#define RTR_RECORDER_H
+/*
+ * What the session may call of the writer: the session it hands over, and the
+ * writer's entry points. Everything else of the writer is behind this header
+ * (writer_internal.h lists its rooms); the writer calls nothing above it.
+ *
+ * rtr_start(), rtr_flush(), rtr_snapshot() and rtr_stop() call these under the
+ * session's lifecycle lock unless said otherwise; the signal entry points are
+ * async-signal-safe.
+ */
+#ifndef RTR_WRITER_WRITER_H
+#define RTR_WRITER_WRITER_H
 
+#include "clock/clock.h"
 #include "producer/filter.h"
-#include "session/clock.h"
 
-struct rtr__ring;
 #include <ringtrace.h>
 
 #include <limits.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+struct rtr__ring;
+struct rtr__format;
 
 /* Everything one recording (rtr_start .. rtr_stop) knows about itself. */
 struct rtr__session {
 	struct rtr_config cfg; /* string fields point into the buffers below */
 	char path[PATH_MAX];   /* the expanded file path (segment 0 with rotation) */
 	/* The path pattern as given, with ".%s" added when the session writes numbered
-	 * files (rotation, flight mode) and it has no %s: rtr__session_path(). */
+	 * files (rotation, flight mode) and it has no %s: path/path.h. */
 	char pattern[PATH_MAX];
 	int numbered; /* rotation or flight mode: files are numbered (%s) */
 	char process_name[256];
@@ -47,37 +58,14 @@ struct rtr__session {
 	struct rtr__filter filter;
 };
 
-/* src/session/config.c */
+/* The output formats (src/format/): the session picks one by the configuration. */
+extern const struct rtr__format rtr__json_format;
+extern const struct rtr__format rtr__perfetto_format;
 
-/* Copy cfg into s (strings too), validated; expand the path pattern; resolve
- * RTR_COMPRESS_AUTO to NONE or GZIP and RTR_FORMAT_AUTO to JSON or PERFETTO by the
- * path's suffix. 0 or -EINVAL. */
-int rtr__session_config(struct rtr__session *s, const struct rtr_config *cfg);
-/* Expand %p %h %r %s %% of pattern into out, %s as number (4 digits at least). 0,
- * or -ENAMETOOLONG / -EINVAL. */
-int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
-		     long rank, uint64_t number);
-/* The session's file number `number` (a segment or a snapshot) into out. */
-int rtr__session_path(const struct rtr__session *s, char *out, size_t size, uint64_t number);
-/* The environment variable of option i: the option table's, then those read outside
- * it (autostart, the instrument library); NULL past the last. */
-const char *rtr__config_option_env(size_t i);
-/* The rank of this process from the launcher's environment, or -1; world size too. */
-long rtr__env_rank(long *world_size);
+/* Write the file's head in format fmt, start the writer thread. 0 or -errno (nothing
+ * left open). */
+int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt);
 
-/* src/session/recorder.c: open a trace file at path as rtr_start() does (a regular
- * file under a new name, tmp_path, to be renamed to path once its head is in; "" when
- * written in place, then *truncate says whether to cut it to 0 first). 0 or -errno. */
-int rtr__trace_open(const char *path, pid_t pid, int *fd, char *tmp_path, size_t tmp_size,
-		    int *truncate);
-
-/* src/producer/events.c: forget the flow ids this thread took (a child after fork()). */
-void rtr__flow_after_fork_child(void);
-
-/* src/writer/writer.c — called by rtr_start/rtr_flush/rtr_stop under their lock. */
-
-/* Write the file's head, start the writer thread. 0 or -errno (nothing left open). */
-int rtr__writer_start(const struct rtr__session *s);
 /* Ask the writer to write everything recorded before; returns the ticket to wait on. */
 uint32_t rtr__writer_flush_request(void);
 /* Wait up to timeout_ms (0: no limit) until the ticket is served. 0, the first write

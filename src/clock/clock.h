@@ -25,8 +25,8 @@
  * (see clock.c), and never returns less than a value it returned before, also
  * across stop/start cycles that recalibrate or switch clocks.
  */
-#ifndef RTR_CLOCK_H
-#define RTR_CLOCK_H
+#ifndef RTR_CLOCK_CLOCK_H
+#define RTR_CLOCK_CLOCK_H
 
 #include <stdint.h>
 
@@ -57,14 +57,14 @@ struct rtr__clock {
 };
 
 /*
- * RINGTRACE_CLOCK_OFFSET_NS, a testing aid: one host simulates ranks whose clocks
- * disagree. rtr__clock_setup() reads it (0 when unset or bad, with a warning) and from
- * then on the recorder's clock is the system's plus the offset: rtr__mono_ns() and
- * rtr__real_ns() add it, so the TSC segments (paired with rtr__mono_ns()), the origin,
- * rtr_now_ns() and the writer's own readings all carry it; raw CLOCK_MONOTONIC ticks
- * (rtr__ticks() without a TSC) get it where they become ns, in rtr__clock_ns().
+ * The clock's offset (RINGTRACE_CLOCK_OFFSET_NS, a testing aid: one host simulates
+ * ranks whose clocks disagree) is handed to rtr__clock_setup() by the session, which
+ * reads the configuration; the clock knows nothing of it. From then on the recorder's
+ * clock is the system's plus the offset: rtr__mono_ns() and rtr__real_ns() add it, so
+ * the TSC segments (paired with rtr__mono_ns()), the origin, rtr_now_ns() and the
+ * writer's own readings all carry it; raw CLOCK_MONOTONIC ticks (rtr__ticks() without
+ * a TSC) get it where they become ns, in rtr__clock_ns().
  */
-int64_t rtr__config_clock_offset_ns(void);
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds, plus the offset above. */
 uint64_t rtr__mono_ns(void);
@@ -74,11 +74,11 @@ uint64_t rtr__real_ns(void);
 int rtr__tsc_trusted(void);
 
 /*
- * Choose the clock for `requested` (RTR_CLOCK_*) and calibrate the TSC against
- * CLOCK_MONOTONIC (about 10 ms). RTR_CLOCK_TSC on a machine without a usable TSC
+ * Choose the clock for `requested` (RTR_CLOCK_*), with offset_ns added to the
+ * system's (above), and calibrate the TSC against CLOCK_MONOTONIC (about 10 ms). RTR_CLOCK_TSC on a machine without a usable TSC
  * falls back to CLOCK_MONOTONIC. Sets rtr__clock_is_tsc.
  */
-void rtr__clock_setup(struct rtr__clock *c, int requested);
+void rtr__clock_setup(struct rtr__clock *c, int requested, int64_t offset_ns);
 
 /* The first segment of a TSC clock from two calibration pairs (t0 < t1, n0 < n1),
  * exact at the second. Used by rtr__clock_setup() and by the tests. */
