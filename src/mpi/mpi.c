@@ -67,12 +67,16 @@
 #define SYNC_TAG      1
 #define SYNC_GO_TAG   2
 #define SYNC_DONE_TAG 3
+#define TYPE_SLOTS    128  /* of the datatype sizes' table: a power of two */
 #define BUCKETS	      4096 /* of each hash table: chained, a power of two */
 
 /* ------------------------------------------------------------------------- */
 /* Communicators                                                              */
 
 struct pending;
+struct persistent;
+struct matched;
+struct seq_node;
 
 struct comm_info {
 	uint64_t id;
@@ -84,36 +88,104 @@ struct comm_info {
 	struct pending *unnumbered; /* receives waiting for their number (tables_lock) */
 };
 
+/* A predefined datatype's size, a slot of rtr__mpi.type_sizes. */
+struct rtr__mpi_type_size {
+	MPI_Datatype dt;
+	int size;
+	int used;
+};
+
 /*
- * The tables below and the infos' counts are under `lock` only while MPI may be
- * called from several threads at once: at MPI_THREAD_MULTIPLE, or before the Init
- * wrapper has asked (MPI initialized without it). At the lower levels one thread at a
- * time calls MPI (FUNNELED: the main thread; SERIALIZED: the program orders the calls
- * of its threads), and the wrappers touch the tables only inside MPI calls, so the
- * program's own order is theirs too.
+ * The module's state, every one of its file-scope variables.
+ *
+ * The tables (from seq_table on) and the infos' counts are under `lock` only while
+ * MPI may be called from several threads at once: at MPI_THREAD_MULTIPLE, or before
+ * the Init wrapper has asked (MPI initialized without it). At the lower levels one
+ * thread at a time calls MPI (FUNNELED: the main thread; SERIALIZED: the program
+ * orders the calls of its threads), and the wrappers touch the tables only inside MPI
+ * calls, so the program's own order is theirs too.
  */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* Set by after_init() before any other thread may call MPI, then read-only: plain. */
-static int multithreaded = 1;
+struct rtr__mpi_state {
+	/* Taken by tables_lock() around the tables and the infos' counts, only while
+	 * `multithreaded`. */
+	pthread_mutex_t lock;
+	/* 1 until after_init() sets it from MPI_Query_thread(), before any
+	 * other thread may call MPI; then read-only: plain. */
+	int multithreaded;
+
+	/* MPI_COMM_WORLD's info. size: after_init(), then read-only; made, refs and
+	 * unnumbered: the wrappers, under the lock. */
+	struct comm_info world_info;
+	/* The infos' attribute key: after_init() creates it, the Finalize wrapper sets it
+	 * back to MPI_KEYVAL_INVALID. */
+	int keyval;
+	/* A private duplicate of the world for the clock measurement, so that the
+	 * program's messages never match its own: after_init() makes it, the Finalize
+	 * wrapper frees it. */
+	MPI_Comm sync_comm;
+	/* after_init(), then read-only; -1 and 0 before. */
+	int world_rank, world_size;
+	/* Between the Init and Finalize wrappers: set by after_init(), cleared by the
+	 * Finalize wrapper; read by rtr_mpi_sync(). */
+	int initialized;
+	/* The Init wrapper started the recorder (before_init()): Finalize stops it. */
+	int started_here;
+	/* before_init(): the recorder's process name, "rank N", when it has none. */
+	char process_name[32];
+	/* before_init(): the rank the launcher gives, -1 without one. */
+	long env_rank;
+
+	/*
+	 * The sizes of the predefined C datatypes, asked once by after_init(): open
+	 * addressing on the handle's bits, at most a third full. Any other type is asked
+	 * of MPI at each call (a derived type's handle, once freed, can come back as
+	 * another type). Written before any other thread may call MPI, then read-only:
+	 * plain.
+	 */
+	struct rtr__mpi_type_size type_sizes[TYPE_SLOTS];
+
+	/* The sequence numbers, under the lock. Nodes are never freed. */
+	struct seq_node *seq_table[BUCKETS];
+	struct seq_node *seq_last[2]; /* of the last send [0] and receive [1] numbered */
+
+	/* The pending receives, under the lock. Entries are reused, never freed: as
+	 * many as receives were ever pending at once. */
+	struct pending *pending_table[BUCKETS];
+	struct pending *pending_spare; /* unused entries, linked by next */
+	/* Entries in pending_table: stored under the lock, read without it by
+	 * complete(). */
+	unsigned long pending_count;
+
+	/* The persistent requests, under the lock, like the pending table. */
+	struct persistent *persistent_table[BUCKETS];
+	/* Entries: stored under the lock, read without it (a request is the program's). */
+	unsigned long persistent_count;
+
+	/* The matched probes, under the lock; few: probed, not yet received. */
+	struct matched *matched_list;
+};
+
+static struct rtr__mpi_state rtr__mpi = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.multithreaded = 1,
+	.world_info = {.id = 1, .refs = 1},
+	.keyval = MPI_KEYVAL_INVALID,
+	.sync_comm = MPI_COMM_NULL,
+	.world_rank = -1,
+	.env_rank = -1,
+};
 
 static void tables_lock(void)
 {
-	if (multithreaded)
-		pthread_mutex_lock(&lock);
+	if (rtr__mpi.multithreaded)
+		pthread_mutex_lock(&rtr__mpi.lock);
 }
 
 static void tables_unlock(void)
 {
-	if (multithreaded)
-		pthread_mutex_unlock(&lock);
+	if (rtr__mpi.multithreaded)
+		pthread_mutex_unlock(&rtr__mpi.lock);
 }
-
-static struct comm_info world_info = {.id = 1, .refs = 1};
-static int keyval = MPI_KEYVAL_INVALID;
-static MPI_Comm sync_comm = MPI_COMM_NULL; /* private: the program's messages never match */
-static int world_rank = -1, world_size;
-static int initialized;	 /* between the Init and Finalize wrappers */
-static int started_here; /* the Init wrapper started the recorder: Finalize stops it */
 
 static uint64_t mix(uint64_t x)
 {
@@ -138,7 +210,7 @@ static void info_unref(struct comm_info *c)
 	tables_lock();
 	last = --c->refs == 0;
 	tables_unlock();
-	if (last && c != &world_info) {
+	if (last && c != &rtr__mpi.world_info) {
 		free(c->world);
 		free(c);
 	}
@@ -178,8 +250,8 @@ static struct comm_info *info_attach(MPI_Comm comm, uint64_t id)
 	PMPI_Group_translate_ranks(group, c->size, ranks, world_group, c->world);
 	PMPI_Group_free(&group);
 	PMPI_Group_free(&world_group);
-	if (keyval != MPI_KEYVAL_INVALID)
-		PMPI_Comm_set_attr(comm, keyval, c);
+	if (rtr__mpi.keyval != MPI_KEYVAL_INVALID)
+		PMPI_Comm_set_attr(comm, rtr__mpi.keyval, c);
 	return c;
 }
 
@@ -189,9 +261,9 @@ static struct comm_info *info_lookup(MPI_Comm comm)
 	struct comm_info *c = NULL;
 	int flag = 0;
 
-	if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID)
+	if (comm == MPI_COMM_NULL || rtr__mpi.keyval == MPI_KEYVAL_INVALID)
 		return NULL;
-	if (PMPI_Comm_get_attr(comm, keyval, &c, &flag) != MPI_SUCCESS || !flag) {
+	if (PMPI_Comm_get_attr(comm, rtr__mpi.keyval, &c, &flag) != MPI_SUCCESS || !flag) {
 		c = info_attach(comm, 0);
 		if (c == NULL)
 			return NULL;
@@ -207,7 +279,7 @@ static struct comm_info *info_lookup(MPI_Comm comm)
  * NULL for MPI_COMM_NULL or when MPI fails. */
 static inline struct comm_info *info_of(MPI_Comm comm)
 {
-	return comm == MPI_COMM_WORLD ? &world_info : info_lookup(comm);
+	return comm == MPI_COMM_WORLD ? &rtr__mpi.world_info : info_lookup(comm);
 }
 
 static int to_world(const struct comm_info *c, int rank)
@@ -245,16 +317,12 @@ struct seq_node {
 	uint64_t next_seq;
 };
 
-/* Under tables_lock. Nodes are never freed. */
-static struct seq_node *seq_table[BUCKETS];
-static struct seq_node *seq_last[2]; /* of the last send [0] and receive [1] numbered */
-
 /* The node of (comm, src, dst, tag) on one side; NULL when out of memory. */
 static struct seq_node *seq_node_of(uint64_t comm, int src, int dst, int tag, int recv)
 {
 	uint64_t h = combine(combine(comm, (uint64_t)(uint32_t)src),
 			     (uint64_t)(uint32_t)dst << 32 | (uint32_t)tag);
-	struct seq_node **b = &seq_table[h & (BUCKETS - 1)], *n;
+	struct seq_node **b = &rtr__mpi.seq_table[h & (BUCKETS - 1)], *n;
 
 	for (n = *b; n != NULL; n = n->next)
 		if (n->comm == comm && n->src == src && n->dst == dst && n->tag == tag &&
@@ -279,12 +347,12 @@ static struct seq_node *seq_node_of(uint64_t comm, int src, int dst, int tag, in
  * case, skips the hash and the bucket. */
 static uint64_t next_flow_id_locked(uint64_t comm, int src, int dst, int tag, int recv)
 {
-	struct seq_node *n = seq_last[recv];
+	struct seq_node *n = rtr__mpi.seq_last[recv];
 
 	if (n == NULL || n->comm != comm || n->src != src || n->dst != dst || n->tag != tag) {
 		if ((n = seq_node_of(comm, src, dst, tag, recv)) == NULL)
 			return 0;
-		seq_last[recv] = n;
+		rtr__mpi.seq_last[recv] = n;
 	}
 	uint64_t id = combine(n->key, n->next_seq++);
 	return id != 0 ? id : 1;
@@ -304,7 +372,7 @@ static void send_flow(const struct comm_info *c, int dest, int tag)
 {
 	if (c == NULL || c->inter || dest < 0)
 		return;
-	uint64_t id = next_flow_id(c->id, world_rank, to_world(c, dest), tag, 0);
+	uint64_t id = next_flow_id(c->id, rtr__mpi.world_rank, to_world(c, dest), tag, 0);
 	if (id != 0)
 		rtr_flow_start(CAT, FLOW, id);
 }
@@ -386,7 +454,8 @@ static void number_locked(struct pending *e)
 
 	e->numbered = 1;
 	e->id = e->src < 0 ? 0
-			   : next_flow_id_locked(c->id, to_world(c, e->src), world_rank, e->tag, 1);
+			   : next_flow_id_locked(c->id, to_world(c, e->src), rtr__mpi.world_rank,
+						 e->tag, 1);
 }
 
 /* Number, in posting order, each receive of c whose message is known and that nothing
@@ -414,7 +483,7 @@ static void learn_blockers(struct pending *e)
 {
 	struct pending *w, *next;
 
-	if (multithreaded)
+	if (rtr__mpi.multithreaded)
 		return;
 	for (w = e->comm->unnumbered; w != NULL && w != e; w = next) {
 		MPI_Status st;
@@ -489,13 +558,6 @@ static uint64_t recv_number_now(struct comm_info *c, int source, int tag)
 /* ------------------------------------------------------------------------- */
 /* Pending receives: a receive's request until a Wait or Test completes it    */
 
-/* Under tables_lock. Entries are reused, never freed: as many as receives were ever
- * pending at once. */
-static struct pending *pending_table[BUCKETS];
-static struct pending *pending_spare; /* unused entries, linked by next */
-/* Entries in pending_table: stored under tables_lock, read without it by complete(). */
-static unsigned long pending_count;
-
 /* The bits of an MPI handle (a pointer in Open MPI, an int in MPICH) as a hash key. */
 static uint64_t handle_bits(const void *h, size_t size)
 {
@@ -507,7 +569,7 @@ static uint64_t handle_bits(const void *h, size_t size)
 
 static struct pending **pending_bucket(MPI_Request req)
 {
-	return &pending_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
+	return &rtr__mpi.pending_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
 }
 
 /* A new entry for req in the table; NULL without memory. Under tables_lock. */
@@ -515,8 +577,8 @@ static struct pending *pending_new_locked(MPI_Request req)
 {
 	struct pending **b = pending_bucket(req), *p;
 
-	if ((p = pending_spare) != NULL)
-		pending_spare = p->next;
+	if ((p = rtr__mpi.pending_spare) != NULL)
+		rtr__mpi.pending_spare = p->next;
 	else
 		p = malloc(sizeof(*p)); /* more receives pending than ever before */
 	if (p == NULL)
@@ -526,7 +588,7 @@ static struct pending *pending_new_locked(MPI_Request req)
 	p->next = *b;
 	*b = p;
 	/* relaxed: the count's readers are ordered by the program, see complete() */
-	rtr_atomic_store_relaxed(&pending_count, pending_count + 1);
+	rtr_atomic_store_relaxed(&rtr__mpi.pending_count, rtr__mpi.pending_count + 1);
 	return p;
 }
 
@@ -578,7 +640,8 @@ static struct pending *pending_take(MPI_Request req)
 		if (p->req == req) {
 			*b = p->next;
 			/* relaxed: as in pending_new_locked() */
-			rtr_atomic_store_relaxed(&pending_count, pending_count - 1);
+			rtr_atomic_store_relaxed(&rtr__mpi.pending_count,
+						 rtr__mpi.pending_count - 1);
 			break;
 		}
 	tables_unlock();
@@ -596,8 +659,8 @@ static void pending_release(struct pending *p)
 		unlist_locked(p);
 		number_ready_locked(c);
 	}
-	p->next = pending_spare;
-	pending_spare = p;
+	p->next = rtr__mpi.pending_spare;
+	rtr__mpi.pending_spare = p;
 	tables_unlock();
 	if (c != NULL)
 		info_unref(c);
@@ -616,7 +679,7 @@ static struct pending *complete_take(MPI_Request req, const MPI_Status *st)
 	 * before the program can pass req to a Wait or Test here (on any thread, ordered by
 	 * the program), and only a completion takes it out; a count of 0 means req has
 	 * none. Worst case another thread's entry makes it nonzero: we look in vain. */
-	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&pending_count) == 0 ||
+	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&rtr__mpi.pending_count) == 0 ||
 	    (p = pending_take(req)) == NULL)
 		return NULL;
 	PMPI_Test_cancelled(st, &cancelled);
@@ -667,19 +730,6 @@ static void recv_done(struct comm_info *c, const MPI_Status *st)
 /* ------------------------------------------------------------------------- */
 /* Slices                                                                     */
 
-/*
- * The sizes of the predefined C datatypes, asked once by after_init(): open addressing
- * on the handle's bits, at most a third full. Any other type is asked of MPI at each
- * call (a derived type's handle, once freed, can come back as another type). Written
- * before any other thread may call MPI, then read-only: plain.
- */
-#define TYPE_SLOTS 128
-static struct {
-	MPI_Datatype dt;
-	int size;
-	int used;
-} type_sizes[TYPE_SLOTS];
-
 static unsigned type_hash(MPI_Datatype dt)
 {
 	uint64_t k = 0;
@@ -693,7 +743,7 @@ static unsigned type_slot(MPI_Datatype dt)
 {
 	unsigned i = type_hash(dt);
 
-	while (type_sizes[i].used && type_sizes[i].dt != dt)
+	while (rtr__mpi.type_sizes[i].used && rtr__mpi.type_sizes[i].dt != dt)
 		i = (i + 1) & (TYPE_SLOTS - 1);
 	return i;
 }
@@ -721,9 +771,9 @@ static void type_sizes_init(void)
 		if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS)
 			continue;
 		unsigned slot = type_slot(dt); /* an alias listed twice finds its own slot */
-		type_sizes[slot].dt = dt;
-		type_sizes[slot].size = size;
-		type_sizes[slot].used = 1;
+		rtr__mpi.type_sizes[slot].dt = dt;
+		rtr__mpi.type_sizes[slot].size = size;
+		rtr__mpi.type_sizes[slot].used = 1;
 	}
 }
 
@@ -742,9 +792,9 @@ static inline struct rtr_arg arg_i64(const char *key, int64_t value)
 static int64_t bytes_of(int count, MPI_Datatype dt)
 {
 	unsigned slot = type_slot(dt);
-	int size = type_sizes[slot].size;
+	int size = rtr__mpi.type_sizes[slot].size;
 
-	if (!type_sizes[slot].used &&
+	if (!rtr__mpi.type_sizes[slot].used &&
 	    (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS))
 		return 0;
 	return (int64_t)count * size;
@@ -763,8 +813,8 @@ static int comm_size(MPI_Comm comm)
 {
 	int n = 0;
 
-	if (comm == MPI_COMM_WORLD && world_info.size > 0)
-		return world_info.size; /* set by after_init() */
+	if (comm == MPI_COMM_WORLD && rtr__mpi.world_info.size > 0)
+		return rtr__mpi.world_info.size; /* set by after_init() */
 	if (comm != MPI_COMM_NULL)
 		PMPI_Comm_size(comm, &n);
 	return n;
@@ -836,12 +886,12 @@ static int wait_for(int tag)
 	char byte;
 
 	while (err == MPI_SUCCESS && !flag) {
-		err = PMPI_Iprobe(0, tag, sync_comm, &flag, MPI_STATUS_IGNORE);
+		err = PMPI_Iprobe(0, tag, rtr__mpi.sync_comm, &flag, MPI_STATUS_IGNORE);
 		if (err == MPI_SUCCESS && !flag)
 			nanosleep(&nap, NULL);
 	}
 	if (err == MPI_SUCCESS)
-		err = PMPI_Recv(&byte, 1, MPI_CHAR, 0, tag, sync_comm, MPI_STATUS_IGNORE);
+		err = PMPI_Recv(&byte, 1, MPI_CHAR, 0, tag, rtr__mpi.sync_comm, MPI_STATUS_IGNORE);
 	return err;
 }
 
@@ -850,26 +900,26 @@ static int clock_sync(void)
 	int64_t at = 0, offset = 0, rtt = 0, error = 0;
 	int err = 0;
 
-	if (!initialized || sync_comm == MPI_COMM_NULL)
+	if (!rtr__mpi.initialized || rtr__mpi.sync_comm == MPI_COMM_NULL)
 		return -ENOTCONN;
-	if (world_rank == 0) {
-		for (int r = 1; r < world_size && err == 0; r++) {
+	if (rtr__mpi.world_rank == 0) {
+		for (int r = 1; r < rtr__mpi.world_size && err == 0; r++) {
 			char go = 1;
-			err = PMPI_Send(&go, 1, MPI_CHAR, r, SYNC_GO_TAG, sync_comm);
+			err = PMPI_Send(&go, 1, MPI_CHAR, r, SYNC_GO_TAG, rtr__mpi.sync_comm);
 			for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 				uint64_t t;
-				err = PMPI_Recv(&t, 1, MPI_UINT64_T, r, SYNC_TAG, sync_comm,
-						MPI_STATUS_IGNORE);
+				err = PMPI_Recv(&t, 1, MPI_UINT64_T, r, SYNC_TAG,
+						rtr__mpi.sync_comm, MPI_STATUS_IGNORE);
 				t = rtr_now_ns();
 				if (err == MPI_SUCCESS)
 					err = PMPI_Send(&t, 1, MPI_UINT64_T, r, SYNC_TAG,
-							sync_comm);
+							rtr__mpi.sync_comm);
 			}
 		}
 		at = (int64_t)rtr_now_ns();
-		for (int r = 1; r < world_size && err == 0; r++) {
+		for (int r = 1; r < rtr__mpi.world_size && err == 0; r++) {
 			char done = 1;
-			err = PMPI_Send(&done, 1, MPI_CHAR, r, SYNC_DONE_TAG, sync_comm);
+			err = PMPI_Send(&done, 1, MPI_CHAR, r, SYNC_DONE_TAG, rtr__mpi.sync_comm);
 		}
 	} else {
 		int64_t best = INT64_MAX, best_offset = 0, lo = INT64_MIN, hi = INT64_MAX;
@@ -877,10 +927,10 @@ static int clock_sync(void)
 		err = wait_for(SYNC_GO_TAG);
 		for (int i = 0; i < SYNC_ROUNDS && err == 0; i++) {
 			uint64_t t0 = rtr_now_ns(), ref = 0;
-			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm);
+			err = PMPI_Send(&t0, 1, MPI_UINT64_T, 0, SYNC_TAG, rtr__mpi.sync_comm);
 			if (err == MPI_SUCCESS)
-				err = PMPI_Recv(&ref, 1, MPI_UINT64_T, 0, SYNC_TAG, sync_comm,
-						MPI_STATUS_IGNORE);
+				err = PMPI_Recv(&ref, 1, MPI_UINT64_T, 0, SYNC_TAG,
+						rtr__mpi.sync_comm, MPI_STATUS_IGNORE);
 			uint64_t t1 = rtr_now_ns();
 			if (err != MPI_SUCCESS)
 				break;
@@ -909,7 +959,7 @@ static int clock_sync(void)
 	if (err != MPI_SUCCESS)
 		return -EIO;
 	const struct rtr_arg args[] = {
-		RTR_ARG_I64("reference_rank", 0),   RTR_ARG_I64("rank", world_rank),
+		RTR_ARG_I64("reference_rank", 0),   RTR_ARG_I64("rank", rtr__mpi.world_rank),
 		RTR_ARG_I64("at_ns", at),	    RTR_ARG_I64("offset_ns", offset),
 		RTR_ARG_I64("error_ns", error),	    RTR_ARG_I64("rtt_ns", rtt),
 		RTR_ARG_I64("rounds", SYNC_ROUNDS),
@@ -944,9 +994,6 @@ static long launcher_rank(void)
 	return -1;
 }
 
-static char process_name[32];
-static long env_rank = -1;
-
 /* Before PMPI_Init: the recorder, unless the program runs one already. */
 static void before_init(void)
 {
@@ -955,32 +1002,33 @@ static void before_init(void)
 	rtr_config_init(&cfg);
 	if (getenv("RINGTRACE_FILE") == NULL || *getenv("RINGTRACE_FILE") == '\0')
 		cfg.path = "ringtrace-%r.json";
-	env_rank = launcher_rank();
-	if (env_rank >= 0 && (cfg.process_name == NULL || *cfg.process_name == '\0')) {
-		snprintf(process_name, sizeof(process_name), "rank %ld", env_rank);
-		cfg.process_name = process_name;
+	rtr__mpi.env_rank = launcher_rank();
+	if (rtr__mpi.env_rank >= 0 && (cfg.process_name == NULL || *cfg.process_name == '\0')) {
+		snprintf(rtr__mpi.process_name, sizeof(rtr__mpi.process_name), "rank %ld",
+			 rtr__mpi.env_rank);
+		cfg.process_name = rtr__mpi.process_name;
 	}
-	started_here = rtr_start(&cfg) == 0; /* -EBUSY: the program's own session */
+	rtr__mpi.started_here = rtr_start(&cfg) == 0; /* -EBUSY: the program's own session */
 }
 
 static void after_init(void)
 {
-	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-	world_info.size = world_size;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rtr__mpi.world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &rtr__mpi.world_size);
+	rtr__mpi.world_info.size = rtr__mpi.world_size;
 	int level = MPI_THREAD_MULTIPLE;
 	PMPI_Query_thread(&level);
-	multithreaded = level == MPI_THREAD_MULTIPLE;
+	rtr__mpi.multithreaded = level == MPI_THREAD_MULTIPLE;
 	type_sizes_init();
-	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &keyval, NULL);
-	PMPI_Comm_dup(MPI_COMM_WORLD, &sync_comm);
-	rtr_process_sort_index(world_rank);
-	if (env_rank != world_rank || !started_here) {
+	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &rtr__mpi.keyval, NULL);
+	PMPI_Comm_dup(MPI_COMM_WORLD, &rtr__mpi.sync_comm);
+	rtr_process_sort_index(rtr__mpi.world_rank);
+	if (rtr__mpi.env_rank != rtr__mpi.world_rank || !rtr__mpi.started_here) {
 		char label[32];
-		snprintf(label, sizeof(label), "rank %d", world_rank);
+		snprintf(label, sizeof(label), "rank %d", rtr__mpi.world_rank);
 		rtr_process_label(label);
 	}
-	initialized = 1;
+	rtr__mpi.initialized = 1;
 	clock_sync();
 }
 
@@ -1008,17 +1056,17 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
-	if (initialized) {
+	if (rtr__mpi.initialized) {
 		clock_sync();
-		PMPI_Comm_free(&sync_comm);
-		initialized = 0;
+		PMPI_Comm_free(&rtr__mpi.sync_comm);
+		rtr__mpi.initialized = 0;
 	}
 	rtr_begin(CAT, "MPI_Finalize");
 	int rc = PMPI_Finalize();
 	rtr_end(CAT, "MPI_Finalize");
-	keyval = MPI_KEYVAL_INVALID;
-	if (started_here) {
-		started_here = 0;
+	rtr__mpi.keyval = MPI_KEYVAL_INVALID;
+	if (rtr__mpi.started_here) {
+		rtr__mpi.started_here = 0;
 		rtr_stop();
 	}
 	return rc;
@@ -1154,14 +1202,9 @@ struct persistent {
 	int64_t bytes;
 };
 
-/* Under tables_lock, like the pending table. */
-static struct persistent *persistent_table[BUCKETS];
-/* Entries: stored under tables_lock, read without it (a request is the program's). */
-static unsigned long persistent_count;
-
 static struct persistent **persistent_bucket(MPI_Request req)
 {
-	return &persistent_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
+	return &rtr__mpi.persistent_table[handle_bits(&req, sizeof(req)) & (BUCKETS - 1)];
 }
 
 /* The init call made req: remember what each start of it sends or receives. */
@@ -1184,7 +1227,7 @@ static void persistent_add(MPI_Request req, struct comm_info *c, int peer, int t
 	p->next = *b;
 	*b = p;
 	/* relaxed: read by the program's own later calls on req, see persistent_get() */
-	rtr_atomic_store_relaxed(&persistent_count, persistent_count + 1);
+	rtr_atomic_store_relaxed(&rtr__mpi.persistent_count, rtr__mpi.persistent_count + 1);
 	tables_unlock();
 }
 
@@ -1195,7 +1238,7 @@ static int persistent_get(MPI_Request req, struct persistent *out)
 
 	/* relaxed, without the lock: req's init call added its entry before it returned
 	 * req, as for pending_count in complete() */
-	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&persistent_count) == 0)
+	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&rtr__mpi.persistent_count) == 0)
 		return 0;
 	tables_lock();
 	for (p = *persistent_bucket(req); p != NULL && p->req != req; p = p->next)
@@ -1210,14 +1253,15 @@ static void persistent_drop(MPI_Request req)
 {
 	struct persistent **b, *p = NULL;
 
-	if (rtr_atomic_load_relaxed(&persistent_count) == 0) /* relaxed: as above */
+	if (rtr_atomic_load_relaxed(&rtr__mpi.persistent_count) == 0) /* relaxed: as above */
 		return;
 	tables_lock();
 	for (b = persistent_bucket(req); (p = *b) != NULL; b = &p->next)
 		if (p->req == req) {
 			*b = p->next;
 			/* relaxed: as in persistent_add() */
-			rtr_atomic_store_relaxed(&persistent_count, persistent_count - 1);
+			rtr_atomic_store_relaxed(&rtr__mpi.persistent_count,
+						 rtr__mpi.persistent_count - 1);
 			break;
 		}
 	tables_unlock();
@@ -1319,8 +1363,6 @@ struct matched {
 	int peer, tag; /* the world source and tag, for the receive's slice */
 };
 
-static struct matched *matched_list; /* under tables_lock; few: probed, not yet received */
-
 /* A probe on c matched msg with status st: number the message now, as a receive
  * posted at this moment would be. */
 static void matched_add(MPI_Message msg, struct comm_info *c, const MPI_Status *st)
@@ -1335,8 +1377,8 @@ static void matched_add(MPI_Message msg, struct comm_info *c, const MPI_Status *
 	m->tag = st->MPI_TAG;
 	m->id = recv_number_now(c, st->MPI_SOURCE, st->MPI_TAG);
 	tables_lock();
-	m->next = matched_list;
-	matched_list = m;
+	m->next = rtr__mpi.matched_list;
+	rtr__mpi.matched_list = m;
 	tables_unlock();
 }
 
@@ -1346,7 +1388,7 @@ static int matched_take(MPI_Message msg, struct matched *out)
 	struct matched **b, *m = NULL;
 
 	tables_lock();
-	for (b = &matched_list; (m = *b) != NULL; b = &m->next)
+	for (b = &rtr__mpi.matched_list; (m = *b) != NULL; b = &m->next)
 		if (m->msg == msg) {
 			*b = m->next;
 			*out = *m;
@@ -1507,7 +1549,7 @@ static void complete_many(struct reqs *r, int done, const int *index)
  * can complete one, and it needs no copies (relaxed: see complete()). */
 static int none_pending(void)
 {
-	return rtr_atomic_load_relaxed(&pending_count) == 0;
+	return rtr_atomic_load_relaxed(&rtr__mpi.pending_count) == 0;
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -1931,7 +1973,7 @@ static void made(MPI_Comm parent, int color, MPI_Comm newcomm)
 {
 	uint64_t id = derived_id(parent, color);
 
-	if (newcomm != MPI_COMM_NULL && keyval != MPI_KEYVAL_INVALID)
+	if (newcomm != MPI_COMM_NULL && rtr__mpi.keyval != MPI_KEYVAL_INVALID)
 		info_attach(newcomm, id);
 }
 
