@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collectives: a slice each with this rank's bytes, the communicator's size and
+ * the root (when there is one); no flows. The nonblocking ones are a slice for the
+ * call that starts one; the Wait or Test that completes it is a slice of its own
+ * (wait.c). rtr__mpi_coll_begin() also serves the calls that make communicators
+ * (comm.c) and windows (onesided.c).
+ */
+#include "mpi/mpi_internal.h"
+
+#include <stdint.h>
+
+static int64_t bytes_of_v(const int *counts, int n, MPI_Datatype dt)
+{
+	int64_t total = 0;
+
+	for (int i = 0; counts != NULL && i < n; i++)
+		total += counts[i];
+	return total * rtr__mpi_bytes_of(1, dt);
+}
+
+static int comm_size(MPI_Comm comm)
+{
+	int n = 0;
+
+	if (comm == MPI_COMM_WORLD && rtr__mpi.world_info.size > 0)
+		return rtr__mpi.world_info.size; /* set by after_init() */
+	if (comm != MPI_COMM_NULL)
+		PMPI_Comm_size(comm, &n);
+	return n;
+}
+
+/* A collective slice: bytes (this rank's part), comm_size, root (-1: none). */
+void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
+{
+	if (!rtr_category_enabled(CAT))
+		return;
+	const struct rtr_arg args[] = {
+		rtr__mpi_arg_i64("bytes", bytes),
+		rtr__mpi_arg_i64("comm_size", comm_size(comm)),
+		rtr__mpi_arg_i64("root", root),
+	};
+	rtr_begin_args(CAT, name, args, root >= 0 ? 3 : 2);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The wrappers: COLL() in mpi_internal.h                                     */
+
+COLL(Barrier, (MPI_Comm comm), 0, -1, comm, comm)
+COLL(Ibarrier, (MPI_Comm comm, MPI_Request *req), 0, -1, comm, comm, req)
+COLL(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(count, dt), root, comm, buf, count, dt, root, comm)
+COLL(Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(count, dt), root, comm, buf, count, dt, root, comm, req)
+COLL(Reduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm)
+COLL(Allreduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Iallreduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Scan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Exscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
+COLL(Reduce_scatter,
+     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm)
+COLL(Gather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm)
+COLL(Gatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
+     root, comm)
+COLL(Scatter,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm)
+COLL(Scatterv,
+     (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
+      int rcount, MPI_Datatype rdt, int root, MPI_Comm comm),
+     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
+     root, comm)
+COLL(Allgather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm),
+     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm)
+COLL(Allgatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, MPI_Comm comm),
+     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm)
+COLL(Alltoall,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm),
+     rtr__mpi_bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount,
+     rdt, comm)
+COLL(Alltoallv,
+     (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
+      const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm),
+     bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
+     rcounts, rdispls, rdt, comm)
+
+COLL(Reduce_scatter_block,
+     (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
+     rtr__mpi_bytes_of(rcount, dt) * comm_size(comm), -1, comm, sbuf, rbuf, rcount, dt, op, comm)
+COLL(Alltoallw,
+     (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+      void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
+      MPI_Comm comm),
+     0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm)
+
+/* The nonblocking collectives: the slice is the call that starts one; the Wait or
+ * Test that completes it is a slice of its own. */
+COLL(Ireduce,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+      MPI_Request *req),
+     rtr__mpi_bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm, req)
+COLL(Iscan,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Iexscan,
+     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL(Ireduce_scatter,
+     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm, req)
+COLL(Ireduce_scatter_block,
+     (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+      MPI_Request *req),
+     rtr__mpi_bytes_of(rcount, dt) * comm_size(comm), -1, comm, sbuf, rbuf, rcount, dt, op, comm,
+     req)
+COLL(Igather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm,
+     req)
+COLL(Igatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
+     root, comm, req)
+COLL(Iscatter,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      int root, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm,
+     req)
+COLL(Iscatterv,
+     (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
+      int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
+     root, comm, req)
+COLL(Iallgather,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm, req)
+COLL(Iallgatherv,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+      const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+     req)
+COLL(Ialltoall,
+     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+      MPI_Comm comm, MPI_Request *req),
+     rtr__mpi_bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount,
+     rdt, comm, req)
+COLL(Ialltoallv,
+     (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
+      const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
+     bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
+     rcounts, rdispls, rdt, comm, req)
+COLL(Ialltoallw,
+     (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+      void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
+      MPI_Comm comm, MPI_Request *req),
+     0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, req)
