@@ -2,12 +2,13 @@
 /*
  * The ABI that can grow: sized structs read (or written) only as far as the caller's
  * size covers, the runtime version, the versioned symbols of the inline fast path,
- * and the option table against the README.
+ * and the option table against the documentation (docs/configuration.md).
  */
 #include <ringtrace.h>
 
 #include "session/session.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,38 +276,107 @@ static void fast_path_symbols_carry_the_abi_number(void **state)
 	assert_ptr_equal(&rtr__active_v1, &rtr__active);
 }
 
-/* Every RINGTRACE_* variable of the option table is in the README, and back. */
-static void readme_lists_every_option(void **state)
+/* A documentation page, whole, as a string (static: one page at a time). */
+static const char *read_page(const char *path)
 {
-	FILE *f = fopen(RTR_README, "r");
 	static char text[1 << 20];
+	FILE *f = fopen(path, "r");
 	size_t n;
 
-	(void)state;
-	assert_non_null(f);
+	if (f == NULL)
+		fail_msg("cannot open %s", path);
 	n = fread(text, 1, sizeof(text) - 1, f);
+	if (!feof(f))
+		fail_msg("%s is larger than %zu bytes", path, sizeof(text) - 1);
 	fclose(f);
 	text[n] = '\0';
-	size_t i = 0;
-	for (const char *env; (env = rtr__config_option_env(i)) != NULL; i++)
-		if (strstr(text, env) == NULL)
-			fail_msg("%s is not in README.md", env);
-	assert_true(i >= 11);
+	return text;
+}
+
+static int is_option(const char *name)
+{
+	for (size_t j = 0; rtr__config_option_env(j) != NULL; j++)
+		if (strcmp(rtr__config_option_env(j), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every RINGTRACE_* word of a page is a variable of the option table, or one of the
+ * public macros that share the prefix. */
+static void page_names_only_options(const char *path)
+{
+	static const char *const macros[] = {"RINGTRACE_", "RINGTRACE_DISABLE", "RINGTRACE_SCOPE",
+					     "RINGTRACE_INSTANT"};
+	const char *text = read_page(path);
+
 	for (const char *p = text; (p = strstr(p, "RINGTRACE_")) != NULL; p++) {
 		char name[64];
 		size_t k = 0;
+		int macro = 0;
+
 		while (k < sizeof(name) - 1 && ((p[k] >= 'A' && p[k] <= 'Z') || p[k] == '_' ||
 						(p[k] >= '0' && p[k] <= '9')))
 			name[k] = p[k], k++;
 		name[k] = '\0';
-		if (strcmp(name, "RINGTRACE_") == 0 || strcmp(name, "RINGTRACE_DISABLE") == 0)
-			continue;
-		int found = 0;
-		for (size_t j = 0; rtr__config_option_env(j) != NULL; j++)
-			found |= strcmp(rtr__config_option_env(j), name) == 0;
-		if (!found)
-			fail_msg("README.md names %s, which is not an option", name);
+		for (size_t m = 0; m < sizeof(macros) / sizeof(macros[0]); m++)
+			macro |= strcmp(name, macros[m]) == 0;
+		if (!macro && !is_option(name))
+			fail_msg("%s names %s, which is not an option", path, name);
 	}
+}
+
+/* Every page of a directory: page_names_only_options() on each *.md. */
+static void pages_name_only_options(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+	int n = 0;
+
+	if (d == NULL)
+		fail_msg("cannot open %s", dir);
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 4 || strcmp(e->d_name + len - 3, ".md") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		page_names_only_options(path);
+		n++;
+	}
+	closedir(d);
+	assert_true(n > 0);
+}
+
+/* Every RINGTRACE_* variable of the option table is in docs/configuration.md, spelled
+ * out, and no page of the documentation (README.md, docs/, docs/commands/) names one
+ * that is not. */
+static void configuration_page_lists_every_option(void **state)
+{
+	char path[4096];
+	size_t i = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/docs/configuration.md", RTR_SOURCE_DIR);
+	const char *text = read_page(path);
+	for (const char *env; (env = rtr__config_option_env(i)) != NULL; i++) {
+		const char *p = text;
+		size_t n = strlen(env);
+
+		/* the whole name, not the prefix of a longer one */
+		while ((p = strstr(p, env)) != NULL &&
+		       (p[n] == '_' || (p[n] >= 'A' && p[n] <= 'Z')))
+			p += n;
+		if (p == NULL)
+			fail_msg("%s is not in docs/configuration.md", env);
+	}
+	assert_true(i >= 11);
+	snprintf(path, sizeof(path), "%s/README.md", RTR_SOURCE_DIR);
+	page_names_only_options(path);
+	snprintf(path, sizeof(path), "%s/docs", RTR_SOURCE_DIR);
+	pages_name_only_options(path);
+	snprintf(path, sizeof(path), "%s/docs/commands", RTR_SOURCE_DIR);
+	pages_name_only_options(path);
 }
 
 int main(void)
@@ -326,7 +396,7 @@ int main(void)
 		cmocka_unit_test(track_desc_of_any_size_makes_the_track),
 		cmocka_unit_test(version_matches_the_header),
 		cmocka_unit_test(fast_path_symbols_carry_the_abi_number),
-		cmocka_unit_test(readme_lists_every_option),
+		cmocka_unit_test(configuration_page_lists_every_option),
 	};
 	return cmocka_run_group_tests_name("abi", tests, NULL, NULL);
 }
