@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The intern cache: escaped once, found by pointer or content, reset when full. */
-#include "writer/intern.h"
+#include "format/json/intern.h"
 #include "common/jsontext.h"
 
 #include <setjmp.h>

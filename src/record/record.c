@@ -17,9 +17,7 @@
 /* ------------------------------------------------------------------------- */
 /* Decoding                                                                   */
 
-/* The bytes of the blob of an argument (its pair's value `val`) at `blob`, `room` of
- * them readable; SIZE_MAX when the blob does not fit or breaks the producer's limits. */
-static size_t blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t room)
+size_t rtr__rec_blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t room)
 {
 	size_t bytes = 0;
 
@@ -93,7 +91,7 @@ bool rtr__rec_decode(const struct rtr__rec *rec, const char *ext, struct rtr__re
 	v->strings = ext + off;
 	for (unsigned i = 0; i < rec->nargs; i++) {
 		uint64_t key, val = rtr__rec_arg(v, i, &key);
-		size_t bytes = blob_bytes(v->types[i], val, ext + off, len - off);
+		size_t bytes = rtr__rec_blob_bytes(v->types[i], val, ext + off, len - off);
 		if (bytes > len - off)
 			return false;
 		off += bytes;

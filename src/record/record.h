@@ -331,6 +331,11 @@ static inline bool rtr__rec_frames_ok(const struct rtr__rec *rec)
  */
 bool rtr__rec_decode(const struct rtr__rec *rec, const char *ext, struct rtr__rec_view *v);
 
+/* The bytes of the blob of an argument (its pair's value `val`) at `blob`, `room` of
+ * them readable; SIZE_MAX when the blob does not fit or breaks the producer's limits.
+ * A decoded event's blobs fit: room SIZE_MAX then reads only what they take. */
+size_t rtr__rec_blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t room);
+
 /* Argument i of a decoded event: its key (a static string's pointer), returns its
  * value (see the layout above). */
 static inline uint64_t rtr__rec_arg(const struct rtr__rec_view *v, unsigned i, uint64_t *key)

@@ -5,9 +5,9 @@
  * kept: a typo in a job script must never stop the job.
  */
 #include "clock/clock.h"
+#include "path/path.h"
 #include "session/session.h"
 #include "session/signal_names.h"
-#include "path/path.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -434,12 +434,14 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 	s->rank = rtr__env_rank(&s->world_size);
 	s->numbered = cfg->max_mb > 0 || cfg->max_seconds > 0 || cfg->mode == RTR_MODE_FLIGHT;
 	int err = cfg->path == NULL || *cfg->path == '\0' ? -EINVAL
-		  : s->numbered ? rtr__path_number_pattern(s->pattern, sizeof(s->pattern), cfg->path)
-				: (copy_string(s->pattern, sizeof(s->pattern), cfg->path), 0);
+		  : s->numbered
+			  ? rtr__path_number_pattern(s->pattern, sizeof(s->pattern), cfg->path)
+			  : (copy_string(s->pattern, sizeof(s->pattern), cfg->path), 0);
 	if (err == 0 && strlen(cfg->path) >= sizeof(s->pattern))
 		err = -ENAMETOOLONG;
 	if (err == 0)
-		err = rtr__path_expand(s->path, sizeof(s->path), s->pattern, s->pid, s->host, s->rank, 0);
+		err = rtr__path_expand(s->path, sizeof(s->path), s->pattern, s->pid, s->host,
+				       s->rank, 0);
 	if (err != 0)
 		return err;
 	copy_string(s->process_name, sizeof(s->process_name),

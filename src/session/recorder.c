@@ -18,11 +18,11 @@
 #include "session/session.h"
 
 #include "common/atomic.h"
+#include "producer/events.h"
 #include "producer/memstack.h"
 #include "ring/ring.h"
 #include "session/signals.h"
 #include "sink/trace_file.h"
-#include "producer/events.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -330,6 +330,7 @@ static struct rtr__chunk *hold(struct rtr__chunk *c)
 	c->nmeta = 0;
 	c->final = 0;
 	c->prologue = 0;
+	c->prologue_lines = 0;
 	c->gzip = 0;
 	c->keep_text = 0;
 	c->offset = UINT64_MAX; /* none until submit gives it one */

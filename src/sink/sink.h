@@ -78,8 +78,9 @@ struct rtr__chunk {
 	 */
 	int final;
 	/* Flight mode (cut.c): the bytes at its start that only a window beginning with
-	 * this chunk writes (what was open when it began). */
+	 * this chunk writes (what was open when it began), and their lines. */
 	size_t prologue;
+	uint64_t prologue_lines;
 	/* Sink-private. */
 	/*
 	 * Compressed: data[0, keep) holds keep_text bytes of text (a gzip member, or the

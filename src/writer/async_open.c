@@ -18,40 +18,63 @@ static size_t slot_of(uint64_t cat, uint64_t id)
 
 _Static_assert(NSLOTS == 2048, "slot_of() takes 11 bits");
 
-void rtr__async_open_add(struct rtr__async_open *t, uint64_t cat, uint64_t id, const char *head,
-			 size_t head_len, const char *rest, size_t rest_len, const char *args,
-			 size_t args_len)
+void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__event *ev)
 {
+	uint32_t name_len = (ev->flags & RTR__EVF_COPIED) ? ev->name_len : 0;
+	uint32_t args_len = ev->args.n > 0 ? (uint32_t)sizeof(uint32_t) + ev->args.len : 0;
+
 	if (t->slots == NULL && (t->slots = rtr__mem_map(NSLOTS * sizeof(*t->slots))) == NULL) {
 		t->untracked++;
 		return;
 	}
-	if (t->count == RTR_ASYNC_OPEN_MAX || head_len + rest_len > RTR_ASYNC_LINE_MAX) {
+	if (t->count == RTR_ASYNC_OPEN_MAX || name_len > RTR_ASYNC_TEXT_MAX) {
 		t->untracked++;
 		return;
 	}
-	if (head_len + rest_len + args_len > RTR_ASYNC_LINE_MAX) {
+	if (name_len + args_len > RTR_ASYNC_TEXT_MAX) {
 		t->args_cut++;
 		args_len = 0;
 	}
-	size_t i = slot_of(cat, id);
+	size_t i = slot_of((uintptr_t)ev->cat, ev->value);
 	while (t->slots[i].seq != 0)
 		i = (i + 1) & (NSLOTS - 1);
 	struct rtr__async_span *s = &t->slots[i];
-	s->cat = cat;
-	s->id = id;
+	s->cat = ev->cat;
+	s->id = ev->value;
 	s->seq = ++t->next_seq;
-	s->head_len = (uint16_t)head_len;
-	s->rest_len = (uint16_t)rest_len;
+	s->name = name_len > 0 || (ev->flags & RTR__EVF_COPIED) ? NULL : ev->name;
+	s->tid = ev->tid;
+	s->pid = ev->pid;
+	s->flags = ev->flags & (RTR__EVF_COPIED | RTR__EVF_TRACK);
+	s->name_len = (uint16_t)name_len;
 	s->args_len = (uint16_t)args_len;
-	memcpy(s->text, head, head_len);
-	memcpy(s->text + head_len, rest, rest_len);
-	if (args_len > 0)
-		memcpy(s->text + head_len + rest_len, args, args_len);
+	memcpy(s->text, ev->name, name_len);
+	if (args_len > 0) {
+		memcpy(s->text + name_len, &ev->args.n, sizeof(uint32_t));
+		memcpy(s->text + name_len + sizeof(uint32_t), ev->args.types, ev->args.len);
+	}
 	t->count++;
 }
 
-void rtr__async_open_end(struct rtr__async_open *t, uint64_t cat, uint64_t id)
+void rtr__async_open_event(const struct rtr__async_span *s, struct rtr__event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = RTR__EV_ASYNC_BEGIN;
+	ev->flags = s->flags;
+	ev->cat = s->cat;
+	ev->value = s->id;
+	ev->tid = s->tid;
+	ev->pid = s->pid;
+	ev->name = (s->flags & RTR__EVF_COPIED) ? s->text : s->name;
+	ev->name_len = s->name_len;
+	if (s->args_len > 0) {
+		memcpy(&ev->args.n, s->text + s->name_len, sizeof(uint32_t));
+		ev->args.types = (const uint8_t *)s->text + s->name_len + sizeof(uint32_t);
+		ev->args.len = s->args_len - (uint32_t)sizeof(uint32_t);
+	}
+}
+
+void rtr__async_open_end(struct rtr__async_open *t, const char *cat, uint64_t id)
 {
 	size_t found = NSLOTS;
 
@@ -60,7 +83,8 @@ void rtr__async_open_end(struct rtr__async_open *t, uint64_t cat, uint64_t id)
 		return;
 	}
 	/* The newest of the key: every slot of the key lies in its probe run. */
-	for (size_t i = slot_of(cat, id); t->slots[i].seq != 0; i = (i + 1) & (NSLOTS - 1))
+	for (size_t i = slot_of((uintptr_t)cat, id); t->slots[i].seq != 0;
+	     i = (i + 1) & (NSLOTS - 1))
 		if (t->slots[i].cat == cat && t->slots[i].id == id &&
 		    (found == NSLOTS || t->slots[i].seq > t->slots[found].seq))
 			found = i;
@@ -73,7 +97,7 @@ void rtr__async_open_end(struct rtr__async_open *t, uint64_t cat, uint64_t id)
 	size_t hole = found;
 	for (size_t j = (hole + 1) & (NSLOTS - 1); t->slots[j].seq != 0;
 	     j = (j + 1) & (NSLOTS - 1)) {
-		size_t home = slot_of(t->slots[j].cat, t->slots[j].id);
+		size_t home = slot_of((uintptr_t)t->slots[j].cat, t->slots[j].id);
 		int stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
 		if (stays)
 			continue;

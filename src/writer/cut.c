@@ -30,13 +30,13 @@
  * complete, so a snapshot file is never seen half written. It runs in the writer
  * thread, which meanwhile does not drain: about 0.1 s for a 64 MiB window.
  */
+#include "writer/format.h"
+
 #include "common/atomic.h"
 #include "common/mem.h"
 #include "path/path.h"
 #include "sink/trace_file.h"
-#include "writer/out.h"
 #include "writer/slices.h"
-#include "writer/writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,13 +73,13 @@ static uint64_t new_file_id(struct rtr__writer *w)
 	return (w->drain.session_id << 32) | (++file_ids & 0xffffffffu);
 }
 
-/* The latest time written on r's timeline, ns from the origin: where a cut ends and
- * begins again r's open slices. */
+/* The latest time written on r's timeline, on the trace clock and not before the
+ * origin: where a cut ends and begins again r's open slices. */
 static uint64_t ring_cut_ts(struct rtr__writer *w, struct rtr__ring *r)
 {
-	uint64_t t = rtr__drain_cut_ticks(w, r);
+	uint64_t t = rtr__drain_cut_ns(w, r);
 
-	return t == 0 ? 0 : rtr__writer_rel_ns(w, rtr__writer_ticks_ns(w, t));
+	return t > w->s.origin_ns ? t : w->s.origin_ns;
 }
 
 /* Whether r belongs to this session and has slices open. */
@@ -94,7 +94,7 @@ static int has_open(struct rtr__writer *w, struct rtr__ring *r)
 /* The latest time written on any thread: where async spans end and begin again. */
 static uint64_t latest_ts(struct rtr__writer *w, size_t n)
 {
-	uint64_t latest = 0;
+	uint64_t latest = w->s.origin_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		struct rtr__ring *r = w->drain.rings[i];
@@ -104,6 +104,66 @@ static uint64_t latest_ts(struct rtr__writer *w, size_t n)
 		}
 	}
 	return latest;
+}
+
+/*
+ * r's open slices ended (innermost first, with the arguments added so far) or begun
+ * again (outermost first, with the B's own arguments), at ts, within *budget.
+ * Returns the lines.
+ */
+static uint64_t cut_ring(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
+			 size_t *budget)
+{
+	const struct rtr__slices *s = rtr__reader_of(r)->slices;
+	uint64_t lines = 0;
+
+	for (uint32_t k = 0; k < s->depth; k++) {
+		uint32_t i = what == RTR__CUT_BEGIN ? k : s->depth - 1 - k;
+		const struct rtr__open_slice *l = &s->level[i];
+		struct rtr__event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = what == RTR__CUT_BEGIN ? RTR__EV_BEGIN : RTR__EV_END;
+		ev.count = 0;
+		ev.name = l->name;
+		ev.cat = l->cat;
+		ev.tid = r->tid;
+		ev.ts = ts;
+		if (l->name == NULL && l->copy_len != UINT32_MAX) {
+			ev.flags = RTR__EVF_COPIED;
+			ev.name = s->text + l->copy_off;
+			ev.name_len = l->copy_len;
+		}
+		if (what == RTR__CUT_BEGIN) {
+			rtr__slices_bargs(s, i, &ev.args);
+		} else {
+			ev.more = w->drain.added;
+			ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
+		}
+		if (!w->fmt->cut(w, r, &ev, what, budget))
+			break; /* the caller counts what is left */
+		lines++;
+	}
+	return lines;
+}
+
+/* The open async spans ended (newest first) or begun again (oldest first). */
+static uint64_t cut_async(struct rtr__writer *w, int what, uint64_t ts, size_t *budget)
+{
+	static const struct rtr__async_span *list[RTR_ASYNC_OPEN_MAX]; /* writer thread only */
+	size_t n = rtr__async_open_list(&w->async, what == RTR__CUT_BEGIN ? 1 : -1, list);
+	uint64_t lines = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__event ev;
+		rtr__async_open_event(list[i], &ev);
+		if (what != RTR__CUT_BEGIN)
+			ev.type = RTR__EV_ASYNC_END;
+		ev.ts = ts;
+		if (!w->fmt->cut(w, NULL, &ev, what, budget))
+			break;
+		lines++;
+	}
+	return lines;
 }
 
 /*
@@ -126,14 +186,15 @@ static uint64_t cut_lines(struct rtr__writer *w, int what, size_t budget)
 		if (what == RTR__CUT_BEGIN && rtr__reader_of(r)->meta_file != w->out.file_id)
 			rtr__drain_thread_meta(w, r, 0);
 		size_t used = w->out.chunk->len - start; /* within one chunk while budgeted */
-		uint64_t k = w->fmt->cut_ring(w, r, what, ring_cut_ts(w, r),
-					      budget > used ? budget - used : 0);
+		size_t left = budget > used ? budget - used : 0;
+		uint64_t k = cut_ring(w, r, what, ring_cut_ts(w, r), &left);
 		lines += k;
 		if (what != RTR__CUT_BEGIN)
 			w->out.cut_lost += s->depth - k + s->overflow;
 	}
 	size_t used = w->out.chunk->len - start;
-	lines += w->fmt->cut_async(w, what, latest_ts(w, n), budget > used ? budget - used : 0);
+	size_t left = budget > used ? budget - used : 0;
+	lines += cut_async(w, what, latest_ts(w, n), &left);
 	if (what == RTR__CUT_BEGIN) {
 		/* and the ring being drained, which may be midway through a batch */
 		struct rtr__ring *cur = w->drain.current;
@@ -156,9 +217,9 @@ uint64_t rtr__cut_closing_bytes(struct rtr__writer *w)
 			continue;
 		const struct rtr__slices *s = rtr__reader_of(r)->slices;
 		/* an E line each: its fixed part, a copied name, the arguments added */
-		bytes += (uint64_t)s->depth * 192 + s->text_len;
+		bytes += (uint64_t)s->depth * 192 + rtr__slices_text(s);
 	}
-	return bytes + (uint64_t)w->json.async.count * (RTR_ASYNC_LINE_MAX + 64);
+	return bytes + (uint64_t)w->async.count * (RTR_ASYNC_TEXT_MAX + 96);
 }
 
 uint64_t rtr__cut_end_open(struct rtr__writer *w, int what)
@@ -239,9 +300,7 @@ static void begin_file(struct rtr__writer *w)
 	o->continued = o->closed = 0;
 	o->finishing = 0;
 	o->continues = 0;
-	w->json.process_meta_done = 0;
-	w->json.ids_tid = -1;
-	w->fmt->begin_file(w);
+	rtr__out_begin_file(w);
 	o->continued = cut_lines(w, RTR__CUT_BEGIN, SIZE_MAX);
 }
 
@@ -263,7 +322,7 @@ void rtr__cut_rotate(struct rtr__writer *w)
 	o->finishing = 1;
 	o->continues = 1;
 	out_reserve(w, 0); /* TAIL_ROOM is free */
-	w->fmt->end_file(w, 1);
+	rtr__out_end_file(w, 1);
 	o->chunk->final = 1; /* a compressed stream ends with the segment */
 	rtr__out_submit(w);
 	rtr__sink_wait(&o->sink);
@@ -359,10 +418,9 @@ static void flight_begin_chunk(struct rtr__writer *w)
 	struct rtr__out *o = &w->out;
 
 	o->file_id = new_file_id(w);
-	w->json.process_meta_done = 0;
 	o->cutting = 1;
 	o->chunk_limit = FLIGHT_CHUNK;
-	cut_lines(w, RTR__CUT_BEGIN, PROLOGUE_MAX);
+	o->chunk->prologue_lines = cut_lines(w, RTR__CUT_BEGIN, PROLOGUE_MAX);
 	o->chunk->prologue = o->chunk->len;
 	o->cutting = 0;
 	rtr__out_set_limit(w);
@@ -484,9 +542,8 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 	o->chunk_limit = RTR__CHUNK_BYTES;
 	o->continued = 0;
 	o->snapshot_events = 0;
-	w->json.ids_tid = -1;
 	o->file_id = new_file_id(w);
-	w->fmt->begin_file(w);
+	rtr__out_begin_file(w);
 	/* The window is flight_mb MiB with the chunk being filled: the oldest kept ones
 	 * past that are left out (whole: each begins what was open at its start). */
 	size_t skip = 0, bytes = f->kept_bytes + filling->len;
@@ -502,11 +559,8 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 		const struct rtr__chunk *c =
 			i < f->nkept ? f->kept[(f->first + i) % f->max_chunks] : filling;
 		size_t from = i == skip ? 0 : c->prologue; /* the first begins what was open */
-		static const char flag[] = "\"continued\":true}}";
-		for (const char *q = c->data, *e = c->data + c->prologue;
-		     i == skip && (q = memmem(q, (size_t)(e - q), flag, sizeof(flag) - 1)) != NULL;
-		     q++)
-			o->continued++; /* its lines, for the end marker */
+		if (i == skip)
+			o->continued = c->prologue_lines; /* for the end marker */
 		put_raw(w, c->data + from, c->len - from);
 		o->snapshot_events += c->events;
 	}
@@ -514,7 +568,7 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 	rtr__writer_account(w, 0);
 	o->finishing = 1;
 	out_reserve(w, 0);
-	w->fmt->end_file(w, 1);
+	rtr__out_end_file(w, 1);
 	o->chunk->final = 1;
 	rtr__out_submit(w);
 	err = rtr__sink_wait(&o->sink);
@@ -534,7 +588,6 @@ int rtr__cut_snapshot(struct rtr__writer *w, const char *want)
 	/* Back to the window (the closed sink keeps its results, no memory). */
 	o->chunk = filling;
 	o->file_id = saved_id;
-	w->json.ids_tid = -1;
 	o->snapshotting = 0;
 	o->cutting = 0;
 	o->finishing = 0;

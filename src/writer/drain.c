@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The drain: reading the rings. Knows records (record.h) and rings (ring.h), not the
- * output format, to which it hands events a batch at a time (rtr__format.events).
+ * output format, to which it hands a batch of decoded events at a time (event.c,
+ * rtr__format.events).
  *
  * Each pass (rtr__drain_all()) takes a snapshot of the registered rings and drains
  * each in turn, a bounded batch per ring so one busy thread cannot starve the
@@ -10,8 +11,8 @@
  * to the producer every RELEASE_EVERY records, once the format has encoded them.
  *
  * Folding. A B whose E is the thread's next event, with the same static name and
- * category, goes to the format with its E as one event (an X line in JSON: the same
- * slice in every viewer, in about half the bytes). Nothing is held back waiting for
+ * category, goes to the format with its E as one event (an X line in JSON, the
+ * same slice in every viewer in about half the bytes). Nothing is held back waiting for
  * an E, so folding never delays a line.
  *
  * Malformed records (a program may scribble over its ring) are skipped and counted
@@ -24,7 +25,7 @@
  * outlives a session starts the next one at zero, and what was consumed. A closed
  * ring found drained is folded into the session's totals and freed.
  */
-#include "writer/writer_internal.h"
+#include "writer/format.h"
 
 #include "common/atomic.h"
 #include "writer/slices.h"
@@ -33,7 +34,6 @@
 #include <string.h>
 
 #define RELEASE_EVERY 1024u /* records consumed before tail is handed back */
-#define BATCH_EVENTS  128u  /* events handed to the format at once */
 
 #define reader_of rtr__reader_of
 
@@ -113,7 +113,7 @@ static void show_drops(struct rtr__writer *w, struct rtr__ring *r, struct rtr__r
  * Skip `records` records of r from the malformed header rec, counted as
  * dropped_corrupt and reported once. unframed: rec's own length is not to be trusted,
  * so every published record is skipped, and how many events they held is known only
- * from the producer's count (exactly once the session has stopped: account()).
+ * from the producer's count (exactly once the session has stopped: account.c).
  */
 static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
 				  struct rtr__reader *rd, const struct rtr__rec *rec,
@@ -201,21 +201,15 @@ static inline struct span span_end(const struct rtr__ring *r, const struct rtr__
 	return sp;
 }
 
-/* Whether rec is on the thread's own timeline: not at a time of the program's
- * choosing (an explicit timestamp, a track's clock). */
-static inline int on_timeline(const struct rtr__rec *rec)
+void rtr__drain_corrupt(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec)
 {
-	return !(rec->flags & (RTR__F_TRACK | RTR__F_TS_NS)) && rec->kind != RTR__K_COMPLETE;
+	skip_corrupt(w, r, reader_of(r), rec, rtr__ring_event_records(rec->ext), 0);
 }
 
-/* Where event ev ends on r's timeline, in ticks (its E's time for a folded slice). */
-static inline uint64_t event_end_ticks(const struct rtr__ring *r, const struct rtr__drained *ev)
+/* Where event ev ends on its thread's timeline: its E's time for a folded slice. */
+static inline uint64_t end_ns(const struct rtr__event *ev)
 {
-	const struct rtr__rec *rec = rtr__ring_rec(r, ev->pos);
-
-	return ev->end != NULL		   ? ev->end->ts
-	       : rec->kind == RTR__K_SCOPE ? rec->ts + rec->b
-					   : rec->ts;
+	return ev->type == RTR__EV_SPAN ? ev->ts + ev->dur : ev->ts;
 }
 
 /*
@@ -223,39 +217,60 @@ static inline uint64_t event_end_ticks(const struct rtr__ring *r, const struct r
  * end and begin again the thread's open slices, after every event written and before
  * every one to come (a thread records in time order).
  */
-static inline void note_last_ticks(struct rtr__reader *rd, const struct rtr__ring *r,
-				   const struct rtr__drained *ev, uint32_t n)
+static inline void note_last_ns(struct rtr__reader *rd, const struct rtr__batch *b)
 {
-	while (n-- > 0) {
-		if (!on_timeline(rtr__ring_rec(r, ev[n].pos)))
+	for (uint32_t n = b->n; n-- > 0;) {
+		if (!(b->ev[n].flags & RTR__EVF_TIMELINE))
 			continue;
-		uint64_t t = event_end_ticks(r, &ev[n]);
-		if (t > rd->last_ticks)
-			rd->last_ticks = t;
+		uint64_t t = end_ns(&b->ev[n]);
+		if (t > rd->last_ns)
+			rd->last_ns = t;
 		return;
 	}
 }
 
-uint64_t rtr__drain_cut_ticks(struct rtr__writer *w, struct rtr__ring *r)
+uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r)
 {
-	struct rtr__reader *rd = rtr__reader_of(r);
-	uint64_t t = rd->last_ticks;
+	uint64_t t = rtr__reader_of(r)->last_ns;
+	const struct rtr__batch *b = w->drain.batch;
 
-	if (r != w->drain.current || w->drain.batch == NULL)
+	if (r != w->drain.current || b == NULL || b->at == 0)
 		return t;
 	/* A cut in the middle of a batch: before the event being written, after those
 	 * written before it. */
-	const struct rtr__drained *ev = w->drain.batch;
-	const struct rtr__rec *rec = rtr__ring_rec(r, ev[w->drain.batch_at].pos);
-	if (on_timeline(rec))
-		return rec->ts > t ? rec->ts : t;
-	for (uint32_t k = w->drain.batch_at; k-- > 0;) {
-		if (!on_timeline(rtr__ring_rec(r, ev[k].pos)))
+	const struct rtr__event *now = &b->ev[b->at - 1];
+	if (now->flags & RTR__EVF_TIMELINE)
+		return now->ts > t ? now->ts : t;
+	for (uint32_t k = b->at - 1; k-- > 0;) {
+		if (!(b->ev[k].flags & RTR__EVF_TIMELINE))
 			continue;
-		uint64_t e = event_end_ticks(r, &ev[k]);
+		uint64_t e = end_ns(&b->ev[k]);
 		return e > t ? e : t;
 	}
 	return t;
+}
+
+/* Write a batch of r's events (n found by the framing) through the format. */
+static void write_batch(struct rtr__writer *w, struct rtr__ring *r, struct rtr__reader *rd,
+			const struct rtr__drained *d, uint32_t n)
+{
+	struct rtr__batch b;
+	uint64_t expected = rtr__events_decode(w, r, d, n, &b);
+
+	w->drain.batch = &b;
+	uint64_t written = w->fmt->events(w, &b);
+	w->drain.batch = NULL;
+	note_last_ns(rd, &b);
+	rd->events += written;
+	if (RTR_UNLIKELY(written < expected)) {
+		/* The format could not write what it was not handed (without memory for
+		 * the ring's state): counted as malformed, reported once. */
+		for (uint32_t i = b.at; i < b.n; i++) {
+			const struct rtr__rec *rec = rtr__ring_rec(r, b.ev[i].pos);
+			skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
+			rd->corrupt += b.ev[i].count - 1;
+		}
+	}
 }
 
 /* Drain up to `max` records of r. Returns the records consumed. */
@@ -275,15 +290,15 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 	if (rd->meta_file != w->out.file_id)
 		rtr__drain_thread_meta(w, r, rtr__ring_rec(r, tail)->kind == RTR__K_THREAD_NAME);
 	while (done < avail && done < max) {
-		struct rtr__drained ev[BATCH_EVENTS];
-		uint32_t n = 0, folded = 0;
+		struct rtr__drained ev[RTR__BATCH_EVENTS];
+		uint32_t n = 0;
 		int unframed = 0;
 		/* A batch: whole events, up to max, and to the next release of tail. */
 		uint32_t lim = avail < max ? avail : max;
 
 		if (lim - released > RELEASE_EVERY)
 			lim = released + RELEASE_EVERY;
-		while (n < BATCH_EVENTS && done < lim) {
+		while (n < RTR__BATCH_EVENTS && done < lim) {
 			uint32_t pos = tail + done;
 			const struct rtr__rec *rec = rtr__ring_rec(r, pos);
 			if (RTR_UNLIKELY(!rtr__rec_framed(rec, avail - done))) {
@@ -294,25 +309,12 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 			struct span sp = span_end(r, rec, tail, next, avail);
 			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
 			ev[n].pos = pos;
-			ev[n].bad = 0;
 			ev[n].end = sp.end;
 			ev[n].args = sp.args;
 			n++;
-			folded += (sp.end != NULL) + sp.args;
 			done = next - tail + sp.skip + (sp.end != NULL);
 		}
-		uint64_t encoded = w->fmt->events(w, r, ev, n);
-		note_last_ticks(rd, r, ev, n);
-		w->drain.batch = NULL;
-		rd->events += encoded;
-		if (RTR_UNLIKELY(encoded != n + folded)) { /* some did not decode */
-			for (uint32_t i = 0; i < n; i++) {
-				if (!ev[i].bad)
-					continue;
-				const struct rtr__rec *rec = rtr__ring_rec(r, ev[i].pos);
-				skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
-			}
-		}
+		write_batch(w, r, rd, ev, n);
 		if (RTR_UNLIKELY(unframed)) {
 			/* Where the next event starts is unknown: skip what is published. */
 			skip_corrupt(w, r, rd, rtr__ring_rec(r, tail + done), avail - done, 1);

@@ -3,7 +3,6 @@
 #include "writer/memstack_writer.h"
 
 #include "common/compiler.h"
-#include "common/jsontext.h"
 #include "common/mem.h"
 #include <ringtrace.h>
 
@@ -25,7 +24,7 @@ struct rtr__mem_entry {
 struct rtr__sym_slot {
 	uint64_t addr;
 	uint64_t epoch; /* sym_epoch + 1 when filled: a zeroed slot never matches */
-	uint32_t off;	/* the escaped text in sym_arena */
+	uint32_t off;	/* the text in sym_arena */
 	uint32_t len;
 };
 
@@ -207,7 +206,7 @@ char *rtr__memstack_hex(char *p, uint64_t v)
 }
 
 /* Bytes of s to keep within max: cut before a UTF-8 continuation byte, never inside a
- * character (an invalid sequence is the escaper's to replace). */
+ * character (an invalid sequence is the format's to replace). */
 static size_t utf8_cut(const char *s, size_t max)
 {
 	size_t len = strnlen(s, max + 1);
@@ -249,7 +248,7 @@ static size_t resolve(char *out, uint64_t addr, int exact)
 		size_t (*sl)(uint64_t, char *, size_t) =
 			__atomic_load_n(&srcliner, __ATOMIC_ACQUIRE);
 		size_t n = sl != NULL ? sl(addr, out, RTR_SYM_MAX_TEXT) : 0;
-		return n <= RTR_SYM_MAX_TEXT ? n : 0; /* the escaper mends a cut character */
+		return n <= RTR_SYM_MAX_TEXT ? n : 0; /* the format mends a cut character */
 	}
 	Dl_info info;
 	const char *base = NULL;
@@ -325,7 +324,7 @@ const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_
 
 static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, size_t *len)
 {
-	static char fallback[RTR_SYM_MAX_ESCAPED]; /* writer only: when nothing could be mapped */
+	static char fallback[RTR_SYM_MAX_TEXT]; /* writer only: when nothing could be mapped */
 
 	if (RTR_UNLIKELY(m->syms == NULL)) {
 		m->syms = rtr__mem_map(SYM_SLOTS * sizeof(*m->syms));
@@ -338,10 +337,8 @@ static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, siz
 		}
 	}
 
-	char raw[RTR_SYM_MAX_TEXT];
 	if (RTR_UNLIKELY(m->syms == NULL)) {
-		size_t n = resolve(raw, addr, exact);
-		*len = (size_t)(rtr__json_escape(fallback, raw, n) - fallback);
+		*len = resolve(fallback, addr, exact);
 		return fallback;
 	}
 	uint64_t key = exact == MODE_SRCLINE ? addr | SYM_SRCLINE
@@ -354,16 +351,15 @@ static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, siz
 		*len = s->len;
 		return m->sym_arena + s->off;
 	}
-	if (SYM_ARENA - m->sym_used < RTR_SYM_MAX_ESCAPED) {
+	if (SYM_ARENA - m->sym_used < RTR_SYM_MAX_TEXT) {
 		m->sym_epoch++; /* every slot filled before now misses */
 		m->sym_used = 0;
 	}
-	size_t n = resolve(raw, addr, exact);
 	char *at = m->sym_arena + m->sym_used;
 	s->addr = key;
 	s->epoch = m->sym_epoch + 1;
 	s->off = (uint32_t)m->sym_used;
-	s->len = (uint32_t)(rtr__json_escape(at, raw, n) - at);
+	s->len = (uint32_t)resolve(at, addr, exact);
 	m->sym_used += s->len;
 	*len = s->len;
 	return at;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The writer's state for memory events and stack samples. Do not include outside
- * src/writer/.
+ * src/writer/ and the formats.
  *
  * Memory. A free carries only its address, so the writer keeps every live
  * allocation in a table keyed by (device, address) and a bytes-in-use total per
@@ -17,9 +17,10 @@
  * Stacks. Code addresses are resolved by the symbolizer a library registered with
  * rtr__symbolizer_set() (the instrument library's, from the ELF symbol tables: static
  * functions too), else with dladdr(3), into "symbol+0xoff", else
- * "module+0xoff", else "0xaddr", cut to RTR_SYM_MAX_TEXT bytes on a UTF-8 boundary and
- * JSON-escaped once. A direct-mapped cache keeps the escaped text by address in its
- * own arena (emptied whole when full), so a repeated stack costs one lookup per frame.
+ * "module+0xoff", else "0xaddr", cut to RTR_SYM_MAX_TEXT bytes on a UTF-8 boundary (the
+ * bytes as the object holds them: a format escapes or repairs them as it writes). A
+ * direct-mapped cache keeps the text by address in its own arena (emptied whole when
+ * full), so a repeated stack costs one lookup per frame.
  *
  * Both are reset at each session's start (rtr__memstack_init()). Writer thread only.
  */
@@ -32,7 +33,7 @@
 #define RTR_MEMTAB_MIN_SLOTS   ((size_t)1 << 10)
 #define RTR_MEMTAB_MAX_SLOTS   ((size_t)1 << 24) /* 16 Mi entries, 384 MiB at the most */
 #define RTR_MEMTAB_MAX_DEVICES 256
-/* Longest resolved frame before escaping; escaped, it takes at most 6 times that. */
+/* Longest resolved frame; JSON-escaped, it takes at most 6 times that. */
 #define RTR_SYM_MAX_TEXT    256
 #define RTR_SYM_MAX_ESCAPED (6 * RTR_SYM_MAX_TEXT)
 
@@ -54,7 +55,7 @@ struct rtr__memstack {
 	uint32_t ndevices;
 	struct rtr__mem_device devices[RTR_MEMTAB_MAX_DEVICES]; /* open addressing */
 
-	/* Resolved frames: a direct-mapped cache and the arena of its escaped texts. */
+	/* Resolved frames: a direct-mapped cache and the arena of their texts. */
 	struct rtr__sym_slot *syms;
 	char *sym_arena;
 	size_t sym_used;
@@ -77,19 +78,19 @@ uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t a
 uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr,
 			    uint64_t *bytes);
 
-/* The escaped text of the code address addr, without quotes, *len bytes (at most
- * RTR_SYM_MAX_ESCAPED). Valid until the next call. */
+/* The text of the code address addr, *len bytes (at most RTR_SYM_MAX_TEXT), not
+ * escaped, maybe not valid UTF-8. Valid until the next call. */
 const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t *len);
 
 /* Writes "0x" and the lowercase hex digits of v, no leading zeros. At most 18 bytes. */
 char *rtr__memstack_hex(char *p, uint64_t v);
 
-/* The escaped name of the function that starts at addr (a slice of the instrument
+/* The name of the function that starts at addr (a slice of the instrument
  * library, RTR__F_CODE_ADDR), as rtr__memstack_symbol() but without "+0x0"; cached
  * apart from frames. Valid until the next call. */
 const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_t *len);
 
-/* The escaped "file:line" of the code at addr from the resolver registered with
+/* The "file:line" of the code at addr from the resolver registered with
  * rtr__srcline_set(), cached like names; *len 0 when there is none. */
 const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len);
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The chunk being filled, a line at a time. Do not include outside src/writer/.
+ * The chunk being filled, a line at a time: for the writer and the formats.
  *
  * A line is reserved (out_reserve(): the most it can take), written at the cursor,
  * then committed (out_commit()). A chunk only ever holds whole lines, and chunks
  * reach the file in order, so a file cut by a kill ends after a whole line (or
  * inside the last one written, which the repair rule drops). Every chunk keeps
- * TAIL_ROOM free for the closing lines (framing.c), and the chunk remembers where
+ * TAIL_ROOM free for the closing lines (out.c), and the chunk remembers where
  * lines that are not events end, so that a write that fails partway can tell how
  * many events landed.
  */
@@ -46,7 +46,7 @@ static inline char *out_commit(struct rtr__writer *w, char *end, uint64_t events
 	size_t room = PAGE_BYTES - (size_t)((o->sink.offset + start) & (PAGE_BYTES - 1));
 
 	if (RTR_UNLIKELY(len > room) && len <= PAGE_BYTES && o->sink.gzip == NULL &&
-	    o->provisional && w->fmt->pads_pages) { /* a stream has no pages to keep lines in */
+	    o->provisional && o->pads_pages) { /* a stream has no pages to keep lines in */
 		memmove(c->data + start + room, c->data + start, len);
 		memset(c->data + start, ' ', room);
 		start += room;

@@ -1,43 +1,53 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slices the writer has opened on a thread: every B line it wrote whose E line it
- * has not, innermost last. A viewer matches an E with the innermost open B of its
- * thread, and this stack is the same thing seen from the writer, so it knows what an E
- * ends without the producer saying: rtr_pop() records an E with no name, and the
- * writer gives it the name and category of the B on top. Arguments added to an open
- * slice (rtr_scope_arg_*) wait here, encoded, until its E is written. A B's own
- * arguments are kept too, encoded, so that a cut (cut.c) can end each open slice
- * where a file ends and begin it again, with the same arguments, where the next
- * one starts.
+ * The slices the writer has opened on a thread: every B it wrote whose E it has not,
+ * innermost last. A viewer matches an E with the innermost open B of its thread, and
+ * this stack is the same thing seen from the writer, so it knows what an E ends
+ * without the producer saying: rtr_pop() records an E with no name, and the writer
+ * gives it the name and category of the B on top. Arguments added to an open slice
+ * (rtr_scope_arg_*) wait here until its E is written. A B's own arguments are kept
+ * too, so that a cut (cut.c) can end each open slice where a file ends and begin it
+ * again, with the same arguments, where the next one starts.
+ *
+ * Everything is kept as recorded, in no output format: names as static strings'
+ * pointers or copied bytes, arguments as packed lists (rtr__slices_args_at()), which
+ * the format encodes when it writes the E or the cut's lines.
  *
  * Bounded: RTR_SLICES_DEPTH levels, and RTR_SLICES_TEXT bytes for copied names and
- * waiting arguments together. Levels opened past the depth are counted (`overflow`)
- * and known only by that count: an E that pops one is written as recorded (a pop then
- * has no name). An argument that finds no room is cut and counted.
+ * arguments together; a slice's added arguments take at most RTR_MAX_SCOPE_ARG_BYTES
+ * measured as JSON text, as ringtrace.h promises. Levels opened past the depth are
+ * counted (`overflow`) and known only by that count: an E that pops one is written as
+ * recorded (a pop then has no name). An argument that finds no room is cut and
+ * counted; a B's arguments that find none are not begun again after a cut.
  *
- * Writer thread only. Made at a thread's first B line, freed with its ring or at the
+ * Writer thread only. Made at a thread's first B, freed with its ring or at the
  * session's end.
  */
 #ifndef RTR_WRITER_SLICES_H
 #define RTR_WRITER_SLICES_H
 
 #include "common/compiler.h"
+#include "writer/event.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define RTR_SLICES_DEPTH 128
 #define RTR_SLICES_TEXT	 (16 * 1024)
+/* Most argument lists added to one slice that its E carries. */
+#define RTR_SLICES_ADDED_MAX 512
 
 struct rtr__open_slice {
-	uint64_t name;	    /* the B's static name (its record's a); 0 when copied */
-	uint64_t cat;	    /* the B's category (its record's b) */
-	uint32_t copy_off;  /* a copied name's raw bytes in text */
+	const char *name;   /* the B's static name; NULL when copied */
+	const char *cat;    /* the B's category */
+	uint32_t copy_off;  /* a copied name's bytes in text */
 	uint32_t copy_len;  /* ... and their count; UINT32_MAX: the name did not fit */
-	uint32_t bargs_off; /* the B's own arguments' text, `"k":v,...` */
-	uint32_t bargs_len; /* ... its length; 0: none, or they did not fit */
-	uint32_t args_off;  /* this level's waiting arguments start here in text */
-	uint32_t args_kept; /* how many of them */
+	uint32_t bargs_off; /* the B's own arguments, one packed list */
+	uint32_t bargs_len; /* ... its bytes; 0: none, or they did not fit */
+	uint32_t args_off;  /* this level's added arguments start here in text */
+	uint32_t args_kept; /* how many lists */
+	uint32_t args_json; /* their bytes as JSON text, with a comma between two */
+	uint32_t unused;
 };
 
 struct rtr__slices {
@@ -53,35 +63,10 @@ struct rtr__slices {
 struct rtr__slices *rtr__slices_new(void);
 void rtr__slices_free(struct rtr__slices *s);
 
-/* A B line with a copied name or arguments (out of line: slices.c): name and cat as
- * rtr__slices_push(), bargs its arguments' text (bargs_len 0: none). Counts a level
- * past the depth. */
-void rtr__slices_push_full(struct rtr__slices *s, uint64_t name, uint64_t cat, const char *copy,
-			   uint32_t copy_len, const char *bargs, size_t bargs_len);
-
-/* A B line was written: name/cat from its record, copy/copy_len its copied name (or
- * NULL). */
-static inline void rtr__slices_push(struct rtr__slices *s, uint64_t name, uint64_t cat,
-				    const char *copy, uint32_t copy_len)
-{
-	if (RTR_UNLIKELY(s->overflow > 0 || s->depth == RTR_SLICES_DEPTH)) {
-		s->overflow++;
-		return;
-	}
-	if (RTR_UNLIKELY(copy != NULL)) {
-		rtr__slices_push_full(s, 0, cat, copy, copy_len, NULL, 0);
-		return;
-	}
-	struct rtr__open_slice *l = &s->level[s->depth++];
-	l->name = name;
-	l->cat = cat;
-	l->copy_off = s->text_len;
-	l->copy_len = 0;
-	l->bargs_off = s->text_len;
-	l->bargs_len = 0;
-	l->args_off = s->text_len;
-	l->args_kept = 0;
-}
+/* A B was written: its static name or copied name (copy, copy_len), its category,
+ * its own arguments (args->n 0: none). Counts a level past the depth. */
+void rtr__slices_push(struct rtr__slices *s, const char *name, const char *cat, const char *copy,
+		      uint32_t copy_len, const struct rtr__args *args);
 
 /* The innermost open slice, or NULL (none open, or one past the depth). */
 static inline const struct rtr__open_slice *rtr__slices_top(const struct rtr__slices *s)
@@ -89,20 +74,18 @@ static inline const struct rtr__open_slice *rtr__slices_top(const struct rtr__sl
 	return s != NULL && s->depth > 0 && s->overflow == 0 ? &s->level[s->depth - 1] : NULL;
 }
 
-/* The waiting arguments of the innermost slice, as `"k":v,"k2":v2` (len 0: none). */
-static inline const char *rtr__slices_args(const struct rtr__slices *s, size_t *len)
-{
-	const struct rtr__open_slice *top = rtr__slices_top(s);
+/* Level i's added arguments: up to `max` lists into out; returns how many. */
+uint32_t rtr__slices_added(const struct rtr__slices *s, uint32_t i, struct rtr__args *out,
+			   uint32_t max);
 
-	*len = top != NULL ? s->text_len - top->args_off : 0;
-	return top != NULL ? s->text + top->args_off : NULL;
-}
+/* Level i's own arguments into out; false when it has none. */
+bool rtr__slices_bargs(const struct rtr__slices *s, uint32_t i, struct rtr__args *out);
 
-/* The same for bytes kept as they are, with nothing between two (a protobuf
- * encoding's repeated fields). */
-int rtr__slices_add_raw(struct rtr__slices *s, const char *bytes, size_t len);
+/* Keep a list of arguments for the innermost slice's E. Returns false when it cannot
+ * be kept (no slice open, or no room): the caller counts it. */
+bool rtr__slices_add(struct rtr__slices *s, const struct rtr__args *args);
 
-/* An E line was written: forget the innermost slice. */
+/* An E was written: forget the innermost slice. */
 static inline void rtr__slices_pop(struct rtr__slices *s)
 {
 	if (RTR_UNLIKELY(s->overflow > 0)) {
@@ -115,8 +98,10 @@ static inline void rtr__slices_pop(struct rtr__slices *s)
 	s->text_len = s->level[--s->depth].copy_off;
 }
 
-/* Keep one argument for the innermost slice's E: its JSON text `"k":v`. Returns
- * false when it cannot be kept (no slice open, or no room): the caller counts it. */
-int rtr__slices_add_arg(struct rtr__slices *s, const char *json, size_t len);
+/* The bytes of the text the open slices' E lines would carry: for a bound. */
+static inline uint32_t rtr__slices_text(const struct rtr__slices *s)
+{
+	return s->text_len;
+}
 
 #endif

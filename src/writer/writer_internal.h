@@ -1,57 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The writer's rooms and what they share. Do not include outside src/writer/.
+ * The writer's rooms and what they share. Do not include outside src/writer/ and the
+ * formats (src/format/, through format.h).
  *
- *	writer.c	the thread: sleep and wake, flush and stop, accounting, the
- *			recorder's entry points (session/recorder.h)
- *	drain.c		reading the rings: framing, folding B+E into X, skipping what
- *			is malformed, the per-ring reader state
- *	json.c		the encoder: record -> JSON line, the head cache
- *	json_meta.c	the encoder's other lines: metadata, memory, stack samples
- *	lanes.c		track placement: which lane of a track an event goes on
- *	framing.c	the file around the lines: head, provisional close, end marker,
- *			the chunk handed to the sink, a segment's room
- *	out.h		the chunk being filled, a line at a time
+ *	loop.c		the thread: sleep and wake, flush and stop, signals and
+ *			snapshots; the entry points of writer.h
+ *	account.c	the session's accounting and the counters of rtr_stats_get()
+ *	drain.c		reading the rings: framing, folding B+E into one event, skipping
+ *			what is malformed, the per-ring reader state
+ *	event.c		decoding a batch of records into events (event.h), once, for
+ *			any format; the bookkeeping that follows the lines written
+ *	out.c, out.h	the chunk being filled and handed to the sink, the file's head
+ *			and end through the format, a segment's room
+ *	marker.c	what the start and end markers say
  *	cut.c		the files of a session: segments (rotation), the flight window
  *			and its snapshots, what a cut ends and begins again
  *	slices.c	a thread's open slices; async_open.c: the open async spans
+ *	lanes.c		track placement; memstack_writer.c: live allocations, symbols
+ *	format.h	the interface a format implements (src/format/json/,
+ *			src/format/perfetto/), and what of the writer it may use
  *
- * The data flows one way: writer.c runs drain.c, which hands events to the output
- * format through struct rtr__format, which writes lines with out.h into chunks that
- * framing.c gives to the sink. The drain knows records, not JSON; the format knows
- * JSON, not rings beyond the records it is handed.
+ * The data flows one way: loop.c runs drain.c, which decodes a batch of a ring's
+ * records (event.c) and hands it to the format through struct rtr__format, which
+ * writes bytes with out.h into chunks that out.c gives to the sink. Nothing here
+ * knows an output format; the format knows events, not records or rings.
  */
 #ifndef RTR_WRITER_INTERNAL_H
 #define RTR_WRITER_INTERNAL_H
 
 #include "common/compiler.h"
-#include "common/jsontext_num.h"
 #include "record/record.h"
 #include "ring/ring.h"
-#include "writer/writer.h"
 #include "sink/sink.h"
 #include "writer/async_open.h"
-#include "writer/intern.h"
+#include "writer/event.h"
 #include "writer/memstack_writer.h"
+#include "writer/writer.h"
 
 #include <limits.h>
 #include <pthread.h>
 
 struct rtr__writer;
-struct rtr__head;
+struct rtr__format;
 
-#define RTR__CHUNK_BYTES ((size_t)1 << 20) /* a chunk of lines: the unit of every write */
-#define RTR__NCHUNKS	 4		   /* chunks of a file's sink */
+#define RTR__CHUNK_BYTES  ((size_t)1 << 20) /* a chunk of lines: the unit of every write */
+#define RTR__NCHUNKS	  4		    /* chunks of a file's sink */
+#define RTR__BATCH_EVENTS 128u		    /* events handed to the format at once */
 
-/* One event the drain hands the format: its header at record index pos, and the E
- * folded into it (an X for both), or NULL; with an E, `args` events between them
- * (rtr_scope_arg_*: their arguments go on the X; 0 without an E). The format sets
- * bad when it does not decode. */
+/* One event the drain found: its header at record index pos, and the E folded into
+ * it (one event for both), or NULL; with an E, `args` argument events between them
+ * (rtr_scope_arg_*: their arguments go with the pair; 0 without an E). */
 struct rtr__drained {
 	uint32_t pos;
-	uint32_t bad;
-	const struct rtr__rec *end;
 	uint32_t args;
+	const struct rtr__rec *end;
 };
 
 /* Lines the writer makes itself about a thread (rtr__format.meta). */
@@ -61,51 +63,14 @@ enum {
 	RTR__WMETA_DROPS,	/* value: the session's drops shown so far, on r's thread */
 };
 
-/*
- * An output format: the encoder behind the drain. The per-file and per-ring
- * operations are called through here; events go a batch at a time, so that the
- * format's per-event code is direct calls in its own file (no indirect call per
- * event). All are called on the writer thread only (init and fini also from
- * rtr_start()/rtr_stop() while no writer thread runs).
- */
-struct rtr__format {
-	const char *name;
-	/* The session's caches. 0 or -errno (nothing left allocated). */
-	int (*init)(struct rtr__writer *w);
-	/* Free them: RTR__FINI_ALL, or in a child after fork() RTR__FINI_FORK (free what
-	 * never moves, forget what may be mid-update) or RTR__FINI_FORGET (touch nothing:
-	 * the parent's writer may be freeing it). */
-	void (*fini)(struct rtr__writer *w, int how);
-	/* The file's head, before any event: into the first chunk. */
-	void (*begin_file)(struct rtr__writer *w);
-	/* Events of ring r follow (a drain found some): per-thread state. */
-	void (*begin_ring)(struct rtr__writer *w, const struct rtr__ring *r);
-	/* A line the writer makes about r's thread: RTR__WMETA_*. */
-	void (*meta)(struct rtr__writer *w, const struct rtr__ring *r, int what, int64_t value);
-	/* Encode n events of r, in order; returns the events encoded (a folded pair
-	 * counts two). One that does not decode is marked bad, having written nothing;
-	 * its folded E, if any, is written alone. */
-	uint64_t (*events)(struct rtr__writer *w, struct rtr__ring *r, struct rtr__drained *ev,
-			   uint32_t n);
-	/* The file's tail: final 0 the provisional close at the end of every chunk, in
-	 * the room out_reserve() keeps (TAIL_ROOM); 1 the last one, at the stop. */
-	void (*end_file)(struct rtr__writer *w, int final);
-	/* A cut (cut.c): the lines that end r's open slices where a file ends
-	 * (RTR__CUT_END, or RTR__CUT_OPEN at a snapshot's end) or begin them again where
-	 * the next starts (RTR__CUT_BEGIN), at ts (ns from the origin); the same for the
-	 * open async spans. At most `budget` bytes; returns the lines written. */
-	uint64_t (*cut_ring)(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
-			     size_t budget);
-	uint64_t (*cut_async)(struct rtr__writer *w, int what, uint64_t ts, size_t budget);
-	/* Lines may be moved to the next file page (out_commit()): JSON text can be
-	 * padded with spaces between lines; a protobuf stream cannot. */
-	int pads_pages;
-};
-
+/* What a cut writes (cut.c): the end of what is open where a file ends (END, or OPEN
+ * at a snapshot's end), or its beginning again where the next starts (BEGIN). */
 enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN };
 
+/* How a session's state is freed: all of it, or in a child after fork() what never
+ * moves (FORK: what may be mid-update is forgotten) or nothing (FORGET: the parent's
+ * writer may be freeing it). */
 enum { RTR__FINI_ALL, RTR__FINI_FORK, RTR__FINI_FORGET };
-
 
 /* Private totals: the producer counters of rings, and what was consumed. */
 struct rtr__totals {
@@ -126,13 +91,13 @@ struct rtr__reader {
 	uint64_t events;	    /* events consumed and encoded in this session */
 	uint64_t corrupt;	    /* events skipped as malformed in this session */
 	uint64_t dropped_seen;	    /* drops already shown in the trace */
-	struct rtr__slices *slices; /* its open slices (slices.h); NULL until a B line */
+	struct rtr__slices *slices; /* its open slices (slices.h); NULL until a B */
 	uint64_t args_lost;	    /* rtr_scope_arg_* arguments cut: no room, no slice */
-	uint64_t last_ticks;	    /* the latest time written on its timeline (json.c) */
+	uint64_t last_ns;	    /* the latest time written on its timeline */
 	uint64_t meta_file;	    /* the file (rtr__out.file_id) its names are in */
 	uint32_t meta_done;	    /* counted in the session's threads */
 	uint32_t unframed; /* a header could not be framed: corrupt is P - events at the end */
-	uint64_t fmt_seq;  /* the perfetto format's sequence of this ring, index + 1; 0: none */
+	uint64_t fmt_word; /* the format's own, per ring and session (0 at the start) */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -142,7 +107,7 @@ static inline struct rtr__reader *rtr__reader_of(struct rtr__ring *r)
 	return (struct rtr__reader *)(void *)r->reader;
 }
 
-/* writer.c: the thread and its control words; futexes where noted. */
+/* loop.c: the thread and its control words; futexes where noted. */
 struct rtr__loop {
 	pthread_t thread;
 	uint64_t last_write_ns;
@@ -168,7 +133,7 @@ struct rtr__loop {
 	uint64_t next_cut_ns; /* max_seconds: when the segment ends */
 };
 
-/* writer.c: accounting, and the counters published for rtr_stats_get(): relaxed,
+/* account.c: accounting, and the counters published for rtr_stats_get(): relaxed,
  * stored by the writer. */
 struct rtr__account {
 	struct rtr__totals retired; /* of the rings freed in this session */
@@ -180,24 +145,29 @@ struct rtr__account {
 	int st_io, st_clock, st_flight;
 };
 
-/* drain.c */
+/* drain.c and event.c */
 struct rtr__drain {
 	struct rtr__ring **rings; /* the last snapshot of the registry */
 	size_t rings_cap;
 	uint64_t session_id;
-	uint64_t first_ring_id;		  /* rings with a larger id were made in this session */
-	int corrupt_reported;		  /* the first malformed record is on stderr */
-	uint64_t dropped_shown;		  /* drops shown in the trace's counter track */
-	uint64_t threads;		  /* rings that recorded in this session */
-	struct rtr__ring *current;	  /* the ring being drained, or the last one */
-	const struct rtr__drained *batch; /* its batch being encoded, or NULL */
-	uint32_t batch_at;		  /* ... the event being encoded in it */
+	uint64_t first_ring_id;		/* rings with a larger id were made in this session */
+	int corrupt_reported;		/* the first malformed record is on stderr */
+	uint64_t dropped_shown;		/* drops shown in the trace's counter track */
+	uint64_t threads;		/* rings that recorded in this session */
+	struct rtr__ring *current;	/* the ring being drained, or the last one */
+	const struct rtr__batch *batch; /* its batch being written, or NULL */
+	/* event.c: the batch's events, the folded arguments' views, the arguments an E
+	 * carries from its slice, one wrapped continuation (mapped at the start). */
+	struct rtr__event *events; /* RTR__BATCH_EVENTS */
+	struct rtr__args *folded;  /* RTR__BATCH_EVENTS * RTR_MAX_ARGS */
+	struct rtr__args *added;   /* RTR_SLICES_ADDED_MAX */
+	char *scratch;		   /* RTR__EXT_MAX */
 };
 
 struct rtr__flight;
 
-/* framing.c and out.h: the chunk being filled and the sink it goes to; cut.c: the
- * file it belongs to, one of several with rotation or snapshots. */
+/* out.c and out.h: the chunk being filled and the sink it goes to; cut.c: the file it
+ * belongs to, one of several with rotation or snapshots. */
 struct rtr__out {
 	struct rtr__sink sink; /* the file; in flight mode only while a snapshot is written */
 	struct rtr__chunk *chunk;
@@ -206,6 +176,7 @@ struct rtr__out {
 	size_t chunk_room;   /* flight mode: the bytes a chunk of the window has */
 	uint64_t encoded;    /* events encoded into chunks */
 	int provisional;     /* close each write provisionally: a regular file */
+	int pads_pages;	     /* the format's lines may be moved to a page (out_commit()) */
 	int finishing;	     /* the final end marker is being written */
 	int error_reported;
 
@@ -214,7 +185,7 @@ struct rtr__out {
 	uint64_t file_no;     /* the segment's or snapshot's number (%s) */
 	uint64_t file_events; /* `encoded` when the file began */
 	uint64_t file_failed; /* the sink's events_failed then */
-	uint64_t limit_bytes; /* rotation: JSON text a segment may hold; UINT64_MAX: no limit */
+	uint64_t limit_bytes; /* rotation: text a segment may hold; UINT64_MAX: no limit */
 	uint64_t continued;   /* lines at the file's start beginning what was open */
 	uint64_t closed;      /* lines at its end ending what is open */
 	uint64_t cut_lost;    /* open slices a cut could not end and begin again */
@@ -232,64 +203,19 @@ struct rtr__out {
 	uint64_t snapshot_evicted;  /* ... and recorded before it, not in it */
 };
 
-/* json.c, json_meta.c: the JSON encoder's session state. */
-struct rtr__json {
-	struct rtr__intern intern;
-	struct rtr__head *heads; /* HEAD_SLOTS (json.h) */
-	uint64_t heads_epoch;	 /* intern.resets when the heads were last emptied */
-	char *scratch;		 /* RTR__EXT_MAX bytes: one wrapped event's continuation */
-	char pid_tid[48];	 /* ,"pid":P,"tid": */
-	size_t pid_tid_len;
-	int64_t ids_tid; /* tid whose ids ends the lines now; -1: none */
-	size_t ids_len;
-	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
-	 * 20 that rtr__json_u64() may write and the 3 of the end */
-	char ids[48];
-	/* the latest event's ts in whole microseconds, as text: events close in time
-	 * share it, or all of it but the last two digits (rtr__json_us_near()) */
-	struct rtr__json_us_cache ts_text;
-	struct rtr__memstack mem;     /* live allocations, totals, resolved frames */
-	struct rtr__async_open async; /* the async spans open (async_open.h) */
-	int process_meta_done;	      /* the process label and sort index are in this file */
-};
-
-struct rtr__pf_seq;
-struct rtr__pf_slot;
-struct rtr__pf_track;
-struct rtr__pf_span;
-
-/* perfetto.c: the protobuf encoder's session state (it uses struct rtr__json's
- * scratch, memory table and async spans too). */
-struct rtr__pf {
-	struct rtr__pf_slot *slots; /* interned strings by (kind, pointer): PF_SLOTS */
-	size_t nslots_used;
-	char *arena; /* their UTF-8 bytes: PF_ARENA */
-	size_t arena_used;
-	uint64_t epoch;		  /* times the table was emptied: sequences clear again */
-	struct rtr__pf_seq *seqs; /* a sequence per ring, by rtr__reader.fmt_seq */
-	size_t nseqs, seqs_cap;
-	uint64_t writer_file;	      /* the file whose sequence 1 is cleared */
-	struct rtr__pf_track *tracks; /* counter and async tracks: PF_TRACKS */
-	size_t ntracks;
-	uint64_t tracks_file;	    /* the file their descriptors are in */
-	char *tmp;		    /* PF_TMP bytes of scratch */
-	struct rtr__pf_span *spans; /* the span cache (perfetto.c) */
-	int label_sort;		    /* the process's sort index, when set */
-	int has_sort;
-	char label[64];
-};
-
 struct rtr__writer {
 	struct rtr__session s;
 	const struct rtr__format *fmt;
+	void *fmt_state; /* the format's own (its init() makes it) */
 	struct rtr__loop loop;
 	struct rtr__account acct;
 	struct rtr__drain drain;
 	struct rtr__out out;
-	struct rtr__json json;
-	struct rtr__pf pf;
+	struct rtr__memstack mem;     /* live allocations, resolved frames */
+	struct rtr__async_open async; /* the async spans open */
 };
 
+/* Nanoseconds since the trace's origin (the start marker's time); 0 before it. */
 static inline uint64_t rtr__writer_rel_ns(const struct rtr__writer *w, uint64_t ns)
 {
 	return ns > w->s.origin_ns ? ns - w->s.origin_ns : 0;
@@ -309,11 +235,36 @@ uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
 void rtr__drain_free_slices(struct rtr__writer *w);
 /* r's reader state for this session, attached on first use. */
 struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r);
+/* Where a cut ends and begins again r's open slices, in ns on the trace clock: after
+ * every event of r written, before every one to come (0: none yet). */
+uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r);
+/* A header of r that did not decode: skipped, counted as dropped_corrupt, the first
+ * reported. */
+void rtr__drain_corrupt(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec);
+/* r's names for the current file (the thread's name and sort index), once. */
+void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names);
 
-/* writer.c: add ring r's share of the session to t. */
+/* event.c */
+
+/* The batch's memory (struct rtr__drain), for the session. 0 or -ENOMEM. */
+int rtr__events_init(struct rtr__writer *w);
+void rtr__events_fini(struct rtr__writer *w);
+/* Decode the n events the drain found in r into b (b->ev, from w->drain.events).
+ * One that does not decode is left out (rtr__drain_corrupt()), and the events folded
+ * with it decoded alone. Returns the events b stands for: the sum of their counts. */
+uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
+			    const struct rtr__drained *d, uint32_t n, struct rtr__batch *b);
+/* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
+void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
+
+/* account.c */
+
+/* Add ring r's share of the session to t. */
 void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__totals *t);
+/* Publish the session's counters (final: after the stop's wait). */
+void rtr__writer_account(struct rtr__writer *w, int final);
 
-/* framing.c */
+/* out.c */
 
 /* Hand the current chunk to the sink (closed provisionally, if the file is regular)
  * and take the next; in flight mode, to the window. */
@@ -326,29 +277,16 @@ void rtr__out_set_limit(struct rtr__writer *w);
 void rtr__out_report_error(struct rtr__writer *w);
 /* After the last write failed for room: close the file where the device takes it. */
 void rtr__out_close_after_error(struct rtr__writer *w);
-/* The JSON format's head and tail (rtr__format.begin_file and end_file). */
-void rtr__json_begin_file(struct rtr__writer *w);
-void rtr__json_end_file(struct rtr__writer *w, int final);
+/* The file's head through the format: the start marker and what every file names. */
+void rtr__out_begin_file(struct rtr__writer *w);
+/* The file's end through the format: the end marker (final: 0 the provisional close
+ * at the end of every chunk, in the room out_reserve() keeps; 1 the last one). */
+void rtr__out_end_file(struct rtr__writer *w, int final);
 
-/* framing.c: what an end marker counts, for either format's (final: the last one). */
-struct rtr__end_counts {
-	uint64_t full, large, reentrant, corrupt, no_track, io, dropped;
-	uint64_t failed; /* events the sink could not write */
-	uint64_t bytes;	 /* the file's bytes before the marker (uncompressed) */
-	uint64_t events; /* this file's: a segment's since it began, a snapshot's */
-	uint32_t signal; /* the signal it names, or 0 */
-	int block;	 /* block mode: the producers' waits are in the marker */
-	uint64_t waited, waited_ns;
-};
-void rtr__out_end_counts(struct rtr__writer *w, int final, struct rtr__end_counts *c);
-
-/* writer.c: publish the session's counters (final: after the stop's wait). */
-void rtr__writer_account(struct rtr__writer *w, int final);
-/* drain.c: where a cut ends and begins again r's open slices, in ticks: after every
- * event of r written, before every one to come. */
-uint64_t rtr__drain_cut_ticks(struct rtr__writer *w, struct rtr__ring *r);
-/* drain.c: r's names for the current file (the thread's name and sort index), once. */
-void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names);
+/* marker.c: the file's start marker, its end marker (final: the file's last). */
+struct rtr__marker;
+void rtr__marker_start(struct rtr__writer *w, struct rtr__marker *m);
+void rtr__marker_end(struct rtr__writer *w, int final, struct rtr__marker *m);
 
 /* cut.c: the files of a session. */
 
@@ -381,8 +319,8 @@ unsigned rtr__lane_place(struct rtr_track *t, uint64_t session, uint64_t start, 
 unsigned rtr__lane_at(const struct rtr_track *t, uint64_t host);
 /* Host nanoseconds of a track timestamp: its clock mapping, clamped. */
 uint64_t rtr__track_host_ns(const struct rtr_track *t, uint64_t ts);
-/* Whether lane k of t still needs its name this session (then it has it). */
-bool rtr__lane_claim_name(struct rtr_track *t, unsigned k, uint64_t session);
+/* Whether lane k of t still needs its name in file `file` (then it has it). */
+bool rtr__lane_claim_name(struct rtr_track *t, unsigned k, uint64_t file);
 /* Lane k's shown name into buf (size bytes); returns its length. Its sort index. */
 size_t rtr__lane_name(const struct rtr_track *t, unsigned k, char *buf, size_t size);
 int64_t rtr__lane_sort_index(const struct rtr_track *t, unsigned k);

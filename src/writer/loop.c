@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The writer thread: its loop, its sleep and wake-ups, flush and stop, and the
- * session's accounting. The recorder's entry points (session/recorder.h) are here;
- * the rest of the writer is behind them (writer_internal.h lists the rooms).
+ * The writer thread: its loop, its sleep and wake-ups, flush and stop. The entry
+ * points the session calls (writer.h) are here but for the counters (account.c); the
+ * rest of the writer is behind them (writer_internal.h lists the rooms).
  *
  * One loop. Each pass drains every ring (drain.c), a bounded batch per ring, then
  * submits the current chunk when it is full or when flush_ms has passed since the
@@ -26,15 +26,14 @@
  * handler's own thread), a program's handled signal a flush, the snapshot signal a
  * request that the loop serves with rtr_snapshot()'s (cut.c does the work).
  *
- * Accounting. A ring's producer counts events and drops; the writer counts what it
- * consumed (drain.c's reader state). After every pass the session's totals are
- * published for rtr_stats_get() and for the end marker; after the stop's wait no ring
- * changes, and recorded = written + dropped holds exactly.
+ * Accounting (account.c). After every pass the session's totals are published for
+ * rtr_stats_get() and for the end marker; after the stop's wait no ring changes, and
+ * recorded = written + dropped holds exactly.
  */
+#include "writer/format.h"
+
 #include "common/atomic.h"
 #include "common/compiler.h"
-#include "writer/out.h"
-#include "writer/writer_internal.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -55,7 +54,9 @@
  * write them, and a lone producer loses more to that than the writer gains. */
 #define SETTLE_RECORDS 256u
 
-static struct rtr__writer W;
+/* The one writer; account.c reads its counters for rtr_stats_get(). */
+struct rtr__writer rtr__the_writer;
+#define W rtr__the_writer
 
 static uint64_t session_counter;
 
@@ -70,74 +71,6 @@ enum {
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *timeout)
 {
 	return syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Accounting                                                                 */
-
-/*
- * Add ring r's share of the session to t: the producer's counters since the session
- * began, and what the writer consumed. A ring whose framing broke counts as corrupt
- * what the producer published and the writer did not encode; exact once the ring is
- * drained after the stop's wait (then nothing else is in it).
- */
-void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__totals *t)
-{
-	struct rtr__reader *rd = rtr__drain_reader(w, r);
-	/* producer-owned counters, relaxed: a stale value is one pass old */
-	uint64_t events = rtr_atomic_load_relaxed(&r->events) - rd->base_events;
-
-	t->events += events;
-	t->full += rtr_atomic_load_relaxed(&r->dropped_full) - rd->base_full;
-	t->large += rtr_atomic_load_relaxed(&r->dropped_large) - rd->base_large;
-	t->reentrant += rtr_atomic_load_relaxed(&r->dropped_reentrant) - rd->base_reentrant;
-	t->no_track += rtr_atomic_load_relaxed(&r->dropped_no_track) - rd->base_no_track;
-	t->args_cut += rtr_atomic_load_relaxed(&r->args_cut) - rd->base_args_cut + rd->args_lost;
-	t->waited += rtr_atomic_load_relaxed(&r->waited_full) - rd->base_waited;
-	t->waited_ns += rtr_atomic_load_relaxed(&r->waited_ns) - rd->base_waited_ns;
-	t->consumed += rd->events;
-	if (rd->unframed && rtr__ring_readable(r) == 0 && events >= rd->events)
-		rd->corrupt = events - rd->events;
-	t->corrupt += rd->corrupt;
-}
-
-/*
- * Publish the session's counters for rtr_stats_get() and the end marker:
- *	recorded = published + dropped by producers (full, too large, reentrant, no track)
- *	published = consumed (encoded: written or lost to I/O) + corrupt + unwritten
- * where unwritten is what a stop left in the rings (final: after the stop's wait, so
- * the identity recorded = written + dropped holds exactly, see ring.h).
- */
-void rtr__writer_account(struct rtr__writer *w, int final)
-{
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-	struct rtr__totals t = w->acct.retired;
-
-	for (size_t i = 0; i < n; i++)
-		rtr__account_ring(w, w->drain.rings[i], &t);
-	t.reentrant += rtr__rings_reentrant_unattached() - w->acct.base_unattached;
-	/* stats: relaxed; readers accept a value one pass old */
-	rtr_atomic_store_relaxed(&w->acct.st_recorded,
-				 t.events + t.full + t.large + t.reentrant + t.no_track);
-	rtr_atomic_store_relaxed(&w->acct.st_dropped_full, t.full);
-	rtr_atomic_store_relaxed(&w->acct.st_dropped_large, t.large);
-	rtr_atomic_store_relaxed(&w->acct.st_dropped_reentrant, t.reentrant);
-	rtr_atomic_store_relaxed(&w->acct.st_dropped_no_track, t.no_track);
-	rtr_atomic_store_relaxed(&w->acct.st_dropped_corrupt, t.corrupt);
-	rtr_atomic_store_relaxed(&w->acct.st_args_cut, t.args_cut);
-	rtr_atomic_store_relaxed(&w->acct.st_waited, t.waited);
-	rtr_atomic_store_relaxed(&w->acct.st_waited_ns, t.waited_ns);
-	rtr_atomic_store_relaxed(&w->acct.st_threads, w->drain.threads);
-	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
-	if (w->out.flight != NULL) {
-		uint64_t evicted, bytes;
-		rtr__cut_flight_counts(w, &evicted, &bytes);
-		rtr_atomic_store_relaxed(&w->acct.st_evicted, evicted);
-		rtr_atomic_store_relaxed(&w->acct.st_snapshot_bytes, bytes);
-		rtr_atomic_store_relaxed(&w->acct.st_flight_written, t.consumed);
-	}
-	if (final && t.events > t.consumed + t.corrupt)
-		rtr_atomic_store_relaxed(&w->acct.st_unwritten, t.events - t.consumed - t.corrupt);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -222,12 +155,48 @@ static void write_out(struct rtr__writer *w, int wait)
 	w->loop.last_write_ns = rtr__mono_ns();
 }
 
+/* Free the session's state of the format and of the writer's own rooms (how:
+ * RTR__FINI_*): in a child after fork(), what never moves is released (FORK) or
+ * nothing is (FORGET: the parent's writer may be freeing it); what grows as the
+ * writer runs (the memory table) may be mid-update and is left mapped (copy-on-write:
+ * it costs the child nothing it touches). */
+static void session_fini(struct rtr__writer *w, int how)
+{
+	w->fmt->fini(w, how);
+	if (how != RTR__FINI_FORGET) {
+		rtr__events_fini(w);
+		rtr__async_open_free(&w->async);
+	}
+	memset(&w->async, 0, sizeof(w->async));
+	if (how == RTR__FINI_ALL)
+		rtr__memstack_destroy(&w->mem);
+	else
+		rtr__memstack_init(&w->mem);
+}
+
+/* The format's and the writer's state for a session. 0 or -errno (nothing left). */
+static int session_init(struct rtr__writer *w)
+{
+	int err;
+
+	rtr__memstack_init(&w->mem); /* maps nothing until the first use */
+	memset(&w->async, 0, sizeof(w->async));
+	err = rtr__events_init(w);
+	if (err != 0)
+		return err;
+	w->out.pads_pages = w->fmt->pads_pages;
+	err = w->fmt->init(w);
+	if (err != 0)
+		rtr__events_fini(w);
+	return err;
+}
+
 /* Free what rtr__writer_start() set up (not the file). */
 static void release_session(struct rtr__writer *w)
 {
 	rtr__sink_close(&w->out.sink);
 	rtr__cut_fini(w, RTR__FINI_ALL);
-	w->fmt->fini(w, RTR__FINI_ALL);
+	session_fini(w, RTR__FINI_ALL);
 }
 
 static void *writer_main(void *arg)
@@ -302,7 +271,7 @@ static void *writer_main(void *arg)
 			w->out.closed = rtr__cut_end_open(w, RTR__CUT_OPEN);
 		w->out.finishing = 1;
 		out_reserve(w, 0); /* TAIL_ROOM is free */
-		w->fmt->end_file(w, 1);
+		rtr__out_end_file(w, 1);
 		w->out.chunk->final = 1; /* the last write: a compressed stream ends with it */
 		write_out(w, 1);
 		rtr__out_close_after_error(w);
@@ -373,7 +342,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
 	w->fmt = fmt;
-	err = w->fmt->init(w);
+	err = session_init(w);
 	if (err != 0)
 		return err;
 	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
@@ -420,7 +389,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	w->out.file_events = 0;
 	w->out.file_failed = 0;
 	rtr__cut_start(w); /* rotation: the segment's limit; never fails streaming */
-	w->fmt->begin_file(w);
+	rtr__out_begin_file(w);
 	if (w->out.provisional) {
 		rtr__out_submit(w); /* a valid file from the first moment, closed provisionally */
 		/* In the file before anything slow (buffer registration, the thread,
@@ -457,7 +426,7 @@ start_thread:
 	rtr__sink_close(&w->out.sink);
 	rtr__cut_fini(w, RTR__FINI_ALL);
 fail_format:
-	w->fmt->fini(w, RTR__FINI_ALL);
+	session_fini(w, RTR__FINI_ALL);
 	return err;
 }
 
@@ -678,59 +647,18 @@ void rtr__writer_after_fork_child(void)
 		/* The parent's writer may have been freeing the session and closing the
 		 * file itself: its mappings and fd number may be gone and reused by the
 		 * program. Touch nothing; the child starts afresh. */
-		w->fmt->fini(w, RTR__FINI_FORGET);
+		session_fini(w, RTR__FINI_FORGET);
 		rtr__cut_fini(w, RTR__FINI_FORGET);
 		rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 		return;
 	}
 	rtr__sink_forget(&w->out.sink);
 	rtr__cut_fini(w, RTR__FINI_FORK);
-	w->fmt->fini(w, RTR__FINI_FORK);
+	session_fini(w, RTR__FINI_FORK);
 	/* Ours is a copy of the parent's descriptor: a FIFO reader sees EOF when the
 	 * parent closes it, whatever its children do. */
 	if (w->s.fd >= 0)
 		close(w->s.fd);
 	w->out.chunk = NULL;
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
-}
-
-void rtr__writer_stats(struct rtr_stats *out)
-{
-	struct rtr__writer *w = &W;
-
-	memset(out, 0, sizeof(*out));
-	/* every field: relaxed, a snapshot at most one writer pass old */
-	out->events_recorded = rtr_atomic_load_relaxed(&w->acct.st_recorded);
-	out->events_dropped_full = rtr_atomic_load_relaxed(&w->acct.st_dropped_full);
-	out->events_dropped_too_large = rtr_atomic_load_relaxed(&w->acct.st_dropped_large);
-	out->events_dropped_io = rtr_atomic_load_relaxed(&w->out.sink.events_failed) +
-				 rtr_atomic_load_relaxed(&w->acct.st_unwritten);
-	out->events_written = rtr_atomic_load_relaxed(&w->out.sink.events_written);
-	out->files = rtr_atomic_load_relaxed(&w->acct.st_files);
-	out->events_evicted = rtr_atomic_load_relaxed(&w->acct.st_evicted);
-	if (rtr_atomic_load_relaxed(&w->acct.st_flight)) {
-		/* written to the window; the sink is a snapshot's */
-		out->events_dropped_io = rtr_atomic_load_relaxed(&w->acct.st_unwritten);
-		out->events_written = rtr_atomic_load_relaxed(&w->acct.st_flight_written);
-	}
-	out->events_dropped_reentrant = rtr_atomic_load_relaxed(&w->acct.st_dropped_reentrant);
-	out->events_dropped_corrupt = rtr_atomic_load_relaxed(&w->acct.st_dropped_corrupt);
-	out->events_dropped_no_track = rtr_atomic_load_relaxed(&w->acct.st_dropped_no_track);
-	out->events_dropped = out->events_dropped_full + out->events_dropped_too_large +
-			      out->events_dropped_io + out->events_dropped_reentrant +
-			      out->events_dropped_corrupt + out->events_dropped_no_track;
-	out->bytes_written = rtr_atomic_load_relaxed(&w->acct.st_flight)
-				     ? rtr_atomic_load_relaxed(&w->acct.st_snapshot_bytes)
-				     : rtr_atomic_load_relaxed(&w->out.sink.bytes_written);
-	out->events_args_cut = rtr_atomic_load_relaxed(&w->acct.st_args_cut);
-	out->events_waited_full = rtr_atomic_load_relaxed(&w->acct.st_waited);
-	out->waited_ns = rtr_atomic_load_relaxed(&w->acct.st_waited_ns);
-	out->threads = rtr_atomic_load_relaxed(&w->acct.st_threads);
-	out->writer_wakeups = rtr_atomic_load_relaxed(&w->acct.st_wakeups);
-	out->io_method = rtr_atomic_load_relaxed(&w->acct.st_io);
-	out->clock = rtr_atomic_load_relaxed(&w->acct.st_clock);
-	out->write_error = rtr_atomic_load_relaxed(&w->out.sink.error);
-	out->bytes_uncompressed = rtr_atomic_load_relaxed(&w->acct.st_flight)
-					  ? out->bytes_written
-					  : rtr_atomic_load_relaxed(&w->out.sink.bytes_text);
 }

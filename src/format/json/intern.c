@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The intern cache. See intern.h. Open addressing with linear probing. */
-#include "writer/intern.h"
+#include "format/json/intern.h"
 
 #include "common/compiler.h"
 #include "common/jsontext.h"

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON format's events: one Trace Event line each, ending in ",\n" (the file's
+ * bare-array form, file.c).
+ *
+ * Before a line is written the format reserves the most it can take; strings come
+ * from the intern cache, already escaped, and are copied with memcpy. Most lines take
+ * their head, up to the timestamp, whole from the head cache (struct rtr__json_head,
+ * json.h), and their end, the pid and tid, from a copy made once per thread
+ * (use_ids()). Everything per event is a direct call or inline here; only the batch
+ * comes through the format's table. The commonest event, a leaf span, skips the look
+ * at every type (write_span()); metadata, memory events and stack samples are
+ * lines.c's. A line's ts is written from the last one's digits when they share them
+ * (rtr__json_us_near()).
+ */
+#include "format/json/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The phase letter of each event type (RTR__EV_*). */
+static const char phase[] = {
+	[RTR__EV_SPAN] = 'X',	     [RTR__EV_BEGIN] = 'B',	    [RTR__EV_END] = 'E',
+	[RTR__EV_INSTANT] = 'i',     [RTR__EV_COUNTER] = 'C',	    [RTR__EV_COUNTERS] = 'C',
+	[RTR__EV_FLOW_START] = 's',  [RTR__EV_FLOW_STEP] = 't',	    [RTR__EV_FLOW_END] = 'f',
+	[RTR__EV_ASYNC_BEGIN] = 'b', [RTR__EV_ASYNC_INSTANT] = 'n', [RTR__EV_ASYNC_END] = 'e',
+	[RTR__EV_MEM_ALLOC] = 'i',   [RTR__EV_MEM_FREE] = 'i',	    [RTR__EV_STACK] = 'i',
+	[RTR__EV_THREAD_NAME] = 'M', [RTR__EV_PROCESS_LABEL] = 'M', [RTR__EV_PROCESS_SORT] = 'M',
+	[RTR__EV_THREAD_SORT] = 'M',
+};
+
+static char *put_f64_bits(char *p, uint64_t bits)
+{
+	double d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return rtr__json_f64(p, d);
+}
+
+/* `n` int64 values, unaligned at `src`, as a JSON array. */
+static char *put_i64_list(char *p, const char *src, uint64_t n)
+{
+	*p++ = '[';
+	for (uint64_t k = 0; k < n; k++) {
+		int64_t x;
+		memcpy(&x, src + k * sizeof(x), sizeof(x));
+		if (k > 0)
+			*p++ = ',';
+		p = rtr__json_i64(p, x);
+	}
+	*p++ = ']';
+	return p;
+}
+
+/* An argument's `"key":`, from the head cache when it can (a key is a static string). */
+static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
+{
+	struct rtr__json *j = json_of(w);
+	struct rtr__json_head *h = &j->heads[head_slot(KEY_ARG_KEY, (uintptr_t)key, 0)];
+
+	if (RTR_LIKELY(h->key == KEY_ARG_KEY && h->a == (uintptr_t)key))
+		return put_head_text(p, h);
+	char *start = p;
+	*p++ = '"';
+	if (key != NULL)
+		p = put_static(j, p, key);
+	p = PUT_LIT(p, "\":");
+	size_t len = (size_t)(p - start);
+	if (len <= HEAD_TEXT) {
+		h->a = (uintptr_t)key;
+		h->b = 0;
+		h->key = KEY_ARG_KEY;
+		h->len = (uint32_t)len;
+		memcpy(h->text, start, len);
+	}
+	return p;
+}
+
+/* A blob's value: a copied string, an array of integers or of lists or of strings. */
+static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
+{
+	switch (type) {
+	case RTR_ARG_TYPE_STR_COPY:
+		if (val == UINT64_MAX)
+			return PUT_LIT(p, "null");
+		*p++ = '"';
+		p = rtr__json_escape(p, str, val);
+		*p++ = '"';
+		return p;
+	case RTR_ARG_TYPE_I64_ARRAY:
+		return put_i64_list(p, str, val);
+	case RTR_ARG_TYPE_I64_LISTS: {
+		const char *vals = str + val * sizeof(uint32_t);
+		*p++ = '[';
+		for (uint64_t k = 0; k < val; k++) {
+			uint32_t len;
+			memcpy(&len, str + k * sizeof(len), sizeof(len));
+			if (k > 0)
+				*p++ = ',';
+			p = put_i64_list(p, vals, len);
+			vals += (size_t)len * sizeof(int64_t);
+		}
+		*p++ = ']';
+		return p;
+	}
+	case RTR_ARG_TYPE_STR_ARRAY:
+		*p++ = '[';
+		for (uint64_t k = 0; k < val; k++) {
+			uint32_t len;
+			memcpy(&len, str, sizeof(len));
+			str += sizeof(len);
+			if (k > 0)
+				*p++ = ',';
+			if (len == UINT32_MAX) {
+				p = PUT_LIT(p, "null");
+				continue;
+			}
+			*p++ = '"';
+			p = rtr__json_escape(p, str, len);
+			*p++ = '"';
+			str += len;
+		}
+		*p++ = ']';
+		return p;
+	default:
+		return PUT_LIT(p, "null");
+	}
+}
+
+char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args *a, int counters)
+{
+	const char *str = rtr__args_blobs(a);
+
+	for (unsigned i = 0; i < a->n; i++) {
+		const char *key;
+		uint64_t val = rtr__args_get(a, i, &key);
+		if (i > 0)
+			*p++ = ',';
+		p = put_arg_key(w, p, key);
+		switch (a->types[i]) {
+		case RTR_ARG_TYPE_I64:
+			p = rtr__json_i64_inline(p, (int64_t)val);
+			break;
+		case RTR_ARG_TYPE_U64:
+			p = rtr__json_u64_inline(p, val);
+			break;
+		case RTR_ARG_TYPE_F64:
+			p = put_f64_bits(p, val);
+			break;
+		case RTR_ARG_TYPE_BOOL:
+			if (counters) /* a series takes numbers only */
+				*p++ = val ? '1' : '0';
+			else
+				p = val ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+			break;
+		case RTR_ARG_TYPE_STR:
+			if (val == 0) {
+				p = PUT_LIT(p, "null");
+				break;
+			}
+			*p++ = '"';
+			p = put_static(json_of(w), p, (const char *)(uintptr_t)val);
+			*p++ = '"';
+			break;
+		default:
+			p = put_blob(p, a->types[i], val, str);
+			str += rtr__args_blob_bytes(a->types[i], val, str);
+			break;
+		}
+	}
+	return p;
+}
+
+static char *put_name(struct rtr__json *j, char *p, const struct rtr__event *ev)
+{
+	p = PUT_LIT(p, ",\"name\":\"");
+	if (ev->flags & RTR__EVF_COPIED) {
+		struct rtr__istr is = rtr__intern_bytes(&j->intern, ev->name, ev->name_len);
+		p = put(p, is.bytes, is.len);
+	} else if (ev->name != NULL) {
+		p = put_static(j, p, ev->name);
+	}
+	*p++ = '"';
+	return p;
+}
+
+static char *put_cat(struct rtr__json *j, char *p, const char *cat)
+{
+	if (cat == NULL)
+		return p;
+	p = PUT_LIT(p, ",\"cat\":\"");
+	p = put_static(j, p, cat);
+	*p++ = '"';
+	return p;
+}
+
+char *rtr__json_encode_head(struct rtr__writer *w, char *p, const struct rtr__event *ev)
+{
+	struct rtr__json *j = json_of(w);
+
+	p = PUT_LIT(p, "{\"ph\":\"");
+	*p++ = phase[ev->type];
+	*p++ = '"';
+	switch (ev->type) {
+	case RTR__EV_STACK: /* a thread-scoped instant with a stack */
+		p = PUT_LIT(p, ",\"s\":\"t\"");
+		break;
+	case RTR__EV_INSTANT:
+		p = ev->scope == RTR__SCOPE_GLOBAL    ? PUT_LIT(p, ",\"s\":\"g\"")
+		    : ev->scope == RTR__SCOPE_PROCESS ? PUT_LIT(p, ",\"s\":\"p\"")
+						      : PUT_LIT(p, ",\"s\":\"t\"");
+		break;
+	case RTR__EV_FLOW_END: /* bound to the enclosing slice */
+		p = PUT_LIT(p, ",\"bp\":\"e\"");
+		break;
+	case RTR__EV_ASYNC_BEGIN:
+	case RTR__EV_ASYNC_INSTANT:
+	case RTR__EV_ASYNC_END:
+		/* async events need a category to match on */
+		if (ev->cat == NULL) {
+			p = PUT_LIT(p, ",\"cat\":\"async\"");
+			p = put_name(j, p, ev);
+			return PUT_LIT(p, ",\"ts\":");
+		}
+		break;
+	case RTR__EV_SPAN:
+		if (ev->flags & RTR__EVF_CODE) { /* the instrument library's function */
+			size_t len;
+			const char *name = rtr__memstack_function(&w->mem, ev->x.code.addr, &len);
+			p = PUT_LIT(p, ",\"cat\":\"function\",\"name\":\"");
+			p = rtr__json_escape(p, name, len);
+			return PUT_LIT(p, "\",\"ts\":");
+		}
+		break;
+	default:
+		break;
+	}
+	p = put_cat(j, p, ev->cat);
+	p = put_name(j, p, ev);
+	return PUT_LIT(p, ",\"ts\":");
+}
+
+/* End the lines of thread tid with j->ids from now on. */
+static inline void use_ids(struct rtr__json *j, int32_t tid)
+{
+	if (RTR_LIKELY(j->ids_tid == tid))
+		return;
+	char *p = put_pid_tid(j, j->ids, tid);
+	p = PUT_LIT(p, "},\n");
+	j->ids_len = (size_t)(p - j->ids);
+	j->ids_tid = tid;
+}
+
+/* ,"pid":P,"tid":T},\n for an event on a track's lane, into ids; returns its length. */
+static size_t lane_ids(const struct rtr__event *ev, char ids[48])
+{
+	char *p = PUT_LIT(ids, ",\"pid\":");
+	p = rtr__json_u64(p, ev->pid);
+	p = PUT_LIT(p, ",\"tid\":");
+	p = rtr__json_u64(p, (uint32_t)ev->tid);
+	p = PUT_LIT(p, "},\n");
+	return (size_t)(p - ids);
+}
+
+/* Whether an event's value is an id ("id"). */
+static inline bool has_id(const struct rtr__event *ev)
+{
+	return ev->type >= RTR__EV_FLOW_START && ev->type <= RTR__EV_ASYNC_END;
+}
+
+/* The arguments of a line, before its end: its own, then the more lists (an X's
+ * folded, an E's added), then a function's source line; nothing when none. */
+static char *put_line_args(struct rtr__writer *w, char *p, const struct rtr__event *ev)
+{
+	size_t src_len = 0;
+	const char *src = NULL;
+
+	if (RTR_UNLIKELY(ev->flags & RTR__EVF_CODE)) /* RINGTRACE_INSTRUMENT_LINES */
+		src = rtr__memstack_srcline(&w->mem, ev->x.code.addr, &src_len);
+	if (ev->args.n == 0 && ev->nmore == 0 && src_len == 0)
+		return p;
+	p -= sizeof("},\n") - 1; /* the arguments go before the line's end */
+	p = PUT_LIT(p, ",\"args\":{");
+	int first = 1;
+	if (ev->args.n > 0) {
+		p = rtr__json_arg_list(w, p, &ev->args, ev->type == RTR__EV_COUNTERS);
+		first = 0;
+	}
+	for (uint32_t i = 0; i < ev->nmore; i++) {
+		if (!first)
+			*p++ = ',';
+		p = rtr__json_arg_list(w, p, &ev->more[i], 0);
+		first = 0;
+	}
+	if (src_len > 0) {
+		p = PUT_LIT(p, "\"src\":\"");
+		p = rtr__json_escape(p, src, src_len);
+		*p++ = '"';
+	}
+	return PUT_LIT(p, "}},\n");
+}
+
+/* The most a line of ev takes. */
+static size_t line_bound(const struct rtr__event *ev)
+{
+	size_t bound = LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED + args_bound(&ev->args);
+
+	for (uint32_t i = 0; i < ev->nmore; i++)
+		bound += 1 + args_bound(&ev->more[i]);
+	return bound;
+}
+
+/* A slice, an instant, a counter, a flow or an async event: its line. */
+static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct rtr__event *ev)
+{
+	const char *ids = j->ids;
+	size_t ids_len = j->ids_len;
+	char track_ids[48];
+
+	if (RTR_UNLIKELY(ev->flags & RTR__EVF_TRACK)) {
+		rtr__json_track_meta(w, ev->x.track.track, ev->x.track.lane);
+		ids_len = lane_ids(ev, track_ids);
+		ids = track_ids;
+	}
+	char *p = out_reserve(w, line_bound(ev));
+	uint64_t ts = rel_ns(w, ev->ts);
+	p = put_head(w, p, ev);
+	p = rtr__json_us_near(p, ts, &j->ts_text);
+	if (has_id(ev)) {
+		p = put_hex_id(p, ev->value);
+	} else if (ev->type == RTR__EV_SPAN) {
+		/* the end, clamped like the start, so dur is exact inside the window */
+		p = PUT_LIT(p, ",\"dur\":");
+		p = rtr__json_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+	}
+	memcpy(p, ids, sizeof(j->ids));
+	p += ids_len; /* the line ends here unless it has arguments */
+	if (ev->type == RTR__EV_COUNTER) {
+		p -= sizeof("},\n") - 1; /* the value goes before the line's end */
+		p = PUT_LIT(p, ",\"args\":{\"value\":");
+		p = (ev->flags & RTR__EVF_DOUBLE) ? put_f64_bits(p, ev->value)
+						  : rtr__json_i64_inline(p, (int64_t)ev->value);
+		p = PUT_LIT(p, "}},\n");
+	} else {
+		p = put_line_args(w, p, ev);
+	}
+	out_commit(w, p, ev->count);
+}
+
+/* The common event: a leaf span on the thread's timeline with no arguments, no copied
+ * name, no track. The line write_event() writes for it, without its look at every
+ * type. */
+static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
+			      const struct rtr__event *ev)
+{
+	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED);
+	uint64_t ts = rel_ns(w, ev->ts);
+
+	p = put_head(w, p, ev);
+	p = rtr__json_us_near(p, ts, &j->ts_text);
+	p = PUT_LIT(p, ",\"dur\":");
+	p = rtr__json_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+	memcpy(p, j->ids, sizeof(j->ids));
+	p += j->ids_len;
+	out_commit(w, p, ev->count);
+}
+
+uint64_t rtr__json_events(struct rtr__writer *w, struct rtr__batch *b)
+{
+	struct rtr__json *j = json_of(w);
+	struct rtr__event *ev;
+	uint64_t events = 0;
+
+	while ((ev = rtr__batch_next(w, b)) != NULL) {
+		events += ev->count;
+		if (RTR_LIKELY(ev->type == RTR__EV_SPAN && ev->flags == RTR__EVF_TIMELINE &&
+			       ev->args.n == 0 && ev->nmore == 0))
+			write_span(w, j, ev);
+		else if (RTR_LIKELY(ev->type <= RTR__EV_ASYNC_END && ev->type != RTR__EV_SKIP))
+			write_event(w, j, ev);
+		else
+			rtr__json_other(w, b->ring, ev);
+	}
+	return events;
+}
+
+void rtr__json_begin_ring(struct rtr__writer *w, struct rtr__ring *r)
+{
+	struct rtr__json *j = json_of(w);
+
+	use_ids(j, r->tid);
+	if (RTR_UNLIKELY(j->process_meta_file != w->out.file_id &&
+			 j->prev_meta_file != w->out.file_id))
+		rtr__json_process_meta(w);
+	if (RTR_UNLIKELY(j->heads_epoch != j->intern.resets)) {
+		/* the intern cache was emptied: so are the heads, a batch later at most */
+		memset(j->heads, 0, HEAD_SLOTS * sizeof(*j->heads));
+		j->heads_epoch = j->intern.resets;
+	}
+}
