@@ -6,6 +6,7 @@
  * (wait.c). rtr__mpi_coll_begin() also serves the calls that make communicators
  * (comm.c) and windows (onesided.c).
  */
+#include "mpi/comm.h"
 #include "mpi/mpi_internal.h"
 
 #include <stdint.h>
@@ -182,3 +183,44 @@ COLL(Ialltoallw,
       void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
       MPI_Comm comm, MPI_Request *req),
      0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, req)
+
+/* ------------------------------------------------------------------------- */
+/* The wrappers that make communicators: collective calls too                 */
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	rtr__mpi_coll_begin("MPI_Comm_dup", comm, 0, -1);
+	int rc = PMPI_Comm_dup(comm, newcomm);
+	if (rc == MPI_SUCCESS)
+		rtr__mpi_comm_made(comm, -1, *newcomm);
+	rtr_end(CAT, "MPI_Comm_dup");
+	return rc;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	rtr__mpi_coll_begin("MPI_Comm_split", comm, 0, -1);
+	int rc = PMPI_Comm_split(comm, color, key, newcomm);
+	if (rc == MPI_SUCCESS)
+		rtr__mpi_comm_made(comm, color, *newcomm);
+	rtr_end(CAT, "MPI_Comm_split");
+	return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	rtr__mpi_coll_begin("MPI_Comm_create", comm, 0, -1);
+	int rc = PMPI_Comm_create(comm, group, newcomm);
+	if (rc == MPI_SUCCESS)
+		rtr__mpi_comm_made(comm, -2, *newcomm);
+	rtr_end(CAT, "MPI_Comm_create");
+	return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	rtr__mpi_coll_begin("MPI_Comm_free", *comm, 0, -1);
+	int rc = PMPI_Comm_free(comm); /* the attribute's delete drops its info */
+	rtr_end(CAT, "MPI_Comm_free");
+	return rc;
+}

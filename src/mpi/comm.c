@@ -7,7 +7,7 @@
  * gets hash(parent id, how many the parent had made before, color); any other, a
  * hash of its members' world ranks, when first seen.
  */
-#include "mpi/mpi_internal.h"
+#include "mpi/comm.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,54 +99,13 @@ static uint64_t derived_id(MPI_Comm parent, int color)
 	return rtr__mpi_combine(rtr__mpi_combine(p->id, n), (uint64_t)(uint32_t)color);
 }
 
-/* ------------------------------------------------------------------------- */
-/* The wrappers that make communicators                                       */
-
-/* After a wrapper made newcomm from parent: its id (see mpi_internal.h). The id
- * is drawn on every rank of parent, also those that get MPI_COMM_NULL, so that the
- * parent's count stays equal on all of them. */
-static void made(MPI_Comm parent, int color, MPI_Comm newcomm)
+/* After a wrapper made newcomm from parent (collectives.c): its id (see
+ * mpi_internal.h). The id is drawn on every rank of parent, also those that get
+ * MPI_COMM_NULL, so that the parent's count stays equal on all of them. */
+void rtr__mpi_comm_made(MPI_Comm parent, int color, MPI_Comm newcomm)
 {
 	uint64_t id = derived_id(parent, color);
 
 	if (newcomm != MPI_COMM_NULL && rtr__mpi.keyval != MPI_KEYVAL_INVALID)
 		info_attach(newcomm, id);
-}
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-	rtr__mpi_coll_begin("MPI_Comm_dup", comm, 0, -1);
-	int rc = PMPI_Comm_dup(comm, newcomm);
-	if (rc == MPI_SUCCESS)
-		made(comm, -1, *newcomm);
-	rtr_end(CAT, "MPI_Comm_dup");
-	return rc;
-}
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-	rtr__mpi_coll_begin("MPI_Comm_split", comm, 0, -1);
-	int rc = PMPI_Comm_split(comm, color, key, newcomm);
-	if (rc == MPI_SUCCESS)
-		made(comm, color, *newcomm);
-	rtr_end(CAT, "MPI_Comm_split");
-	return rc;
-}
-
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-	rtr__mpi_coll_begin("MPI_Comm_create", comm, 0, -1);
-	int rc = PMPI_Comm_create(comm, group, newcomm);
-	if (rc == MPI_SUCCESS)
-		made(comm, -2, *newcomm);
-	rtr_end(CAT, "MPI_Comm_create");
-	return rc;
-}
-
-int MPI_Comm_free(MPI_Comm *comm)
-{
-	rtr__mpi_coll_begin("MPI_Comm_free", *comm, 0, -1);
-	int rc = PMPI_Comm_free(comm); /* the attribute's delete drops its info */
-	rtr_end(CAT, "MPI_Comm_free");
-	return rc;
 }

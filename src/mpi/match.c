@@ -8,6 +8,7 @@
  * Test that completes it, where its flow ends). The wrappers that post are in p2p.c,
  * those that complete in wait.c.
  */
+#include "mpi/comm.h"
 #include "mpi/mpi_internal.h"
 
 #include "common/atomic.h"

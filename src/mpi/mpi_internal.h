@@ -53,14 +53,14 @@
  *			the hashes, a communicator's info, the slices' arguments
  *	init.c		MPI_Init and MPI_Finalize: the recorder's start and stop, the
  *			rank's name, the state's one instance
- *	comm.c		communicator infos and ids; Comm_dup, _split, _create, _free
+ *	comm.c		communicator infos and ids
  *	match.c		the flow ids: sequence numbers, receives numbered in the order
  *			MPI matches them, the pending receives and their completion
  *	p2p.c		the point-to-point wrappers: sends, receives, probes, persistent
  *			requests, matched probes, Request_free
  *	wait.c		Wait and Test, of one request, all, any or some: the receives
  *			they complete
- *	collectives.c	the collectives
+ *	collectives.c	the collectives, and Comm_dup, _split, _create, _free
  *	onesided.c	the one-sided calls and the windows
  *	clocksync.c	the clock measurement against rank 0, rtr_mpi_sync()
  *
@@ -228,17 +228,12 @@ static inline uint64_t rtr__mpi_handle_bits(const void *h, size_t size)
 
 /* rtr__mpi_info_of() of any communicator but the world. */
 RTR_MPI_HIDDEN struct comm_info *rtr__mpi_info_lookup(MPI_Comm comm);
+/* After a wrapper made newcomm from parent: give it its id (comm.c). */
+RTR_MPI_HIDDEN void rtr__mpi_comm_made(MPI_Comm parent, int color, MPI_Comm newcomm);
 /* Drop one reference to c; the last frees it (never the world's). */
 RTR_MPI_HIDDEN void rtr__mpi_info_unref(struct comm_info *c);
 /* The attribute's delete callback: drops the attribute's reference. */
 RTR_MPI_HIDDEN int rtr__mpi_info_delete(MPI_Comm comm, int key, void *value, void *extra);
-
-/* The info of comm, made from its members when no wrapper made the communicator;
- * NULL for MPI_COMM_NULL or when MPI fails. */
-static inline struct comm_info *rtr__mpi_info_of(MPI_Comm comm)
-{
-	return comm == MPI_COMM_WORLD ? &rtr__mpi.world_info : rtr__mpi_info_lookup(comm);
-}
 
 static inline int rtr__mpi_to_world(const struct comm_info *c, int rank)
 {

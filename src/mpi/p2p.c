@@ -6,6 +6,7 @@
  * the probe matches it) and Request_free. The numbering itself is match.c's; the Wait
  * and Test calls that complete a request are in wait.c.
  */
+#include "mpi/comm.h"
 #include "mpi/mpi_internal.h"
 
 #include "common/atomic.h"

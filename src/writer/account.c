@@ -5,14 +5,44 @@
  * published for rtr_stats_get() and for the end marker (marker.c); after the stop's
  * wait no ring changes, and recorded = written + dropped holds exactly.
  */
-#include "writer/writer_internal.h"
+#include "writer/account.h"
 
 #include "common/atomic.h"
+#include "writer/out.h"
+#include "writer/slices.h"
 
 #include <string.h>
 
 /* The one writer (loop.c). */
 extern struct rtr__writer rtr__the_writer;
+
+/* Give a ring its reader state for this session. Rings made before the session
+ * began start from their counters at that moment. */
+struct rtr__reader *rtr__reader_attach(struct rtr__writer *w, struct rtr__ring *r)
+{
+	struct rtr__reader *rd = rtr__reader_of(r);
+
+	if (RTR_LIKELY(rd->session == w->drain.session_id))
+		return rd;
+	/* A stack left by an earlier session is freed at its end; one still here is a
+	 * copy in a child after fork(), of memory the child owns. */
+	rtr__slices_free(rd->slices);
+	memset(rd, 0, sizeof(*rd));
+	rd->session = w->drain.session_id;
+	if (r->id <= w->drain.first_ring_id) {
+		rd->base_events = rtr_atomic_load_relaxed(&r->events);
+		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
+		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
+		rd->base_reentrant = rtr_atomic_load_relaxed(&r->dropped_reentrant);
+		rd->base_no_track = rtr_atomic_load_relaxed(&r->dropped_no_track);
+		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
+		rd->base_waited = rtr_atomic_load_relaxed(&r->waited_full);
+		rd->base_waited_ns = rtr_atomic_load_relaxed(&r->waited_ns);
+		rd->dropped_seen =
+			rd->base_full + rd->base_large + rd->base_reentrant + rd->base_no_track;
+	}
+	return rd;
+}
 
 /*
  * Add ring r's share of the session to t: the producer's counters since the session
@@ -22,7 +52,7 @@ extern struct rtr__writer rtr__the_writer;
  */
 void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__totals *t)
 {
-	struct rtr__reader *rd = rtr__drain_reader(w, r);
+	struct rtr__reader *rd = rtr__reader_attach(w, r);
 	/* producer-owned counters, relaxed: a stale value is one pass old */
 	uint64_t events = rtr_atomic_load_relaxed(&r->events) - rd->base_events;
 
@@ -69,10 +99,8 @@ void rtr__writer_account(struct rtr__writer *w, int final)
 	rtr_atomic_store_relaxed(&w->acct.st_threads, w->drain.threads);
 	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
 	if (w->out.flight != NULL) {
-		uint64_t evicted, bytes;
-		rtr__cut_flight_counts(w, &evicted, &bytes);
-		rtr_atomic_store_relaxed(&w->acct.st_evicted, evicted);
-		rtr_atomic_store_relaxed(&w->acct.st_snapshot_bytes, bytes);
+		rtr_atomic_store_relaxed(&w->acct.st_evicted, rtr__flight_evicted(&w->out));
+		rtr_atomic_store_relaxed(&w->acct.st_snapshot_bytes, w->out.snapshot_bytes);
 		rtr_atomic_store_relaxed(&w->acct.st_flight_written, t.consumed);
 	}
 	if (final && t.events > t.consumed + t.corrupt)

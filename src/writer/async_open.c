@@ -18,10 +18,10 @@ static size_t slot_of(uint64_t cat, uint64_t id)
 
 _Static_assert(NSLOTS == 2048, "slot_of() takes 11 bits");
 
-void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__event *ev)
+void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__async_desc *d)
 {
-	uint32_t name_len = (ev->flags & RTR__EVF_COPIED) ? ev->name_len : 0;
-	uint32_t args_len = ev->args.n > 0 ? (uint32_t)sizeof(uint32_t) + ev->args.len : 0;
+	uint32_t name_len = d->copied ? d->name_len : 0;
+	uint32_t args_len = d->args.n > 0 ? (uint32_t)sizeof(uint32_t) + d->args.len : 0;
 
 	if (t->slots == NULL && (t->slots = rtr__mem_map(NSLOTS * sizeof(*t->slots))) == NULL) {
 		t->untracked++;
@@ -35,42 +35,43 @@ void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__event *ev)
 		t->args_cut++;
 		args_len = 0;
 	}
-	size_t i = slot_of((uintptr_t)ev->cat, ev->value);
+	size_t i = slot_of((uintptr_t)d->cat, d->id);
 	while (t->slots[i].seq != 0)
 		i = (i + 1) & (NSLOTS - 1);
 	struct rtr__async_span *s = &t->slots[i];
-	s->cat = ev->cat;
-	s->id = ev->value;
+	s->cat = d->cat;
+	s->id = d->id;
 	s->seq = ++t->next_seq;
-	s->name = name_len > 0 || (ev->flags & RTR__EVF_COPIED) ? NULL : ev->name;
-	s->tid = ev->tid;
-	s->pid = ev->pid;
-	s->flags = ev->flags & (RTR__EVF_COPIED | RTR__EVF_TRACK);
+	s->name = d->copied ? NULL : d->name;
+	s->tid = d->tid;
+	s->pid = d->pid;
+	s->copied = d->copied != 0;
+	s->on_track = d->on_track != 0;
 	s->name_len = (uint16_t)name_len;
 	s->args_len = (uint16_t)args_len;
-	memcpy(s->text, ev->name, name_len);
+	memcpy(s->text, d->name, name_len);
 	if (args_len > 0) {
-		memcpy(s->text + name_len, &ev->args.n, sizeof(uint32_t));
-		memcpy(s->text + name_len + sizeof(uint32_t), ev->args.types, ev->args.len);
+		memcpy(s->text + name_len, &d->args.n, sizeof(uint32_t));
+		memcpy(s->text + name_len + sizeof(uint32_t), d->args.types, d->args.len);
 	}
 	t->count++;
 }
 
-void rtr__async_open_event(const struct rtr__async_span *s, struct rtr__event *ev)
+void rtr__async_open_desc(const struct rtr__async_span *s, struct rtr__async_desc *d)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->type = RTR__EV_ASYNC_BEGIN;
-	ev->flags = s->flags;
-	ev->cat = s->cat;
-	ev->value = s->id;
-	ev->tid = s->tid;
-	ev->pid = s->pid;
-	ev->name = (s->flags & RTR__EVF_COPIED) ? s->text : s->name;
-	ev->name_len = s->name_len;
+	memset(d, 0, sizeof(*d));
+	d->cat = s->cat;
+	d->id = s->id;
+	d->name = s->copied ? s->text : s->name;
+	d->name_len = s->name_len;
+	d->copied = s->copied;
+	d->on_track = s->on_track;
+	d->tid = s->tid;
+	d->pid = s->pid;
 	if (s->args_len > 0) {
-		memcpy(&ev->args.n, s->text + s->name_len, sizeof(uint32_t));
-		ev->args.types = (const uint8_t *)s->text + s->name_len + sizeof(uint32_t);
-		ev->args.len = s->args_len - (uint32_t)sizeof(uint32_t);
+		memcpy(&d->args.n, s->text + s->name_len, sizeof(uint32_t));
+		d->args.types = (const uint8_t *)s->text + s->name_len + sizeof(uint32_t);
+		d->args.len = s->args_len - (uint32_t)sizeof(uint32_t);
 	}
 }
 

@@ -18,22 +18,37 @@
 #ifndef RTR_WRITER_ASYNC_OPEN_H
 #define RTR_WRITER_ASYNC_OPEN_H
 
-#include "writer/event.h"
+#include "writer/args.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define RTR_ASYNC_OPEN_MAX 1024
 #define RTR_ASYNC_TEXT_MAX 448
+/* What the line ending an open span would take at most, for a segment's room. */
+#define RTR_ASYNC_WEIGHT (RTR_ASYNC_TEXT_MAX + 96)
 
-struct rtr__async_span {
+/* An async span as its "b" was written. */
+struct rtr__async_desc {
 	const char *cat; /* the key: the category's pointer and the id */
 	uint64_t id;
-	uint64_t seq;		     /* order of opening; 0: a free slot */
-	const char *name;	     /* static; NULL when copied into text */
-	int32_t tid;		     /* the thread's, or the lane's (RTR__EVF_TRACK) */
-	uint32_t pid;		     /* with RTR__EVF_TRACK */
-	uint8_t flags;		     /* RTR__EVF_COPIED, RTR__EVF_TRACK */
+	const char *name;  /* a static string, or copied bytes */
+	uint32_t name_len; /* with copied */
+	int copied;
+	int on_track; /* tid and pid are a track's lane's */
+	int32_t tid;
+	uint32_t pid;
+	struct rtr__args args; /* its own (n 0: none) */
+};
+
+struct rtr__async_span {
+	const char *cat;
+	uint64_t id;
+	uint64_t seq;	  /* order of opening; 0: a free slot */
+	const char *name; /* static; NULL when copied into text */
+	int32_t tid;
+	uint32_t pid;
+	uint8_t copied, on_track;
 	uint16_t name_len, args_len; /* the copied name, then the packed arguments, in text */
 	char text[RTR_ASYNC_TEXT_MAX];
 };
@@ -47,17 +62,16 @@ struct rtr__async_open {
 	uint64_t lost;	    /* "e" that found no span (begun before the session) */
 };
 
-/* A "b" was written: ev, an RTR__EV_ASYNC_BEGIN. */
-void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__event *ev);
+/* A "b" was written. */
+void rtr__async_open_add(struct rtr__async_open *t, const struct rtr__async_desc *d);
 /* An "e" was written: forget the newest span of the key. */
 void rtr__async_open_end(struct rtr__async_open *t, const char *cat, uint64_t id);
 /* The open spans, oldest first (order 1) or newest first (order -1): n of them into
  * out (at most RTR_ASYNC_OPEN_MAX). */
 size_t rtr__async_open_list(const struct rtr__async_open *t, int order,
 			    const struct rtr__async_span **out);
-/* Span s as the event that began it (type RTR__EV_ASYNC_BEGIN, no time); its
- * arguments' view points into s. */
-void rtr__async_open_event(const struct rtr__async_span *s, struct rtr__event *ev);
+/* Span s as its "b" described it; the name's and arguments' views point into s. */
+void rtr__async_open_desc(const struct rtr__async_span *s, struct rtr__async_desc *d);
 void rtr__async_open_free(struct rtr__async_open *t);
 
 #endif

@@ -25,9 +25,11 @@
  * outlives a session starts the next one at zero, and what was consumed. A closed
  * ring found drained is folded into the session's totals and freed.
  */
-#include "writer/format.h"
+#include "writer/drain.h"
 
 #include "common/atomic.h"
+#include "writer/account.h"
+#include "writer/format.h"
 #include "writer/slices.h"
 
 #include <stdio.h>
@@ -46,34 +48,6 @@ static uint64_t ring_dropped(struct rtr__ring *r)
 	       rtr_atomic_load_relaxed(&r->dropped_no_track);
 }
 
-/* Give a ring its reader state for this session. Rings made before the session
- * began start from their counters at that moment. */
-struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r)
-{
-	struct rtr__reader *rd = reader_of(r);
-
-	if (RTR_LIKELY(rd->session == w->drain.session_id))
-		return rd;
-	/* A stack left by an earlier session is freed at its end; one still here is a
-	 * copy in a child after fork(), of memory the child owns. */
-	rtr__slices_free(rd->slices);
-	memset(rd, 0, sizeof(*rd));
-	rd->session = w->drain.session_id;
-	if (r->id <= w->drain.first_ring_id) {
-		rd->base_events = rtr_atomic_load_relaxed(&r->events);
-		rd->base_full = rtr_atomic_load_relaxed(&r->dropped_full);
-		rd->base_large = rtr_atomic_load_relaxed(&r->dropped_large);
-		rd->base_reentrant = rtr_atomic_load_relaxed(&r->dropped_reentrant);
-		rd->base_no_track = rtr_atomic_load_relaxed(&r->dropped_no_track);
-		rd->base_args_cut = rtr_atomic_load_relaxed(&r->args_cut);
-		rd->base_waited = rtr_atomic_load_relaxed(&r->waited_full);
-		rd->base_waited_ns = rtr_atomic_load_relaxed(&r->waited_ns);
-		rd->dropped_seen =
-			rd->base_full + rd->base_large + rd->base_reentrant + rd->base_no_track;
-	}
-	return rd;
-}
-
 /*
  * The thread's name and sort index, once per file: every segment and every chunk of
  * the flight window names the threads it holds events of. A thread whose first event
@@ -82,7 +56,7 @@ struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r
  */
 void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names)
 {
-	struct rtr__reader *rd = rtr__drain_reader(w, r);
+	struct rtr__reader *rd = rtr__reader_attach(w, r);
 
 	rd->meta_file = w->out.file_id;
 	if (!first_event_names)
@@ -201,11 +175,6 @@ static inline struct span span_end(const struct rtr__ring *r, const struct rtr__
 	return sp;
 }
 
-void rtr__drain_corrupt(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec)
-{
-	skip_corrupt(w, r, reader_of(r), rec, rtr__ring_event_records(rec->ext), 0);
-}
-
 /* Where event ev ends on its thread's timeline: its E's time for a folded slice. */
 static inline uint64_t end_ns(const struct rtr__event *ev)
 {
@@ -257,6 +226,10 @@ static void write_batch(struct rtr__writer *w, struct rtr__ring *r, struct rtr__
 	struct rtr__batch b;
 	uint64_t expected = rtr__events_decode(w, r, d, n, &b);
 
+	for (uint32_t i = 0; i < w->drain.nbad; i++) /* records that did not decode */
+		skip_corrupt(w, r, rd, w->drain.bad[i],
+			     rtr__ring_event_records(w->drain.bad[i]->ext), 0);
+
 	w->drain.batch = &b;
 	uint64_t written = w->fmt->events(w, &b);
 	w->drain.batch = NULL;
@@ -276,7 +249,7 @@ static void write_batch(struct rtr__writer *w, struct rtr__ring *r, struct rtr__
 /* Drain up to `max` records of r. Returns the records consumed. */
 static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t max)
 {
-	struct rtr__reader *rd = rtr__drain_reader(w, r);
+	struct rtr__reader *rd = rtr__reader_attach(w, r);
 	uint32_t avail = rtr__ring_readable(r);
 	uint32_t tail = r->tail; /* own index; rtr__ring_consume() below moves it */
 	uint32_t done = 0, released = 0;
@@ -337,8 +310,10 @@ static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 	if (w->drain.current == r)
 		w->drain.current = NULL;
 	rtr__account_ring(w, r, &w->acct.retired);
-	if (reader_of(r)->session == w->drain.session_id)
+	if (reader_of(r)->session == w->drain.session_id) {
+		w->out.closing -= rtr__slices_weight(reader_of(r)->slices); /* ended with it */
 		rtr__slices_free(reader_of(r)->slices);
+	}
 	rtr__rings_free(r);
 }
 
@@ -366,6 +341,7 @@ void rtr__drain_free_slices(struct rtr__writer *w)
 	for (size_t i = 0; i < n; i++) {
 		struct rtr__reader *rd = reader_of(w->drain.rings[i]);
 		if (rd->session == w->drain.session_id) {
+			w->out.closing -= rtr__slices_weight(rd->slices);
 			rtr__slices_free(rd->slices);
 			rd->slices = NULL;
 		}

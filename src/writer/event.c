@@ -19,16 +19,20 @@
  * async_open.h). So the open slices and async spans are always those of the lines
  * written, whenever a cut looks at them.
  */
-#include "writer/writer_internal.h"
+#include "writer/event.h"
 
 #include "common/mem.h"
 #include "producer/tracks.h"
+#include "writer/lanes.h"
+#include "writer/out.h"
 #include "writer/slices.h"
+#include "writer/writer_internal.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define FOLDED_MAX (RTR__BATCH_EVENTS * RTR_MAX_ARGS)
+#define BAD_MAX	   (RTR__BATCH_EVENTS * (1 + RTR_MAX_ARGS)) /* a header, its folded events */
 
 int rtr__events_init(struct rtr__writer *w)
 {
@@ -38,7 +42,9 @@ int rtr__events_init(struct rtr__writer *w)
 	d->folded = rtr__mem_map(FOLDED_MAX * sizeof(*d->folded));
 	d->added = rtr__mem_map(RTR_SLICES_ADDED_MAX * sizeof(*d->added));
 	d->scratch = rtr__mem_map(RTR__EXT_MAX);
-	if (d->events == NULL || d->folded == NULL || d->added == NULL || d->scratch == NULL) {
+	d->bad = rtr__mem_map(BAD_MAX * sizeof(*d->bad));
+	if (d->events == NULL || d->folded == NULL || d->added == NULL || d->scratch == NULL ||
+	    d->bad == NULL) {
 		rtr__events_fini(w);
 		return -ENOMEM;
 	}
@@ -53,6 +59,8 @@ void rtr__events_fini(struct rtr__writer *w)
 	rtr__mem_unmap(d->folded, FOLDED_MAX * sizeof(*d->folded));
 	rtr__mem_unmap(d->added, RTR_SLICES_ADDED_MAX * sizeof(*d->added));
 	rtr__mem_unmap(d->scratch, RTR__EXT_MAX);
+	rtr__mem_unmap((void *)d->bad, BAD_MAX * sizeof(*d->bad));
+	d->bad = NULL;
 	d->events = NULL;
 	d->folded = NULL;
 	d->added = NULL;
@@ -339,6 +347,7 @@ uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
 	uint32_t k = 0, pool = 0;
 	uint64_t events = 0;
 
+	w->drain.nbad = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rtr__rec *rec = rtr__ring_rec(r, d[i].pos);
 		if (RTR_LIKELY(d[i].end != NULL && d[i].args == 0 && rec->flags == 0 &&
@@ -351,7 +360,7 @@ uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
 			events += ev[k++].count;
 			continue;
 		}
-		rtr__drain_corrupt(w, r, rec);
+		w->drain.bad[w->drain.nbad++] = rec;
 		if (d[i].end == NULL)
 			continue;
 		/* Then the events folded with it go alone: the argument events (kept for
@@ -363,7 +372,7 @@ uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
 			if (decode(w, r, &one, &ev[k], &pool))
 				events += ev[k++].count;
 			else
-				rtr__drain_corrupt(w, r, arg);
+				w->drain.bad[w->drain.nbad++] = arg;
 			pos += rtr__rec_records(arg->ext);
 		}
 		struct rtr__drained end = {pos, 0, NULL};
@@ -421,10 +430,21 @@ void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr_
 	}
 }
 
+/* What is open changed: the bytes its closing lines would take (cut.c), and with
+ * them a segment's room (out.c). */
+static void closing_changed(struct rtr__writer *w, uint64_t before, uint64_t after)
+{
+	w->out.closing += after - before;
+	if (w->out.limit_bytes != UINT64_MAX && !w->out.cutting)
+		rtr__out_set_limit(w);
+}
+
 void rtr__event_written(struct rtr__writer *w, struct rtr__batch *b, const struct rtr__event *ev)
 {
 	struct rtr__reader *rd = rtr__reader_of(b->ring);
 	int copied = (ev->flags & RTR__EVF_COPIED) != 0;
+	uint64_t open = rtr__slices_weight(rd->slices);
+	uint32_t spans = w->async.count;
 
 	switch (ev->op & ~RTR__OP_PREPARE) {
 	case RTR__OP_PUSH:
@@ -441,11 +461,26 @@ void rtr__event_written(struct rtr__writer *w, struct rtr__batch *b, const struc
 		if (ev->args.n != 1 || !rtr__slices_add(rd->slices, &ev->args))
 			rd->args_lost++;
 		break;
-	case RTR__OP_ASYNC_OPEN:
-		rtr__async_open_add(&w->async, ev);
+	case RTR__OP_ASYNC_OPEN: {
+		struct rtr__async_desc d = {
+			.cat = ev->cat,
+			.id = ev->value,
+			.name = ev->name,
+			.name_len = ev->name_len,
+			.copied = copied,
+			.on_track = (ev->flags & RTR__EVF_TRACK) != 0,
+			.tid = ev->tid,
+			.pid = ev->pid,
+			.args = ev->args,
+		};
+		rtr__async_open_add(&w->async, &d);
 		break;
+	}
 	case RTR__OP_ASYNC_CLOSE:
 		rtr__async_open_end(&w->async, ev->cat, ev->value);
 		break;
 	}
+	closing_changed(w, open + (uint64_t)spans * RTR_ASYNC_WEIGHT,
+			rtr__slices_weight(rd->slices) +
+				(uint64_t)w->async.count * RTR_ASYNC_WEIGHT);
 }

@@ -27,11 +27,13 @@
 
 #include "common/compiler.h"
 #include "record/record.h"
+#include "writer/args.h"
 
 #include <stdint.h>
 
 struct rtr__writer;
 struct rtr__ring;
+struct rtr__drained;
 struct rtr_track;
 
 /* What the format writes. */
@@ -70,45 +72,6 @@ enum {
 	RTR__EVF_TIMELINE = 1 << 4, /* at the thread's own time (not a track's, not given) */
 	RTR__EVF_POP = 1 << 7,	    /* the writer's: an E of rtr_pop(), named from its slice */
 };
-
-/*
- * Arguments as recorded: n types, then n pairs {u64 key, u64 value}, then the
- * blobs (record.h gives the layout), one run of `len` bytes from `types`. Keys and
- * RTR_ARG_TYPE_STR values are static strings' pointers.
- */
-struct rtr__args {
-	const uint8_t *types;
-	uint32_t n;
-	uint32_t len;
-};
-
-/* The pairs and the blobs of a. */
-static inline const char *rtr__args_pairs(const struct rtr__args *a)
-{
-	return (const char *)a->types + a->n;
-}
-
-static inline const char *rtr__args_blobs(const struct rtr__args *a)
-{
-	return rtr__args_pairs(a) + (size_t)a->n * RTR__EXT_PAIR;
-}
-
-/* Argument i's key (a static string, or NULL), returns its value (record.h). */
-static inline uint64_t rtr__args_get(const struct rtr__args *a, unsigned i, const char **key)
-{
-	uint64_t k, v;
-
-	memcpy(&k, rtr__args_pairs(a) + (size_t)i * RTR__EXT_PAIR, sizeof(k));
-	memcpy(&v, rtr__args_pairs(a) + (size_t)i * RTR__EXT_PAIR + 8, sizeof(v));
-	*key = (const char *)(uintptr_t)k;
-	return v;
-}
-
-/* The bytes an argument's blob takes at `blob` (0 for a number or a static string). */
-static inline size_t rtr__args_blob_bytes(uint8_t type, uint64_t value, const char *blob)
-{
-	return rtr__rec_blob_bytes(type, value, blob, SIZE_MAX);
-}
 
 struct rtr__event {
 	uint8_t type;	       /* RTR__EV_* */
@@ -156,6 +119,18 @@ struct rtr__batch {
 	uint32_t n;
 	uint32_t at; /* events handed out so far: ev[at - 1] is being written */
 };
+
+/* event.c: the batch's memory (struct rtr__drain), for the session. 0 or -ENOMEM. */
+int rtr__events_init(struct rtr__writer *w);
+void rtr__events_fini(struct rtr__writer *w);
+/* Decode the n events the drain found in r into b (b->ev, from w->drain.events).
+ * One that does not decode is left out, its header in w->drain.bad (the drain
+ * reports it), and the events folded with it decoded alone. Returns the events b
+ * stands for: the sum of their counts. */
+uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
+			    const struct rtr__drained *d, uint32_t n, struct rtr__batch *b);
+/* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
+void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
 
 /* event.c: what the walk does around an event that needs it (rtr__event.op). */
 void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev);

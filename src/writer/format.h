@@ -22,6 +22,7 @@
 #include "common/names.h"
 #include "producer/tracks.h"
 #include "writer/event.h"
+#include "writer/lanes.h"
 #include "writer/out.h"
 #include "writer/slices.h"
 #include "writer/writer_internal.h"
@@ -54,6 +55,10 @@ struct rtr__marker {
 	unsigned n;
 	struct rtr__kv kv[RTR__MARKER_KV_MAX];
 };
+
+/* marker.c: the file's start marker, its end marker (final: the file's last). */
+void rtr__marker_start(struct rtr__writer *w, struct rtr__marker *m);
+void rtr__marker_end(struct rtr__writer *w, int final, struct rtr__marker *m);
 
 struct rtr__format {
 	const char *name;

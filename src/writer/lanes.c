@@ -16,9 +16,7 @@
  * The lane state lives in the track and belongs to the writer thread; it is set
  * back at each session's first event on the track (lanes_session).
  */
-#include "writer/writer_internal.h"
-
-#include "producer/tracks.h"
+#include "writer/lanes.h"
 
 #include <stdio.h>
 

@@ -24,16 +24,25 @@
  * Signals and snapshots. A handler (session/signals.c) only sets a word and rings the
  * doorbell: a fatal signal is a stop that names it (and does not wait for the
  * handler's own thread), a program's handled signal a flush, the snapshot signal a
- * request that the loop serves with rtr_snapshot()'s (cut.c does the work).
+ * request that the loop serves with rtr_snapshot()'s (files.c and flight.c do the work).
  *
  * Accounting (account.c). After every pass the session's totals are published for
  * rtr_stats_get() and for the end marker; after the stop's wait no ring changes, and
  * recorded = written + dropped holds exactly.
  */
-#include "writer/format.h"
+#include "writer/writer.h"
 
 #include "common/atomic.h"
 #include "common/compiler.h"
+#include "writer/account.h"
+#include "writer/cut.h"
+#include "writer/drain.h"
+#include "writer/event.h"
+#include "writer/files.h"
+#include "writer/flight.h"
+#include "writer/format.h"
+#include "writer/framing.h"
+#include "writer/out.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -101,15 +110,15 @@ static void serve_snapshots(struct rtr__writer *w)
 	if (sigs != w->loop.snap_signals_done) {
 		w->loop.snap_signals_done = sigs;
 		if (w->out.flight != NULL)
-			rtr__cut_snapshot(w, NULL);
+			rtr__flight_snapshot(w, NULL);
 		else if (rotating)
-			rtr__cut_rotate(w);
+			rtr__files_rotate(w);
 		else
 			write_out(w, 1);
 	}
 	if (req != w->loop.snap_done) {
-		int err = w->out.flight != NULL ? rtr__cut_snapshot(w, w->loop.snap_path)
-			  : rotating		? (rtr__cut_rotate(w),
+		int err = w->out.flight != NULL ? rtr__flight_snapshot(w, w->loop.snap_path)
+			  : rotating		? (rtr__files_rotate(w),
 					   rtr_atomic_load_relaxed(&w->out.sink.error))
 						: -ENOTSUP;
 		w->loop.snap_err = err;
@@ -195,7 +204,7 @@ static int session_init(struct rtr__writer *w)
 static void release_session(struct rtr__writer *w)
 {
 	rtr__sink_close(&w->out.sink);
-	rtr__cut_fini(w, RTR__FINI_ALL);
+	rtr__files_fini(w, RTR__FINI_ALL);
 	session_fini(w, RTR__FINI_ALL);
 }
 
@@ -223,7 +232,7 @@ static void *writer_main(void *arg)
 		if (RTR_UNLIKELY(snap))
 			serve_snapshots(w);
 		if (RTR_UNLIKELY(w->loop.next_cut_ns != 0 && now >= w->loop.next_cut_ns) && !stop)
-			rtr__cut_rotate(w); /* max_seconds */
+			rtr__files_rotate(w); /* max_seconds */
 		if (stop) {
 			if (!quiesced) { /* then drain once more: what came in while we waited */
 				/* the stop's wait (ring.h), then one more drain */
@@ -262,7 +271,7 @@ static void *writer_main(void *arg)
 		/* The last snapshot, unless the program wants none; a signal's always. */
 		int err = 0;
 		if (w->s.cfg.flight_at_exit || rtr_atomic_load_relaxed(&w->loop.signal) != 0)
-			err = rtr__cut_snapshot(w, NULL);
+			err = rtr__flight_snapshot(w, NULL);
 		w->loop.final_error = err;
 	} else {
 		w->out.cutting = 1; /* no segment limit: the end marker goes here */
@@ -278,7 +287,7 @@ static void *writer_main(void *arg)
 		w->loop.final_error = rtr_atomic_load_relaxed(&w->out.sink.error);
 		if (w->s.numbered)
 			w->out.files++; /* the last segment */
-		rtr__cut_close_old(w);
+		rtr__files_close_old(w);
 	}
 	rtr_atomic_store_relaxed(&w->acct.st_files, w->out.files);
 	rtr__drain_free_slices(w);
@@ -349,7 +358,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
 	for (size_t i = 0; i < n; i++) {
 		struct rtr__ring *r = w->drain.rings[i];
-		rtr__drain_reader(w, r);
+		rtr__reader_attach(w, r);
 		rtr__ring_consume(r, rtr__ring_readable(r));
 		if (rtr__ring_closed(r))
 			rtr__rings_free(r);
@@ -359,7 +368,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 		/* No file until a snapshot: the window takes the lines. */
 		memset(&w->out.sink, 0, sizeof(w->out.sink));
 		w->out.provisional = 0;
-		err = rtr__cut_start(w);
+		err = rtr__files_start(w);
 		if (err != 0)
 			goto fail_format;
 		goto start_thread;
@@ -388,7 +397,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	w->out.chunk = rtr__sink_acquire(&w->out.sink);
 	w->out.file_events = 0;
 	w->out.file_failed = 0;
-	rtr__cut_start(w); /* rotation: the segment's limit; never fails streaming */
+	rtr__files_start(w); /* rotation: the segment's limit; never fails streaming */
 	rtr__out_begin_file(w);
 	if (w->out.provisional) {
 		rtr__out_submit(w); /* a valid file from the first moment, closed provisionally */
@@ -424,7 +433,7 @@ start_thread:
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE); /* no thread: ours alone */
 
 	rtr__sink_close(&w->out.sink);
-	rtr__cut_fini(w, RTR__FINI_ALL);
+	rtr__files_fini(w, RTR__FINI_ALL);
 fail_format:
 	session_fini(w, RTR__FINI_ALL);
 	return err;
@@ -648,12 +657,12 @@ void rtr__writer_after_fork_child(void)
 		 * file itself: its mappings and fd number may be gone and reused by the
 		 * program. Touch nothing; the child starts afresh. */
 		session_fini(w, RTR__FINI_FORGET);
-		rtr__cut_fini(w, RTR__FINI_FORGET);
+		rtr__files_fini(w, RTR__FINI_FORGET);
 		rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 		return;
 	}
 	rtr__sink_forget(&w->out.sink);
-	rtr__cut_fini(w, RTR__FINI_FORK);
+	rtr__files_fini(w, RTR__FINI_FORK);
 	session_fini(w, RTR__FINI_FORK);
 	/* Ours is a copy of the parent's descriptor: a FIFO reader sees EOF when the
 	 * parent closes it, whatever its children do. */

@@ -9,6 +9,7 @@
 #include "writer/format.h"
 
 #include "common/atomic.h"
+#include "writer/out.h"
 
 static void put_num(struct rtr__marker *m, const char *key, uint64_t num)
 {
@@ -111,11 +112,8 @@ void rtr__marker_end(struct rtr__writer *w, int final, struct rtr__marker *m)
 		put_num(m, flight ? RTR__KEY_OPEN : RTR__KEY_CUT, final ? o->closed : 0);
 		if (o->cut_lost != 0)
 			put_num(m, RTR__KEY_CUT_LOST, o->cut_lost);
-		if (o->flight != NULL) {
-			uint64_t evicted, bytes;
-			rtr__cut_flight_counts(w, &evicted, &bytes);
-			put_num(m, RTR__KEY_EVICTED, evicted);
-		}
+		if (o->flight != NULL)
+			put_num(m, RTR__KEY_EVICTED, rtr__flight_evicted(o));
 	}
 	put_num(m, RTR__KEY_DROPPED, m->dropped);
 	put_num(m, RTR__KEY_DROPPED_FULL, full);

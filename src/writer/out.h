@@ -17,6 +17,26 @@
 
 #include <string.h>
 
+/* A new file begins: its id (struct rtr__out.file_id), unique in the process. */
+void rtr__out_new_file(struct rtr__writer *w);
+/* out_reserve() found no room for `need` bytes: the session's files decide (the hook
+ * struct rtr__out.full, set by files.c). */
+void rtr__out_full(struct rtr__writer *w, size_t need);
+/* The chunk's limit for out_reserve(): the chunk's size, a segment's room, or a
+ * flight chunk's share of the window. */
+void rtr__out_set_limit(struct rtr__writer *w);
+/* A write error on stderr, once per session. */
+void rtr__out_report_error(struct rtr__writer *w);
+/* The path of the session's file number no (a segment or a snapshot). 0 or -errno. */
+int rtr__out_path(struct rtr__writer *w, uint64_t no, char *out, size_t size);
+
+/* Events that fell out of the flight window and are in no snapshot: while a snapshot
+ * is written, those it does not hold. */
+static inline uint64_t rtr__flight_evicted(const struct rtr__out *o)
+{
+	return o->snapshotting ? o->snapshot_evicted : o->flight_evicted;
+}
+
 #define PAGE_BYTES 4096u	       /* lines are kept from crossing file pages (out_commit()) */
 #define TAIL_ROOM  (1024 + PAGE_BYTES) /* kept free in every chunk for the closing lines */
 

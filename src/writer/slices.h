@@ -27,7 +27,7 @@
 #define RTR_WRITER_SLICES_H
 
 #include "common/compiler.h"
-#include "writer/event.h"
+#include "writer/args.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -98,10 +98,11 @@ static inline void rtr__slices_pop(struct rtr__slices *s)
 	s->text_len = s->level[--s->depth].copy_off;
 }
 
-/* The bytes of the text the open slices' E lines would carry: for a bound. */
-static inline uint32_t rtr__slices_text(const struct rtr__slices *s)
+/* What the lines ending s's open slices would take at most, for a segment's room
+ * (files.c): a line's fixed part each, and the copied names and arguments. */
+static inline uint64_t rtr__slices_weight(const struct rtr__slices *s)
 {
-	return s->text_len;
+	return s != NULL ? (uint64_t)s->depth * 192 + s->text_len : 0;
 }
 
 #endif

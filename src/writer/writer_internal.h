@@ -10,12 +10,16 @@
  *			what is malformed, the per-ring reader state
  *	event.c		decoding a batch of records into events (event.h), once, for
  *			any format; the bookkeeping that follows the lines written
+ *	files.c		the files of a session: one, or segments (rotation); what a
+ *			chunk that fills up means for them
+ *	flight.c	flight mode: the window of chunks and its snapshots
+ *	cut.c		what a cut ends and begins again where one file ends and the
+ *			next begins
  *	out.c, out.h	the chunk being filled and handed to the sink, the file's head
- *			and end through the format, a segment's room
+ *			and end through the format
  *	marker.c	what the start and end markers say
- *	cut.c		the files of a session: segments (rotation), the flight window
- *			and its snapshots, what a cut ends and begins again
  *	slices.c	a thread's open slices; async_open.c: the open async spans
+ *	args.h		arguments as recorded
  *	lanes.c		track placement; memstack_writer.c: live allocations, symbols
  *	format.h	the interface a format implements (src/format/json/,
  *			src/format/perfetto/), and what of the writer it may use
@@ -23,7 +27,10 @@
  * The data flows one way: loop.c runs drain.c, which decodes a batch of a ring's
  * records (event.c) and hands it to the format through struct rtr__format, which
  * writes bytes with out.h into chunks that out.c gives to the sink. Nothing here
- * knows an output format; the format knows events, not records or rings.
+ * knows an output format; the format knows events, not records or rings. The files
+ * call down too: loop > files > flight > cut > drain > event > slices, async spans;
+ * a full chunk reaches files.c through the hook it sets (struct rtr__out.full), not a
+ * call up from out.c.
  */
 #ifndef RTR_WRITER_INTERNAL_H
 #define RTR_WRITER_INTERNAL_H
@@ -33,7 +40,6 @@
 #include "ring/ring.h"
 #include "sink/sink.h"
 #include "writer/async_open.h"
-#include "writer/event.h"
 #include "writer/memstack_writer.h"
 #include "writer/writer.h"
 
@@ -42,10 +48,15 @@
 
 struct rtr__writer;
 struct rtr__format;
+struct rtr__batch;
+struct rtr__event;
+struct rtr__args;
 
 #define RTR__CHUNK_BYTES  ((size_t)1 << 20) /* a chunk of lines: the unit of every write */
 #define RTR__NCHUNKS	  4		    /* chunks of a file's sink */
 #define RTR__BATCH_EVENTS 128u		    /* events handed to the format at once */
+/* The longest line a segment keeps room for at its end (most are under 200 bytes). */
+#define LINE_SLACK (16 * 1024)
 
 /* One event the drain found: its header at record index pos, and the E folded into
  * it (one event for both), or NULL; with an E, `args` argument events between them
@@ -156,6 +167,8 @@ struct rtr__drain {
 	uint64_t threads;		/* rings that recorded in this session */
 	struct rtr__ring *current;	/* the ring being drained, or the last one */
 	const struct rtr__batch *batch; /* its batch being written, or NULL */
+	const struct rtr__rec **bad;	/* headers the last batch left out (event.c) */
+	uint32_t nbad;
 	/* event.c: the batch's events, the folded arguments' views, the arguments an E
 	 * carries from its slice, one wrapped continuation (mapped at the start). */
 	struct rtr__event *events; /* RTR__BATCH_EVENTS */
@@ -170,6 +183,12 @@ struct rtr__flight;
  * belongs to, one of several with rotation or snapshots. */
 struct rtr__out {
 	struct rtr__sink sink; /* the file; in flight mode only while a snapshot is written */
+	/* What a full chunk means for the session's files (files.c sets it): a segment
+	 * ends, a flight chunk goes to the window, or the chunk goes to the sink. */
+	void (*full)(struct rtr__writer *w, size_t need);
+	/* The bytes the lines ending what is open would take (cut.c): the open slices'
+	 * and async spans', kept as they open and end (event.c, drain.c). */
+	uint64_t closing;
 	struct rtr__chunk *chunk;
 	size_t chunk_limit;  /* out_reserve() fills the chunk up to here: a segment's room */
 	size_t chunk_target; /* flight mode: the lines a chunk of the window holds */
@@ -197,7 +216,9 @@ struct rtr__out {
 	int old_fd[8];
 	uint64_t old_bytes[8];
 	unsigned nold;
-	struct rtr__flight *flight; /* flight mode: the window (cut.c); NULL when streaming */
+	struct rtr__flight *flight; /* flight mode: the window (flight.c); NULL when streaming */
+	uint64_t flight_evicted;    /* events in chunks that fell out of the window */
+	uint64_t snapshot_bytes;    /* written in snapshots */
 	int snapshotting;	    /* chunks go to the snapshot's sink, not the window */
 	uint64_t snapshot_events;   /* events in the snapshot being written */
 	uint64_t snapshot_evicted;  /* ... and recorded before it, not in it */
@@ -225,104 +246,5 @@ static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_
 {
 	return rtr__clock_ns(&w->s.clock, ticks);
 }
-
-/* drain.c */
-
-/* One pass over every ring, up to `batch` records of each. Returns the records
- * consumed. Closed rings found drained are folded into the totals and freed. */
-uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
-/* Free the session's stacks of open slices (struct rtr__reader.slices). */
-void rtr__drain_free_slices(struct rtr__writer *w);
-/* r's reader state for this session, attached on first use. */
-struct rtr__reader *rtr__drain_reader(struct rtr__writer *w, struct rtr__ring *r);
-/* Where a cut ends and begins again r's open slices, in ns on the trace clock: after
- * every event of r written, before every one to come (0: none yet). */
-uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r);
-/* A header of r that did not decode: skipped, counted as dropped_corrupt, the first
- * reported. */
-void rtr__drain_corrupt(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec);
-/* r's names for the current file (the thread's name and sort index), once. */
-void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names);
-
-/* event.c */
-
-/* The batch's memory (struct rtr__drain), for the session. 0 or -ENOMEM. */
-int rtr__events_init(struct rtr__writer *w);
-void rtr__events_fini(struct rtr__writer *w);
-/* Decode the n events the drain found in r into b (b->ev, from w->drain.events).
- * One that does not decode is left out (rtr__drain_corrupt()), and the events folded
- * with it decoded alone. Returns the events b stands for: the sum of their counts. */
-uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
-			    const struct rtr__drained *d, uint32_t n, struct rtr__batch *b);
-/* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
-void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
-
-/* account.c */
-
-/* Add ring r's share of the session to t. */
-void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__totals *t);
-/* Publish the session's counters (final: after the stop's wait). */
-void rtr__writer_account(struct rtr__writer *w, int final);
-
-/* out.c */
-
-/* Hand the current chunk to the sink (closed provisionally, if the file is regular)
- * and take the next; in flight mode, to the window. */
-void rtr__out_submit(struct rtr__writer *w);
-/* out_reserve() found no room for `need` bytes: end the segment or submit the chunk. */
-void rtr__out_full(struct rtr__writer *w, size_t need);
-/* The chunk's limit for out_reserve(): the chunk's size, or a segment's room. */
-void rtr__out_set_limit(struct rtr__writer *w);
-/* A write error on stderr, once per session. */
-void rtr__out_report_error(struct rtr__writer *w);
-/* After the last write failed for room: close the file where the device takes it. */
-void rtr__out_close_after_error(struct rtr__writer *w);
-/* The file's head through the format: the start marker and what every file names. */
-void rtr__out_begin_file(struct rtr__writer *w);
-/* The file's end through the format: the end marker (final: 0 the provisional close
- * at the end of every chunk, in the room out_reserve() keeps; 1 the last one). */
-void rtr__out_end_file(struct rtr__writer *w, int final);
-
-/* marker.c: the file's start marker, its end marker (final: the file's last). */
-struct rtr__marker;
-void rtr__marker_start(struct rtr__writer *w, struct rtr__marker *m);
-void rtr__marker_end(struct rtr__writer *w, int final, struct rtr__marker *m);
-
-/* cut.c: the files of a session. */
-
-/* Set up rotation or the flight window for the session (rtr__writer_start(), after
- * the sink is open and the head written). 0 or -errno. */
-int rtr__cut_start(struct rtr__writer *w);
-/* Free the window (how: RTR__FINI_*). */
-void rtr__cut_fini(struct rtr__writer *w, int how);
-/* Stream mode with rotation: end this segment, begin the next. */
-void rtr__cut_rotate(struct rtr__writer *w);
-/* Flight mode: write the window as a trace at path (NULL: the pattern's next
- * number). 0 or -errno. */
-int rtr__cut_snapshot(struct rtr__writer *w, const char *path);
-/* The most the lines that close the file now take (end marker, ends of what is open). */
-uint64_t rtr__cut_closing_bytes(struct rtr__writer *w);
-/* End (RTR__CUT_END, RTR__CUT_OPEN) what is open, in the file being written; the lines. */
-uint64_t rtr__cut_end_open(struct rtr__writer *w, int what);
-/* Close the finished segments still held for their page cache (the stop). */
-void rtr__cut_close_old(struct rtr__writer *w);
-/* Flight mode: the full chunk goes to the window, a fresh one begins. */
-void rtr__cut_keep_chunk(struct rtr__writer *w);
-/* Flight mode: events kept in the window and fallen out of it; snapshot bytes. */
-void rtr__cut_flight_counts(const struct rtr__writer *w, uint64_t *evicted, uint64_t *bytes);
-
-/* lanes.c: track placement, independent of the format. */
-
-/* The lane of a complete event [start, end) on track t (placing it there), of an
- * event at `host` otherwise (the last complete event's lane if inside it, else 0). */
-unsigned rtr__lane_place(struct rtr_track *t, uint64_t session, uint64_t start, uint64_t end);
-unsigned rtr__lane_at(const struct rtr_track *t, uint64_t host);
-/* Host nanoseconds of a track timestamp: its clock mapping, clamped. */
-uint64_t rtr__track_host_ns(const struct rtr_track *t, uint64_t ts);
-/* Whether lane k of t still needs its name in file `file` (then it has it). */
-bool rtr__lane_claim_name(struct rtr_track *t, unsigned k, uint64_t file);
-/* Lane k's shown name into buf (size bytes); returns its length. Its sort index. */
-size_t rtr__lane_name(const struct rtr_track *t, unsigned k, char *buf, size_t size);
-int64_t rtr__lane_sort_index(const struct rtr_track *t, unsigned k);
 
 #endif

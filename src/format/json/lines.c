@@ -16,6 +16,7 @@
  * on the thread and the device's bytes in use as a counter of the process.
  */
 #include "format/json/json.h"
+#include "format/json/text.h"
 
 #include <stdio.h>
 #include <string.h>

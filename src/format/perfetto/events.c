@@ -5,7 +5,9 @@
  * arguments as debug annotations. The commonest event, a leaf span whose strings the
  * sequence has had, is two packets copied from the span cache (put_plain_span()).
  */
+#include "format/perfetto/intern.h"
 #include "format/perfetto/pf.h"
+#include "format/perfetto/tracks.h"
 
 #include <string.h>
 

@@ -10,6 +10,7 @@
  * any packet, so the provisional end marker needs no more than itself.
  */
 #include "format/perfetto/pf.h"
+#include "format/perfetto/tracks.h"
 
 #include "common/mem.h"
 

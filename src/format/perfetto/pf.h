@@ -139,29 +139,6 @@ struct rtr__pf_slot *rtr__pf_intern(struct rtr__pf *pf, uint32_t kind, uint64_t 
 /* The packet's interned_data field, for what pend holds. */
 char *rtr__pf_put_interned(struct rtr__pf *pf, char *p, const struct pf_pending *pend);
 
-/* The iid of a string for seq, queued in pend when the sequence has not had it; 0 when
- * it cannot be interned (then written inline). */
-static inline uint32_t iid_of(struct rtr__pf *pf, struct rtr__pf_seq *seq, struct pf_pending *pend,
-			      uint32_t kind, uint64_t key, const char *s, size_t len)
-{
-	struct rtr__pf_slot *sl = rtr__pf_intern(pf, kind, key, s, len);
-
-	if (RTR_UNLIKELY(sl == NULL || pend->n == PF_PENDING))
-		return 0;
-	uint64_t bit = (uint64_t)1 << (sl->iid & 63);
-	if (RTR_UNLIKELY(!(seq->sent[sl->iid >> 6] & bit))) {
-		seq->sent[sl->iid >> 6] |= bit;
-		pend->slot[pend->n++] = sl;
-	}
-	return sl->iid;
-}
-
-static inline uint32_t iid_static(struct rtr__pf *pf, struct rtr__pf_seq *seq,
-				  struct pf_pending *pend, uint32_t kind, const char *s)
-{
-	return iid_of(pf, seq, pend, kind, (uintptr_t)s, s, strnlen(s, PF_STR_MAX));
-}
-
 static inline bool sent_on(const struct rtr__pf_seq *seq, uint32_t iid)
 {
 	return (seq->sent[iid >> 6] >> (iid & 63)) & 1;
@@ -204,16 +181,9 @@ struct rtr__pf_seq *rtr__pf_seq_of(struct rtr__writer *w, struct rtr__ring *r);
 /* The thread's descriptor on its sequence, flags as given. */
 char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring *r,
 			 const struct rtr__pf_seq *seq, uint32_t flags, int first);
-/* Make seq's state valid in this file before a packet of r's: clear it (its thread's
- * descriptor, its defaults) when the file or the intern table changed. */
+/* Clear seq's state in this file: its thread's descriptor, its defaults (the
+ * file or the intern table changed). */
 void rtr__pf_seq_clear(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq);
-
-static inline void seq_ready(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq)
-{
-	if (RTR_LIKELY(seq->file_id == w->out.file_id && seq->epoch == pf_of(w)->epoch))
-		return;
-	rtr__pf_seq_clear(w, r, seq);
-}
 
 /* The ClockSnapshot that gives clock 64 its value on seq (once per file), at p. */
 char *rtr__pf_put_delta_clock(char *p, struct rtr__pf_seq *seq, uint64_t ts);

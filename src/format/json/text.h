@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON format's text of an event (text.c): heads from the head cache, arguments.
+ */
+#ifndef RTR_FORMAT_JSON_TEXT_H
+#define RTR_FORMAT_JSON_TEXT_H
+
+#include "format/json/json.h"
+
+/* A cached head's text: one fixed-size copy, of as few bytes as take it. */
+static inline char *put_head_text(char *p, const struct rtr__json_head *h)
+{
+	if (h->len <= 16) /* an argument's key, mostly */
+		memcpy(p, h->text, 16);
+	else if (h->len <= 48) /* a span's head with short names */
+		memcpy(p, h->text, 48);
+	else
+		memcpy(p, h->text, HEAD_TEXT);
+	return p + h->len;
+}
+
+static inline size_t head_slot(uint32_t key, uint64_t a, uint64_t b)
+{
+	/* Fibonacci hashing: the top bits of the product depend on every bit of the key */
+	uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ key) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(x >> (64 - HEAD_BITS));
+}
+
+/* What an event's head depends on besides its strings: its type, an instant's scope,
+ * whether it is a function's slice. Never 0 (the empty slot). */
+static inline uint32_t head_key(const struct rtr__event *ev)
+{
+	return 1u + ev->type + ((uint32_t)ev->scope << 8) +
+	       ((uint32_t)(ev->flags & RTR__EVF_CODE) << 12);
+}
+
+/* A double's bits as a JSON number. */
+char *rtr__json_f64_bits(char *p, uint64_t bits);
+
+/* An event line's head, from `{"ph":` through `"ts":`, encoded afresh. */
+char *rtr__json_encode_head(struct rtr__writer *w, char *p, const struct rtr__event *ev);
+
+/* An event line's head, from the head cache when it can (see struct rtr__json_head). */
+static inline char *put_head(struct rtr__writer *w, char *p, const struct rtr__event *ev)
+{
+	struct rtr__json *j = json_of(w);
+
+	if (RTR_UNLIKELY(ev->flags & RTR__EVF_COPIED))
+		return rtr__json_encode_head(w, p, ev); /* a copied name: no static key */
+
+	uint32_t key = head_key(ev);
+	uint64_t a = (ev->flags & RTR__EVF_CODE) ? ev->x.code.addr : (uintptr_t)ev->name;
+	uint64_t b = (uintptr_t)ev->cat;
+	struct rtr__json_head *h = &j->heads[head_slot(key, a, b)];
+
+	if (RTR_LIKELY(h->key == key && h->a == a && h->b == b))
+		return put_head_text(p, h);
+	char *end = rtr__json_encode_head(w, p, ev);
+	size_t len = (size_t)(end - p);
+	if (len <= HEAD_TEXT) {
+		h->a = a;
+		h->b = b;
+		h->key = key;
+		h->len = (uint32_t)len;
+		memcpy(h->text, p, len);
+	}
+	return end;
+}
+
+/* The arguments of a as `"k":v,...` (no braces); `counters`: a series, whose booleans
+ * are numbers. */
+char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args *a, int counters);
+/* The most rtr__json_arg_list() writes for a. */
+static inline size_t args_bound(const struct rtr__args *a)
+{
+	return a->n > 0 ? (size_t)a->n * ARG_BOUND + RTR_JSON_ESCAPE_BOUND(a->len) : 0;
+}
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading the rings (drain.c).
+ */
+#ifndef RTR_WRITER_DRAIN_H
+#define RTR_WRITER_DRAIN_H
+
+#include "writer/writer_internal.h"
+
+/* One pass over every ring, up to `batch` records of each. Returns the records
+ * consumed. Closed rings found drained are folded into the totals and freed. */
+uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
+/* Free the session's stacks of open slices (struct rtr__reader.slices). */
+void rtr__drain_free_slices(struct rtr__writer *w);
+
+/* Where a cut ends and begins again r's open slices, in ns on the trace clock: after
+ * every event of r written, before every one to come (0: none yet). */
+uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r);
+/* r's names for the current file (the thread's name and sort index), once. */
+void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names);
+
+#endif
