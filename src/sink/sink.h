@@ -105,12 +105,15 @@ enum {
 /* Places kept after a failed write to close the file at (rtr__sink.close_off). */
 #define RTR__SINK_CLOSE_POINTS 24
 
+struct rtr__sink_ops;
+
 struct rtr__sink {
 	int fd;
-	int method;	    /* RTR_IO_URING or RTR_IO_SYNC */
-	size_t chunk_bytes; /* capacity of a chunk the writer fills */
-	size_t buf_bytes;   /* capacity of a pool chunk: chunk_bytes, or a gzip bound of it */
-	unsigned nchunks;   /* pool chunks */
+	int method;			 /* RTR_IO_URING or RTR_IO_SYNC */
+	const struct rtr__sink_ops *ops; /* the method's (NULL until open) */
+	size_t chunk_bytes;		 /* capacity of a chunk the writer fills */
+	size_t buf_bytes; /* capacity of a pool chunk: chunk_bytes, or a gzip bound of it */
+	unsigned nchunks; /* pool chunks */
 	struct rtr__chunk *chunks; /* nchunks, then the text chunk when compressing */
 	struct rtr__chunk *text;   /* compressing: the one chunk the writer fills; else NULL */
 	struct rtr__gzip *gzip;	   /* compressing: the compressor (sink_gzip.c); else NULL */
@@ -245,50 +248,58 @@ int rtr__sink_cancelled(const struct rtr__sink *s);
  * Between sink.c and its methods (sink_uring.c, sink_sync.c); nothing else calls these.
  *
  * sink.c owns the pool and the bookkeeping: it hands out chunks, gives each submitted
- * chunk its offset, and marks it RTR__CHUNK_WRITING before passing it to the method.
- * A method reports every byte the file accepts with rtr__sink_wrote() and finishes
- * every chunk it was given exactly once with rtr__sink_complete().
+ * chunk its offset, and marks it RTR__CHUNK_WRITING before passing it to the method,
+ * through the method's table. A method reports every byte the file accepts with
+ * rtr__sink_wrote() and finishes every chunk it was given exactly once with
+ * rtr__sink_complete() (pool.c).
  */
+
+/* A method: how chunks reach the file. */
+struct rtr__sink_ops {
+	/* Start writing c (c->done bytes already written); io_uring returns without
+	 * waiting, write(2) writes it in full (or fails) first. */
+	void (*write)(struct rtr__sink *s, struct rtr__chunk *c);
+	/* Handle the completions that are ready; with wait, block until at least one
+	 * arrives (returns at once when nothing is in flight). */
+	void (*reap)(struct rtr__sink *s, int wait);
+	/* Whether any chunk is still being written. */
+	int (*busy)(const struct rtr__sink *s);
+	/* Start writeback of [off, off + len) (drop 0), or drop those pages from the page
+	 * cache (drop 1). Returns whether it was queued: 0 when too many hints are still
+	 * in flight (the caller tries later). */
+	int (*hint)(struct rtr__sink *s, uint64_t off, uint64_t len, int drop);
+	/* Wait for every hint in flight. */
+	void (*hints_wait)(struct rtr__sink *s);
+	/* The slow part of the setup (rtr__sink_setup()); tear down (nothing in flight);
+	 * drop without waiting (rtr__sink_forget()). */
+	void (*setup)(struct rtr__sink *s);
+	void (*close)(struct rtr__sink *s);
+	void (*forget)(struct rtr__sink *s);
+};
+
+/* sink_uring.c: io_uring; open sets up a ring for s->chunks (s->impl) and returns 0,
+ * or io_uring's setup error. sink_sync.c: write(2), always there. */
+extern const struct rtr__sink_ops rtr__sink_uring_ops;
+extern const struct rtr__sink_ops rtr__sink_sync_ops;
+int rtr__sink_uring_open(struct rtr__sink *s);
+
+/* pool.c */
 
 /* Count n bytes the file accepted. */
 void rtr__sink_wrote(struct rtr__sink *s, const struct rtr__chunk *c, size_t n);
 /* Finish c: err 0 counts its events written; else failed, and err (-errno) becomes the
  * sink's error unless one is latched already. c returns to the pool. */
 void rtr__sink_complete(struct rtr__sink *s, struct rtr__chunk *c, int err);
-
-/* Set up a ring for s->chunks; s->impl on success. Returns 0 or io_uring's setup error. */
-int rtr__sink_uring_open(struct rtr__sink *s);
-/* Start writing c (c->done bytes already written); returns without waiting. */
-void rtr__sink_uring_write(struct rtr__sink *s, struct rtr__chunk *c);
-/* Handle the completions that are ready; with wait, block until at least one arrives
- * (returns at once when nothing is in flight). */
-void rtr__sink_uring_reap(struct rtr__sink *s, int wait);
-/* Whether any chunk is still being written. */
-int rtr__sink_uring_busy(const struct rtr__sink *s);
-/* Tear the ring down; nothing may be in flight. */
-void rtr__sink_uring_close(struct rtr__sink *s);
-/* Register the buffers and set up the hint ring (rtr__sink_setup()). */
-void rtr__sink_uring_setup(struct rtr__sink *s);
-/* Drop the rings without waiting (rtr__sink_forget()). */
-void rtr__sink_uring_forget(struct rtr__sink *s);
-/* Start writeback of [off, off + len) (drop 0), or wait for it and drop those pages
- * from the page cache (drop 1), in the kernel's workers. Returns whether it was
- * queued: 0 when too many hints are still in flight (the caller tries later). */
-int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop);
-
-/* Wait for every hint in flight. */
-void rtr__sink_uring_hints_wait(struct rtr__sink *s);
-
 /* A hint's result: a writeback error (EIO, ENOSPC, EDQUOT) is a write error like any
  * other and latches; a hint the file system refuses (EINVAL, ESPIPE, ...) is nothing. */
 void rtr__sink_hint_result(struct rtr__sink *s, int res);
-
-/* The same with plain system calls in the calling thread; drop does not wait for the
- * disk (pages still dirty or under writeback stay cached). */
-void rtr__sink_sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop);
-
-/* Write c in full (or fail) before returning. */
-void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c);
+/* Add n to a counter only the writer thread stores. */
+void rtr__sink_count(uint64_t *ctr, uint64_t n);
+/* Hand c out empty, HELD. */
+struct rtr__chunk *rtr__sink_hold(struct rtr__chunk *c);
+/* The page cache hints the file's written end calls for (sink.h); 0 when the method
+ * had too many in flight to take the rest (the next completion tries again). */
+int rtr__sink_cache_trim(struct rtr__sink *s);
 
 /* Most bytes text_bytes of text take compressed, in either layout, however it is
  * split into kept text and a provisional tail. */

@@ -101,7 +101,7 @@ fail:
 	rtr__sink_complete(s, c, err);
 }
 
-void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c)
+static void sync_write(struct rtr__sink *s, struct rtr__chunk *c)
 {
 	if (s->stream) {
 		stream_write(s, c);
@@ -130,7 +130,7 @@ void rtr__sink_sync_write(struct rtr__sink *s, struct rtr__chunk *c)
 	rtr__sink_complete(s, c, 0);
 }
 
-void rtr__sink_sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
+static int sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
 {
 	/* A refusal (a file system without them) changes nothing written; a writeback
 	 * error that sync_file_range() reports is a write error (rtr__sink_hint_result()).
@@ -139,4 +139,34 @@ void rtr__sink_sync_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int dr
 		(void)posix_fadvise(s->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	else if (sync_file_range(s->fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE) != 0)
 		rtr__sink_hint_result(s, -errno);
+	return 1; /* done, in this thread */
 }
+
+/* Nothing is ever in flight: each call returns once its work is done. */
+static void sync_reap(struct rtr__sink *s, int wait)
+{
+	(void)s;
+	(void)wait;
+}
+
+static int sync_busy(const struct rtr__sink *s)
+{
+	(void)s;
+	return 0;
+}
+
+static void sync_nothing(struct rtr__sink *s)
+{
+	(void)s;
+}
+
+const struct rtr__sink_ops rtr__sink_sync_ops = {
+	.write = sync_write,
+	.reap = sync_reap,
+	.busy = sync_busy,
+	.hint = sync_hint,
+	.hints_wait = sync_nothing,
+	.setup = sync_nothing,
+	.close = sync_nothing,
+	.forget = sync_nothing,
+};

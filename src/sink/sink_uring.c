@@ -160,7 +160,7 @@ int rtr__sink_uring_open(struct rtr__sink *s)
 /* After open, once the file's head is written (rtr__sink_setup()): pinning the
  * buffers and a second ring take milliseconds, and a kill meanwhile must find the
  * head in the file already. */
-void rtr__sink_uring_setup(struct rtr__sink *s)
+static void uring_setup(struct rtr__sink *s)
 {
 	struct uring *u = s->impl;
 	struct iovec *iov;
@@ -182,7 +182,7 @@ void rtr__sink_uring_setup(struct rtr__sink *s)
 	u->has_hints = u->hints_ring;
 }
 
-void rtr__sink_uring_forget(struct rtr__sink *s)
+static void uring_forget(struct rtr__sink *s)
 {
 	struct uring *u = s->impl;
 
@@ -239,7 +239,7 @@ static void reap_hints(struct rtr__sink *s, struct uring *u, int wait)
 	}
 }
 
-void rtr__sink_uring_hints_wait(struct rtr__sink *s)
+static void uring_hints_wait(struct rtr__sink *s)
 {
 	struct uring *u = s->impl;
 
@@ -247,7 +247,7 @@ void rtr__sink_uring_hints_wait(struct rtr__sink *s)
 		reap_hints(s, u, 1);
 }
 
-int rtr__sink_uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
+static int uring_hint(struct rtr__sink *s, uint64_t off, uint64_t len, int drop)
 {
 	struct uring *u = s->impl;
 	unsigned need = drop ? 2 : 1;
@@ -307,7 +307,7 @@ static void queue_write(struct rtr__sink *s, struct rtr__chunk *c, unsigned sqe_
 	 * io_uring_submit_and_wait() (in reap) passes it on. */
 }
 
-void rtr__sink_uring_write(struct rtr__sink *s, struct rtr__chunk *c)
+static void uring_write(struct rtr__sink *s, struct rtr__chunk *c)
 {
 	struct uring *u = s->impl;
 
@@ -384,7 +384,7 @@ static int wait_slice(struct rtr__sink *s)
 	return ret == -ETIME || ret == -EINTR ? -ETIME : ret < 0 ? ret : 0;
 }
 
-void rtr__sink_uring_reap(struct rtr__sink *s, int wait)
+static void uring_reap(struct rtr__sink *s, int wait)
 {
 	struct uring *u = s->impl;
 
@@ -424,14 +424,14 @@ void rtr__sink_uring_reap(struct rtr__sink *s, int wait)
 	}
 }
 
-int rtr__sink_uring_busy(const struct rtr__sink *s)
+static int uring_busy(const struct rtr__sink *s)
 {
 	const struct uring *u = s->impl;
 
 	return u->inflight != 0;
 }
 
-void rtr__sink_uring_close(struct rtr__sink *s)
+static void uring_close(struct rtr__sink *s)
 {
 	struct uring *u = s->impl;
 
@@ -441,9 +441,20 @@ void rtr__sink_uring_close(struct rtr__sink *s)
 	io_uring_queue_exit(&u->ring);
 	/* The hints finish first: they use the file, which the caller closes next. */
 	if (u->hints_ring) {
-		rtr__sink_uring_hints_wait(s);
+		uring_hints_wait(s);
 		io_uring_queue_exit(&u->hints);
 	}
 	rtr__mem_unmap(u, sizeof(*u));
 	s->impl = NULL;
 }
+
+const struct rtr__sink_ops rtr__sink_uring_ops = {
+	.write = uring_write,
+	.reap = uring_reap,
+	.busy = uring_busy,
+	.hint = uring_hint,
+	.hints_wait = uring_hints_wait,
+	.setup = uring_setup,
+	.close = uring_close,
+	.forget = uring_forget,
+};
