@@ -4,10 +4,11 @@
  * statuses, and what every subcommand does the same way (messages, numbers,
  * default output names, warnings about the input).
  *
- * Adding a subcommand: write tools/ringtrace-<name>.c with an entry point
+ * Adding a subcommand: write tools/commands/<name>.c (or a folder
+ * tools/commands/<name>/ when it takes several files) with an entry point
  * `int cmd_<name>(int argc, char **argv)` (argv[0] is the subcommand's name; it
  * handles its own --help), declare it below, add one line to the table in
- * tools/ringtrace.c and the file to tools/CMakeLists.txt.
+ * tools/ringtrace.c and the files to tools/CMakeLists.txt.
  */
 #ifndef RTR_TOOLS_CLI_H
 #define RTR_TOOLS_CLI_H
