@@ -282,7 +282,7 @@ int cmd_convert(int argc, char **argv)
 	if (to == TO_JSON)
 		to = TO_ARRAY;
 	carried.keep = to == TO_OBJECT;
-	progress_init(&bar, "converting");
+	progress_init(&bar, "converting", stderr);
 	r = cli_open_trace("convert", argv[optind], &ro);
 	if (r == NULL)
 		return CLI_ERROR;

@@ -32,7 +32,7 @@
  */
 #include "cli.h"
 #include "report.h"
-#include "tally.h"
+#include "tally_file.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -160,33 +160,34 @@ static int add_side(struct diff *d, const struct tally *c, int i)
 /* Read one file into side i. A CLI_* status (said when not CLI_OK). */
 static int read_side(struct diff *d, const char *path, int i)
 {
-	struct tally c;
-	int status = tally_read(&c, &d->opt->t, "diff", path);
+	struct tally_file tf;
+	struct tally *c = &tf.tally;
+	int status = tally_file_read(&tf, &d->opt->t, "diff", path);
 
-	if (status == CLI_OK && c.st->error != TRACE_OK) {
+	if (status == CLI_OK && c->st->error != TRACE_OK) {
 		/* Half a file against a whole one would read as a change. */
-		cli_error("diff", "%s (diff compares whole files)", c.st->message);
+		cli_error("diff", "%s (diff compares whole files)", c->st->message);
 		status = CLI_ERROR;
 	}
 	if (status == CLI_OK) {
 		struct file_info *f = &d->f[i];
 
-		if (c.st->cut)
+		if (c->st->cut)
 			cli_note("diff",
 				 "warning: %s is cut short: its %" PRIu64 " whole events "
 				 "are compared",
-				 c.file, c.st->events);
-		f->name = strdup(c.file);
-		f->events = c.st->events;
-		f->slices = c.slices;
-		f->keys = c.rows.count;
-		f->threads = threads_count(&c.threads);
-		if (f->name == NULL || add_side(d, &c, i)) {
+				 c->file, c->st->events);
+		f->name = strdup(c->file);
+		f->events = c->st->events;
+		f->slices = c->slices;
+		f->keys = c->rows.count;
+		f->threads = threads_count(&c->threads);
+		if (f->name == NULL || add_side(d, c, i)) {
 			cli_error("diff", "out of memory");
 			status = CLI_ERROR;
 		}
 	}
-	tally_destroy(&c);
+	tally_file_close(&tf);
 	return status;
 }
 
@@ -363,7 +364,7 @@ static void print_report(const struct diff *d)
 			printf("%8s %8s  ", "-", "-");
 		printf("%-12s  ", verdict(c));
 		if (k != NULL)
-			report_clean(k, len);
+			report_clean(stdout, k, len);
 		else
 			fputs(nones[d->opt->t.by], stdout);
 		putchar('\n');

@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "json.h"
 #include "report.h"
-#include "tally.h"
+#include "tally_file.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -222,13 +222,13 @@ static void print_slices(const struct tally *c)
 		       report_ns(s[5], sizeof(s[5]), r->dur.max));
 		if (c->opt->by == BY_THREAD) {
 			if (tally_thread_label(c, &label, r->pid, r->tid) == 0)
-				report_clean(label.p, label.len - 1);
+				report_clean(stdout, label.p, label.len - 1);
 		} else {
 			size_t len;
 			const char *k = tally_key_string(&c->rows, r, &len);
 
 			if (k != NULL)
-				report_clean(k, len);
+				report_clean(stdout, k, len);
 			else
 				fputs(nones[c->opt->by], stdout);
 		}
@@ -267,7 +267,7 @@ static void print_threads(const struct tally *c)
 		else
 			printf("%7s  ", "-");
 		if (tally_thread_label(c, &label, th->pid, th->tid) == 0)
-			report_clean(label.p, label.len - 1);
+			report_clean(stdout, label.p, label.len - 1);
 		putchar('\n');
 	}
 	buf_free(&label);
@@ -304,7 +304,7 @@ static void print_async(const struct tally *c)
 		       report_ns(s[3], sizeof(s[3]), sketch_quantile(&r->dur, 9900)),
 		       report_ns(s[4], sizeof(s[4]), r->dur.max));
 		if (k != NULL)
-			report_clean(k, len);
+			report_clean(stdout, k, len);
 		else
 			fputs("(no name)", stdout);
 		putchar('\n');
@@ -342,9 +342,9 @@ static void print_counters(const struct tally *c)
 
 		counter_key(&c->counters, k, &name, &name_len, &series, &series_len);
 		printf("%10" PRIu64 " %14.6g %14.6g  ", k->samples, k->min, k->max);
-		report_clean(name, name_len);
+		report_clean(stdout, name, name_len);
 		putchar(' ');
-		report_clean(series, series_len);
+		report_clean(stdout, series, series_len);
 		putchar('\n');
 	}
 }
@@ -616,29 +616,30 @@ static void usage(FILE *f)
 
 static int stats_file(const char *path, const struct tally_options *opt)
 {
-	struct tally c;
+	struct tally_file f;
+	struct tally *c = &f.tally;
 	struct buf wlines = {0};
 	size_t nthreads, nwarnings = 0;
-	int status = tally_read(&c, opt, "stats", path);
-	const struct trace_reader_status *st = c.st;
+	int status = tally_file_read(&f, opt, "stats", path);
+	const struct trace_reader_status *st = c->st;
 
-	nthreads = threads_count(&c.threads);
-	if (status == CLI_OK && file_warnings(&c, st, &wlines, &nwarnings) != 0) {
+	nthreads = threads_count(&c->threads);
+	if (status == CLI_OK && file_warnings(c, st, &wlines, &nwarnings) != 0) {
 		cli_error("stats", "out of memory");
 		status = CLI_ERROR;
 	} else if (status == CLI_OK) {
 		if (opt->json) {
-			if (json_report(&c, st, nthreads, &wlines, nwarnings) != 0) {
+			if (json_report(c, st, nthreads, &wlines, nwarnings) != 0) {
 				cli_error("stats", "out of memory");
 				status = CLI_ERROR;
 			}
 		} else {
-			print_header(&c, st, nthreads, &wlines, nwarnings);
-			print_slices(&c);
-			print_threads(&c);
-			print_async(&c);
-			print_counters(&c);
-			print_notes(&c);
+			print_header(c, st, nthreads, &wlines, nwarnings);
+			print_slices(c);
+			print_threads(c);
+			print_async(c);
+			print_counters(c);
+			print_notes(c);
 		}
 		if (status == CLI_OK && st->error != TRACE_OK) {
 			cli_error("stats", "%s", st->message);
@@ -650,7 +651,7 @@ static int stats_file(const char *path, const struct tally_options *opt)
 		status = CLI_ERROR;
 	}
 	buf_free(&wlines);
-	tally_destroy(&c);
+	tally_file_close(&f);
 	return status;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "progress.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,12 +19,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void progress_init(struct progress *p, const char *label)
+void progress_init(struct progress *p, const char *label, FILE *tty)
 {
 	if (p == NULL)
 		return;
 	memset(p, 0, sizeof(*p));
-	p->enabled = isatty(STDERR_FILENO) == 1;
+	p->tty = tty;
+	p->enabled = tty != NULL && isatty(fileno(tty)) == 1;
 	p->label = label;
 	p->start = p->last = now_s();
 }
@@ -53,12 +53,12 @@ static void draw(struct progress *p, double t)
 		memset(bar, '#', (size_t)full);
 		memset(bar + full, '.', (size_t)(BAR_WIDTH - full));
 		bar[BAR_WIDTH] = '\0';
-		fprintf(stderr, "\r%s [%s] %3d%% %.0f MiB, %.0f MiB/s ", p->label, bar,
+		fprintf(p->tty, "\r%s [%s] %3d%% %.0f MiB, %.0f MiB/s ", p->label, bar,
 			(int)(frac * 100), mib, rate);
 	} else {
-		fprintf(stderr, "\r%s %.0f MiB, %.0f MiB/s ", p->label, mib, rate);
+		fprintf(p->tty, "\r%s %.0f MiB, %.0f MiB/s ", p->label, mib, rate);
 	}
-	fflush(stderr);
+	fflush(p->tty);
 	p->drawn = true;
 }
 
@@ -87,7 +87,7 @@ void progress_finish(struct progress *p)
 {
 	if (p == NULL || !p->drawn)
 		return;
-	fprintf(stderr, "\r%*s\r", 80, "");
-	fflush(stderr);
+	fprintf(p->tty, "\r%*s\r", 80, "");
+	fflush(p->tty);
 	p->drawn = false;
 }

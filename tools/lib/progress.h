@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A progress bar on standard error, for the tools that read large traces. It is
- * drawn only when standard error is a terminal and the work has taken more than a
- * second, at most ten times a second, and erased when the work is done; so scripts,
- * pipes and quick runs never see it.
+ * A progress bar for the tools that read large traces, on the stream the command
+ * names (standard error). It is drawn only when that stream is a terminal and the
+ * work has taken more than a second, at most ten times a second, and erased when
+ * the work is done; so scripts, pipes and quick runs never see it.
  *
  * Every function accepts NULL and then does nothing, so a module can report
  * progress without knowing whether anyone is watching.
@@ -15,9 +15,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct progress {
-	bool enabled; /* standard error is a terminal */
+	FILE *tty;    /* where it is drawn */
+	bool enabled; /* tty is a terminal */
 	bool drawn;   /* something is on the line */
 	const char *label;
 	uint64_t total; /* bytes expected; 0 when unknown (a pipe) */
@@ -26,8 +28,9 @@ struct progress {
 	double start, last;
 };
 
-/* Start a bar labelled label (kept by pointer). */
-void progress_init(struct progress *p, const char *label);
+/* Start a bar labelled label (kept by pointer), drawn on tty when it is a terminal
+ * (the commands pass stderr; NULL: never drawn). */
+void progress_init(struct progress *p, const char *label, FILE *tty);
 
 /* Add the size of one more input to the total (0: unknown). */
 void progress_total(struct progress *p, uint64_t bytes);

@@ -10,11 +10,7 @@
  */
 #include "repair.h"
 
-#include "cli.h"
 #include "json.h"
-#include "output.h"
-#include "progress.h"
-#include "reader.h"
 #include "threads.h"
 
 #include <errno.h>
@@ -260,72 +256,18 @@ static void free_repair(struct repair *rp)
 	buf_free(&rp->held.json);
 	buf_free(&rp->held.args);
 	buf_free(&rp->line);
-	output_free(rp->out);
 }
 
-static void report(const char *in, const char *out, const struct repair *rp,
-		   const struct trace_reader_status *st, bool kept)
+int repair_trace(struct trace_reader *r, struct output *out, struct repair_result *res)
 {
-	char what[256] = "";
-
-	if (kept) {
-		cli_note("check", "%s was complete; %s holds the same %" PRIu64 " events", in, out,
-			 st->events);
-		return;
-	}
-	if (st->cut_in_event)
-		snprintf(what, sizeof(what), "; a partial last event of %" PRIu64 " bytes dropped",
-			 st->cut_bytes);
-	else if (st->cut)
-		snprintf(what, sizeof(what), "; it ended after a whole event");
-	if (rp->closed > 0)
-		snprintf(what + strlen(what), sizeof(what) - strlen(what),
-			 "; %" PRIu64 " open slice%s ended", rp->closed,
-			 rp->closed == 1 ? "" : "s");
-	if (rp->untracked > 0 || rp->threads.budget.refused > 0)
-		snprintf(what + strlen(what), sizeof(what) - strlen(what),
-			 "; %" PRIu64 " threads or open slices past the state bound (%" PRIu64
-			 " items, %" PRIu64 " MiB) not kept, their slices left open",
-			 rp->threads.budget.refused, STATE_MAX_ITEMS, STATE_MAX_BYTES >> 20);
-	cli_note("check",
-		 "repaired %s into %s: %" PRIu64 " whole events read%s; end marker written", in,
-		 out, st->events, what);
-}
-
-int repair_command(const char *input, const char *output)
-{
-	struct cli_warnings warnings = {.max = 10};
-	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
-	struct repair rp = {0};
+	struct repair rp = {.out = out};
 	const struct trace_reader_status *st;
 	const struct trace_event *ev;
-	struct trace_reader *r;
-	char *out_path = NULL;
 	bool kept = false;
-	int rc, err, status = CLI_OK;
+	int rc, err = 0;
 
-	progress_init(&bar, "repairing");
-	r = cli_open_trace("check", input, &ro);
-	if (r == NULL)
-		return CLI_ERROR;
-	warnings.file = trace_reader_name(r);
-	out_path = output != NULL ? strdup(output) : cli_default_output(input, "repaired");
-	if (out_path == NULL) {
-		trace_reader_close(r);
-		cli_error("check", "out of memory");
-		return CLI_ERROR;
-	}
-	err = output_open(out_path, output_path_is_gzip(out_path), &rp.out);
-	if (err != 0) {
-		cli_error("check", "cannot write %s: %s", out_path, output_strerror(err));
-		free(out_path);
-		trace_reader_close(r);
-		return CLI_ERROR;
-	}
 	threads_init(&rp.threads, 0);
-	if (output_puts(rp.out, "[\n") == 0) {
+	if (output_puts(out, "[\n") == 0) {
 		while ((rc = trace_reader_next(r, &ev)) == 1) {
 			if (take_event(&rp, ev))
 				break;
@@ -333,29 +275,16 @@ int repair_command(const char *input, const char *output)
 	} else {
 		rc = 0;
 	}
-	progress_finish(&bar);
-	cli_warnings_done(&warnings);
 	st = trace_reader_status(r);
-	if (rc < 0 && st->events == 0) {
-		/* Nothing read before the error: no trace here to complete. */
-		cli_error("check", "%s", st->message);
-		status = CLI_ERROR;
-	} else if (rc == 1 || finish_output(&rp, st, &kept) || output_commit(rp.out)) {
-		if (rp.nomem)
-			cli_error("check", "out of memory");
-		else
-			cli_error("check", "%s", output_error(rp.out));
-		status = CLI_ERROR;
-	} else if (rc < 0) {
-		cli_error("check", "%s", st->message);
-		cli_error("check", "%s holds the %" PRIu64 " events before the error, completed",
-			  output_name(rp.out), st->events);
-		status = CLI_ERROR;
-	} else {
-		report(warnings.file, output_name(rp.out), &rp, st, kept);
-	}
+	if (rc < 0 && st->events == 0)
+		err = -ENODATA; /* nothing read before the error: no trace here to complete */
+	else if (rc == 1 || finish_output(&rp, st, &kept) || output_commit(out))
+		err = rp.nomem ? -ENOMEM : -EIO;
+	*res = (struct repair_result){.kept = kept,
+				      .stopped = rc < 0,
+				      .closed = rp.closed,
+				      .untracked = rp.untracked,
+				      .refused = rp.threads.budget.refused};
 	free_repair(&rp);
-	free(out_path);
-	trace_reader_close(r);
-	return status;
+	return err;
 }

@@ -16,16 +16,37 @@
  *
  * A file that was already complete, with a final end marker and no slice left open,
  * is copied as it is. Input that turns out malformed part way still gives a
- * complete file of everything before the error (and exit status 2).
+ * complete file of everything before the error.
+ *
+ * The caller opens the reader and the output and says what happened (the command's
+ * side is tools/commands/check/repair.c); nothing here prints.
  */
 #ifndef RTR_TOOLS_REPAIR_H
 #define RTR_TOOLS_REPAIR_H
 
+#include "output.h"
+#include "reader.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What a repair did, for its report. */
+struct repair_result {
+	bool kept;	    /* the input was complete: the copy holds it as it was */
+	bool stopped;	    /* the read stopped at an error after some events (the
+			     * reader's status says which): the copy holds them, completed */
+	uint64_t closed;    /* open B slices ended */
+	uint64_t untracked; /* open B slices past the state bound, left open */
+	uint64_t refused;   /* threads or open slices past the state bound (threads.h) */
+};
+
 /*
- * Repair input ("-": standard input) into output (NULL: the default name, see
- * cli_default_output(); "-": standard output; gzip when it ends in .gz). Reports on
- * standard error. Returns the exit status: CLI_OK, or CLI_ERROR.
+ * Copy what r reads into out (opened by the caller, freed by it after), repaired,
+ * and commit out. Returns 0 with *res filled; or, out not committed:
+ *   -ENODATA  nothing was read before the reader's error (its status says which);
+ *   -ENOMEM   out of memory;
+ *   -EIO      writing failed (output_error() says why).
  */
-int repair_command(const char *input, const char *output);
+int repair_trace(struct trace_reader *r, struct output *out, struct repair_result *res);
 
 #endif /* RTR_TOOLS_REPAIR_H */

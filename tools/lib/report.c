@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-void report_clean(const char *s, size_t len)
+void report_clean(FILE *f, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
 
-		putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
+		putc(ch < 0x20 || ch == 0x7f ? '?' : ch, f);
 	}
 }
 

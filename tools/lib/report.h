@@ -17,13 +17,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ns for people: "812 ns", "1.234 us", "12.35 ms", "123.5 s", four digits at most.
  * Writes into out (32 bytes are enough) and returns it. */
 const char *report_ns(char *out, size_t size, uint64_t ns);
 
-/* s on standard output, a '?' for each byte that would move a terminal's cursor. */
-void report_clean(const char *s, size_t len);
+/* s on f (the report's stream), a '?' for each byte that would move a terminal's
+ * cursor. */
+void report_clean(FILE *f, const char *s, size_t len);
 
 /* total / count rounded to the nearest (halves up); 0 when count is 0. */
 uint64_t report_mean(uint64_t total, uint64_t count);

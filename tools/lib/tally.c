@@ -785,55 +785,42 @@ static void free_state(struct tally *c)
 	buf_free(&c->key);
 }
 
-int tally_read(struct tally *c, const struct tally_options *opt, const char *cmd, const char *path)
+void tally_init(struct tally *c, const struct tally_options *opt)
 {
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &c->warnings, .progress = &c->bar};
-	const struct trace_event *ev;
-	const struct trace_reader_status *st;
-
 	memset(c, 0, sizeof(*c));
 	c->opt = opt;
-	c->file = c->warnings.file = path;
-	c->warnings.max = 10;
 	threads_init(&c->threads, sizeof(struct tally_thread));
 	table_init(&c->rows, sizeof(struct row));
 	table_init(&c->async_open, sizeof(struct async_open));
 	table_init(&c->async_rows, sizeof(struct async_row));
 	table_init(&c->counters, sizeof(struct counter));
 	table_init(&c->labels, sizeof(struct label));
-	progress_init(&c->bar, "reading");
-	c->r = cli_open_trace(cmd, path, &ro);
-	if (c->r == NULL)
-		return CLI_ERROR;
-	c->file = c->warnings.file = trace_reader_name(c->r);
-	while (!c->nomem && trace_reader_next(c->r, &ev) == 1)
+}
+
+int tally_read(struct tally *c, struct trace_reader *r)
+{
+	const struct trace_event *ev;
+	const struct trace_reader_status *st;
+
+	c->file = trace_reader_name(r);
+	while (!c->nomem && trace_reader_next(r, &ev) == 1)
 		on_event(c, ev);
-	progress_finish(&c->bar);
-	cli_warnings_done(&c->warnings);
-	st = c->st = trace_reader_status(c->r);
+	st = c->st = trace_reader_status(r);
 	if (!c->nomem)
 		finish(c);
-	if (c->nomem) {
-		cli_error(cmd, "%s: out of memory", c->file);
-		return CLI_ERROR;
-	}
-	if (cli_not_a_trace(cmd, c->file, st))
-		return CLI_FINDINGS;
+	if (c->nomem)
+		return TALLY_NOMEM;
+	if (st->not_a_trace != NULL && st->error == TRACE_OK)
+		return TALLY_NOT_A_TRACE;
 	if (st->error != TRACE_OK &&
-	    (st->events == 0 || st->error == TRACE_ERR_IO || st->error == TRACE_ERR_NOMEM)) {
-		/* Nothing to show, or the input failed rather than being malformed. */
-		cli_error(cmd, "%s", st->message);
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	    (st->events == 0 || st->error == TRACE_ERR_IO || st->error == TRACE_ERR_NOMEM))
+		return TALLY_UNREADABLE; /* nothing to show, or the input failed */
+	return TALLY_OK;
 }
 
 void tally_destroy(struct tally *c)
 {
 	free_state(c);
-	trace_reader_close(c->r);
-	c->r = NULL;
 	c->st = NULL;
 }
 

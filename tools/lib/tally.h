@@ -11,15 +11,15 @@
  * event. Percentiles come from a sketch per key (sketch.h: within SKETCH_ALPHA);
  * count, total, self, min and max are exact integers of nanoseconds.
  *
- * Use: tally_read() a file (it initialises the tally whatever happens), read the
- * tables, tally_destroy(). Thread safety: none; one tally per thread.
+ * Use: tally_init(), tally_read() a trace the caller opened, read the tables,
+ * tally_destroy(), then close the reader. Nothing is printed: tally_read() returns
+ * what went wrong, and the reader's status says why. Thread safety: none; one tally
+ * per thread.
  */
 #ifndef RTR_TOOLS_TALLY_H
 #define RTR_TOOLS_TALLY_H
 
-#include "cli.h"
 #include "json.h"
-#include "progress.h"
 #include "reader.h"
 #include "sketch.h"
 #include "table.h"
@@ -156,11 +156,8 @@ extern const struct anomaly_text {
 
 struct tally {
 	const struct tally_options *opt;
-	const char *file; /* as messages name it */
-	struct trace_reader *r;
+	const char *file;		      /* as messages name it: the reader's name */
 	const struct trace_reader_status *st; /* the reader's, final after tally_read() */
-	struct progress bar;
-	struct cli_warnings warnings;
 	struct threads threads;	 /* every event's thread (threads.h: TRACE_COUNTS_WHAT) */
 	struct table rows;	 /* key (by opt->by) -> struct row */
 	struct table async_open; /* (cat, id, name) -> struct async_open */
@@ -177,19 +174,26 @@ struct tally {
 	bool nomem;
 };
 
-/*
- * Read the trace at path ("-": standard input) to its end into c, as subcommand
- * cmd: a progress bar, the reader's warnings on standard error (the first 10), and
- * at the end the slices still open ended at their thread's latest time. c is
- * initialised whatever happens (tally_destroy() it). Returns:
- *   CLI_OK        c holds the file; c->st->error may be set (malformed input: c
- *                 holds the events before it; the caller says so);
- *   CLI_FINDINGS  JSON that is not a trace (said: cli_not_a_trace());
- *   CLI_ERROR     unreadable, out of memory, or nothing readable (said).
- */
-int tally_read(struct tally *c, const struct tally_options *opt, const char *cmd, const char *path);
+/* An empty tally, with its options (kept by pointer). */
+void tally_init(struct tally *c, const struct tally_options *opt);
 
-/* Frees what c holds and closes its file. */
+/* What tally_read() found. */
+enum tally_result {
+	TALLY_OK,	   /* c holds the trace; c->st->error may be set (malformed input:
+			    * c holds the events before it; the caller says so) */
+	TALLY_NOT_A_TRACE, /* JSON that is not a trace: c->st->not_a_trace says why */
+	TALLY_NOMEM,	   /* out of memory */
+	TALLY_UNREADABLE   /* the input failed, or nothing was readable: c->st->message */
+};
+
+/*
+ * Read r (opened by the caller, who closes it after tally_destroy(): c->file and
+ * c->st point into it) to its end into c, and at the end end the slices still open
+ * at their thread's latest time. Returns an enum tally_result.
+ */
+int tally_read(struct tally *c, struct trace_reader *r);
+
+/* Frees what c holds (not the reader). */
 void tally_destroy(struct tally *c);
 
 /* end - start for end >= start, exact (in uint64: the difference of two int64 may

@@ -12,12 +12,13 @@
  * Not checked: partial overlap of X slices on a thread (they may come in any order
  * in the file, so finding one needs all of them at once).
  */
+#include "check.h"
+
 #include "cli.h"
 #include "json.h"
 #include "pftrace.h"
 #include "progress.h"
 #include "reader.h"
-#include "repair.h"
 #include "table.h"
 #include "threads.h"
 
@@ -1117,7 +1118,7 @@ static int check_one(const char *path, const struct check_options *opt)
 	if (pf_sniff_path(path) == 1)
 		return pf_check_file(path, opt->quiet, opt->notes, opt->max_per_rule,
 				     cli_max_event_bytes());
-	progress_init(&bar, "checking");
+	progress_init(&bar, "checking", stderr);
 	r = cli_open_trace("check", path, &ro);
 	if (r == NULL)
 		return CLI_ERROR;
@@ -1242,7 +1243,7 @@ int cmd_check(int argc, char **argv)
 	if (repair) {
 		if (argc - optind != 1)
 			return cli_usage_error("check", "--repair takes one FILE");
-		return repair_command(argv[optind], output);
+		return check_repair(argv[optind], output);
 	}
 	if (output != NULL)
 		return cli_usage_error("check", "-o goes with --repair");

@@ -1940,7 +1940,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (room_for_files((size_t)(argc - optind)))
 		return CLI_ERROR;
-	progress_init(&bar, "merging");
+	progress_init(&bar, "merging", stderr);
 	table_init(&m.claims, sizeof(struct claim));
 	table_init(&m.tags, sizeof(size_t));
 	table_init(&m.sends, sizeof(struct send));

@@ -1373,7 +1373,7 @@ int cmd_split(int argc, char **argv)
 		cli_error("split", "out of memory");
 		return CLI_ERROR;
 	}
-	progress_init(&bar, "splitting");
+	progress_init(&bar, "splitting", stderr);
 	r = cli_open_trace("split", argv[optind], &ro);
 	if (r == NULL) {
 		free(sp.prefix);
