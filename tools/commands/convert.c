@@ -11,6 +11,7 @@
  * --repair` ends them).
  */
 #include "cli.h"
+#include "common/names.h"
 #include "json.h"
 #include "output.h"
 #include "pftrace.h"
@@ -59,10 +60,10 @@ static void usage(FILE *f)
 		   "output then holds the events before the error), failed output.\n");
 }
 
-/* The start marker's args: the first "ringtrace: start" event's, an object. */
+/* The start marker's args: the first RTR__MARK_START event's, an object. */
 static int keep_start_args(struct buf *kept, bool *have, const struct trace_event *ev)
 {
-	if (*have || ev->phase != 'i' || !trace_value_is(&ev->name, "ringtrace: start") ||
+	if (*have || ev->phase != 'i' || !trace_value_is(&ev->name, RTR__MARK_START) ||
 	    ev->args.type != TRACE_OBJECT)
 		return 0;
 	*have = true;

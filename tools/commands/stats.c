@@ -13,6 +13,7 @@
  * count, total, self, min, max and mean are exact integers of nanoseconds.
  */
 #include "cli.h"
+#include "common/names.h"
 #include "json.h"
 #include "report.h"
 #include "tally_file.h"
@@ -551,7 +552,7 @@ static int json_report(const struct tally *c, const struct trace_reader_status *
 	err = err || report_jkey(&b, &first, "recorder");
 	if (!err && c->end.seen) {
 		f2 = true;
-		err = buf_putc(&b, '{') || report_jkey(&b, &f2, "final") ||
+		err = buf_putc(&b, '{') || report_jkey(&b, &f2, RTR__KEY_FINAL) ||
 		      buf_puts(&b, !c->end.has_final ? "null"
 				   : c->end.final    ? "true"
 						     : "false") ||

@@ -4,6 +4,7 @@
  */
 #include "carry.h"
 
+#include "common/names.h"
 #include "merge_json.h"
 
 #include <stdlib.h>
@@ -202,7 +203,7 @@ int carry_start_marker(struct buf *b, const char *orig, size_t orig_len, bool se
 	int err;
 
 	if (orig == NULL)
-		return buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" START_MARKER
+		return buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_START
 				   "\",\"ts\":") ||
 		       buf_put_us(b, ts_ns) || buf_puts(b, ",\"pid\":") || buf_put_i64(b, pid) ||
 		       buf_puts(b, ",\"tid\":") || buf_put_i64(b, tid) ||

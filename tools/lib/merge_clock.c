@@ -4,6 +4,8 @@
  */
 #include "merge_clock.h"
 
+#include "common/names.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@
 /* The scan's buffer; a line longer than half of it is skipped (no event of ours is). */
 #define SCAN_BYTES (1u << 20)
 
-static const char needle[] = "\"name\":\"" CLOCK_SYNC_EVENT "\"";
+static const char needle[] = "\"name\":\"" RTR__MARK_CLOCK_SYNC "\"";
 
 /* The integer after "key": in line[0 .. len), into *v. 0, or -1 when absent. */
 static int int_after(const char *line, size_t len, const char *key, int64_t *v)

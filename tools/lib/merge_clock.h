@@ -44,9 +44,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The event the MPI module writes per measurement. */
-#define CLOCK_SYNC_EVENT "ringtrace: clock sync"
-
 /* The largest rate at which Linux slews CLOCK_MONOTONIC (adjtimex), in ppm: a pair
  * of measurements implying more is an outlier. */
 #define MAX_SLEW_PPM 500

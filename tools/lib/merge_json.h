@@ -90,11 +90,9 @@ int value_u64(const struct trace_value *v, uint64_t *out);
 /* An id as the viewers read it: a JSON integer >= 0, or a "0x..." hex string. 0 or -1. */
 int value_id_u64(const struct trace_value *v, uint64_t *out);
 
-/* Is the event the recorder's marker of that name ("ringtrace: start", "ringtrace: end")? */
+/* Is the event the recorder's marker of that name (RTR__MARK_START, RTR__MARK_END of
+ * common/names.h)? */
 bool is_marker(const struct trace_event *ev, const char *name);
-
-#define START_MARKER "ringtrace: start"
-#define END_MARKER   "ringtrace: end"
 
 /*
  * Append an E event that ends the open B whose name and cat are given (NULL: the B

@@ -10,6 +10,7 @@
  */
 #include "repair.h"
 
+#include "common/names.h"
 #include "json.h"
 #include "threads.h"
 
@@ -18,12 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char end_marker_name[] = "ringtrace: end";
-static const char start_marker_name[] = "ringtrace: start";
-
 /* Args of a held end marker that the repaired one writes anew. */
 static const char *const rewritten_args[] = {
-	"final", "repaired", "events", "bytes", "slices_closed", "partial_bytes_dropped",
+	RTR__KEY_FINAL, "repaired",	 RTR__KEY_EVENTS,
+	RTR__KEY_BYTES, "slices_closed", "partial_bytes_dropped",
 };
 
 struct held_marker {
@@ -74,7 +73,7 @@ static int write_line(struct repair *rp, const char *json, size_t len)
 static int hold_marker(struct repair *rp, const struct trace_event *ev)
 {
 	struct held_marker *h = &rp->held;
-	const struct trace_value *final = trace_event_arg(ev, "final");
+	const struct trace_value *final = trace_event_arg(ev, RTR__KEY_FINAL);
 
 	h->present = true;
 	h->final = final != NULL && final->type == TRACE_BOOL && strcmp(final->text, "true") == 0;
@@ -122,14 +121,14 @@ static int take_event(struct repair *rp, const struct trace_event *ev)
 		if (write_line(rp, rp->held.json.p, rp->held.json.len))
 			return -1;
 	}
-	if (is_marker(ev, end_marker_name)) {
+	if (is_marker(ev, RTR__MARK_END)) {
 		if (hold_marker(rp, ev)) {
 			rp->nomem = true;
 			return -1;
 		}
 		return 0;
 	}
-	if (is_marker(ev, start_marker_name) && !rp->ids_from_start && ev->has_pid && ev->has_tid) {
+	if (is_marker(ev, RTR__MARK_START) && !rp->ids_from_start && ev->has_pid && ev->has_tid) {
 		rp->ids_from_start = rp->has_ids = true;
 		rp->pid = ev->pid_num;
 		rp->tid = ev->tid_num;
@@ -137,7 +136,7 @@ static int take_event(struct repair *rp, const struct trace_event *ev)
 		rp->has_ids = true;
 		trace_event_thread(ev, &rp->pid, &rp->tid);
 	}
-	if (!is_marker(ev, start_marker_name) && ev->phase != 'M')
+	if (!is_marker(ev, RTR__MARK_START) && ev->phase != 'M')
 		rp->events++;
 	th = threads_of(&rp->threads, ev);
 	if (th == NULL && threads_refused(&rp->threads)) /* past the state bound: as it is */
@@ -219,14 +218,15 @@ static int compose_marker(struct repair *rp, uint64_t dropped)
 		tid = h->tid;
 	}
 	b->len = 0;
-	return buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":") ||
+	return buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_END "\",\"ts\":") ||
 	       buf_put_us(b, ts) || buf_puts(b, ",\"pid\":") || buf_put_i64(b, pid) ||
 	       buf_puts(b, ",\"tid\":") || buf_put_i64(b, tid) ||
-	       buf_puts(b, ",\"args\":{\"final\":true,\"repaired\":true,") ||
-	       (h->present && buf_put(b, h->args.p, h->args.len)) || buf_puts(b, "\"events\":") ||
-	       buf_put_u64(b, rp->events) || buf_puts(b, ",\"slices_closed\":") ||
-	       buf_put_u64(b, rp->closed) || buf_puts(b, ",\"partial_bytes_dropped\":") ||
-	       buf_put_u64(b, dropped) || buf_puts(b, "}}");
+	       buf_puts(b, ",\"args\":{\"" RTR__KEY_FINAL "\":true,\"repaired\":true,") ||
+	       (h->present && buf_put(b, h->args.p, h->args.len)) ||
+	       buf_puts(b, "\"" RTR__KEY_EVENTS "\":") || buf_put_u64(b, rp->events) ||
+	       buf_puts(b, ",\"slices_closed\":") || buf_put_u64(b, rp->closed) ||
+	       buf_puts(b, ",\"partial_bytes_dropped\":") || buf_put_u64(b, dropped) ||
+	       buf_puts(b, "}}");
 }
 
 /* Close the output: open slices, the end marker, ']'. 0 or -1. */

@@ -45,6 +45,8 @@
  */
 #include "tally.h"
 
+#include "common/names.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +58,6 @@
 #define PENDING_MAX 4096
 /* Completed slices waiting for a parent, per thread, before the older half is merged. */
 #define UNCLAIMED_MAX TALLY_UNCLAIMED_MAX
-
-static const char end_marker_name[] = "ringtrace: end";
-static const char start_marker_name[] = "ringtrace: start";
 
 const char *const tally_by_names[3] = {
 	[BY_NAME] = "name", [BY_CAT] = "cat", [BY_THREAD] = "thread"};
@@ -671,16 +670,16 @@ static void on_instant(struct tally *c, const struct trace_event *ev)
 	struct end_marker *m = &c->end;
 	const struct trace_value *v;
 
-	if (trace_value_is(&ev->name, start_marker_name)) {
+	if (trace_value_is(&ev->name, RTR__MARK_START)) {
 		c->saw_start = true;
 		return;
 	}
-	if (!trace_value_is(&ev->name, end_marker_name))
+	if (!trace_value_is(&ev->name, RTR__MARK_END))
 		return;
 	/* The last one counts: a repair appends a final one after a provisional one. */
 	memset(m, 0, sizeof(*m));
 	m->seen = true;
-	v = trace_event_arg(ev, "final");
+	v = trace_event_arg(ev, RTR__KEY_FINAL);
 	if (v != NULL && v->type == TRACE_BOOL) {
 		m->has_final = true;
 		m->final = strcmp(v->text, "true") == 0;

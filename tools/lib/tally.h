@@ -19,6 +19,7 @@
 #ifndef RTR_TOOLS_TALLY_H
 #define RTR_TOOLS_TALLY_H
 
+#include "common/names.h"
 #include "json.h"
 #include "reader.h"
 #include "sketch.h"
@@ -103,14 +104,14 @@ struct label {
 	size_t len;
 };
 
-#define END_COUNTS(X)                     \
-	X(DROPPED, "dropped")             \
-	X(FULL, "dropped_ring_full")      \
-	X(LARGE, "dropped_too_large")     \
-	X(IO, "dropped_io")               \
-	X(ARGS_CUT, "args_cut")           \
-	X(REENTRANT, "dropped_reentrant") \
-	X(CORRUPT, "dropped_corrupt") X(NO_TRACK, "dropped_no_track")
+#define END_COUNTS(X)                            \
+	X(DROPPED, RTR__KEY_DROPPED)             \
+	X(FULL, RTR__KEY_DROPPED_FULL)           \
+	X(LARGE, RTR__KEY_DROPPED_LARGE)         \
+	X(IO, RTR__KEY_DROPPED_IO)               \
+	X(ARGS_CUT, RTR__KEY_ARGS_CUT)           \
+	X(REENTRANT, RTR__KEY_DROPPED_REENTRANT) \
+	X(CORRUPT, RTR__KEY_DROPPED_CORRUPT) X(NO_TRACK, RTR__KEY_DROPPED_NO_TRACK)
 #define END_ENUM(id, key) END_##id,
 enum { END_COUNTS(END_ENUM) END_NCOUNTS };
 #undef END_ENUM

@@ -75,6 +75,7 @@
  * thread's latest time (as `check --repair` does), and a warning.
  */
 #include "cli.h"
+#include "common/names.h"
 #include "json.h"
 #include "merge_clock.h"
 #include "merge_json.h"
@@ -350,25 +351,25 @@ static int read_start_marker(struct input *in, const struct trace_event *ev)
 	int64_t i;
 
 	in->has_start = true;
-	v = trace_event_arg(ev, "origin_monotonic_ns");
+	v = trace_event_arg(ev, RTR__KEY_ORIGIN_MONO);
 	in->has_mono = v != NULL && value_u64(v, &in->mono) == 0;
-	v = trace_event_arg(ev, "origin_realtime_ns");
+	v = trace_event_arg(ev, RTR__KEY_ORIGIN_REAL);
 	in->has_real = v != NULL && value_u64(v, &in->real) == 0;
-	v = trace_event_arg(ev, "rank");
+	v = trace_event_arg(ev, RTR__KEY_RANK);
 	if (v != NULL && v->type == TRACE_NUMBER && json_parse_i64(v->text, v->len, &i) == 0 &&
 	    i >= 0) {
 		in->has_rank = true;
 		in->rank = i;
 	}
-	v = trace_event_arg(ev, "segment");
+	v = trace_event_arg(ev, RTR__KEY_SEGMENT);
 	in->has_segment = v != NULL && value_u64(v, &in->segment) == 0;
-	v = trace_event_arg(ev, "host");
+	v = trace_event_arg(ev, RTR__KEY_HOST);
 	if (v != NULL && v->type == TRACE_STRING && v->len > 0) {
 		in->host = copy_string(v);
 		if (in->host == NULL)
 			return -1;
 	}
-	v = trace_event_arg(ev, "pid");
+	v = trace_event_arg(ev, RTR__KEY_PID);
 	if (ev->has_pid) {
 		in->has_main = true;
 		in->main_pid = ev->pid_num;
@@ -421,7 +422,7 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 		struct input *in = &m->in[i];
 
 		advance(in);
-		if (in->head != NULL && is_marker(in->head, START_MARKER)) {
+		if (in->head != NULL && is_marker(in->head, RTR__MARK_START)) {
 			/* Its thread counts (threads.h), though merge writes its own marker. */
 			if ((threads_of(&in->threads, in->head) == NULL &&
 			     !threads_refused(&in->threads)) ||
@@ -748,8 +749,8 @@ report:
 				 "aligned",
 				 in->name,
 				 !in->has_start		     ? "start marker"
-				 : m->fallback == CLOCK_MONO ? "origin_monotonic_ns"
-							     : "origin_realtime_ns");
+				 : m->fallback == CLOCK_MONO ? RTR__KEY_ORIGIN_MONO
+							     : RTR__KEY_ORIGIN_REAL);
 	}
 	if (m->clock == CLOCK_SYNC)
 		cli_note("merge",
@@ -1376,7 +1377,7 @@ static int take_receive(struct merge *m, struct input *in, const struct trace_ev
 
 static int hold_end(struct merge *m, struct input *in, const struct trace_event *ev)
 {
-	const struct trace_value *final = trace_event_arg(ev, "final");
+	const struct trace_value *final = trace_event_arg(ev, RTR__KEY_FINAL);
 
 	in->held = true;
 	in->held_has_ts = ev->has_ts;
@@ -1450,7 +1451,7 @@ static int take(struct merge *m, struct input *in, const struct trace_event *ev)
 
 	if (in->held && write_held(m, in))
 		return -1;
-	if (is_marker(ev, END_MARKER)) {
+	if (is_marker(ev, RTR__MARK_END)) {
 		/* Its thread counts (threads.h); its time does not end the cut slices. */
 		if (threads_of(&in->threads, ev) == NULL && !threads_refused(&in->threads)) {
 			m->nomem = true;
@@ -1592,16 +1593,16 @@ static int write_start(struct merge *m)
 	int err;
 
 	b->len = 0;
-	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" START_MARKER
+	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_START
 			  "\",\"ts\":0,\"pid\":") ||
 	      buf_put_i64(b, m->marker_pid) || buf_puts(b, ",\"tid\":") ||
 	      buf_put_i64(b, m->marker_tid) || buf_puts(b, ",\"args\":{\"merged_from\":") ||
 	      buf_put_u64(b, m->n) || buf_puts(b, ",\"clock\":\"") ||
 	      buf_puts(b, clock_names[m->clock]) || buf_putc(b, '"');
 	if (!err && m->has_origin_mono)
-		err = put_origin(b, "origin_monotonic_ns", m->origin_mono);
+		err = put_origin(b, RTR__KEY_ORIGIN_MONO, m->origin_mono);
 	if (!err && m->has_origin_real)
-		err = put_origin(b, "origin_realtime_ns", m->origin_real);
+		err = put_origin(b, RTR__KEY_ORIGIN_REAL, m->origin_real);
 	if (!err && m->host != NULL)
 		err = buf_puts(b, ",\"host\":") || json_put_string(b, m->host, strlen(m->host)) < 0;
 	if (!err && m->clock == CLOCK_SYNC)
@@ -1626,9 +1627,9 @@ static int write_start(struct merge *m)
 			err = buf_puts(b, ",\"pid\":") || buf_put_i64(b, in->main_pid) ||
 			      buf_puts(b, ",\"merged_pid\":") || buf_put_i64(b, pm->pid);
 		if (!err && in->has_mono)
-			err = put_origin(b, "origin_monotonic_ns", in->mono);
+			err = put_origin(b, RTR__KEY_ORIGIN_MONO, in->mono);
 		if (!err && in->has_real)
-			err = put_origin(b, "origin_realtime_ns", in->real);
+			err = put_origin(b, RTR__KEY_ORIGIN_REAL, in->real);
 		if (!err)
 			err = in->anchored ? buf_puts(b, ",\"shift_ns\":") ||
 						     buf_put_i64(b, in->shift_ns)
@@ -1636,8 +1637,8 @@ static int write_start(struct merge *m)
 		if (!err && in->anchored)
 			err = buf_puts(b, ",\"aligned_by\":\"") ||
 			      buf_puts(b, in->measured		      ? "clock sync"
-					  : m->fallback == CLOCK_MONO ? "origin_monotonic_ns"
-								      : "origin_realtime_ns") ||
+					  : m->fallback == CLOCK_MONO ? RTR__KEY_ORIGIN_MONO
+								      : RTR__KEY_ORIGIN_REAL) ||
 			      buf_putc(b, '"');
 		if (in->measured)
 			sync_bounds(&in->sync, &rtt, &error);
@@ -1661,7 +1662,7 @@ static int write_start(struct merge *m)
 /* Keys of the inputs' end markers that the merged one writes itself. */
 static bool own_end_key(const struct json_member *a)
 {
-	return json_member_is(a, "final") || json_member_is(a, "merged_from") ||
+	return json_member_is(a, RTR__KEY_FINAL) || json_member_is(a, "merged_from") ||
 	       json_member_is(a, "merged_events") || json_member_is(a, "slices_closed") ||
 	       json_member_is(a, "messages") || json_member_is(a, "inputs");
 }
@@ -1742,21 +1743,21 @@ static int write_end(struct merge *m)
 	int err;
 
 	b->len = 0;
-	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" END_MARKER "\",\"ts\":") ||
+	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_END "\",\"ts\":") ||
 	      buf_put_us(b, m->has_latest && m->latest > 0 ? m->latest : 0) ||
 	      buf_puts(b, ",\"pid\":") || buf_put_i64(b, m->marker_pid) ||
 	      buf_puts(b, ",\"tid\":") || buf_put_i64(b, m->marker_tid) ||
-	      buf_puts(b, ",\"args\":{\"final\":true,\"merged_from\":") || buf_put_u64(b, m->n) ||
-	      put_sums(m, b) || buf_puts(b, ",\"merged_events\":") || buf_put_u64(b, m->written) ||
-	      buf_puts(b, ",\"slices_closed\":") || buf_put_u64(b, m->closed) ||
-	      put_messages(m, b) || buf_puts(b, ",\"inputs\":[");
+	      buf_puts(b, ",\"args\":{\"" RTR__KEY_FINAL "\":true,\"merged_from\":") ||
+	      buf_put_u64(b, m->n) || put_sums(m, b) || buf_puts(b, ",\"merged_events\":") ||
+	      buf_put_u64(b, m->written) || buf_puts(b, ",\"slices_closed\":") ||
+	      buf_put_u64(b, m->closed) || put_messages(m, b) || buf_puts(b, ",\"inputs\":[");
 	for (size_t i = 0; i < m->n && !err; i++) {
 		const struct input *in = &m->in[i];
 		const struct trace_reader_status *st = trace_reader_status(in->r);
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_puts(b, "{\"file\":") ||
 		      json_put_string(b, in->name, strlen(in->name)) < 0 ||
-		      buf_puts(b, ",\"final\":") ||
+		      buf_puts(b, ",\"" RTR__KEY_FINAL "\":") ||
 		      buf_puts(b, in->end_seen && in->end_final ? "true" : "false") ||
 		      buf_puts(b, ",\"cut\":") || buf_puts(b, st->cut ? "true" : "false") ||
 		      buf_puts(b, ",\"events\":") || buf_put_u64(b, in->events) ||

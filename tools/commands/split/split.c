@@ -46,6 +46,7 @@
  */
 #include "carry.h"
 #include "cli.h"
+#include "common/names.h"
 #include "json.h"
 #include "merge_json.h"
 #include "output.h"
@@ -323,7 +324,7 @@ static int write_start_marker(struct split *sp)
 /* Keys of the original end marker that a piece's end marker writes itself. */
 static bool own_end_key(const struct json_member *a)
 {
-	static const char *const keys[] = {"final",	   "piece",	    "ts_from",	   "ts_to",
+	static const char *const keys[] = {RTR__KEY_FINAL, "piece",	    "ts_from",	   "ts_to",
 					   "piece_events", "slices_closed", "async_closed"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -348,10 +349,10 @@ static int write_end_marker(struct split *sp, bool last)
 	if (piece_args(sp, true))
 		return nomem(sp);
 	b->len = 0;
-	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" END_MARKER "\",\"ts\":") ||
+	err = buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_END "\",\"ts\":") ||
 	      buf_put_us(b, ts) || buf_puts(b, ",\"pid\":") || buf_put_i64(b, sp->marker_pid) ||
 	      buf_puts(b, ",\"tid\":") || buf_put_i64(b, sp->marker_tid) ||
-	      buf_puts(b, ",\"args\":{\"final\":true");
+	      buf_puts(b, ",\"args\":{\"" RTR__KEY_FINAL "\":true");
 	while (!err && original && json_next_member(sp->end_args.p, sp->end_args.len, &pos, &a)) {
 		if (own_end_key(&a))
 			continue;
@@ -1107,7 +1108,7 @@ static int take(struct split *sp, const struct trace_event *ev)
 
 	if (!sp->first_seen) {
 		sp->first_seen = true;
-		if (is_marker(ev, START_MARKER)) {
+		if (is_marker(ev, RTR__MARK_START)) {
 			sp->has_start = true;
 			trace_event_thread(ev, &sp->marker_pid, &sp->marker_tid);
 			sp->has_ids = true;
@@ -1124,7 +1125,7 @@ static int take(struct split *sp, const struct trace_event *ev)
 	}
 	if (sp->held_end && write_held_end(sp))
 		return -1;
-	if (is_marker(ev, END_MARKER))
+	if (is_marker(ev, RTR__MARK_END))
 		return hold_end(sp, ev);
 	if (ev->phase == 'X' && ev->has_ts && ev->has_dur && ev->dur_ns >= 0)
 		return defer_x(sp, ev);

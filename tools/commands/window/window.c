@@ -37,6 +37,7 @@
  */
 #include "carry.h"
 #include "cli.h"
+#include "common/names.h"
 #include "json.h"
 #include "merge_json.h"
 #include "output.h"
@@ -356,17 +357,17 @@ static int write_end_marker(struct window *w)
 
 	b->len = 0;
 	if (window_args(w, true, at) ||
-	    buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" END_MARKER "\",\"ts\":") ||
+	    buf_puts(b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_END "\",\"ts\":") ||
 	    buf_put_us(b, at) || buf_puts(b, ",\"pid\":") || buf_put_i64(b, w->marker_pid) ||
 	    buf_puts(b, ",\"tid\":") || buf_put_i64(b, w->marker_tid) ||
-	    buf_puts(b, ",\"args\":{\"final\":true,") || buf_put(b, w->args.p, w->args.len) ||
-	    buf_puts(b, ",\"window_events\":") || buf_put_u64(b, w->events) ||
-	    buf_puts(b, ",\"x_clipped\":") || buf_put_u64(b, w->clipped) ||
-	    buf_puts(b, ",\"slices_reopened\":") || buf_put_u64(b, w->reopened) ||
-	    buf_puts(b, ",\"slices_closed\":") || buf_put_u64(b, w->closed) ||
-	    buf_puts(b, ",\"async_reopened\":") || buf_put_u64(b, w->async_reopened) ||
-	    buf_puts(b, ",\"async_closed\":") || buf_put_u64(b, w->async_closed) ||
-	    buf_puts(b, "}}"))
+	    buf_puts(b, ",\"args\":{\"" RTR__KEY_FINAL "\":true,") ||
+	    buf_put(b, w->args.p, w->args.len) || buf_puts(b, ",\"window_events\":") ||
+	    buf_put_u64(b, w->events) || buf_puts(b, ",\"x_clipped\":") ||
+	    buf_put_u64(b, w->clipped) || buf_puts(b, ",\"slices_reopened\":") ||
+	    buf_put_u64(b, w->reopened) || buf_puts(b, ",\"slices_closed\":") ||
+	    buf_put_u64(b, w->closed) || buf_puts(b, ",\"async_reopened\":") ||
+	    buf_put_u64(b, w->async_reopened) || buf_puts(b, ",\"async_closed\":") ||
+	    buf_put_u64(b, w->async_closed) || buf_puts(b, "}}"))
 		return nomem(w);
 	return output_write(w->out, b->p, b->len) || output_puts(w->out, "\n]\n");
 }
@@ -532,7 +533,7 @@ static int take_first(struct window *w, const struct trace_event *ev)
 	}
 	if (!w->first_seen) {
 		w->first_seen = true;
-		if (is_marker(ev, START_MARKER)) {
+		if (is_marker(ev, RTR__MARK_START)) {
 			w->has_start = true;
 			trace_event_thread(ev, &w->marker_pid, &w->marker_tid);
 			if (buf_put(&w->start_json, ev->json, ev->json_len))
@@ -548,7 +549,7 @@ static int take(struct window *w, const struct trace_event *ev, enum part part)
 {
 	if (take_first(w, ev))
 		return -1;
-	if (is_marker(ev, START_MARKER) || is_marker(ev, END_MARKER))
+	if (is_marker(ev, RTR__MARK_START) || is_marker(ev, RTR__MARK_END))
 		return 0; /* the window writes its own */
 	if (ev->phase == 'M') {
 		/* In the tail too: the recorder names a thread before its first event,
