@@ -8,7 +8,7 @@
  * recorder's end marker says it dropped. State is per name, per thread, per open
  * slice and per open async id, never per event (see the bounds below).
  *
- * The numbers come from the tally (tally.h; tally.c says how self time is found
+ * The numbers come from the tally (tally.h; tally_nest.c says how self time is found
  * and what that assumes): percentiles from a sketch per key (sketch.h: within 1 %);
  * count, total, self, min, max and mean are exact integers of nanoseconds.
  */

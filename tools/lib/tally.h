@@ -4,7 +4,7 @@
  * over a trace that sums its slices (X, and B/E pairs) per name, category or thread
  * (count, total, self time, and a quantile sketch of the durations), its async spans
  * per name, its counter series, its process and thread names and what the
- * recorder's end marker says it dropped. tally.c opens with how self time is found
+ * recorder's end marker says it dropped. tally_nest.c opens with how self time is found
  * and what that assumes.
  *
  * State is per key, per thread, per open slice and per open async id, never per
@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Events of disorder tolerated on a thread (see tally.c). */
+/* Events of disorder tolerated on a thread (see tally_nest.c). */
 #define TALLY_WINDOW 16
 
 /* What a slice row is keyed on. */
