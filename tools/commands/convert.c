@@ -225,7 +225,9 @@ static int convert_pftrace(const char *input, const char *output)
 	return status;
 }
 
-int cmd_convert(int argc, char **argv)
+/* The options into *to (*to_given: --to was given) and *output. -1 to go on, else the
+ * exit status (--help, a usage error). */
+static int parse_options(int argc, char **argv, enum form *to, bool *to_given, const char **output)
 {
 	static const struct option longopts[] = {
 		{"to", required_argument, NULL, 't'},
@@ -233,6 +235,41 @@ int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			if (strcmp(optarg, "object") == 0)
+				*to = TO_OBJECT;
+			else if (strcmp(optarg, "array") == 0)
+				*to = TO_ARRAY;
+			else if (strcmp(optarg, "json") == 0)
+				*to = TO_JSON;
+			else
+				return cli_usage_error("convert",
+						       "--to wants object, array or json, not '%s'",
+						       optarg);
+			*to_given = true;
+			break;
+		case 'o':
+			*output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error("convert", "unknown option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("convert", argc == optind ? "no FILE to convert"
+								 : "one FILE at a time");
+	return -1;
+}
+
+int cmd_convert(int argc, char **argv)
+{
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
 	struct carried carried = {.limit = TRACE_MAX_EVENT_BYTES};
@@ -248,36 +285,12 @@ int cmd_convert(int argc, char **argv)
 	struct output *out;
 	char *out_path;
 	bool nomem = false, to_given = false;
-	int ch, err, status = CLI_OK;
+	int err, status;
 
-	while ((ch = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 't':
-			if (strcmp(optarg, "object") == 0)
-				to = TO_OBJECT;
-			else if (strcmp(optarg, "array") == 0)
-				to = TO_ARRAY;
-			else if (strcmp(optarg, "json") == 0)
-				to = TO_JSON;
-			else
-				return cli_usage_error("convert",
-						       "--to wants object, array or json, not '%s'",
-						       optarg);
-			to_given = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error("convert", "unknown option");
-		}
-	}
-	if (argc - optind != 1)
-		return cli_usage_error("convert", argc == optind ? "no FILE to convert"
-								 : "one FILE at a time");
+	status = parse_options(argc, argv, &to, &to_given, &output);
+	if (status >= 0)
+		return status;
+	status = CLI_OK;
 	if (pf_sniff_path(argv[optind]) == 1 && (to == TO_JSON || !to_given))
 		return convert_pftrace(argv[optind], output);
 	if (to == TO_JSON)
