@@ -54,6 +54,11 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	}
 	src->rc = rc;
 	src->st = *trace_reader_status(r);
+	/* The status outlives the reader: its what points into the copy's message now
+	 * (it pointed into the reader's, freed below, and cmd_window prints it). */
+	if (src->st.what != NULL)
+		src->st.what = src->st.message +
+			       (trace_reader_status(r)->what - trace_reader_status(r)->message);
 	if (part == PART_ALL)
 		src->bytes += src->st.input_bytes;
 	trace_reader_close(r);
