@@ -4,8 +4,8 @@
  * over a trace that sums its slices (X, and B/E pairs) per name, category or thread
  * (count, total, self time, and a quantile sketch of the durations), its async spans
  * per name, its counter series, its process and thread names and what the
- * recorder's end marker says it dropped. tally_nest.c opens with how self time is found
- * and what that assumes.
+ * recorder's end marker says it dropped. tally_nest.c opens with how self time is
+ * found and what that assumes.
  *
  * State is per key, per thread, per open slice and per open async id, never per
  * event. Percentiles come from a sketch per key (sketch.h: within SKETCH_ALPHA);

@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The rules' table, from their X-macro (check.h). */
 #define RULE_ROW(id, name, what, why) {name, what, why},
 
 const struct check_rule check_rules[RULE_COUNT] = {RULES(RULE_ROW)};
 
+/* The rule of each issue the reader reports (TRACE_READ_CHECK_STRINGS). */
 static const enum rule issue_rules[TRACE_ISSUE_COUNT] = {
 	[TRACE_ISSUE_BOM] = RULE_BOM,
 	[TRACE_ISSUE_ZERO_BYTES] = RULE_ZERO_BYTES,
