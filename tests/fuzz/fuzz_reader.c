@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the tools' trace reader (tools/reader.c), and `check --repair`
- * (repair_command()), on any bytes, plain or gzip (the reader tells by the magic).
+ * (repair_trace(), opened as the command opens it), on any bytes, plain or gzip (the
+ * reader tells by the magic).
  *
  * The reader must never crash, leak or overflow (ASan, UBSan); every event it
  * returns has a compact JSON that is one strict JSON object (fuzz_check.h:
@@ -14,6 +15,7 @@
  * the repaired file goes in a directory made once; repair's messages to /dev/null.
  */
 #include "cli.h"
+#include "output.h"
 #include "reader.h"
 #include "repair.h"
 
@@ -28,6 +30,24 @@
 #include <unistd.h>
 
 #define MAX_INPUT (1 << 16)
+
+/* `check --repair` of in into out, as the command does it: CLI_OK when it wrote the
+ * whole input, repaired. */
+static int repair(const char *in, const char *out)
+{
+	struct trace_reader *r = cli_open_trace("check", in, NULL);
+	struct repair_result res;
+	struct output *o = NULL;
+	int status = CLI_ERROR;
+
+	if (r == NULL)
+		return CLI_ERROR;
+	if (output_open(out, false, &o) == 0 && repair_trace(r, o, &res) == 0 && !res.stopped)
+		status = CLI_OK;
+	output_free(o);
+	trace_reader_close(r);
+	return status;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -166,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (saved < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
 		abort();
 	close(null);
-	int status = repair_command(in, out);
+	int status = repair(in, out);
 	fflush(stderr);
 	if (dup2(saved, STDERR_FILENO) < 0)
 		abort();
