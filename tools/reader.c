@@ -91,13 +91,6 @@
 #define SMALL_TEXT_BYTES  (16 * 1024)
 #define SMALL_SLICE_BYTES (2 * 1024)
 
-static const char *const field_names[TRACE_F_COUNT] = {
-	[TRACE_F_PH] = "ph",   [TRACE_F_NAME] = "name", [TRACE_F_CAT] = "cat",
-	[TRACE_F_TS] = "ts",   [TRACE_F_DUR] = "dur",	[TRACE_F_PID] = "pid",
-	[TRACE_F_TID] = "tid", [TRACE_F_ID] = "id",	[TRACE_F_S] = "s",
-	[TRACE_F_BP] = "bp",   [TRACE_F_ARGS] = "args",
-};
-
 static const size_t field_offsets[TRACE_F_COUNT] = {
 	[TRACE_F_PH] = offsetof(struct trace_event, ph),
 	[TRACE_F_NAME] = offsetof(struct trace_event, name),
@@ -445,10 +438,8 @@ static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_
 	if (it->mem == NULL)
 		return fail_nomem(r);
 	it->kind = ITEM_ISSUE;
-	it->u.issue.kind = kind;
-	it->u.issue.line = line;
-	it->u.issue.col = col;
-	it->u.issue.message = it->mem;
+	it->u.issue = (struct trace_issue){
+		.kind = kind, .line = line, .col = col, .message = it->mem};
 	return 1;
 }
 
@@ -539,8 +530,8 @@ static int field_lookup(const unsigned char *k, size_t len)
 	};
 
 	for (int f = 0; f < TRACE_F_COUNT; f++) {
-		if (lengths[f] == len && field_names[f][0] == (char)k[0] &&
-		    memcmp(field_names[f], k, len) == 0)
+		if (lengths[f] == len && trace_field_names[f][0] == (char)k[0] &&
+		    memcmp(trace_field_names[f], k, len) == 0)
 			return f;
 	}
 	return -1;
@@ -719,7 +710,7 @@ static int ev_key(struct trace_reader *r, const unsigned char *k, size_t len)
 				if (!queue_issue(r, TRACE_ISSUE_DUPLICATE_KEY, line, col,
 						 "\"%s\" twice in one event: readers keep "
 						 "different ones",
-						 field_names[b->field_key]))
+						 trace_field_names[b->field_key]))
 					return 0;
 			}
 			b->seen |= bit;
@@ -2222,28 +2213,4 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->out);
 	free(r->path);
 	free(r);
-}
-
-const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (size_t i = 0; i < ev->nargs; i++) {
-		if (ev->arg[i].key_len == len && memcmp(ev->arg[i].key, key, len) == 0)
-			return &ev->arg[i].value;
-	}
-	return NULL;
-}
-
-bool trace_value_is(const struct trace_value *v, const char *s)
-{
-	size_t len = strlen(s);
-
-	return v->type == TRACE_STRING && v->len == len && memcmp(v->text, s, len) == 0;
-}
-
-void trace_event_thread(const struct trace_event *ev, int64_t *pid, int64_t *tid)
-{
-	*pid = ev->has_pid ? ev->pid_num : 0;
-	*tid = ev->has_tid ? ev->tid_num : *pid;
 }
