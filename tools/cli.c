@@ -214,11 +214,10 @@ int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_byte
 }
 
 /* The JSON of a Perfetto trace, read through a temporary copy. */
-static struct trace_reader *open_pftrace(const char *cmd, const char *path,
-					 const struct trace_reader_options *o)
+static struct trace *open_pftrace(const char *cmd, const char *path, const struct trace_options *o)
 {
 	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	struct trace_reader *r = NULL;
+	struct trace *r = NULL;
 	char fdpath[64];
 	int fd, err;
 
@@ -226,23 +225,22 @@ static struct trace_reader *open_pftrace(const char *cmd, const char *path,
 	if (fd < 0)
 		return NULL;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	err = trace_reader_open(fdpath, o, &r);
+	err = trace_open(fdpath, o, &r);
 	close(fd);
-	if (err == 0 && trace_reader_set_name(r, name) != 0)
+	if (err == 0 && trace_set_name(r, name) != 0)
 		err = -ENOMEM;
 	if (err != 0) {
-		trace_reader_close(r);
+		trace_close(r);
 		cli_error(cmd, "cannot read the JSON of %s: %s", name, strerror(-err));
 		return NULL;
 	}
 	return r;
 }
 
-struct trace_reader *cli_open_trace(const char *cmd, const char *path,
-				    const struct trace_reader_options *options)
+struct trace *cli_open_trace(const char *cmd, const char *path, const struct trace_options *options)
 {
-	struct trace_reader_options o = {0};
-	struct trace_reader *r;
+	struct trace_options o = {0};
+	struct trace *r;
 	int err;
 
 	if (options != NULL)
@@ -251,7 +249,7 @@ struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 		o.max_event_bytes = max_event_bytes;
 	if (pf_sniff_path(path) == 1)
 		return open_pftrace(cmd, path, &o);
-	err = trace_reader_open(path, &o, &r);
+	err = trace_open(path, &o, &r);
 
 	if (err != 0) {
 		cli_error(cmd, "cannot read %s: %s", path, strerror(-err));
@@ -283,7 +281,7 @@ void cli_warnings_done(const struct cli_warnings *w)
 			(unsigned long long)(w->count - w->shown));
 }
 
-bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_reader_status *st)
+bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_status *st)
 {
 	if (st->not_a_trace == NULL || st->error != TRACE_OK)
 		return false;

@@ -65,7 +65,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "reader.h"
+#include "trace.h"
 
 #include "event_parse.h"
 #include "json.h"
@@ -190,12 +190,12 @@ struct scanner {
 	uint64_t lines, line_start; /* its own count of the raw text */
 };
 
-struct trace_reader {
+struct trace {
 	char *path;
 	const char *name; /* path, or "<stdin>", or display */
-	char *display;	  /* trace_reader_set_name() */
-	struct trace_reader_options opt;
-	struct trace_reader_status st;
+	char *display;	  /* trace_set_name() */
+	struct trace_options opt;
+	struct trace_status st;
 	bool done;	     /* no more steps: the input ended, or an error */
 	uint64_t non_events; /* elements of the event array that are not objects */
 	bool failed;	     /* the error is in st */
@@ -271,15 +271,15 @@ struct trace_reader {
 	void *handed; /* memory of the event last returned */
 };
 
-static void fail(struct trace_reader *r, enum trace_error kind, bool at, uint64_t abs,
-		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int queue_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t line,
-		       uint64_t col, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void fail(struct trace *r, enum trace_error kind, bool at, uint64_t abs, const char *fmt,
+		 ...) __attribute__((format(printf, 5, 6)));
+static int queue_issue(struct trace *r, enum trace_issue_kind kind, uint64_t line, uint64_t col,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* ------------------------------------------------------------------ positions */
 
 /* Count the lines of the block up to block offset off. */
-static void advance(struct trace_reader *r, size_t off)
+static void advance(struct trace *r, size_t off)
 {
 	if (off > r->len)
 		off = r->len;
@@ -307,7 +307,7 @@ static void advance(struct trace_reader *r, size_t off)
  * Line and column of text offset abs in the block, counting from block offset from,
  * where lines and start describe the line count there; moves nothing.
  */
-static void count_from(const struct trace_reader *r, size_t from, uint64_t lines, uint64_t start,
+static void count_from(const struct trace *r, size_t from, uint64_t lines, uint64_t start,
 		       uint64_t abs, uint64_t *line, uint64_t *col)
 {
 	size_t to = (size_t)(abs - r->text_abs), k = from;
@@ -351,7 +351,7 @@ static void locate_in_long(const struct long_event *e, uint64_t abs, uint64_t *l
 }
 
 /* Line and column of text offset abs; moves the lazy count forward when it can. */
-static void locate(struct trace_reader *r, uint64_t abs, uint64_t *line, uint64_t *col)
+static void locate(struct trace *r, uint64_t abs, uint64_t *line, uint64_t *col)
 {
 	if (r->lng.feeding && abs >= r->lng.abs && abs - r->lng.abs <= r->lng.text.len) {
 		locate_in_long(&r->lng, abs, line, col);
@@ -369,7 +369,7 @@ static void locate(struct trace_reader *r, uint64_t abs, uint64_t *line, uint64_
 }
 
 /* Text offset just past the token yajl is handing to the current callback. */
-static uint64_t here(const struct trace_reader *r)
+static uint64_t here(const struct trace *r)
 {
 	if (r->finishing)
 		return r->st.text_bytes;
@@ -378,8 +378,8 @@ static uint64_t here(const struct trace_reader *r)
 
 /* ----------------------------------------------------------------- reporting */
 
-static void fail(struct trace_reader *r, enum trace_error kind, bool at, uint64_t abs,
-		 const char *fmt, ...)
+static void fail(struct trace *r, enum trace_error kind, bool at, uint64_t abs, const char *fmt,
+		 ...)
 {
 	char msg[400];
 	va_list ap;
@@ -404,13 +404,13 @@ static void fail(struct trace_reader *r, enum trace_error kind, bool at, uint64_
 	r->failed = true;
 }
 
-static int fail_nomem(struct trace_reader *r)
+static int fail_nomem(struct trace *r)
 {
 	fail(r, TRACE_ERR_NOMEM, false, 0, "out of memory");
 	return 0;
 }
 
-static struct item *queue_push(struct trace_reader *r)
+static struct item *queue_push(struct trace *r)
 {
 	if (r->q_len == r->q_cap) {
 		size_t n = r->q_cap ? r->q_cap * 2 : 64;
@@ -424,12 +424,12 @@ static struct item *queue_push(struct trace_reader *r)
 	return &r->q[r->q_len++];
 }
 
-static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_kind kind,
-		      uint64_t line, uint64_t col, const char *fmt, va_list ap)
+static int make_issue(struct trace *r, struct item *it, enum trace_issue_kind kind, uint64_t line,
+		      uint64_t col, const char *fmt, va_list ap)
 	__attribute__((format(printf, 6, 0)));
 
-static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_kind kind,
-		      uint64_t line, uint64_t col, const char *fmt, va_list ap)
+static int make_issue(struct trace *r, struct item *it, enum trace_issue_kind kind, uint64_t line,
+		      uint64_t col, const char *fmt, va_list ap)
 {
 	char msg[400];
 
@@ -438,14 +438,14 @@ static int make_issue(struct trace_reader *r, struct item *it, enum trace_issue_
 	if (it->mem == NULL)
 		return fail_nomem(r);
 	it->kind = ITEM_ISSUE;
-	it->u.issue = (struct trace_issue){
-		.kind = kind, .line = line, .col = col, .message = it->mem};
+	it->u.issue =
+		(struct trace_issue){.kind = kind, .line = line, .col = col, .message = it->mem};
 	return 1;
 }
 
 /* Queue an issue; returns 1, or 0 when out of memory (so a callback can cancel). */
-static int queue_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t line,
-		       uint64_t col, const char *fmt, ...)
+static int queue_issue(struct trace *r, enum trace_issue_kind kind, uint64_t line, uint64_t col,
+		       const char *fmt, ...)
 {
 	struct item *it = queue_push(r);
 	va_list ap;
@@ -555,7 +555,7 @@ static bool level_push(struct level **lv, size_t *nlv, size_t *cap, char c)
 	return true;
 }
 
-static int event_begin(struct trace_reader *r)
+static int event_begin(struct trace *r)
 {
 	struct building *b = &r->b;
 	uint64_t at = here(r) - 1; /* the '{' is one byte, just before the offset */
@@ -585,7 +585,7 @@ static void event_numbers(struct trace_event *ev)
 }
 
 /* The event's object closed: copy it into one allocation and queue it. */
-static int event_commit(struct trace_reader *r)
+static int event_commit(struct trace *r)
 {
 	struct building *b = &r->b;
 	size_t args_bytes = b->nargs * sizeof(struct trace_arg);
@@ -641,7 +641,7 @@ static int event_commit(struct trace_reader *r)
 	return 1;
 }
 
-static int ev_open(struct trace_reader *r, char c)
+static int ev_open(struct trace *r, char c)
 {
 	struct building *b = &r->b;
 	size_t n = b->nlv;
@@ -662,7 +662,7 @@ static int ev_open(struct trace_reader *r, char c)
 	return buf_putc(&b->json, c) ? fail_nomem(r) : 1;
 }
 
-static int ev_close(struct trace_reader *r, char c)
+static int ev_close(struct trace *r, char c)
 {
 	struct building *b = &r->b;
 	enum trace_type t = c == '}' ? TRACE_OBJECT : TRACE_ARRAY;
@@ -687,7 +687,7 @@ static int ev_close(struct trace_reader *r, char c)
 	return 1;
 }
 
-static int ev_key(struct trace_reader *r, const unsigned char *k, size_t len)
+static int ev_key(struct trace *r, const unsigned char *k, size_t len)
 {
 	struct building *b = &r->b;
 	struct level *top = &b->lv[b->nlv - 1];
@@ -738,7 +738,7 @@ static int ev_key(struct trace_reader *r, const unsigned char *k, size_t len)
 	return 1;
 }
 
-static int ev_scalar(struct trace_reader *r, enum trace_type t, const void *p, size_t len)
+static int ev_scalar(struct trace *r, enum trace_type t, const void *p, size_t len)
 {
 	struct building *b = &r->b;
 	int err;
@@ -762,7 +762,7 @@ static int ev_scalar(struct trace_reader *r, enum trace_type t, const void *p, s
 
 /* ------------------------------------------------- top-level values copied */
 
-static void capture_start(struct trace_reader *r, const unsigned char *k, size_t len)
+static void capture_start(struct trace *r, const unsigned char *k, size_t len)
 {
 	struct capture *c = &r->cap;
 
@@ -776,7 +776,7 @@ static void capture_start(struct trace_reader *r, const unsigned char *k, size_t
 }
 
 /* Text of the value: kept up to the limit, then only counted. */
-static void capture_put(struct trace_reader *r, const void *p, size_t len, bool string)
+static void capture_put(struct trace *r, const void *p, size_t len, bool string)
 {
 	struct capture *c = &r->cap;
 	size_t before = c->json.len;
@@ -792,7 +792,7 @@ static void capture_put(struct trace_reader *r, const void *p, size_t len, bool 
 }
 
 /* The separator before a value in an array, or before a key in an object. */
-static void capture_sep(struct trace_reader *r)
+static void capture_sep(struct trace *r)
 {
 	struct capture *c = &r->cap;
 
@@ -803,7 +803,7 @@ static void capture_sep(struct trace_reader *r)
 	c->lv[c->nlv - 1].first = false;
 }
 
-static void capture_done(struct trace_reader *r)
+static void capture_done(struct trace *r)
 {
 	struct capture *c = &r->cap;
 
@@ -819,7 +819,7 @@ static void capture_done(struct trace_reader *r)
 		buf_free(&c->json);
 }
 
-static int capture_open(struct trace_reader *r, char ch)
+static int capture_open(struct trace *r, char ch)
 {
 	struct capture *c = &r->cap;
 
@@ -829,7 +829,7 @@ static int capture_open(struct trace_reader *r, char ch)
 	return level_push(&c->lv, &c->nlv, &c->lv_cap, ch) ? 1 : fail_nomem(r);
 }
 
-static int not_an_event(struct trace_reader *r, enum trace_type t)
+static int not_an_event(struct trace *r, enum trace_type t)
 {
 	uint64_t line, col;
 
@@ -840,7 +840,7 @@ static int not_an_event(struct trace_reader *r, enum trace_type t)
 			   type_names[t]);
 }
 
-static int on_scalar(struct trace_reader *r, enum trace_type t, const void *p, size_t len)
+static int on_scalar(struct trace *r, enum trace_type t, const void *p, size_t len)
 {
 	if (r->muted)
 		return 1;
@@ -896,7 +896,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
  * In the event array, between elements: stop yajl there (a callback's 0) so that
  * the fast path takes the text from just past this token, in state at.
  */
-static int yield_to_fast(struct trace_reader *r, enum fast_state at)
+static int yield_to_fast(struct trace *r, enum fast_state at)
 {
 	if (!r->fast_ok)
 		return 1;
@@ -905,7 +905,7 @@ static int yield_to_fast(struct trace_reader *r, enum fast_state at)
 	return 0;
 }
 
-static int on_start(struct trace_reader *r, char c)
+static int on_start(struct trace *r, char c)
 {
 	unsigned d = r->depth;
 
@@ -956,7 +956,7 @@ static int on_start(struct trace_reader *r, char c)
 	return 1;
 }
 
-static int on_end(struct trace_reader *r, char c)
+static int on_end(struct trace *r, char c)
 {
 	if (r->muted)
 		return 1;
@@ -1005,7 +1005,7 @@ static int cb_end_array(void *ctx)
 
 static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 {
-	struct trace_reader *r = ctx;
+	struct trace *r = ctx;
 
 	if (r->muted)
 		return 1;
@@ -1039,7 +1039,7 @@ static const yajl_callbacks callbacks = {
 	.yajl_end_array = cb_end_array,
 };
 
-static yajl_handle parser_new(struct trace_reader *r)
+static yajl_handle parser_new(struct trace *r)
 {
 	yajl_handle h = yajl_alloc(&callbacks, NULL, r);
 
@@ -1063,7 +1063,7 @@ static yajl_handle parser_new(struct trace_reader *r)
  * synthetic prefix; parsing goes on with the text after the ']'. false when out of
  * memory.
  */
-static bool resume_after_events(struct trace_reader *r)
+static bool resume_after_events(struct trace *r)
 {
 	static const char array_prefix[] = "[]", object_prefix[] = "{\"\":[]";
 	const char *prefix = r->events_depth == 1 ? array_prefix : object_prefix;
@@ -1085,7 +1085,7 @@ static bool resume_after_events(struct trace_reader *r)
 	return true;
 }
 
-static int queue_trailing_comma(struct trace_reader *r, uint64_t abs)
+static int queue_trailing_comma(struct trace *r, uint64_t abs)
 {
 	uint64_t line, col;
 
@@ -1099,7 +1099,7 @@ static int queue_trailing_comma(struct trace_reader *r, uint64_t abs)
  * ",]" closing the event array: the one syntax error the reader gets past, because
  * writers that close a bare array by hand make it. Parsing goes on after ']'.
  */
-static bool recover_trailing_comma(struct trace_reader *r, const unsigned char *p, size_t consumed)
+static bool recover_trailing_comma(struct trace *r, const unsigned char *p, size_t consumed)
 {
 	if (r->events_depth == 0 || r->depth != r->events_depth || r->b.active || consumed == 0 ||
 	    p[consumed - 1] != ']')
@@ -1128,7 +1128,7 @@ static void excerpt(char *out, size_t size, const unsigned char *p, size_t len)
  * Feed text p[0 .. len), at text offset abs, to yajl. 0, or -1 (r->failed). *used
  * is how much yajl took: all of it, or less when it stopped for the fast path.
  */
-static int yajl_feed(struct trace_reader *r, const unsigned char *p, size_t len, uint64_t abs,
+static int yajl_feed(struct trace *r, const unsigned char *p, size_t len, uint64_t abs,
 		     size_t *used)
 {
 	size_t total = len;
@@ -1201,7 +1201,7 @@ static int yajl_feed(struct trace_reader *r, const unsigned char *p, size_t len,
 
 /* yajl takes over in the event array, in state at (FAST_FIRST, _AFTER or _NEXT): a
  * fresh parser put there by a muted synthetic prefix. 0, or -1 when out of memory. */
-static int resume_yajl(struct trace_reader *r, enum fast_state at)
+static int resume_yajl(struct trace *r, enum fast_state at)
 {
 	static const char *const array_prefix[] = {
 		[FAST_FIRST] = "[", [FAST_AFTER] = "[{}", [FAST_NEXT] = "[{},"};
@@ -1242,7 +1242,7 @@ static char *fast_value(const struct event_parse *e, const unsigned char *p,
 
 /* The plain event event_parse() read at p (text offset abs): copied into one
  * allocation, as event_commit() does for yajl's, and queued. 1, or 0 (out of memory). */
-static int fast_commit(struct trace_reader *r, const unsigned char *p, uint64_t abs, uint64_t line,
+static int fast_commit(struct trace *r, const unsigned char *p, uint64_t abs, uint64_t line,
 		       uint64_t col)
 {
 	const struct event_parse *e = &r->ep;
@@ -1342,7 +1342,7 @@ static bool ends_here(const unsigned char *p, size_t len)
 	return closed;
 }
 
-static void long_begin(struct trace_reader *r, uint64_t abs)
+static void long_begin(struct trace *r, uint64_t abs)
 {
 	struct long_event *e = &r->lng;
 
@@ -1357,7 +1357,7 @@ static void long_begin(struct trace_reader *r, uint64_t abs)
 }
 
 /* The whole long event, kept in lng.text, to yajl: it is not plain. 0 or -1. */
-static int long_to_yajl(struct trace_reader *r)
+static int long_to_yajl(struct trace *r)
 {
 	struct long_event *e = &r->lng;
 	size_t used;
@@ -1387,7 +1387,7 @@ static int long_to_yajl(struct trace_reader *r)
  * SIZE_MAX on an error. When it ends it is parsed (fast, or by yajl), or reported as
  * too large, and the state moves on.
  */
-static size_t long_feed(struct trace_reader *r, const unsigned char *p, size_t len)
+static size_t long_feed(struct trace *r, const unsigned char *p, size_t len)
 {
 	struct long_event *e = &r->lng;
 	bool closed;
@@ -1432,8 +1432,7 @@ static size_t long_feed(struct trace_reader *r, const unsigned char *p, size_t l
  * over: after the ']', and at anything the fast path does not take (an element
  * that is not a plain event, a syntax error), from the state it is in. 0 or -1.
  */
-static int fast_feed(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs,
-		     size_t *used)
+static int fast_feed(struct trace *r, unsigned char *p, size_t len, uint64_t abs, size_t *used)
 {
 	size_t k = 0;
 
@@ -1485,7 +1484,7 @@ static int fast_feed(struct trace_reader *r, unsigned char *p, size_t len, uint6
 }
 
 /* Text to whichever parser has it now, until all of it is parsed. 0 or -1. */
-static int parse_text(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+static int parse_text(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
 	while (len > 0) {
 		size_t used;
@@ -1503,12 +1502,12 @@ static int parse_text(struct trace_reader *r, unsigned char *p, size_t len, uint
 
 /* ------------------------------------------------------------- the scanner */
 
-static int scan_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t abs,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int scan_issue(struct trace *r, enum trace_issue_kind kind, uint64_t abs, const char *fmt,
+		      ...) __attribute__((format(printf, 4, 5)));
 
 /* Hold an issue the scanner found until yajl has parsed the text before it. */
-static int scan_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64_t abs,
-		      const char *fmt, ...)
+static int scan_issue(struct trace *r, enum trace_issue_kind kind, uint64_t abs, const char *fmt,
+		      ...)
 {
 	const struct scanner *sc = &r->sc;
 	uint64_t col = abs >= sc->line_start ? abs - sc->line_start + 1 : 1;
@@ -1525,7 +1524,7 @@ static int scan_issue(struct trace_reader *r, enum trace_issue_kind kind, uint64
 }
 
 /* Invalid UTF-8 starting with byte lead at abs: one issue per string. */
-static int scan_bad_utf8(struct trace_reader *r, uint64_t abs, unsigned lead)
+static int scan_bad_utf8(struct trace *r, uint64_t abs, unsigned lead)
 {
 	if (r->sc.bad_utf8)
 		return 1;
@@ -1536,7 +1535,7 @@ static int scan_bad_utf8(struct trace_reader *r, uint64_t abs, unsigned lead)
 			  lead);
 }
 
-static int scan_lone_high(struct trace_reader *r)
+static int scan_lone_high(struct trace *r)
 {
 	r->sc.high = false;
 	return scan_issue(r, TRACE_ISSUE_SURROGATE, r->sc.high_abs,
@@ -1546,7 +1545,7 @@ static int scan_lone_high(struct trace_reader *r)
 }
 
 /* A \u escape has been read completely; end is the offset just past it. */
-static int scan_escape(struct trace_reader *r, uint64_t end)
+static int scan_escape(struct trace *r, uint64_t end)
 {
 	struct scanner *sc = &r->sc;
 	unsigned v = sc->hex_val;
@@ -1585,7 +1584,7 @@ static int scan_escape(struct trace_reader *r, uint64_t end)
 	return 1;
 }
 
-static int remember_patched_newline(struct trace_reader *r, uint64_t abs)
+static int remember_patched_newline(struct trace *r, uint64_t abs)
 {
 	if (r->npatched == r->patched_cap) {
 		size_t n = r->patched_cap ? r->patched_cap * 2 : 16;
@@ -1601,7 +1600,7 @@ static int remember_patched_newline(struct trace_reader *r, uint64_t abs)
 }
 
 /* A string byte that is neither part of an escape nor a continuation byte. */
-static int scan_string_byte(struct trace_reader *r, unsigned char *p, uint64_t abs)
+static int scan_string_byte(struct trace *r, unsigned char *p, uint64_t abs)
 {
 	struct scanner *sc = &r->sc;
 	unsigned c = *p;
@@ -1648,7 +1647,7 @@ static int scan_string_byte(struct trace_reader *r, unsigned char *p, uint64_t a
 }
 
 /* Scan byte *p at text offset abs (it may be rewritten). 1, or 0 when out of memory. */
-static int scan_byte(struct trace_reader *r, unsigned char *p, uint64_t abs)
+static int scan_byte(struct trace *r, unsigned char *p, uint64_t abs)
 {
 	struct scanner *sc = &r->sc;
 	unsigned c = *p;
@@ -1717,7 +1716,7 @@ static size_t scan_skip(const struct scanner *sc, const unsigned char *p, size_t
  * Feed a slice through the scanner. Before an issue is queued, yajl gets the text
  * up to the byte that raised it, so that the issue follows the events before it.
  */
-static int scan_and_feed(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+static int scan_and_feed(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
 	size_t seg = 0;
 
@@ -1754,7 +1753,7 @@ fail:
 
 /* ------------------------------------------------------------------- input */
 
-static int read_input(struct trace_reader *r, unsigned char *buf, size_t cap, size_t *got)
+static int read_input(struct trace *r, unsigned char *buf, size_t cap, size_t *got)
 {
 	for (;;) {
 		ssize_t n = read(r->fd, buf, cap);
@@ -1773,7 +1772,7 @@ static int read_input(struct trace_reader *r, unsigned char *buf, size_t cap, si
 }
 
 /* Bytes after the last gzip member: count them to the end, and say what they were. */
-static int gzip_trailing(struct trace_reader *r)
+static int gzip_trailing(struct trace *r)
 {
 	uint64_t n = r->zs.avail_in, nonzero = 0;
 	size_t got;
@@ -1799,7 +1798,7 @@ static int gzip_trailing(struct trace_reader *r)
 }
 
 /* The next text from gzip input into r->out; its length, 0 at the end, -1 on error. */
-static ssize_t inflate_text(struct trace_reader *r)
+static ssize_t inflate_text(struct trace *r)
 {
 	for (;;) {
 		size_t produced;
@@ -1856,7 +1855,7 @@ static ssize_t inflate_text(struct trace_reader *r)
 }
 
 /* The next text block into text/len; 0, or -1 on error. len 0: the input ended. */
-static int next_block(struct trace_reader *r)
+static int next_block(struct trace *r)
 {
 	ssize_t n;
 
@@ -1932,9 +1931,9 @@ static int next_block(struct trace_reader *r)
 }
 
 /* The input ended: decide how. */
-static void finish(struct trace_reader *r)
+static void finish(struct trace *r)
 {
-	struct trace_reader_status *st = &r->st;
+	struct trace_status *st = &r->st;
 
 	r->done = true;
 	if (r->zero_run) {
@@ -1992,7 +1991,7 @@ static void finish(struct trace_reader *r)
 	}
 }
 
-static int feed_text(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+static int feed_text(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
 	if (r->opt.flags & TRACE_READ_CHECK_STRINGS)
 		return scan_and_feed(r, p, len, abs);
@@ -2005,7 +2004,7 @@ static int feed_text(struct trace_reader *r, unsigned char *p, size_t len, uint6
  * events before it; the text before a run is parsed first, so that its position is
  * counted in order.
  */
-static int feed_slice(struct trace_reader *r, unsigned char *p, size_t len, uint64_t abs)
+static int feed_slice(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
 	size_t k = 0;
 
@@ -2042,7 +2041,7 @@ static int feed_slice(struct trace_reader *r, unsigned char *p, size_t len, uint
 /* One step of work: parse a slice, read a block, or finish. A token that has run on
  * for TRACE_MAX_EVENT_BYTES without a callback is yajl buffering one huge value (a
  * slice ending in a blank is between tokens, or inside a string: let it pass). */
-static void step(struct trace_reader *r)
+static void step(struct trace *r)
 {
 	if (r->pos < r->len) {
 		size_t n = r->len - r->pos < r->slice_bytes ? r->len - r->pos : r->slice_bytes;
@@ -2077,10 +2076,9 @@ static void step(struct trace_reader *r)
 
 /* ------------------------------------------------------------------ public */
 
-int trace_reader_open(const char *path, const struct trace_reader_options *options,
-		      struct trace_reader **out)
+int trace_open(const char *path, const struct trace_options *options, struct trace **out)
 {
-	struct trace_reader *r = calloc(1, sizeof(*r));
+	struct trace *r = calloc(1, sizeof(*r));
 	struct stat sb;
 	int err;
 
@@ -2107,7 +2105,7 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 	r->h = parser_new(r);
 	r->b.field_key = -1;
 	if (r->path == NULL || r->in == NULL || r->h == NULL) {
-		trace_reader_close(r);
+		trace_close(r);
 		return -ENOMEM;
 	}
 	if (strcmp(path, "-") == 0) {
@@ -2119,13 +2117,13 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 		if (r->fd < 0) {
 			err = errno;
 			r->fd = -1;
-			trace_reader_close(r);
+			trace_close(r);
 			return -err;
 		}
 	}
 	if (fstat(r->fd, &sb) == 0) {
 		if (S_ISDIR(sb.st_mode)) {
-			trace_reader_close(r);
+			trace_close(r);
 			return -EISDIR;
 		}
 		if (S_ISREG(sb.st_mode))
@@ -2136,7 +2134,7 @@ int trace_reader_open(const char *path, const struct trace_reader_options *optio
 	return 0;
 }
 
-int trace_reader_next(struct trace_reader *r, const struct trace_event **ev)
+int trace_next(struct trace *r, const struct trace_event **ev)
 {
 	free(r->handed);
 	r->handed = NULL;
@@ -2164,17 +2162,17 @@ int trace_reader_next(struct trace_reader *r, const struct trace_event **ev)
 	}
 }
 
-const struct trace_reader_status *trace_reader_status(const struct trace_reader *r)
+const struct trace_status *trace_status(const struct trace *r)
 {
 	return &r->st;
 }
 
-const char *trace_reader_name(const struct trace_reader *r)
+const char *trace_name(const struct trace *r)
 {
 	return r->name;
 }
 
-int trace_reader_set_name(struct trace_reader *r, const char *name)
+int trace_set_name(struct trace *r, const char *name)
 {
 	char *copy = strdup(name);
 
@@ -2186,7 +2184,7 @@ int trace_reader_set_name(struct trace_reader *r, const char *name)
 	return 0;
 }
 
-void trace_reader_close(struct trace_reader *r)
+void trace_close(struct trace *r)
 {
 	if (r == NULL)
 		return;

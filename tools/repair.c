@@ -14,8 +14,8 @@
 #include "json.h"
 #include "output.h"
 #include "progress.h"
-#include "reader.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -234,7 +234,7 @@ static int compose_marker(struct repair *rp, uint64_t dropped)
 }
 
 /* Close the output: open slices, the end marker, ']'. 0 or -1. */
-static int finish_output(struct repair *rp, const struct trace_reader_status *st, bool *kept)
+static int finish_output(struct repair *rp, const struct trace_status *st, bool *kept)
 {
 	const struct held_marker *h = &rp->held;
 
@@ -264,7 +264,7 @@ static void free_repair(struct repair *rp)
 }
 
 static void report(const char *in, const char *out, const struct repair *rp,
-		   const struct trace_reader_status *st, bool kept)
+		   const struct trace_status *st, bool kept)
 {
 	char what[256] = "";
 
@@ -296,12 +296,11 @@ int repair_command(const char *input, const char *output)
 {
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	struct trace_options ro = {.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
 	struct repair rp = {0};
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	char *out_path = NULL;
 	bool kept = false;
 	int rc, err, status = CLI_OK;
@@ -310,10 +309,10 @@ int repair_command(const char *input, const char *output)
 	r = cli_open_trace("check", input, &ro);
 	if (r == NULL)
 		return CLI_ERROR;
-	warnings.file = trace_reader_name(r);
+	warnings.file = trace_name(r);
 	out_path = output != NULL ? strdup(output) : cli_default_output(input, "repaired");
 	if (out_path == NULL) {
-		trace_reader_close(r);
+		trace_close(r);
 		cli_error("check", "out of memory");
 		return CLI_ERROR;
 	}
@@ -321,12 +320,12 @@ int repair_command(const char *input, const char *output)
 	if (err != 0) {
 		cli_error("check", "cannot write %s: %s", out_path, output_strerror(err));
 		free(out_path);
-		trace_reader_close(r);
+		trace_close(r);
 		return CLI_ERROR;
 	}
 	threads_init(&rp.threads, 0);
 	if (output_puts(rp.out, "[\n") == 0) {
-		while ((rc = trace_reader_next(r, &ev)) == 1) {
+		while ((rc = trace_next(r, &ev)) == 1) {
 			if (take_event(&rp, ev))
 				break;
 		}
@@ -335,7 +334,7 @@ int repair_command(const char *input, const char *output)
 	}
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (rc < 0 && st->events == 0) {
 		/* Nothing read before the error: no trace here to complete. */
 		cli_error("check", "%s", st->message);
@@ -356,6 +355,6 @@ int repair_command(const char *input, const char *output)
 	}
 	free_repair(&rp);
 	free(out_path);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }

@@ -81,9 +81,9 @@
 #include "output.h"
 #include "pftrace.h"
 #include "progress.h"
-#include "reader.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -169,7 +169,7 @@ struct input {
 	size_t index;
 	const char *path;
 	const char *name; /* for messages */
-	struct trace_reader *r;
+	struct trace *r;
 	struct cli_warnings warnings;
 	const struct trace_event *head; /* the next event, or NULL when done */
 	int64_t key;			/* its place in the merge */
@@ -383,7 +383,7 @@ static int read_start_marker(struct input *in, const struct trace_event *ev)
 /* Pull the next event of an input into head; NULL at its end. */
 static void advance(struct input *in)
 {
-	in->rc = trace_reader_next(in->r, &in->head);
+	in->rc = trace_next(in->r, &in->head);
 	if (in->rc != 1)
 		in->head = NULL;
 }
@@ -399,9 +399,9 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 	m->n = n;
 	for (size_t i = 0; i < n; i++) {
 		struct input *in = &m->in[i];
-		struct trace_reader_options ro = {.on_issue = cli_warn_issue,
-						  .ctx = &in->warnings,
-						  .flags = n > MANY_INPUTS ? TRACE_READ_SMALL : 0};
+		struct trace_options ro = {.on_issue = cli_warn_issue,
+					   .ctx = &in->warnings,
+					   .flags = n > MANY_INPUTS ? TRACE_READ_SMALL : 0};
 
 		in->index = i;
 		in->path = paths[i];
@@ -413,9 +413,9 @@ static int open_inputs(struct merge *m, char **paths, size_t n)
 		in->r = cli_open_trace("merge", paths[i], &ro);
 		if (in->r == NULL)
 			return -1;
-		in->name = trace_reader_name(in->r);
+		in->name = trace_name(in->r);
 		in->warnings.file = in->name;
-		progress_total(m->bar, trace_reader_status(in->r)->input_size);
+		progress_total(m->bar, trace_status(in->r)->input_size);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct input *in = &m->in[i];
@@ -1551,7 +1551,7 @@ static int close_slices(struct merge *m, struct input *in)
 /* An input has no more events: how did it end? */
 static int finish_input(struct merge *m, struct input *in)
 {
-	const struct trace_reader_status *st = trace_reader_status(in->r);
+	const struct trace_status *st = trace_status(in->r);
 	int64_t t;
 
 	cli_warnings_done(&in->warnings);
@@ -1752,7 +1752,7 @@ static int write_end(struct merge *m)
 	      put_messages(m, b) || buf_puts(b, ",\"inputs\":[");
 	for (size_t i = 0; i < m->n && !err; i++) {
 		const struct input *in = &m->in[i];
-		const struct trace_reader_status *st = trace_reader_status(in->r);
+		const struct trace_status *st = trace_status(in->r);
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_puts(b, "{\"file\":") ||
 		      json_put_string(b, in->name, strlen(in->name)) < 0 ||
@@ -1778,7 +1778,7 @@ static void update_progress(struct merge *m)
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < m->n; i++)
-		bytes += trace_reader_status(m->in[i].r)->input_bytes;
+		bytes += trace_status(m->in[i].r)->input_bytes;
 	progress_update(m->bar, bytes);
 }
 
@@ -1845,7 +1845,7 @@ static void free_merge(struct merge *m)
 	for (size_t i = 0; i < m->n; i++) {
 		struct input *in = &m->in[i];
 
-		trace_reader_close(in->r);
+		trace_close(in->r);
 		free(in->host);
 		free(in->label);
 		table_destroy(&in->pids);
@@ -1991,7 +1991,7 @@ int cmd_merge(int argc, char **argv)
 		size_t threads = 0;
 
 		for (size_t i = 0; i < m.n; i++) {
-			read += trace_reader_status(m.in[i].r)->events;
+			read += trace_status(m.in[i].r)->events;
 			threads += threads_count(&m.in[i].threads);
 		}
 		/* What it read is what check and stats count in the inputs (threads.h); what

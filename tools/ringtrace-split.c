@@ -50,9 +50,9 @@
 #include "merge_json.h"
 #include "output.h"
 #include "progress.h"
-#include "reader.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -1320,14 +1320,13 @@ int cmd_split(int argc, char **argv)
 	};
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	const struct trace_status *st;
 	const struct trace_event *ev;
 	struct split sp = {.max_reopen = DEFAULT_MAX_REOPEN};
 	const char *output = NULL;
 	bool gzip_opt = false;
-	struct trace_reader *r;
+	struct trace *r;
 	int ch, rc, err = 0, status = CLI_OK;
 
 	while ((ch = getopt_long(argc, argv, "m:e:r:o:zh", longopts, NULL)) != -1) {
@@ -1379,18 +1378,18 @@ int cmd_split(int argc, char **argv)
 		free(sp.prefix);
 		return CLI_ERROR;
 	}
-	sp.file = warnings.file = trace_reader_name(r);
+	sp.file = warnings.file = trace_name(r);
 	threads_init(&sp.threads, sizeof(struct split_thread));
 	carry_init(&sp.carry);
 	table_init(&sp.flows, sizeof(struct open_flow));
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		err = take(&sp, ev);
 		if (err)
 			break;
 	}
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (!err && cli_not_a_trace("split", sp.file, st)) {
 		status = CLI_FINDINGS; /* no piece written */
 	} else if (!err && rc < 0 && st->events == 0) {
@@ -1439,6 +1438,6 @@ int cmd_split(int argc, char **argv)
 			 sp.path, sp.events, sp.reopened);
 	}
 	free_split(&sp);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }

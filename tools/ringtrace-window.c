@@ -41,9 +41,9 @@
 #include "merge_json.h"
 #include "output.h"
 #include "pftrace.h"
-#include "reader.h"
 #include "seek.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -611,8 +611,8 @@ struct source {
 	unsigned probes;
 	bool searched;
 	uint64_t size;
-	int rc;			       /* of the last trace_reader_next() */
-	struct trace_reader_status st; /* of the last reader */
+	int rc;			/* of the last trace_next() */
+	struct trace_status st; /* of the last reader */
 };
 
 static void quiet_issue(void *ctx, const struct trace_issue *issue)
@@ -630,9 +630,9 @@ static void quiet_issue(void *ctx, const struct trace_issue *issue)
 static int read_part(struct window *w, struct source *src, const char *path, enum part part,
 		     uint64_t base, bool stop, uint64_t *stop_at)
 {
-	struct trace_reader_options ro = {.on_issue = quiet_issue};
+	struct trace_options ro = {.on_issue = quiet_issue};
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	int err = 0, rc;
 
 	if (part == PART_ALL || part == PART_BODY) {
@@ -642,7 +642,7 @@ static int read_part(struct window *w, struct source *src, const char *path, enu
 	r = cli_open_trace("window", path, &ro);
 	if (r == NULL)
 		return -1;
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		/* Past the window by more than the margin (by its start: other writers
 		 * put an X at its start, and the recorder's long X are in the tail). */
 		if (stop && w->has_origin && ev->has_ts && ev->ts_ns > w->to &&
@@ -655,10 +655,10 @@ static int read_part(struct window *w, struct source *src, const char *path, enu
 			break;
 	}
 	src->rc = rc;
-	src->st = *trace_reader_status(r);
+	src->st = *trace_status(r);
 	if (part == PART_ALL)
 		src->bytes += src->st.input_bytes;
-	trace_reader_close(r);
+	trace_close(r);
 	return err;
 }
 

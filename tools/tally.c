@@ -787,10 +787,10 @@ static void free_state(struct tally *c)
 
 int tally_read(struct tally *c, const struct tally_options *opt, const char *cmd, const char *path)
 {
-	struct trace_reader_options ro = {
+	struct trace_options ro = {
 		.on_issue = cli_warn_issue, .ctx = &c->warnings, .progress = &c->bar};
 	const struct trace_event *ev;
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 
 	memset(c, 0, sizeof(*c));
 	c->opt = opt;
@@ -806,12 +806,12 @@ int tally_read(struct tally *c, const struct tally_options *opt, const char *cmd
 	c->r = cli_open_trace(cmd, path, &ro);
 	if (c->r == NULL)
 		return CLI_ERROR;
-	c->file = c->warnings.file = trace_reader_name(c->r);
-	while (!c->nomem && trace_reader_next(c->r, &ev) == 1)
+	c->file = c->warnings.file = trace_name(c->r);
+	while (!c->nomem && trace_next(c->r, &ev) == 1)
 		on_event(c, ev);
 	progress_finish(&c->bar);
 	cli_warnings_done(&c->warnings);
-	st = c->st = trace_reader_status(c->r);
+	st = c->st = trace_status(c->r);
 	if (!c->nomem)
 		finish(c);
 	if (c->nomem) {
@@ -832,7 +832,7 @@ int tally_read(struct tally *c, const struct tally_options *opt, const char *cmd
 void tally_destroy(struct tally *c)
 {
 	free_state(c);
-	trace_reader_close(c->r);
+	trace_close(c->r);
 	c->r = NULL;
 	c->st = NULL;
 }

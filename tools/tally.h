@@ -20,10 +20,10 @@
 #include "cli.h"
 #include "json.h"
 #include "progress.h"
-#include "reader.h"
 #include "sketch.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -157,8 +157,8 @@ extern const struct anomaly_text {
 struct tally {
 	const struct tally_options *opt;
 	const char *file; /* as messages name it */
-	struct trace_reader *r;
-	const struct trace_reader_status *st; /* the reader's, final after tally_read() */
+	struct trace *r;
+	const struct trace_status *st; /* the reader's, final after tally_read() */
 	struct progress bar;
 	struct cli_warnings warnings;
 	struct threads threads;	 /* every event's thread (threads.h: TRACE_COUNTS_WHAT) */

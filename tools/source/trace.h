@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Streaming reader of trace files: the one way the ringtrace tools read a trace.
+ * One pull interface for every trace input: the one way the ringtrace tools read a
+ * trace (trace_open(), trace_next()).
  *
  * It reads Chrome Trace Event Format JSON event by event, whatever the file's size,
  * with memory bounded by the largest single event (TRACE_MAX_EVENT_BYTES) and never
@@ -37,8 +38,8 @@
  * Thread safety: a reader is used by one thread at a time; distinct readers are
  * independent (no global state).
  */
-#ifndef RTR_TOOLS_READER_H
-#define RTR_TOOLS_READER_H
+#ifndef RTR_TOOLS_SOURCE_TRACE_H
+#define RTR_TOOLS_SOURCE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,7 +49,7 @@
 
 struct progress;
 
-/* The largest event read by default, in text bytes (trace_reader_options.max_event_bytes):
+/* The largest event read by default, in text bytes (trace_options.max_event_bytes):
  * a larger one is skipped and reported (TRACE_ISSUE_EVENT_TOO_LARGE). */
 #define TRACE_MAX_EVENT_BYTES ((uint64_t)16 << 20)
 
@@ -66,7 +67,7 @@ typedef void (*trace_issue_fn)(void *ctx, const struct trace_issue *issue);
 typedef void (*trace_top_level_fn)(void *ctx, const char *key, size_t key_len, const char *json,
 				   size_t len);
 
-/* trace_reader_options.flags */
+/* trace_options.flags */
 #define TRACE_READ_CHECK_STRINGS 1u
 /* Small buffers (a quarter of the input and text blocks, an eighth of the events
  * queued): for a tool that holds many readers at once, at some cost in speed. */
@@ -75,7 +76,7 @@ typedef void (*trace_top_level_fn)(void *ctx, const char *key, size_t key_len, c
  * that compare the two. */
 #define TRACE_READ_NO_FAST 4u
 
-struct trace_reader_options {
+struct trace_options {
 	unsigned flags;
 	trace_issue_fn on_issue; /* may be NULL: issues are then only counted */
 	void *ctx;
@@ -97,8 +98,8 @@ enum trace_error {
 	TRACE_ERR_NOMEM
 };
 
-/* How the input looked and ended; final once trace_reader_next() returned 0 or -1. */
-struct trace_reader_status {
+/* How the input looked and ended; final once trace_next() returned 0 or -1. */
+struct trace_status {
 	enum trace_form form;
 	bool complete;		 /* the JSON value closed, and only blanks followed */
 	bool cut;		 /* the input ended inside the JSON value */
@@ -125,32 +126,31 @@ struct trace_reader_status {
 	uint64_t line, col;	/* where, or 0 when the error has no place */
 };
 
-struct trace_reader;
+struct trace;
 
 /*
  * Open path ("-": standard input) for reading. options may be NULL. Returns 0 and
  * the reader in *out, or -errno (open failed, or -ENOMEM); nothing is read yet.
  */
-int trace_reader_open(const char *path, const struct trace_reader_options *options,
-		      struct trace_reader **out);
+int trace_open(const char *path, const struct trace_options *options, struct trace **out);
 
 /*
  * The next event. Returns 1 with *ev set; 0 at the end of the events (whole or cut:
  * see the status); -1 on an error (status error and message say which; every event
  * before it has been returned). After 0 or -1 it keeps returning the same.
  */
-int trace_reader_next(struct trace_reader *r, const struct trace_event **ev);
+int trace_next(struct trace *r, const struct trace_event **ev);
 
-const struct trace_reader_status *trace_reader_status(const struct trace_reader *r);
+const struct trace_status *trace_status(const struct trace *r);
 
 /* The path as given, or "<stdin>" for "-": what messages call the file. */
-const char *trace_reader_name(const struct trace_reader *r);
+const char *trace_name(const struct trace *r);
 
 /* What messages call the file from now on (a copy): a tool that reads a file through
  * a converted copy names the original. 0 or -ENOMEM. */
-int trace_reader_set_name(struct trace_reader *r, const char *name);
+int trace_set_name(struct trace *r, const char *name);
 
 /* Closes the file and frees the reader. r may be NULL. */
-void trace_reader_close(struct trace_reader *r);
+void trace_close(struct trace *r);
 
-#endif /* RTR_TOOLS_READER_H */
+#endif /* RTR_TOOLS_SOURCE_TRACE_H */
