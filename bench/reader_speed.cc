@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The tools' streaming reader (tools/reader.c) against simdjson's on-demand parser,
+// The tools' streaming reader (tools/source/trace.h) against simdjson's on-demand parser,
 // the yardstick of issue 14, on the same file in the same run.
 //
 //   bench_reader_speed [--runs N] FILE...

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the tools' trace reader (tools/reader.c), and `check --repair`
+ * libFuzzer target: the tools' trace reader (tools/source/trace.h), and `check --repair`
  * (repair_command()), on any bytes, plain or gzip (the reader tells by the magic).
  *
  * The reader must never crash, leak or overflow (ASan, UBSan); every event it

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tools' streaming trace reader (tools/reader.c) and the helpers under it
+ * The tools' streaming trace reader (tools/source/trace.h) and the helpers under it
  * (json.c, table.c): every value an event hands out, forms, gzip members, cuts,
  * positions, issues, errors.
  */

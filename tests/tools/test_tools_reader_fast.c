@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reader's fast path (tools/event_parse.c and its glue in tools/reader.c)
+ * The reader's fast path (tools/source/event_parse.c and its glue in tools/source/json_scan.c)
  * against the full parser it stands in for: every file of the test corpora, and
  * generated ones cut at every byte, read both ways under every flag, must give the
  * same transcript (each event's every value, position and compact JSON, each issue,
