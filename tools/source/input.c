@@ -177,16 +177,19 @@ static int first_block(struct input *in, size_t want)
 		in->zs.avail_in = (uInt)got;
 		do {
 			n = inflate_text(in, in->out + have, in->text_cap - have);
-			if (n < 0)
+			if (n < 0 && have == 0)
 				return -1;
-			have += (size_t)n;
+			in->failed = n < 0; /* said after the text before it */
+			have += n > 0 ? (size_t)n : 0;
 		} while (n > 0 && have < want);
 		in->block = in->out;
 		in->len = have;
 	} else {
 		while (got < want && !in->raw_done) {
-			if (read_raw(in, in->raw + got, in->raw_cap - got, &more))
-				return -1;
+			if (read_raw(in, in->raw + got, in->raw_cap - got, &more)) {
+				in->failed = true; /* said after the text before it */
+				break;
+			}
 			got += more;
 			in->raw_done = more == 0;
 		}
@@ -204,6 +207,8 @@ static int refill(struct input *in)
 
 	if (!in->started)
 		return first_block(in, 1);
+	if (in->failed)
+		return -1;
 	if (in->gzip) {
 		n = inflate_text(in, in->out, in->text_cap);
 	} else if (in->raw_done) {

@@ -35,6 +35,7 @@ struct input {
 	bool zs_ready, member_open;
 	bool started;  /* the first block was read */
 	bool raw_done; /* read(2) returned 0 */
+	bool failed;   /* the error below, met while the first block was read */
 
 	/* The block at hand: block[pos .. len) is not taken yet. */
 	unsigned char *block;
