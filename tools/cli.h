@@ -70,20 +70,12 @@ int cli_common_options(const char *cmd, int argc, char **argv);
 uint64_t cli_max_event_bytes(void);
 
 /*
- * Open a trace for a subcommand, with the common options; on failure print why and
- * return NULL. A Perfetto trace (.pftrace, found by its bytes) is converted first
- * (pf_to_json()) into an unlinked temporary file in $TMPDIR (else /tmp), which the
- * reader then reads: bounded in memory, seekable; the reader's name stays the
- * path. A cut or malformed one is read up to its last whole packet, with a warning.
+ * Open a trace for a subcommand, with the common options (trace_open(): JSON or a
+ * Perfetto trace, told by its bytes; nothing is written); on failure print why and
+ * return NULL.
  */
 struct trace *cli_open_trace(const char *cmd, const char *path,
 			     const struct trace_options *options);
-
-/* The JSON of the Perfetto trace at path (pf_to_json()) in an unlinked temporary
- * file, as cli_open_trace() reads one: its descriptor, or -1 after printing why. A
- * cut or malformed trace gives its JSON up to the last whole packet, with a warning
- * when warn (a second reading of a file says nothing). */
-int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_bytes, bool warn);
 
 /* Issues of an input that a subcommand reads past: printed as warnings, the first
  * few only. Pass as trace_options.on_issue with a struct cli_warnings. */

@@ -509,14 +509,18 @@ static int scan_syncs(struct merge *m)
 			continue;
 		}
 		if (pf_sniff_path(in->path) == 1) {
-			/* a Perfetto trace: its measurements from its JSON, as it is read */
-			char fdpath[64];
-			int fd = cli_pftrace_json("merge", in->path, cli_max_event_bytes(), false);
-			if (fd < 0)
-				continue;
-			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-			rc = sync_scan(fdpath, in->rank, &in->sync, err, sizeof(err));
-			close(fd);
+			/* a Perfetto trace: its measurements from its events, read once more */
+			struct trace_options o = {.max_event_bytes = cli_max_event_bytes()};
+			struct trace *t;
+			int e = trace_open(in->path, &o, &t);
+
+			if (e != 0) {
+				snprintf(err, sizeof(err), "%s", strerror(-e));
+				rc = -1;
+			} else {
+				rc = sync_scan_trace(t, in->rank, &in->sync, err, sizeof(err));
+				trace_close(t);
+			}
 		} else {
 			rc = sync_scan(in->path, in->rank, &in->sync, err, sizeof(err));
 		}

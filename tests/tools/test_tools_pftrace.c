@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Perfetto protobuf trace (.pftrace) in the tools: the decoder (tools/pftrace.h),
+ * The Perfetto protobuf trace (.pftrace) in the tools: the decoder (tools/source/pftrace.h),
  * `check` on one, `convert --to json`, and the other subcommands reading one.
  *
  * Inputs are written here, by a protobuf encoder of a few lines that shares nothing

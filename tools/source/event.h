@@ -105,9 +105,11 @@ struct trace_event {
 
 	/*
 	 * Where it is. JSON: line and col of its '{', offset the text offset of it. A
-	 * .pftrace (in_packet): line and col 0, packet the index of the packet it came
-	 * from (a slice written as one X: its BEGIN's) and offset that packet's byte
-	 * offset in the stream.
+	 * .pftrace (in_packet): packet is the index of the packet it came from (a slice
+	 * written as one X: its BEGIN's) and offset that packet's byte offset in the
+	 * stream, what messages give; line and col are those of the event in the JSON
+	 * `ringtrace convert` writes of the file (one event per line from line 2),
+	 * numbering the events as a JSON file's lines do.
 	 */
 	uint64_t line, col;
 	uint64_t offset;

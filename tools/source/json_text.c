@@ -125,13 +125,18 @@ void tr_fail(struct trace *r, enum trace_error kind, bool at, uint64_t abs, cons
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->st.line = r->st.col = 0;
-	if (at)
+	if (at) {
 		tr_locate(r, abs, &r->st.line, &r->st.col);
-	if (at)
-		snprintf(r->st.message, sizeof(r->st.message), "%s:%llu:%llu: ", r->name,
-			 (unsigned long long)r->st.line, (unsigned long long)r->st.col);
-	else
-		snprintf(r->st.message, sizeof(r->st.message), "%s: ", r->name);
+		/* a .pftrace's text is its events' JSON: the place is their packet */
+		if (r->pf != NULL && pf_source_place(r, r->st.line, &r->st.packet, &r->st.offset)) {
+			r->st.in_packet = true;
+			r->st.line = r->st.col = 0;
+		}
+	}
+	trace_place_format(r->st.message, sizeof(r->st.message), r->name, r->st.line, r->st.col,
+			   r->st.in_packet, r->st.packet, r->st.offset);
+	snprintf(r->st.message + strlen(r->st.message),
+		 sizeof(r->st.message) - strlen(r->st.message), ": ");
 	r->st.what = r->st.message + strlen(r->st.message);
 	snprintf(r->st.message + strlen(r->st.message),
 		 sizeof(r->st.message) - strlen(r->st.message), "%s", msg);
@@ -293,6 +298,14 @@ static void finish(struct trace *r)
 	}
 }
 
+/* The input ended: decide how, a .pftrace's decoder having the last word. */
+static void end(struct trace *r)
+{
+	finish(r);
+	if (r->pf != NULL && !r->failed)
+		pf_source_end(r);
+}
+
 static int feed_text(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
 	if (r->opt.flags & TRACE_READ_CHECK_STRINGS)
@@ -370,8 +383,8 @@ void tr_step(struct trace *r)
 		if (next_block(r) != 0)
 			r->done = true;
 		else if (r->len == 0)
-			finish(r);
+			end(r);
 		return;
 	}
-	finish(r);
+	end(r);
 }

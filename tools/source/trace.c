@@ -63,6 +63,7 @@
  */
 #include "trace_internal.h"
 
+#include "pftrace.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -77,20 +78,44 @@
 
 /* ---------------------------------------------------------------- the text */
 
+/* The first bytes: a .pftrace's text is its packets' JSON. 0, or -1 (r failed). */
+static int sniff(struct trace *r)
+{
+	const unsigned char *head;
+	size_t n;
+
+	r->sniffed = true;
+	if (input_peek(&r->in, SNIFF_BYTES, &head, &n) != 0) {
+		tr_fail(r, r->in.error, false, 0, "%s", r->in.message);
+		return -1;
+	}
+	if (!pf_sniff_bytes(head, n))
+		return 0;
+	r->st.format = TRACE_FORMAT_PFTRACE;
+	if (pf_source_open(r) != 0) {
+		tr_fail_nomem(r);
+		return -1;
+	}
+	return 0;
+}
+
 int tr_read_text(struct trace *r, unsigned char **p, size_t *len)
 {
 	struct input *in = &r->in;
-	int rc = input_next(in, p, len);
+	int rc;
 
+	if (!r->sniffed && sniff(r) != 0)
+		return -1;
+	rc = r->pf != NULL ? pf_source_text(r, p, len) : input_next(in, p, len);
 	r->st.input_bytes = in->bytes;
 	r->st.gzip = in->gzip;
 	r->st.gzip_members = in->gzip_members;
 	r->st.gzip_cut = in->gzip_cut;
 	if (rc != 0) {
-		tr_fail(r, in->error, false, 0, "%s", in->message);
+		tr_fail(r, in->error, false, 0, "%s", in->message); /* unless failed already */
 		return -1;
 	}
-	if (in->trailing && !r->trailing_told) {
+	if (in->trailing && !r->trailing_told && r->pf == NULL) {
 		r->trailing_told = true;
 		if (!tr_queue_issue(r, TRACE_ISSUE_GZIP_TRAILING, 0, 0,
 				    "%llu bytes after the last gzip member (%s), ignored",
@@ -99,6 +124,17 @@ int tr_read_text(struct trace *r, unsigned char **p, size_t *len)
 			return -1;
 	}
 	return 0;
+}
+
+/* An event or issue of a .pftrace: placed by its packet (its line and col stay those
+ * of convert's JSON of it, the tools' identity of an event). */
+static void place_in_packet(struct trace *r, uint64_t line, bool *in_packet, uint64_t *packet,
+			    uint64_t *offset)
+{
+	if (line == 0)
+		return;
+	*in_packet = pf_source_place(r, line, packet, offset);
+	pf_source_forget(r, line);
 }
 
 /* ------------------------------------------------------------------ public */
@@ -165,6 +201,11 @@ int trace_next(struct trace *r, const struct trace_event **ev)
 			struct item *it = &r->q[r->q_head++];
 
 			if (it->kind == ITEM_ISSUE) {
+				struct trace_issue *is = &it->u.issue;
+
+				if (r->pf != NULL)
+					place_in_packet(r, is->line, &is->in_packet, &is->packet,
+							&is->offset);
 				r->st.issues++;
 				if (r->opt.on_issue != NULL)
 					r->opt.on_issue(r->opt.ctx, &it->u.issue);
@@ -172,6 +213,9 @@ int trace_next(struct trace *r, const struct trace_event **ev)
 				continue;
 			}
 			r->handed = it->mem;
+			if (r->pf != NULL)
+				place_in_packet(r, it->u.ev.line, &it->u.ev.in_packet,
+						&it->u.ev.packet, &it->u.ev.offset);
 			it->u.ev.index = r->st.events++;
 			*ev = &it->u.ev;
 			return 1;
@@ -194,23 +238,11 @@ const char *trace_name(const struct trace *r)
 	return r->name;
 }
 
-int trace_set_name(struct trace *r, const char *name)
-{
-	char *copy = strdup(name);
-
-	if (copy == NULL)
-		return -ENOMEM;
-	free(r->display);
-	r->display = copy;
-	r->name = copy;
-	return 0;
-}
-
 void trace_close(struct trace *r)
 {
 	if (r == NULL)
 		return;
-	free(r->display);
+	pf_source_free(r->pf);
 	for (size_t i = r->q_head; i < r->q_len; i++)
 		free(r->q[i].mem);
 	free(r->q);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One pull interface for every trace input: the one way the ringtrace tools read a
- * trace (trace_open(), trace_next()).
+ * trace. trace_open() takes a path, or "-" for standard input (nothing needs to
+ * seek: a pipe reads as a file does), and tells the format by the first bytes, never
+ * the name; trace_next() hands out one event at a time (source/event.h), whatever
+ * the format, with memory bounded by the largest single event (TRACE_MAX_EVENT_BYTES)
+ * or packet, never by the file.
  *
- * It reads Chrome Trace Event Format JSON event by event, whatever the file's size,
- * with memory bounded by the largest single event (TRACE_MAX_EVENT_BYTES) and never
- * by the file:
- *
+ * Chrome Trace Event Format JSON:
  * - the bare-array form "[{...},{...}]" (what the recorder writes, one event per
  *   line) and the object form {"traceEvents":[...], "otherData":{...}, ...} (the
  *   events of "traceEvents"; the other top-level keys are skipped, or handed to
@@ -16,8 +17,7 @@
  * - complete files and files cut short by a kill: every whole event is returned, a
  *   partial event at the cut is dropped and counted (a partial last line, or the
  *   part of a cut gzip member after its last whole event); the status says how the
- *   input ended;
- * - a path, or "-" for standard input (nothing needs to seek).
+ *   input ended.
  *
  * Strictness. The input must be strict JSON (RFC 8259, through yajl's parser):
  * the first syntax error ends the read with "FILE:LINE:COL: message" and every
@@ -25,6 +25,18 @@
  * are read as blanks and reported as an issue. A byte-order mark is skipped, and a
  * trailing comma before the final ']' accepted, both reported as issues. Strings
  * are returned as valid UTF-8: invalid sequences become U+FFFD.
+ *
+ * Perfetto's protobuf trace (.pftrace, plain or gzip; pftrace.h), recognised by its
+ * first bytes after gzip (pf_sniff_bytes()): decoded packet by packet, each packet's
+ * events being the JSON events `ringtrace convert` writes for it (pf_json.h), parsed
+ * as above; no file is written and the input is read once. So its events are a
+ * JSON trace's in every field; they say where they are by packet (event.h), and so
+ * do its messages: malformed protobuf ends the read with "FILE: packet N at byte O:
+ * what", after every event of the packets before it; a file that ends inside a packet
+ * is cut (every whole packet's events returned; the status says where). The status
+ * describes it as the bare array of those events (form, complete, events_closed);
+ * ts is from the start marker's origin when it is the first event, else from the
+ * first event's time (convert's origin when it reads from a pipe).
  *
  * Issues are things a reader can get past but a checker wants to hear about; they
  * go to the issue callback, in file order with the events. TRACE_READ_CHECK_STRINGS
@@ -35,7 +47,7 @@
  * Lines and columns are 1-based; columns count bytes; both are of the text (after
  * gzip), as an editor would show the decompressed file.
  *
- * Thread safety: a reader is used by one thread at a time; distinct readers are
+ * Thread safety: a trace is used by one thread at a time; distinct traces are
  * independent (no global state).
  */
 #ifndef RTR_TOOLS_SOURCE_TRACE_H
@@ -88,6 +100,9 @@ struct trace_options {
 
 enum trace_form { TRACE_FORM_NONE, TRACE_FORM_ARRAY, TRACE_FORM_OBJECT };
 
+/* What the first bytes said the input is. */
+enum trace_format { TRACE_FORMAT_JSON, TRACE_FORMAT_PFTRACE };
+
 enum trace_error {
 	TRACE_OK,
 	TRACE_ERR_IO,	  /* open or read failed */
@@ -100,11 +115,12 @@ enum trace_error {
 
 /* How the input looked and ended; final once trace_next() returned 0 or -1. */
 struct trace_status {
+	enum trace_format format; /* known once next() was called */
 	enum trace_form form;
 	bool complete;		 /* the JSON value closed, and only blanks followed */
-	bool cut;		 /* the input ended inside the JSON value */
-	bool cut_in_event;	 /* ... inside an event, which was dropped */
-	uint64_t cut_bytes;	 /* text bytes of that partial event */
+	bool cut;		 /* the input ended inside the JSON value (a packet) */
+	bool cut_in_event;	 /* ... inside an event (a packet), which was dropped */
+	uint64_t cut_bytes;	 /* text bytes of that partial event (packet's bytes) */
 	bool events_closed;	 /* the event array's ']' was read */
 	bool gzip;		 /* the input was gzip */
 	bool gzip_cut;		 /* the last gzip member was cut short */
@@ -121,16 +137,23 @@ struct trace_status {
 	 * an array of values none of which is an event object), and why; NULL if not. */
 	const char *not_a_trace;
 	enum trace_error error; /* TRACE_OK unless next() returned -1 */
-	char message[512];	/* the error: "FILE:LINE:COL: what" or "FILE: what" */
-	const char *what;	/* the "what" part of message */
-	uint64_t line, col;	/* where, or 0 when the error has no place */
+	/* The error: "FILE:LINE:COL: what", "FILE: packet N at byte O: what" or "FILE:
+	 * what". A .pftrace cut inside a packet, with no error, has the cut's here:
+	 * "FILE: packet N at byte O: the file ends inside this packet (...)". */
+	char message[512];
+	const char *what;	 /* the "what" part of message */
+	uint64_t line, col;	 /* where, or 0 when the error has no place in the text */
+	bool in_packet;		 /* a .pftrace's error or cut, in packet: */
+	uint64_t packet, offset; /* its index, and the byte offset (after gzip) */
 };
 
 struct trace;
 
 /*
  * Open path ("-": standard input) for reading. options may be NULL. Returns 0 and
- * the reader in *out, or -errno (open failed, or -ENOMEM); nothing is read yet.
+ * the trace in *out, or -errno (open failed, -EISDIR, or -ENOMEM); nothing is read
+ * yet (the format is told by the first trace_next()). For a .pftrace,
+ * max_event_bytes bounds its packets as well.
  */
 int trace_open(const char *path, const struct trace_options *options, struct trace **out);
 
@@ -146,11 +169,7 @@ const struct trace_status *trace_status(const struct trace *r);
 /* The path as given, or "<stdin>" for "-": what messages call the file. */
 const char *trace_name(const struct trace *r);
 
-/* What messages call the file from now on (a copy): a tool that reads a file through
- * a converted copy names the original. 0 or -ENOMEM. */
-int trace_set_name(struct trace *r, const char *name);
-
-/* Closes the file and frees the reader. r may be NULL. */
+/* Closes the file and frees the trace. r may be NULL. */
 void trace_close(struct trace *r);
 
 #endif /* RTR_TOOLS_SOURCE_TRACE_H */

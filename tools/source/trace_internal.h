@@ -12,6 +12,8 @@
  *                   fast path and long events
  *   json_slow.c     the yajl path: feeding, its errors, events built from its tokens
  *   json_strings.c  the byte scanner of TRACE_READ_CHECK_STRINGS
+ *   pf_source.c     a .pftrace as text: its packets' JSON events (pf_json.h), and
+ *                   which packet each came from
  *
  * Functions shared between those files are tr_*; each returns what its comment at
  * the definition says. None is thread-safe: a trace is used by one thread at a time.
@@ -119,8 +121,7 @@ struct scanner {
 
 struct trace {
 	char *path;
-	const char *name; /* path, or "<stdin>", or display */
-	char *display;	  /* trace_set_name() */
+	const char *name; /* path, or "<stdin>" */
 	struct trace_options opt;
 	struct trace_status st;
 	bool done;	     /* no more steps: the input ended, or an error */
@@ -129,9 +130,11 @@ struct trace {
 
 	/* Input: the file's bytes (plain or gzip), or the JSON of a .pftrace's packets. */
 	struct input in;
-	bool started;	    /* the first block was asked for */
-	bool trailing_told; /* the gzip trailer's issue was queued */
-	size_t slice_bytes; /* SLICE_BYTES or SMALL_SLICE_BYTES */
+	bool started;	      /* the first block was asked for */
+	bool sniffed;	      /* the format is known */
+	struct pf_source *pf; /* a .pftrace's: its packets' JSON is the text */
+	bool trailing_told;   /* the gzip trailer's issue was queued */
+	size_t slice_bytes;   /* SLICE_BYTES or SMALL_SLICE_BYTES */
 
 	/* The text block: text[pos .. len) is still to be parsed. */
 	unsigned char *text;
@@ -236,5 +239,18 @@ int tr_scan_and_feed(struct trace *r, unsigned char *p, size_t len, uint64_t abs
 
 /* trace.c */
 int tr_read_text(struct trace *r, unsigned char **p, size_t *len);
+
+/* pf_source.c: the text of a .pftrace read from r->in, for the JSON walk. */
+int pf_source_open(struct trace *r);
+void pf_source_free(struct pf_source *s);
+/* The next block of its text (*len 0 at the end). 0, or -1 (r failed). */
+int pf_source_text(struct trace *r, unsigned char **p, size_t *len);
+/* The packet the event on text line `line` came from. false when not known. */
+bool pf_source_place(struct trace *r, uint64_t line, uint64_t *packet, uint64_t *offset);
+/* The events before text line `line` are handed out: where they came from is let go. */
+void pf_source_forget(struct trace *r, uint64_t line);
+/* The text was all read: how the .pftrace ended (cut, or the decoder's error) into
+ * the status; the error, if any, fails r. */
+void pf_source_end(struct trace *r);
 
 #endif /* RTR_TOOLS_SOURCE_TRACE_INTERNAL_H */
