@@ -15,8 +15,16 @@
  *           pulls from the queue, and the next slice is parsed only when it is
  *           empty. So memory holds one slice's events and one partial event.
  *
- * A pull interface over a push parser: several readers can be pulled side by side
+ * A pull interface over a push parser: several traces can be pulled side by side
  * (a merge), and a caller may stop whenever it likes.
+ *
+ * Formats. The first block of text (at least SNIFF_BYTES, read without seeking, so
+ * a pipe does too) tells a .pftrace (pf_sniff_bytes()) from JSON. A .pftrace's text
+ * is then made, block by block, of its packets' JSON events, one per line
+ * (pf_source.c): the walk below reads it as it would a file, and trace_next() places
+ * each event and issue by the packet it came from. Its end (a cut, malformed
+ * protobuf) is said when the walk reaches the end of that text (pf_source_end()),
+ * after every event before it.
  *
  * The fast path. Inside the event array, yajl is stopped (a callback's 0) and the
  * text goes to fast_feed(): it skips the blanks and commas between elements itself
