@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The tools' streaming reader (tools/reader.c) against simdjson's on-demand parser,
+// The tools' streaming reader (tools/source/trace.h) against simdjson's on-demand parser,
 // the yardstick of issue 14, on the same file in the same run.
 //
 //   bench_reader_speed [--runs N] FILE...
@@ -25,7 +25,7 @@
 #include <simdjson.h>
 
 extern "C" {
-#include "reader.h"
+#include "trace.h"
 }
 
 namespace
@@ -44,20 +44,20 @@ double now_s()
 
 bool read_with_reader(const char *path, tally &t)
 {
-	trace_reader *r = nullptr;
+	trace *r = nullptr;
 	const trace_event *ev = nullptr;
 	int rc;
 
-	if (trace_reader_open(path, nullptr, &r) != 0)
+	if (trace_open(path, nullptr, &r) != 0)
 		return false;
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		t.events++;
 		t.bytes += ev->ph.len + ev->name.len + ev->cat.len + (uint64_t)ev->ts_ns +
 			   (uint64_t)ev->dur_ns + (uint64_t)ev->pid_num + (uint64_t)ev->tid_num;
 		for (size_t i = 0; i < ev->nargs; i++)
 			t.bytes += ev->arg[i].key_len + ev->arg[i].value.len;
 	}
-	trace_reader_close(r);
+	trace_close(r);
 	return rc == 0;
 }
 

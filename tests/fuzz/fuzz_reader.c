@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the tools' trace reader (tools/reader.c), and `check --repair`
+ * libFuzzer target: the tools' trace sources (tools/source/: trace_open()), and `check --repair`
  * (repair_trace(), opened as the command opens it), on any bytes, plain or gzip (the
  * reader tells by the magic).
  *
@@ -16,8 +16,8 @@
  */
 #include "cli.h"
 #include "output.h"
-#include "reader.h"
 #include "repair.h"
+#include "trace.h"
 
 #include "fuzz_check.h"
 
@@ -35,7 +35,7 @@
  * whole input, repaired. */
 static int repair(const char *in, const char *out)
 {
-	struct trace_reader *r = cli_open_trace("check", in, NULL);
+	struct trace *r = cli_open_trace("check", in, NULL);
 	struct repair_result res;
 	struct output *o = NULL;
 	int status = CLI_ERROR;
@@ -45,7 +45,7 @@ static int repair(const char *in, const char *out)
 	if (output_open(out, false, &o) == 0 && repair_trace(r, o, &res) == 0 && !res.stopped)
 		status = CLI_OK;
 	output_free(o);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }
 
@@ -85,50 +85,50 @@ static void expect_json(const char *text, size_t len, enum jtype want, const cha
 
 static void read_all(const char *path)
 {
-	struct trace_reader_options ro = {0};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {0};
+	const struct trace_status *st;
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	uint64_t n = 0;
 	int rc;
 
-	if (trace_reader_open(path, &ro, &r) != 0)
+	if (trace_open(path, &ro, &r) != 0)
 		return;
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		if (ev->json_len > TRACE_MAX_EVENT_BYTES)
 			FUZZ_FAIL("an event of %zu bytes", ev->json_len);
 		expect_json(ev->json, ev->json_len, J_OBJ, "an event's json");
 		n++;
 	}
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (st->events != n)
 		FUZZ_FAIL("%llu events returned, the status says %llu", (unsigned long long)n,
 			  (unsigned long long)st->events);
-	if (trace_reader_next(r, &ev) != rc)
+	if (trace_next(r, &ev) != rc)
 		FUZZ_FAIL("after %d, next() gave something else", rc);
 	if ((rc < 0) != (st->error != TRACE_OK))
 		FUZZ_FAIL("returned %d with error %d", rc, (int)st->error);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 /* The fast path (small buffers, so that events span slices) against yajl alone: the
  * same events, in the same places, ending the same way (an error of the same kind). */
 static void read_both_ways(const char *path)
 {
-	struct trace_reader_options fast_o = {.flags = TRACE_READ_SMALL};
-	struct trace_reader_options full_o = {.flags = TRACE_READ_NO_FAST};
-	const struct trace_reader_status *a, *b;
+	struct trace_options fast_o = {.flags = TRACE_READ_SMALL};
+	struct trace_options full_o = {.flags = TRACE_READ_NO_FAST};
+	const struct trace_status *a, *b;
 	const struct trace_event *ea, *eb;
-	struct trace_reader *fast, *full;
+	struct trace *fast, *full;
 	int ra, rb;
 
-	if (trace_reader_open(path, &fast_o, &fast) != 0)
+	if (trace_open(path, &fast_o, &fast) != 0)
 		return;
-	if (trace_reader_open(path, &full_o, &full) != 0)
+	if (trace_open(path, &full_o, &full) != 0)
 		abort();
 	for (;;) {
-		ra = trace_reader_next(fast, &ea);
-		rb = trace_reader_next(full, &eb);
+		ra = trace_next(fast, &ea);
+		rb = trace_next(full, &eb);
 		if (ra != rb)
 			FUZZ_FAIL("fast path gave %d, yajl %d", ra, rb);
 		if (ra != 1)
@@ -140,8 +140,8 @@ static void read_both_ways(const char *path)
 				  (unsigned long long)eb->index, (int)ea->json_len, ea->json,
 				  (int)eb->json_len, eb->json);
 	}
-	a = trace_reader_status(fast);
-	b = trace_reader_status(full);
+	a = trace_status(fast);
+	b = trace_status(full);
 	/* Where a syntax error is reported may differ: yajl alone meets it at the
 	 * border of a feed (a NUL read as a blank, a slice's end) and places some
 	 * errors on the blank before the token; the fast path hands yajl the text from
@@ -152,8 +152,8 @@ static void read_both_ways(const char *path)
 			  (int)a->error, (int)b->error, (unsigned long long)a->line,
 			  (unsigned long long)a->col, (unsigned long long)b->line,
 			  (unsigned long long)b->col, a->cut, b->cut);
-	trace_reader_close(fast);
-	trace_reader_close(full);
+	trace_close(fast);
+	trace_close(full);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,7 @@
 /*
  * Streaming trace reader for the tests (see trace_read.h for the contract).
  *
- * An oracle apart from the tools: tools/reader.c is the one yajl pull (callback)
+ * An oracle apart from the tools: tools/source/trace.c is the one yajl pull (callback)
  * reader of the tree; this reader judges the library's and the tools' output with
  * yajl's tree API instead, one event at a time, so that the tests never judge a
  * tool with the tool's own parser.

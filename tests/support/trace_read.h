@@ -5,7 +5,7 @@
  * The input is the bare-array form of DESIGN.md "The output": "[\n", then one event
  * object per line, each ending ",\n"; a clean file ends with a last event without a
  * comma, then "]\n". The reader is an oracle apart from the tools' reader
- * (tools/reader.c, yajl's callback parser): the whole file goes through yajl_parse()
+ * (tools/source/, yajl's callback parser): the whole file goes through yajl_parse()
  * without callbacks, as one strict JSON text, in 64 KiB blocks, and each event is
  * cut out and parsed on its own with yajl's tree API (yajl_tree_parse()). Only the
  * event being read is in memory, so a 200 MB trace costs a few hundred KiB in

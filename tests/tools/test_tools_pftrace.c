@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Perfetto protobuf trace (.pftrace) in the tools: the decoder (tools/pftrace.h),
+ * The Perfetto protobuf trace (.pftrace) in the tools: the decoder (tools/source/pftrace.h),
  * `check` on one, `convert --to json`, and the other subcommands reading one.
  *
  * Inputs are written here, by a protobuf encoder of a few lines that shares nothing
@@ -10,8 +10,8 @@
  * the markers), and broken variants of it, one fault each.
  */
 #include "pftrace.h"
-#include "reader.h"
 #include "tool_test.h"
+#include "trace.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1000,7 +1000,7 @@ static void converts_to_the_recorders_json(void **state)
 		"100,\"args\":{\"final\":true,\"events\":10,\"dropped\":0}}",
 	};
 	size_t n = sizeof(want) / sizeof(want[0]), k = 0;
-	struct trace_reader *r;
+	struct trace *r;
 	const struct trace_event *ev;
 	struct tool_run run;
 
@@ -1011,8 +1011,8 @@ static void converts_to_the_recorders_json(void **state)
 	assert_true(tool_has(run.err, "wrote"));
 	tool_run_free(&run);
 	/* read back with the tools' reader: every event, in order, as written */
-	assert_int_equal(trace_reader_open(out, NULL, &r), 0);
-	while (trace_reader_next(r, &ev) == 1) {
+	assert_int_equal(trace_open(out, NULL, &r), 0);
+	while (trace_next(r, &ev) == 1) {
 		assert_true(k < n);
 		if (ev->json_len != strlen(want[k]) || memcmp(ev->json, want[k], ev->json_len) != 0)
 			fail_msg("event %zu:\n%.*s\nnot\n%s", k, (int)ev->json_len, ev->json,
@@ -1020,9 +1020,9 @@ static void converts_to_the_recorders_json(void **state)
 		k++;
 	}
 	assert_int_equal(k, n);
-	assert_true(trace_reader_status(r)->complete);
-	assert_int_equal(trace_reader_status(r)->form, TRACE_FORM_ARRAY);
-	trace_reader_close(r);
+	assert_true(trace_status(r)->complete);
+	assert_int_equal(trace_status(r)->form, TRACE_FORM_ARRAY);
+	trace_close(r);
 	/* the recorder's layout: one event per line */
 	{
 		char *text = tool_read(out, NULL);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tools' streaming trace reader (tools/reader.c) and the helpers under it
+ * The tools' streaming trace reader (tools/source/trace.h) and the helpers under it
  * (json.c, table.c): every value an event hands out, forms, gzip members, cuts,
  * positions, issues, errors.
  */
 #include "json.h"
-#include "reader.h"
 #include "table.h"
 #include "tool_test.h"
+#include "trace.h"
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -47,22 +47,22 @@ static const char *write_text(const char *name, const char *text)
 	return path;
 }
 
-static struct trace_reader *open_path(const char *path, unsigned flags, struct seen *seen)
+static struct trace *open_path(const char *path, unsigned flags, struct seen *seen)
 {
-	struct trace_reader_options o = {.flags = flags, .on_issue = on_issue, .ctx = seen};
-	struct trace_reader *r;
+	struct trace_options o = {.flags = flags, .on_issue = on_issue, .ctx = seen};
+	struct trace *r;
 
-	assert_int_equal(trace_reader_open(path, &o, &r), 0);
+	assert_int_equal(trace_open(path, &o, &r), 0);
 	return r;
 }
 
 /* Read every event, noting names; returns next()'s last result (0 or -1). */
-static int read_all(struct trace_reader *r, struct seen *seen)
+static int read_all(struct trace *r, struct seen *seen)
 {
 	const struct trace_event *ev;
 	int rc;
 
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		if (seen->n < MAX_SEEN)
 			snprintf(seen->what[seen->n++], sizeof(seen->what[0]), "event %.*s",
 				 (int)ev->name.len, ev->name.text != NULL ? ev->name.text : "");
@@ -90,12 +90,12 @@ static void event_values_are_typed_and_exact(void **state)
 		" \"args\":{\"a\":1,\"b\":\"x\\ny\",\"c\":[1,{\"d\":null}],\"e\":true},"
 		"\"extra\":[1, 2.50]}]");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
+	struct trace *r = open_path(path, 0, &seen);
 	const struct trace_event *ev;
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 
 	(void)state;
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	assert_int_equal(ev->phase, 'X');
 	expect_text(&ev->ph, TRACE_STRING, "X");
 	expect_text(&ev->name, TRACE_STRING, "n\xc3\xa9");
@@ -133,15 +133,15 @@ static void event_values_are_typed_and_exact(void **state)
 	assert_int_equal(ev->offset, 1);
 	assert_int_equal(ev->index, 0);
 	assert_int_equal(ev->duplicates, 0);
-	assert_int_equal(trace_reader_next(r, &ev), 0);
-	st = trace_reader_status(r);
+	assert_int_equal(trace_next(r, &ev), 0);
+	st = trace_status(r);
 	assert_true(st->complete);
 	assert_false(st->cut);
 	assert_int_equal(st->form, TRACE_FORM_ARRAY);
 	assert_int_equal(st->events, 1);
 	assert_int_equal(st->error, TRACE_OK);
 	assert_int_equal(seen.n, 0);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void strings_are_rewritten_as_the_viewers_need(void **state)
@@ -152,16 +152,16 @@ static void strings_are_rewritten_as_the_viewers_need(void **state)
 				      "[{\"ph\":\"i\",\"name\":\"\\ud83d\\ude00 \\u0001\\/\x7f\xff"
 				      "\\udc00\"}]");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
+	struct trace *r = open_path(path, 0, &seen);
 	const struct trace_event *ev;
 
 	(void)state;
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	expect_text(&ev->name, TRACE_STRING,
 		    "\xf0\x9f\x98\x80 \x01/\x7f\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	assert_string_equal(ev->json, "{\"ph\":\"i\",\"name\":\"\xf0\x9f\x98\x80 \\u0001/\\u007f"
 				      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}");
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void numbers_keep_their_text(void **state)
@@ -171,11 +171,11 @@ static void numbers_keep_their_text(void **state)
 			   "[{\"ts\":1e3,\"dur\":0.0015,\"pid\":\"12\",\"tid\":1.5},"
 			   "{\"ts\":-2,\"dur\":12345678901234567890,\"pid\":-1,\"tid\":4294967296},"
 			   "{\"ts\":\"5\",\"id\":17}]");
-	struct trace_reader *r = open_path(path, 0, NULL);
+	struct trace *r = open_path(path, 0, NULL);
 	const struct trace_event *ev;
 
 	(void)state;
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	expect_text(&ev->ts, TRACE_NUMBER, "1e3");
 	assert_true(ev->has_ts);
 	assert_false(ev->ts_exact);
@@ -190,7 +190,7 @@ static void numbers_keep_their_text(void **state)
 	assert_int_equal(ev->ph.type, TRACE_ABSENT);
 	assert_null(ev->ph.text);
 
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	assert_true(ev->has_ts && ev->ts_exact);
 	assert_int_equal(ev->ts_ns, -2000);
 	assert_false(ev->has_dur); /* beyond int64 nanoseconds */
@@ -199,28 +199,28 @@ static void numbers_keep_their_text(void **state)
 	assert_int_equal(ev->tid_num, 4294967296);
 	assert_int_equal(ev->index, 1);
 
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	assert_false(ev->has_ts);
 	expect_text(&ev->ts, TRACE_STRING, "5");
 	expect_text(&ev->id, TRACE_NUMBER, "17");
-	assert_int_equal(trace_reader_next(r, &ev), 0);
-	trace_reader_close(r);
+	assert_int_equal(trace_next(r, &ev), 0);
+	trace_close(r);
 }
 
 static void duplicate_keys_keep_the_last(void **state)
 {
 	const char *path = write_text("dup.json", "[\n{\"name\":\"a\",\"ts\":1,\"name\":\"b\"}\n]");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
+	struct trace *r = open_path(path, 0, &seen);
 	const struct trace_event *ev;
 
 	(void)state;
-	assert_int_equal(trace_reader_next(r, &ev), 1);
+	assert_int_equal(trace_next(r, &ev), 1);
 	expect_text(&ev->name, TRACE_STRING, "b");
 	assert_int_equal(ev->duplicates, 1u << TRACE_F_NAME);
 	assert_int_equal(seen.n, 1);
 	assert_string_equal(seen.what[0], "issue 10 line 2 col 26");
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 /* ----------------------------------------------------------------- forms */
@@ -233,19 +233,19 @@ static void object_form_skips_other_keys(void **state)
 		"\"traceEvents\":[{\"name\":\"a\"},\n{\"name\":\"b\"}],\"metadata\":{\"y\":\"z\"}}"
 		"\n");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
-	const struct trace_reader_status *st;
+	struct trace *r = open_path(path, 0, &seen);
+	const struct trace_status *st;
 
 	(void)state;
 	assert_int_equal(read_all(r, &seen), 0);
 	assert_int_equal(seen.n, 2);
 	assert_string_equal(seen.what[0], "event a");
 	assert_string_equal(seen.what[1], "event b");
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_int_equal(st->form, TRACE_FORM_OBJECT);
 	assert_true(st->complete);
 	assert_true(st->events_closed);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void cut_inside_a_line_drops_the_partial_event(void **state)
@@ -253,20 +253,20 @@ static void cut_inside_a_line_drops_the_partial_event(void **state)
 	const char *path = write_text("cut.json", "[\n{\"name\":\"a\"},\n{\"name\":\"b\"},\n"
 						  "{\"ph\":\"X\",\"na");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
-	const struct trace_reader_status *st;
+	struct trace *r = open_path(path, 0, &seen);
+	const struct trace_status *st;
 
 	(void)state;
 	assert_int_equal(read_all(r, &seen), 0);
 	assert_int_equal(seen.n, 2);
 	assert_string_equal(seen.what[1], "event b");
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_true(st->cut);
 	assert_true(st->cut_in_event);
 	assert_int_equal(st->cut_bytes, 13);
 	assert_false(st->complete);
 	assert_int_equal(st->error, TRACE_OK);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void cut_after_a_whole_line_loses_nothing(void **state)
@@ -274,17 +274,17 @@ static void cut_after_a_whole_line_loses_nothing(void **state)
 	const char *path =
 		write_text("cutline.json", "[\n{\"name\":\"a\"},\n{\"name\":\"b\"},\n   ");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
-	const struct trace_reader_status *st;
+	struct trace *r = open_path(path, 0, &seen);
+	const struct trace_status *st;
 
 	(void)state;
 	assert_int_equal(read_all(r, &seen), 0);
 	assert_int_equal(seen.n, 2);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_true(st->cut);
 	assert_false(st->cut_in_event);
 	assert_int_equal(st->cut_bytes, 0);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void standard_input_is_read_as_dash(void **state)
@@ -292,15 +292,15 @@ static void standard_input_is_read_as_dash(void **state)
 	const char *path = write_text("stdin.json", "[{\"name\":\"in\"}]");
 	int saved = dup(0), fd = open(path, 0);
 	struct seen seen = {0};
-	struct trace_reader *r;
+	struct trace *r;
 
 	(void)state;
 	assert_true(saved >= 0 && fd >= 0);
 	assert_int_equal(dup2(fd, 0), 0);
 	r = open_path("-", 0, &seen);
-	assert_string_equal(trace_reader_name(r), "<stdin>");
+	assert_string_equal(trace_name(r), "<stdin>");
 	assert_int_equal(read_all(r, &seen), 0);
-	trace_reader_close(r);
+	trace_close(r);
 	dup2(saved, 0);
 	close(saved);
 	close(fd);
@@ -331,21 +331,21 @@ static char *numbered_trace(size_t *len)
 }
 
 /* Read a gzip file of numbered events: they must come in order from e0. */
-static uint64_t read_numbered(const char *path, const struct trace_reader_status **st_out,
-			      struct trace_reader **keep)
+static uint64_t read_numbered(const char *path, const struct trace_status **st_out,
+			      struct trace **keep)
 {
-	struct trace_reader *r = open_path(path, 0, NULL);
+	struct trace *r = open_path(path, 0, NULL);
 	const struct trace_event *ev;
 	uint64_t n = 0;
 	char want[16];
 
-	while (trace_reader_next(r, &ev) == 1) {
+	while (trace_next(r, &ev) == 1) {
 		snprintf(want, sizeof(want), "e%llu", (unsigned long long)n);
 		expect_text(&ev->name, TRACE_STRING, want);
 		assert_int_equal(ev->ts_ns, (int64_t)n * 1000);
 		n++;
 	}
-	*st_out = trace_reader_status(r);
+	*st_out = trace_status(r);
 	*keep = r;
 	return n;
 }
@@ -356,8 +356,8 @@ static void gzip_members_read_as_one_text(void **state)
 	char *text = numbered_trace(&len);
 	unsigned char *gz = tool_gzip(text, len, 1000, &gz_len, NULL, 0, &members);
 	const char *path = tool_tmp("members.json.gz");
-	const struct trace_reader_status *st;
-	struct trace_reader *r;
+	const struct trace_status *st;
+	struct trace *r;
 
 	(void)state;
 	assert_true(members > 5);
@@ -369,7 +369,7 @@ static void gzip_members_read_as_one_text(void **state)
 	assert_int_equal(st->gzip_members, members);
 	assert_int_equal(st->text_bytes, len);
 	assert_int_equal(st->input_bytes, gz_len);
-	trace_reader_close(r);
+	trace_close(r);
 	free(gz);
 	free(text);
 }
@@ -381,8 +381,8 @@ static void gzip_cut_inside_a_member_keeps_what_inflates(void **state)
 	struct gz_member m[64];
 	unsigned char *gz = tool_gzip(text, len, 1000, &gz_len, m, 64, &members);
 	const char *path = tool_tmp("cutmember.json.gz");
-	const struct trace_reader_status *st;
-	struct trace_reader *r;
+	const struct trace_status *st;
+	struct trace *r;
 	uint64_t n;
 
 	(void)state;
@@ -399,7 +399,7 @@ static void gzip_cut_inside_a_member_keeps_what_inflates(void **state)
 	assert_true(st->cut);
 	assert_int_equal(st->gzip_members, 4);
 	assert_int_equal(st->error, TRACE_OK);
-	trace_reader_close(r);
+	trace_close(r);
 	free(gz);
 	free(text);
 }
@@ -410,15 +410,15 @@ static void gzip_cut_in_the_trailer_loses_no_event(void **state)
 	char *text = numbered_trace(&len);
 	unsigned char *gz = tool_gzip(text, len, 1000, &gz_len, NULL, 0, NULL);
 	const char *path = tool_tmp("trailer.json.gz");
-	const struct trace_reader_status *st;
-	struct trace_reader *r;
+	const struct trace_status *st;
+	struct trace *r;
 
 	(void)state;
 	tool_write(path, gz, gz_len - 3);
 	assert_int_equal(read_numbered(path, &st, &r), GZ_EVENTS);
 	assert_true(st->gzip_cut);
 	assert_true(st->complete); /* the JSON closed; the gzip did not */
-	trace_reader_close(r);
+	trace_close(r);
 	free(gz);
 	free(text);
 }
@@ -430,8 +430,8 @@ static void gzip_corrupt_member_is_an_error_after_the_good_ones(void **state)
 	struct gz_member m[64];
 	unsigned char *gz = tool_gzip(text, len, 1000, &gz_len, m, 64, &members);
 	const char *path = tool_tmp("corrupt.json.gz");
-	const struct trace_reader_status *st;
-	struct trace_reader *r;
+	const struct trace_status *st;
+	struct trace *r;
 	uint64_t n;
 
 	(void)state;
@@ -447,7 +447,7 @@ static void gzip_corrupt_member_is_an_error_after_the_good_ones(void **state)
 	assert_true(tool_has(st->message, "corrupt gzip data in member 2"));
 	assert_true(n >= first);
 	assert_true(n < GZ_EVENTS);
-	trace_reader_close(r);
+	trace_close(r);
 	free(gz);
 	free(text);
 }
@@ -460,7 +460,7 @@ static void gzip_trailing_bytes_are_an_issue(void **state)
 	unsigned char *gz = tool_gzip(text, len, 1000, &gz_len, NULL, 0, NULL);
 	const char *path = tool_tmp("trailing.json.gz");
 	struct seen seen = {0};
-	struct trace_reader *r;
+	struct trace *r;
 
 	(void)state;
 	gz = realloc(gz, gz_len + 7);
@@ -469,10 +469,10 @@ static void gzip_trailing_bytes_are_an_issue(void **state)
 	tool_write(path, gz, gz_len + 7);
 	r = open_path(path, 0, &seen);
 	assert_int_equal(read_all(r, &seen), 0);
-	assert_int_equal(trace_reader_status(r)->events, GZ_EVENTS);
-	assert_int_equal(trace_reader_status(r)->issues, 1);
-	assert_true(trace_reader_status(r)->complete);
-	trace_reader_close(r);
+	assert_int_equal(trace_status(r)->events, GZ_EVENTS);
+	assert_int_equal(trace_status(r)->issues, 1);
+	assert_true(trace_status(r)->complete);
+	trace_close(r);
 	free(gz);
 	free(text);
 }
@@ -484,14 +484,14 @@ static void syntax_error_names_file_line_and_column(void **state)
 	const char *path =
 		write_text("syntax.json", "[\n{\"name\":\"a\"},\n  {\"ph\":\"X\" 5}\n]\n");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, 0, &seen);
-	const struct trace_reader_status *st;
+	struct trace *r = open_path(path, 0, &seen);
+	const struct trace_status *st;
 	char want[4200];
 
 	(void)state;
 	assert_int_equal(read_all(r, &seen), -1);
 	assert_int_equal(seen.n, 1);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_int_equal(st->error, TRACE_ERR_SYNTAX);
 	assert_int_equal(st->line, 3);
 	assert_int_equal(st->col, 13);
@@ -500,7 +500,7 @@ static void syntax_error_names_file_line_and_column(void **state)
 	assert_string_equal(st->what, st->message + strlen(want) - strlen("invalid JSON: "));
 	/* It stays an error. */
 	assert_int_equal(read_all(r, &seen), -1);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 /* Lines of 5000 events across many 64 KiB blocks, with (check) or without the
@@ -524,19 +524,19 @@ static void lines_are_counted_across_blocks(void **state)
 	for (unsigned flags = 0; flags <= TRACE_READ_CHECK_STRINGS;
 	     flags += TRACE_READ_CHECK_STRINGS) {
 		struct seen seen = {0};
-		struct trace_reader *r = open_path(path, flags, &seen);
+		struct trace *r = open_path(path, flags, &seen);
 		const struct trace_event *ev;
-		const struct trace_reader_status *st;
+		const struct trace_status *st;
 		uint64_t i = 0;
 		int rc;
 
-		while ((rc = trace_reader_next(r, &ev)) == 1) {
+		while ((rc = trace_next(r, &ev)) == 1) {
 			/* Line 2 holds event 0; the raw newline in event 98 adds one. */
 			assert_int_equal(ev->line, i + 2 + (i > 98));
 			assert_int_equal(ev->col, 1);
 			i++;
 		}
-		st = trace_reader_status(r);
+		st = trace_status(r);
 		if (flags == 0) {
 			/* Without the scanner, a raw newline is invalid JSON. */
 			assert_int_equal(rc, -1);
@@ -550,7 +550,7 @@ static void lines_are_counted_across_blocks(void **state)
 			assert_int_equal(seen.n, 1);
 			assert_string_equal(seen.what[0], "issue 6 line 100 col 26");
 		}
-		trace_reader_close(r);
+		trace_close(r);
 	}
 	free(t);
 }
@@ -564,7 +564,7 @@ static void issues_come_in_file_order_with_events(void **state)
 						    "{\"name\":\"bad \xc3(\"},\n"
 						    "{\"name\":\"six\"},\n]\n");
 	struct seen seen = {0};
-	struct trace_reader *r = open_path(path, TRACE_READ_CHECK_STRINGS, &seen);
+	struct trace *r = open_path(path, TRACE_READ_CHECK_STRINGS, &seen);
 	static const char *const want[] = {
 		"issue 0 line 1 col 1",
 		"event one",
@@ -585,9 +585,9 @@ static void issues_come_in_file_order_with_events(void **state)
 	assert_int_equal(seen.n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < seen.n; i++)
 		assert_string_equal(seen.what[i], want[i]);
-	assert_true(trace_reader_status(r)->complete);
-	assert_int_equal(trace_reader_status(r)->issues, 6);
-	trace_reader_close(r);
+	assert_true(trace_status(r)->complete);
+	assert_int_equal(trace_status(r)->issues, 6);
+	trace_close(r);
 }
 
 static void zero_bytes_are_read_as_blanks(void **state)
@@ -595,8 +595,8 @@ static void zero_bytes_are_read_as_blanks(void **state)
 	static const char text[] = "[\n{\"name\":\"a\"},\n\0\0\0\0\0\n{\"name\":\"b\"},\n\0\0";
 	const char *path = tool_tmp("zeros.json");
 	struct seen seen = {0};
-	struct trace_reader *r;
-	const struct trace_reader_status *st;
+	struct trace *r;
+	const struct trace_status *st;
 
 	(void)state;
 	tool_write(path, text, sizeof(text) - 1);
@@ -607,10 +607,10 @@ static void zero_bytes_are_read_as_blanks(void **state)
 	assert_string_equal(seen.what[1], "issue 1 line 3 col 1");
 	assert_string_equal(seen.what[2], "event b");
 	assert_string_equal(seen.what[3], "issue 1 line 5 col 1");
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_true(st->cut);
 	assert_false(st->cut_in_event);
-	trace_reader_close(r);
+	trace_close(r);
 }
 
 static void not_a_trace_is_an_error(void **state)
@@ -630,14 +630,14 @@ static void not_a_trace_is_an_error(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *path = write_text("notrace.json", cases[i].text);
-		struct trace_reader *r = open_path(path, 0, NULL);
+		struct trace *r = open_path(path, 0, NULL);
 		const struct trace_event *ev;
 
-		assert_int_equal(trace_reader_next(r, &ev), -1);
-		assert_int_equal(trace_reader_status(r)->error, cases[i].error);
-		if (!tool_has(trace_reader_status(r)->what, cases[i].what))
-			fail_msg("case %zu: %s", i, trace_reader_status(r)->message);
-		trace_reader_close(r);
+		assert_int_equal(trace_next(r, &ev), -1);
+		assert_int_equal(trace_status(r)->error, cases[i].error);
+		if (!tool_has(trace_status(r)->what, cases[i].what))
+			fail_msg("case %zu: %s", i, trace_status(r)->message);
+		trace_close(r);
 	}
 }
 
@@ -646,7 +646,7 @@ static void too_deep_nesting_is_a_limit(void **state)
 	char text[2 * (TRACE_MAX_DEPTH + 10) + 64];
 	size_t n = 0;
 	const char *path;
-	struct trace_reader *r;
+	struct trace *r;
 	const struct trace_event *ev;
 
 	(void)state;
@@ -656,17 +656,17 @@ static void too_deep_nesting_is_a_limit(void **state)
 	text[n] = '\0';
 	path = write_text("deep.json", text);
 	r = open_path(path, 0, NULL);
-	assert_int_equal(trace_reader_next(r, &ev), -1);
-	assert_int_equal(trace_reader_status(r)->error, TRACE_ERR_LIMIT);
-	trace_reader_close(r);
+	assert_int_equal(trace_next(r, &ev), -1);
+	assert_int_equal(trace_status(r)->error, TRACE_ERR_LIMIT);
+	trace_close(r);
 }
 
 static void missing_file_fails_to_open(void **state)
 {
-	struct trace_reader *r = (void *)1;
+	struct trace *r = (void *)1;
 
 	(void)state;
-	assert_int_equal(trace_reader_open(tool_tmp("absent.json"), NULL, &r), -2 /* ENOENT */);
+	assert_int_equal(trace_open(tool_tmp("absent.json"), NULL, &r), -2 /* ENOENT */);
 	assert_null(r);
 }
 

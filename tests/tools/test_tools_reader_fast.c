@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reader's fast path (tools/event_parse.c and its glue in tools/reader.c)
+ * The reader's fast path (tools/source/event_parse.c and its glue in tools/source/json_scan.c)
  * against the full parser it stands in for: every file of the test corpora, and
  * generated ones cut at every byte, read both ways under every flag, must give the
  * same transcript (each event's every value, position and compact JSON, each issue,
@@ -8,8 +8,8 @@
  * skipped and reported, and long tokens read in linear time and bounded memory.
  */
 #include "json.h"
-#include "reader.h"
 #include "tool_test.h"
+#include "trace.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -98,16 +98,16 @@ static void drop_issues_after(char *text, uint64_t line, uint64_t col)
 static char *read_transcript(const char *path, unsigned flags, uint64_t max_event)
 {
 	struct transcript t = {{0}};
-	struct trace_reader_options o = {
+	struct trace_options o = {
 		.flags = flags, .on_issue = on_issue, .ctx = &t, .max_event_bytes = max_event};
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	uint64_t st_line, st_col;
 	int rc;
 
-	assert_int_equal(trace_reader_open(path, &o, &r), 0);
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	assert_int_equal(trace_open(path, &o, &r), 0);
+	while ((rc = trace_next(r, &ev)) == 1) {
 		static const char *const names[] = {"ph",  "name", "cat", "ts", "dur", "pid",
 						    "tid", "id",   "s",	  "bp", "args"};
 		const struct trace_value *field[] = {&ev->ph,  &ev->name, &ev->cat, &ev->ts,
@@ -135,7 +135,7 @@ static char *read_transcript(const char *path, unsigned flags, uint64_t max_even
 		assert_int_equal(buf_put(&t.text, ev->json, ev->json_len), 0);
 		put_fmt(&t.text, "\n");
 	}
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	st_line = st->line;
 	st_col = st->col;
 	put_fmt(&t.text,
@@ -146,7 +146,7 @@ static char *read_transcript(const char *path, unsigned flags, uint64_t max_even
 		(unsigned long long)st->events, (unsigned long long)st->events_skipped,
 		(unsigned long long)st->text_bytes, st->not_a_trace != NULL ? st->not_a_trace : "-",
 		(int)st->error, st->error != TRACE_OK ? st->what : "-");
-	trace_reader_close(r);
+	trace_close(r);
 	assert_int_equal(buf_putc(&t.text, '\0'), 0);
 	if (rc < 0 && st_line > 0)
 		drop_issues_after(t.text.p, st_line, st_col);
@@ -319,20 +319,20 @@ static void errors_in_long_events_have_their_places(void **state)
 	tool_write(copy, b.p, b.len);
 	expect_same(copy, 0);
 	{
-		struct trace_reader_options o = {.flags = TRACE_READ_SMALL};
+		struct trace_options o = {.flags = TRACE_READ_SMALL};
 		const struct trace_event *ev;
-		struct trace_reader *r;
-		const struct trace_reader_status *st;
+		struct trace *r;
+		const struct trace_status *st;
 
-		assert_int_equal(trace_reader_open(copy, &o, &r), 0);
-		while (trace_reader_next(r, &ev) == 1)
+		assert_int_equal(trace_open(copy, &o, &r), 0);
+		while (trace_next(r, &ev) == 1)
 			;
-		st = trace_reader_status(r);
+		st = trace_status(r);
 		assert_int_equal(st->error, TRACE_ERR_SYNTAX);
 		assert_int_equal(st->line, 5);
 		assert_int_equal(st->col, 19);
 		assert_true(tool_has(st->message, "invalid JSON"));
-		trace_reader_close(r);
+		trace_close(r);
 	}
 	buf_free(&b);
 }
@@ -343,10 +343,10 @@ static void events_over_the_limit_are_skipped(void **state)
 	char copy[4096];
 	struct buf b = {0};
 	const struct trace_event *ev;
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 	struct transcript t = {{0}};
-	struct trace_reader_options o = {.on_issue = on_issue, .ctx = &t, .max_event_bytes = 10000};
-	struct trace_reader *r;
+	struct trace_options o = {.on_issue = on_issue, .ctx = &t, .max_event_bytes = 10000};
+	struct trace *r;
 	int n = 0;
 
 	(void)state;
@@ -359,12 +359,12 @@ static void events_over_the_limit_are_skipped(void **state)
 	assert_int_equal(buf_puts(&b, "\"}},\n{\"name\":\"after\",\"ts\":3}]"), 0);
 	snprintf(copy, sizeof(copy), "%s", tool_tmp("big_event.json"));
 	tool_write(copy, b.p, b.len);
-	assert_int_equal(trace_reader_open(copy, &o, &r), 0);
-	while (trace_reader_next(r, &ev) == 1) {
+	assert_int_equal(trace_open(copy, &o, &r), 0);
+	while (trace_next(r, &ev) == 1) {
 		assert_true(trace_value_is(&ev->name, n == 0 ? "before" : "after"));
 		n++;
 	}
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_int_equal(n, 2);
 	assert_int_equal(st->events_skipped, 1);
 	assert_int_equal(st->error, TRACE_OK);
@@ -380,22 +380,22 @@ static void events_over_the_limit_are_skipped(void **state)
 			 (int)TRACE_ISSUE_EVENT_TOO_LARGE, big);
 		assert_string_equal(t.text.p, want);
 	}
-	trace_reader_close(r);
+	trace_close(r);
 	buf_free(&t.text);
 
 	/* Cut inside it: a partial event of the bytes from its '{'. */
 	tool_write(copy, b.p, 300000);
 	o.ctx = &t;
 	memset(&t, 0, sizeof(t));
-	assert_int_equal(trace_reader_open(copy, &o, &r), 0);
+	assert_int_equal(trace_open(copy, &o, &r), 0);
 	n = 0;
-	while (trace_reader_next(r, &ev) == 1)
+	while (trace_next(r, &ev) == 1)
 		n++;
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	assert_int_equal(n, 1);
 	assert_true(st->cut && st->cut_in_event);
 	assert_int_equal(st->cut_bytes, 300000 - 27);
-	trace_reader_close(r);
+	trace_close(r);
 	buf_free(&t.text);
 	buf_free(&b);
 }
@@ -414,7 +414,7 @@ static double read_token_seconds(size_t mib, uint64_t *events, uint64_t *skipped
 	char copy[4096];
 	size_t len = mib << 20;
 	char *text = malloc(len + 64);
-	struct trace_reader *r;
+	struct trace *r;
 	const struct trace_event *ev;
 	double t0;
 
@@ -426,14 +426,14 @@ static double read_token_seconds(size_t mib, uint64_t *events, uint64_t *skipped
 	tool_write(copy, text, len + 20);
 	free(text);
 	t0 = seconds();
-	assert_int_equal(trace_reader_open(copy, NULL, &r), 0);
+	assert_int_equal(trace_open(copy, NULL, &r), 0);
 	*events = 0;
-	while (trace_reader_next(r, &ev) == 1) {
+	while (trace_next(r, &ev) == 1) {
 		assert_int_equal(ev->name.len, len);
 		(*events)++;
 	}
-	*skipped = trace_reader_status(r)->events_skipped;
-	trace_reader_close(r);
+	*skipped = trace_status(r)->events_skipped;
+	trace_close(r);
 	return seconds() - t0;
 }
 
@@ -495,10 +495,10 @@ static void other_top_level_keys_are_handed_over_and_carried(void **state)
 		"  ], \"samples\": [ 1, [2, 3], {\"w\": true}, \"caf\u00e9\" ],\n"
 		"  \"big\": \"0123456789012345678901234567890123456789\" }\n";
 	struct top_levels t = {{0}};
-	struct trace_reader_options o = {
+	struct trace_options o = {
 		.on_top_level = on_top_level, .top_level_ctx = &t, .max_event_bytes = 40};
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	struct tool_run run;
 	char in[4096], out[4096];
 	char *written;
@@ -507,12 +507,12 @@ static void other_top_level_keys_are_handed_over_and_carried(void **state)
 	(void)state;
 	snprintf(in, sizeof(in), "%s", tool_tmp("top_level.json"));
 	tool_write(in, text, strlen(text));
-	assert_int_equal(trace_reader_open(in, &o, &r), 0);
-	while (trace_reader_next(r, &ev) == 1)
+	assert_int_equal(trace_open(in, &o, &r), 0);
+	while (trace_next(r, &ev) == 1)
 		n++;
 	assert_int_equal(n, 1);
-	assert_true(trace_reader_status(r)->complete);
-	trace_reader_close(r);
+	assert_true(trace_status(r)->complete);
+	trace_close(r);
 	assert_int_equal(buf_putc(&t.seen, '\0'), 0);
 	assert_string_equal(t.seen.p, "stackFrames={\"1\":{\"name\":\"f\",\"parent\":null}}\n"
 				      "displayTimeUnit=\"ns\"\n"

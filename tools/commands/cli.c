@@ -3,15 +3,10 @@
  * Shared parts of the subcommands (see cli.h).
  */
 #include "cli.h"
-#include "pftrace.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void say(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
@@ -145,114 +140,17 @@ uint64_t cli_max_event_bytes(void)
 	return max_event_bytes;
 }
 
-static int write_fd(void *ctx, const void *p, size_t n)
+struct trace *cli_open_trace(const char *cmd, const char *path, const struct trace_options *options)
 {
-	int fd = *(int *)ctx;
-
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p = (const char *)p + k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* An unlinked temporary file for the JSON of a .pftrace; -1 with errno. */
-static int temporary_file(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT))
-		return fd;
-	snprintf(path, sizeof(path), "%s/ringtrace-pftrace-XXXXXX", dir);
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
-int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_bytes, bool warn)
-{
-	struct pf_options po = {.max_packet_bytes = max_packet_bytes};
-	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	struct pf_status st;
-	uint64_t events;
-	int fd;
-
-	fd = temporary_file();
-	if (fd < 0) {
-		cli_error(cmd, "cannot make a temporary file for %s: %s", name, strerror(errno));
-		return -1;
-	}
-	if (pf_to_json(path, write_fd, &fd, &po, &st, &events) != 0) {
-		if (st.error == PF_ERR_IO || st.error == PF_ERR_NOMEM ||
-		    st.error == PF_ERR_STOPPED) {
-			cli_error(cmd, "cannot read %s: %s", name, st.message);
-			close(fd);
-			return -1;
-		}
-		if (warn)
-			cli_error(cmd, "%s: %s: read up to it (%" PRIu64 " packets)", name,
-				  st.message, st.packets);
-	} else if (st.cut && warn) {
-		cli_error(cmd,
-			  "%s: warning: cut inside a packet at byte %" PRIu64
-			  ": read up to it (%" PRIu64 " whole packets)",
-			  name, st.cut_offset, st.packets);
-	}
-	return fd;
-}
-
-/* The JSON of a Perfetto trace, read through a temporary copy. */
-static struct trace_reader *open_pftrace(const char *cmd, const char *path,
-					 const struct trace_reader_options *o)
-{
-	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	struct trace_reader *r = NULL;
-	char fdpath[64];
-	int fd, err;
-
-	fd = cli_pftrace_json(cmd, path, o->max_event_bytes, true);
-	if (fd < 0)
-		return NULL;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	err = trace_reader_open(fdpath, o, &r);
-	close(fd);
-	if (err == 0 && trace_reader_set_name(r, name) != 0)
-		err = -ENOMEM;
-	if (err != 0) {
-		trace_reader_close(r);
-		cli_error(cmd, "cannot read the JSON of %s: %s", name, strerror(-err));
-		return NULL;
-	}
-	return r;
-}
-
-struct trace_reader *cli_open_trace(const char *cmd, const char *path,
-				    const struct trace_reader_options *options)
-{
-	struct trace_reader_options o = {0};
-	struct trace_reader *r;
+	struct trace_options o = {0};
+	struct trace *r;
 	int err;
 
 	if (options != NULL)
 		o = *options;
 	if (o.max_event_bytes == 0)
 		o.max_event_bytes = max_event_bytes;
-	if (pf_sniff_path(path) == 1)
-		return open_pftrace(cmd, path, &o);
-	err = trace_reader_open(path, &o, &r);
-
+	err = trace_open(path, &o, &r);
 	if (err != 0) {
 		cli_error(cmd, "cannot read %s: %s", path, strerror(-err));
 		return NULL;
@@ -263,17 +161,14 @@ struct trace_reader *cli_open_trace(const char *cmd, const char *path,
 void cli_warn_issue(void *ctx, const struct trace_issue *issue)
 {
 	struct cli_warnings *w = ctx;
+	char where[4200];
 
 	w->count++;
 	if (w->shown >= w->max)
 		return;
 	w->shown++;
-	if (issue->line > 0)
-		fprintf(stderr, "%s:%llu:%llu: warning: %s\n", w->file,
-			(unsigned long long)issue->line, (unsigned long long)issue->col,
-			issue->message);
-	else
-		fprintf(stderr, "%s: warning: %s\n", w->file, issue->message);
+	fprintf(stderr, "%s: warning: %s\n",
+		trace_issue_place(where, sizeof(where), w->file, issue), issue->message);
 }
 
 void cli_warnings_done(const struct cli_warnings *w)
@@ -283,7 +178,7 @@ void cli_warnings_done(const struct cli_warnings *w)
 			(unsigned long long)(w->count - w->shown));
 }
 
-bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_reader_status *st)
+bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_status *st)
 {
 	if (st->not_a_trace == NULL || st->error != TRACE_OK)
 		return false;

@@ -13,7 +13,7 @@
 #ifndef RTR_TOOLS_CLI_H
 #define RTR_TOOLS_CLI_H
 
-#include "reader.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,7 +61,7 @@ char *cli_default_output(const char *input, const char *tag);
 
 /*
  * Options every subcommand takes, taken out of its arguments before it sees them:
- *   --max-event-mb N   the largest event read, in MiB (trace_reader_options
+ *   --max-event-mb N   the largest event read, in MiB (trace_options
  *                      .max_event_bytes); a larger one is skipped and reported.
  * Returns the new argc, or -1 after printing a usage error.
  */
@@ -71,23 +71,15 @@ int cli_common_options(const char *cmd, int argc, char **argv);
 uint64_t cli_max_event_bytes(void);
 
 /*
- * Open a trace for a subcommand, with the common options; on failure print why and
- * return NULL. A Perfetto trace (.pftrace, found by its bytes) is converted first
- * (pf_to_json()) into an unlinked temporary file in $TMPDIR (else /tmp), which the
- * reader then reads: bounded in memory, seekable; the reader's name stays the
- * path. A cut or malformed one is read up to its last whole packet, with a warning.
+ * Open a trace for a subcommand, with the common options (trace_open(): JSON or a
+ * Perfetto trace, told by its bytes; nothing is written); on failure print why and
+ * return NULL.
  */
-struct trace_reader *cli_open_trace(const char *cmd, const char *path,
-				    const struct trace_reader_options *options);
-
-/* The JSON of the Perfetto trace at path (pf_to_json()) in an unlinked temporary
- * file, as cli_open_trace() reads one: its descriptor, or -1 after printing why. A
- * cut or malformed trace gives its JSON up to the last whole packet, with a warning
- * when warn (a second reading of a file says nothing). */
-int cli_pftrace_json(const char *cmd, const char *path, uint64_t max_packet_bytes, bool warn);
+struct trace *cli_open_trace(const char *cmd, const char *path,
+			     const struct trace_options *options);
 
 /* Issues of an input that a subcommand reads past: printed as warnings, the first
- * few only. Pass as trace_reader_options.on_issue with a struct cli_warnings. */
+ * few only. Pass as trace_options.on_issue with a struct cli_warnings. */
 struct cli_warnings {
 	const char *file;
 	unsigned shown, max;
@@ -102,6 +94,6 @@ void cli_warnings_done(const struct cli_warnings *w);
 /* When the input read to its end is JSON but not a trace: says so ("FILE: not a
  * trace: why") and returns true; the tool then exits CLI_FINDINGS and writes
  * nothing. */
-bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_reader_status *st);
+bool cli_not_a_trace(const char *cmd, const char *file, const struct trace_status *st);
 
 #endif /* RTR_TOOLS_CLI_H */

@@ -16,7 +16,7 @@
 #include "output.h"
 #include "pftrace.h"
 #include "progress.h"
-#include "reader.h"
+#include "trace.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -107,7 +107,7 @@ static void carry_member(void *ctx, const char *key, size_t key_len, const char 
 		c->nomem = true;
 }
 
-static int convert(struct trace_reader *r, struct output *out, enum form to, bool *nomem,
+static int convert(struct trace *r, struct output *out, enum form to, bool *nomem,
 		   const struct carried *carried)
 {
 	struct buf start_args = {0};
@@ -117,7 +117,7 @@ static int convert(struct trace_reader *r, struct output *out, enum form to, boo
 	int err;
 
 	err = output_puts(out, to == TO_OBJECT ? "{\"traceEvents\":[\n" : "[\n");
-	while (!err && trace_reader_next(r, &ev) == 1) {
+	while (!err && trace_next(r, &ev) == 1) {
 		if (keep_start_args(&start_args, &have_start, ev)) {
 			*nomem = true;
 			err = -1;
@@ -273,15 +273,15 @@ int cmd_convert(int argc, char **argv)
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
 	struct carried carried = {.limit = TRACE_MAX_EVENT_BYTES};
-	struct trace_reader_options ro = {.on_issue = cli_warn_issue,
-					  .ctx = &warnings,
-					  .progress = &bar,
-					  .on_top_level = carry_member,
-					  .top_level_ctx = &carried};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {.on_issue = cli_warn_issue,
+				   .ctx = &warnings,
+				   .progress = &bar,
+				   .on_top_level = carry_member,
+				   .top_level_ctx = &carried};
+	const struct trace_status *st;
 	enum form to = TO_OBJECT;
 	const char *output = NULL;
-	struct trace_reader *r;
+	struct trace *r;
 	struct output *out;
 	char *out_path;
 	bool nomem = false, to_given = false;
@@ -300,27 +300,27 @@ int cmd_convert(int argc, char **argv)
 	r = cli_open_trace("convert", argv[optind], &ro);
 	if (r == NULL)
 		return CLI_ERROR;
-	warnings.file = trace_reader_name(r);
+	warnings.file = trace_name(r);
 	out_path = output != NULL
 			   ? strdup(output)
 			   : cli_default_output(argv[optind], to == TO_OBJECT ? "object" : "array");
 	if (out_path == NULL) {
 		cli_error("convert", "out of memory");
-		trace_reader_close(r);
+		trace_close(r);
 		return CLI_ERROR;
 	}
 	err = output_open(out_path, output_path_is_gzip(out_path), &out);
 	if (err != 0) {
 		cli_error("convert", "cannot write %s: %s", out_path, output_strerror(err));
 		free(out_path);
-		trace_reader_close(r);
+		trace_close(r);
 		return CLI_ERROR;
 	}
 	err = convert(r, out, to, &nomem, &carried);
 	nomem |= carried.nomem;
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (err == 0 && cli_not_a_trace("convert", warnings.file, st)) {
 		status = CLI_FINDINGS; /* nothing written: output_free() removes it */
 	} else if (err == 0 && st->error != TRACE_OK && st->events == 0) {
@@ -354,6 +354,6 @@ int cmd_convert(int argc, char **argv)
 	buf_free(&carried.left_out);
 	output_free(out);
 	free(out_path);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }

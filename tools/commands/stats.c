@@ -94,8 +94,8 @@ static size_t shown_rows(const struct tally *c, size_t n)
 }
 
 /* The warnings about the file as a whole, one line each, into lines (NUL-separated). */
-static int file_warnings(const struct tally *c, const struct trace_reader_status *st,
-			 struct buf *lines, size_t *count)
+static int file_warnings(const struct tally *c, const struct trace_status *st, struct buf *lines,
+			 size_t *count)
 {
 	char w[1024];
 	int n = 0;
@@ -141,8 +141,8 @@ static int file_warnings(const struct tally *c, const struct trace_reader_status
 
 /* ----------------------------------------------------------- human report */
 
-static void print_header(const struct tally *c, const struct trace_reader_status *st,
-			 size_t nthreads, const struct buf *warnings, size_t nwarnings)
+static void print_header(const struct tally *c, const struct trace_status *st, size_t nthreads,
+			 const struct buf *warnings, size_t nwarnings)
 {
 	const char *w = warnings->p;
 	static const char *const forms[] = {
@@ -512,7 +512,7 @@ static int json_counters(const struct tally *c, struct buf *b)
 	return err || buf_putc(b, ']') ? -1 : 0;
 }
 
-static int json_report(const struct tally *c, const struct trace_reader_status *st, size_t nthreads,
+static int json_report(const struct tally *c, const struct trace_status *st, size_t nthreads,
 		       const struct buf *warnings, size_t nwarnings)
 {
 	static const char *const forms[] = {
@@ -622,7 +622,7 @@ static int stats_file(const char *path, const struct tally_options *opt)
 	struct buf wlines = {0};
 	size_t nthreads, nwarnings = 0;
 	int status = tally_file_read(&f, opt, "stats", path);
-	const struct trace_reader_status *st = c->st;
+	const struct trace_status *st = c->st;
 
 	nthreads = threads_count(&c->threads);
 	if (status == CLI_OK && file_warnings(c, st, &wlines, &nwarnings) != 0) {

@@ -8,7 +8,7 @@
 int tally_file_read(struct tally_file *f, const struct tally_options *opt, const char *cmd,
 		    const char *path)
 {
-	struct trace_reader_options ro = {
+	struct trace_options ro = {
 		.on_issue = cli_warn_issue, .ctx = &f->warnings, .progress = &f->bar};
 	struct tally *c = &f->tally;
 	int found;
@@ -20,7 +20,7 @@ int tally_file_read(struct tally_file *f, const struct tally_options *opt, const
 	f->r = cli_open_trace(cmd, path, &ro);
 	if (f->r == NULL)
 		return CLI_ERROR;
-	f->warnings.file = trace_reader_name(f->r);
+	f->warnings.file = trace_name(f->r);
 	found = tally_read(c, f->r);
 	progress_finish(&f->bar);
 	cli_warnings_done(&f->warnings);
@@ -42,6 +42,6 @@ int tally_file_read(struct tally_file *f, const struct tally_options *opt, const
 void tally_file_close(struct tally_file *f)
 {
 	tally_destroy(&f->tally);
-	trace_reader_close(f->r);
+	trace_close(f->r);
 	f->r = NULL;
 }

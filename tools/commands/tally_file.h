@@ -17,7 +17,7 @@
 
 struct tally_file {
 	struct tally tally;
-	struct trace_reader *r; /* NULL when it could not be opened */
+	struct trace *r; /* NULL when it could not be opened */
 	struct progress bar;
 	struct cli_warnings warnings;
 };

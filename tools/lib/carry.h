@@ -25,8 +25,8 @@
 #define RTR_TOOLS_CARRY_H
 
 #include "json.h"
-#include "reader.h"
 #include "table.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>

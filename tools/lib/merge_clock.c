@@ -3,6 +3,7 @@
  * The clocks of `ringtrace merge` (see merge_clock.h).
  */
 #include "merge_clock.h"
+#include "trace.h"
 
 #include "common/names.h"
 
@@ -167,6 +168,27 @@ int sync_scan(const char *path, int64_t rank, struct sync_set *s, char *err, siz
 	free(buf);
 	gzclose(f);
 	return rc;
+}
+
+int sync_scan_trace(struct trace *t, int64_t rank, struct sync_set *s, char *err, size_t err_len)
+{
+	const struct trace_status *st;
+	const struct trace_event *ev;
+	int rc;
+
+	while ((rc = trace_next(t, &ev)) == 1) {
+		if (memmem(ev->json, ev->json_len, needle, sizeof(needle) - 1) != NULL &&
+		    take_line(s, rank, ev->json, ev->json_len))
+			return -2;
+	}
+	st = trace_status(t);
+	if (rc < 0 && st->error == TRACE_ERR_NOMEM)
+		return -2;
+	if (rc < 0 && (st->error == TRACE_ERR_IO || st->error == TRACE_ERR_GZIP)) {
+		snprintf(err, err_len, "%s", st->what);
+		return -1;
+	}
+	return 0;
 }
 
 static int by_time(const void *a, const void *b)

@@ -82,6 +82,15 @@ struct sync_set {
  */
 int sync_scan(const char *path, int64_t rank, struct sync_set *s, char *err, size_t err_len);
 
+struct trace;
+
+/*
+ * The same from the events of an open trace (a Perfetto trace, whose text is not
+ * JSON): each event's JSON is the line. A trace that stops at malformed input keeps
+ * what was found before it. Returns as sync_scan().
+ */
+int sync_scan_trace(struct trace *t, int64_t rank, struct sync_set *s, char *err, size_t err_len);
+
 /* Add the measurements of from (the same process: another segment of its trace) to
  * into, in time order, dropping repeats. 0, or -1 out of memory. */
 int sync_pool(struct sync_set *into, const struct sync_set *from);

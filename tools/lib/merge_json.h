@@ -16,7 +16,7 @@
 #define RTR_TOOLS_MERGE_JSON_H
 
 #include "json.h"
-#include "reader.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>

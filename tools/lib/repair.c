@@ -230,7 +230,7 @@ static int compose_marker(struct repair *rp, uint64_t dropped)
 }
 
 /* Close the output: open slices, the end marker, ']'. 0 or -1. */
-static int finish_output(struct repair *rp, const struct trace_reader_status *st, bool *kept)
+static int finish_output(struct repair *rp, const struct trace_status *st, bool *kept)
 {
 	const struct held_marker *h = &rp->held;
 
@@ -258,24 +258,24 @@ static void free_repair(struct repair *rp)
 	buf_free(&rp->line);
 }
 
-int repair_trace(struct trace_reader *r, struct output *out, struct repair_result *res)
+int repair_trace(struct trace *r, struct output *out, struct repair_result *res)
 {
 	struct repair rp = {.out = out};
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 	const struct trace_event *ev;
 	bool kept = false;
 	int rc, err = 0;
 
 	threads_init(&rp.threads, 0);
 	if (output_puts(out, "[\n") == 0) {
-		while ((rc = trace_reader_next(r, &ev)) == 1) {
+		while ((rc = trace_next(r, &ev)) == 1) {
 			if (take_event(&rp, ev))
 				break;
 		}
 	} else {
 		rc = 0;
 	}
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (rc < 0 && st->events == 0)
 		err = -ENODATA; /* nothing read before the error: no trace here to complete */
 	else if (rc == 1 || finish_output(&rp, st, &kept) || output_commit(out))

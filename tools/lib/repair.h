@@ -25,7 +25,7 @@
 #define RTR_TOOLS_REPAIR_H
 
 #include "output.h"
-#include "reader.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,6 +47,6 @@ struct repair_result {
  *   -ENOMEM   out of memory;
  *   -EIO      writing failed (output_error() says why).
  */
-int repair_trace(struct trace_reader *r, struct output *out, struct repair_result *res);
+int repair_trace(struct trace *r, struct output *out, struct repair_result *res);
 
 #endif /* RTR_TOOLS_REPAIR_H */

@@ -49,7 +49,7 @@ int seek_before(int fd, uint64_t size, int64_t target, uint64_t *off, unsigned *
 
 /*
  * A range feed: the bytes [from, to) of the file fd, behind "[\n" unless from is 0, fed
- * by a thread into a pipe that trace_reader_open() reads as the path feed->path
+ * by a thread into a pipe that trace_open() reads as the path feed->path
  * ("/dev/fd/N"). Lines of the range are events of a bare array; a range that ends
  * inside a line reads as a trace cut short. Close the reader before the feed.
  */

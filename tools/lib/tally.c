@@ -513,15 +513,15 @@ void tally_init(struct tally *c, const struct tally_options *opt)
 	table_init(&c->labels, sizeof(struct label));
 }
 
-int tally_read(struct tally *c, struct trace_reader *r)
+int tally_read(struct tally *c, struct trace *r)
 {
 	const struct trace_event *ev;
-	const struct trace_reader_status *st;
+	const struct trace_status *st;
 
-	c->file = trace_reader_name(r);
-	while (!c->nomem && trace_reader_next(r, &ev) == 1)
+	c->file = trace_name(r);
+	while (!c->nomem && trace_next(r, &ev) == 1)
 		on_event(c, ev);
-	st = c->st = trace_reader_status(r);
+	st = c->st = trace_status(r);
 	if (!c->nomem)
 		finish(c);
 	if (c->nomem)

@@ -21,10 +21,10 @@
 
 #include "common/names.h"
 #include "json.h"
-#include "reader.h"
 #include "sketch.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -157,14 +157,14 @@ extern const struct anomaly_text {
 
 struct tally {
 	const struct tally_options *opt;
-	const char *file;		      /* as messages name it: the reader's name */
-	const struct trace_reader_status *st; /* the reader's, final after tally_read() */
-	struct threads threads;	 /* every event's thread (threads.h: TRACE_COUNTS_WHAT) */
-	struct table rows;	 /* key (by opt->by) -> struct row */
-	struct table async_open; /* (cat, id, name) -> struct async_open */
-	struct table async_rows; /* name -> struct async_row */
-	struct table counters;	 /* (name, series) -> struct counter */
-	struct table labels;	 /* "p" pid or "t" pid tid -> struct label (M events) */
+	const char *file;	       /* as messages name it: the reader's name */
+	const struct trace_status *st; /* the reader's, final after tally_read() */
+	struct threads threads;	       /* every event's thread (threads.h: TRACE_COUNTS_WHAT) */
+	struct table rows;	       /* key (by opt->by) -> struct row */
+	struct table async_open;       /* (cat, id, name) -> struct async_open */
+	struct table async_rows;       /* name -> struct async_row */
+	struct table counters;	       /* (name, series) -> struct counter */
+	struct table labels;	       /* "p" pid or "t" pid tid -> struct label (M events) */
 	struct buf key;
 	struct end_marker end;
 	bool saw_start;
@@ -192,7 +192,7 @@ enum tally_result {
  * c->st point into it) to its end into c, and at the end end the slices still open
  * at their thread's latest time. Returns an enum tally_result.
  */
-int tally_read(struct tally *c, struct trace_reader *r);
+int tally_read(struct tally *c, struct trace *r);
 
 /* Frees what c holds (not the reader). */
 void tally_destroy(struct tally *c);

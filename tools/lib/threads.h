@@ -15,8 +15,8 @@
 #ifndef RTR_TOOLS_THREADS_H
 #define RTR_TOOLS_THREADS_H
 
-#include "reader.h"
 #include "table.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,7 +102,7 @@ static inline bool threads_refused(const struct threads *t)
  * What the tools count as a trace's events and threads (check, stats and merge
  * alike, each output saying so with TRACE_COUNTS_WHAT):
  *   events   every element of the event array that is an object: the events the
- *            reader returns (trace_reader_status.events), M events and the
+ *            reader returns (trace_status.events), M events and the
  *            recorder's markers included;
  *   threads  the distinct (pid, tid) of those events, placed by trace_event_thread()
  *            (an M event's too: a thread that only has a name is a thread).

@@ -86,7 +86,7 @@ static void check_event(struct check *c, const struct trace_event *ev)
  */
 #define SNIFF_BYTES 64
 
-static bool sniffed_as_json(const struct trace_reader_status *st)
+static bool sniffed_as_json(const struct trace_status *st)
 {
 	size_t i = st->head_len >= 3 && memcmp(st->head, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 	size_t end = i + SNIFF_BYTES < st->head_len ? i + SNIFF_BYTES : st->head_len;
@@ -105,7 +105,7 @@ static bool sniffed_as_json(const struct trace_reader_status *st)
 }
 
 /* The file as a whole, from the reader's status. */
-static void check_file(struct check *c, const struct trace_reader_status *st)
+static void check_file(struct check *c, const struct trace_status *st)
 {
 	if ((st->form == TRACE_FORM_ARRAY || st->form == TRACE_FORM_OBJECT) && st->events > 0 &&
 	    !sniffed_as_json(st))
@@ -154,7 +154,7 @@ static void free_state(struct check *c)
 	buf_free(&c->key);
 }
 
-static void summary(const struct check *c, const struct trace_reader_status *st, size_t threads,
+static void summary(const struct check *c, const struct trace_status *st, size_t threads,
 		    bool stopped)
 {
 	static const char *const forms[] = {
@@ -198,13 +198,13 @@ static int check_one(const char *path, const struct check_options *opt)
 {
 	struct progress bar;
 	struct check c = {.opt = opt};
-	struct trace_reader_options ro = {.flags = TRACE_READ_CHECK_STRINGS,
-					  .on_issue = check_on_issue,
-					  .ctx = &c,
-					  .progress = &bar};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {.flags = TRACE_READ_CHECK_STRINGS,
+				   .on_issue = check_on_issue,
+				   .ctx = &c,
+				   .progress = &bar};
+	const struct trace_status *st;
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	int rc, status;
 
 	if (pf_sniff_path(path) == 1)
@@ -214,14 +214,14 @@ static int check_one(const char *path, const struct check_options *opt)
 	r = cli_open_trace("check", path, &ro);
 	if (r == NULL)
 		return CLI_ERROR;
-	c.file = trace_reader_name(r);
+	c.file = trace_name(r);
 	threads_init(&c.threads, sizeof(struct check_thread));
 	table_init(&c.async, sizeof(struct async_state));
 	table_init(&c.flows, sizeof(struct flow_state));
-	while ((rc = trace_reader_next(r, &ev)) == 1 && !c.nomem)
+	while ((rc = trace_next(r, &ev)) == 1 && !c.nomem)
 		check_event(&c, ev);
 	progress_finish(&bar);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	status = CLI_OK;
 	if (c.nomem) {
 		cli_error("check", "%s: out of memory", c.file);
@@ -242,7 +242,7 @@ static int check_one(const char *path, const struct check_options *opt)
 		status = c.total > 0 ? CLI_FINDINGS : CLI_OK;
 	}
 	free_state(&c);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }
 

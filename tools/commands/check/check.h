@@ -28,9 +28,9 @@
 #define RTR_TOOLS_CHECK_H
 
 #include "json.h"
-#include "reader.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -219,7 +219,7 @@ void check_note(struct check *c, enum rule rule, uint64_t line, uint64_t col, co
 	__attribute__((format(printf, 5, 6)));
 
 /* The reader's issues (TRACE_READ_CHECK_STRINGS), each a finding or a note of its
- * rule: trace_reader_options.on_issue, with the struct check. */
+ * rule: trace_options.on_issue, with the struct check. */
 void check_on_issue(void *ctx, const struct trace_issue *issue);
 
 /* A value for a message in buf: a string quoted and shortened, anything else as

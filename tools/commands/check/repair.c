@@ -9,9 +9,9 @@
 #include "cli.h"
 #include "output.h"
 #include "progress.h"
-#include "reader.h"
 #include "repair.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +19,7 @@
 #include <string.h>
 
 static void report(const char *in, const char *out, const struct repair_result *res,
-		   const struct trace_reader_status *st)
+		   const struct trace_status *st)
 {
 	char what[256] = "";
 
@@ -51,11 +51,10 @@ int check_repair(const char *input, const char *output)
 {
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	const struct trace_status *st;
 	struct repair_result res;
-	struct trace_reader *r;
+	struct trace *r;
 	struct output *out;
 	char *out_path;
 	int err, status = CLI_OK;
@@ -64,10 +63,10 @@ int check_repair(const char *input, const char *output)
 	r = cli_open_trace("check", input, &ro);
 	if (r == NULL)
 		return CLI_ERROR;
-	warnings.file = trace_reader_name(r);
+	warnings.file = trace_name(r);
 	out_path = output != NULL ? strdup(output) : cli_default_output(input, "repaired");
 	if (out_path == NULL) {
-		trace_reader_close(r);
+		trace_close(r);
 		cli_error("check", "out of memory");
 		return CLI_ERROR;
 	}
@@ -75,13 +74,13 @@ int check_repair(const char *input, const char *output)
 	if (err != 0) {
 		cli_error("check", "cannot write %s: %s", out_path, output_strerror(err));
 		free(out_path);
-		trace_reader_close(r);
+		trace_close(r);
 		return CLI_ERROR;
 	}
 	err = repair_trace(r, out, &res);
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (err != 0) {
 		cli_error("check", "%s",
 			  err == -ENODATA  ? st->message
@@ -98,6 +97,6 @@ int check_repair(const char *input, const char *output)
 	}
 	output_free(out);
 	free(out_path);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }

@@ -69,7 +69,7 @@ static int read_start_marker(struct input *in, const struct trace_event *ev)
 /* Pull the next event of an input into head; NULL at its end. */
 void merge_advance(struct input *in)
 {
-	in->rc = trace_reader_next(in->r, &in->head);
+	in->rc = trace_next(in->r, &in->head);
 	if (in->rc != 1)
 		in->head = NULL;
 }
@@ -85,9 +85,9 @@ int merge_open_inputs(struct merge *m, char **paths, size_t n)
 	m->n = n;
 	for (size_t i = 0; i < n; i++) {
 		struct input *in = &m->in[i];
-		struct trace_reader_options ro = {.on_issue = cli_warn_issue,
-						  .ctx = &in->warnings,
-						  .flags = n > MANY_INPUTS ? TRACE_READ_SMALL : 0};
+		struct trace_options ro = {.on_issue = cli_warn_issue,
+					   .ctx = &in->warnings,
+					   .flags = n > MANY_INPUTS ? TRACE_READ_SMALL : 0};
 
 		in->index = i;
 		in->path = paths[i];
@@ -99,9 +99,9 @@ int merge_open_inputs(struct merge *m, char **paths, size_t n)
 		in->r = cli_open_trace("merge", paths[i], &ro);
 		if (in->r == NULL)
 			return -1;
-		in->name = trace_reader_name(in->r);
+		in->name = trace_name(in->r);
 		in->warnings.file = in->name;
-		progress_total(m->bar, trace_reader_status(in->r)->input_size);
+		progress_total(m->bar, trace_status(in->r)->input_size);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct input *in = &m->in[i];
@@ -183,14 +183,18 @@ int merge_scan_syncs(struct merge *m)
 			continue;
 		}
 		if (pf_sniff_path(in->path) == 1) {
-			/* a Perfetto trace: its measurements from its JSON, as it is read */
-			char fdpath[64];
-			int fd = cli_pftrace_json("merge", in->path, cli_max_event_bytes(), false);
-			if (fd < 0)
-				continue;
-			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-			rc = sync_scan(fdpath, in->rank, &in->sync, err, sizeof(err));
-			close(fd);
+			/* a Perfetto trace: its measurements from its events, read once more */
+			struct trace_options o = {.max_event_bytes = cli_max_event_bytes()};
+			struct trace *t;
+			int e = trace_open(in->path, &o, &t);
+
+			if (e != 0) {
+				snprintf(err, sizeof(err), "%s", strerror(-e));
+				rc = -1;
+			} else {
+				rc = sync_scan_trace(t, in->rank, &in->sync, err, sizeof(err));
+				trace_close(t);
+			}
 		} else {
 			rc = sync_scan(in->path, in->rank, &in->sync, err, sizeof(err));
 		}

@@ -164,7 +164,7 @@ int merge_write_end(struct merge *m)
 	      buf_put_u64(b, m->closed) || put_messages(m, b) || buf_puts(b, ",\"inputs\":[");
 	for (size_t i = 0; i < m->n && !err; i++) {
 		const struct input *in = &m->in[i];
-		const struct trace_reader_status *st = trace_reader_status(in->r);
+		const struct trace_status *st = trace_status(in->r);
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_puts(b, "{\"file\":") ||
 		      json_put_string(b, in->name, strlen(in->name)) < 0 ||

@@ -114,7 +114,7 @@ static void free_merge(struct merge *m)
 	for (size_t i = 0; i < m->n; i++) {
 		struct input *in = &m->in[i];
 
-		trace_reader_close(in->r);
+		trace_close(in->r);
 		free(in->host);
 		free(in->label);
 		table_destroy(&in->pids);
@@ -244,7 +244,7 @@ static int finish(struct merge *m, int err)
 		return CLI_ERROR;
 	}
 	for (size_t i = 0; i < m->n; i++) {
-		read += trace_reader_status(m->in[i].r)->events;
+		read += trace_status(m->in[i].r)->events;
 		threads += threads_count(&m->in[i].threads);
 	}
 	/* What it read is what check and stats count in the inputs (threads.h); what it

@@ -95,9 +95,9 @@
 #include "json.h"
 #include "merge_clock.h"
 #include "merge_json.h"
-#include "reader.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -151,7 +151,7 @@ struct input {
 	size_t index;
 	const char *path;
 	const char *name; /* for messages */
-	struct trace_reader *r;
+	struct trace *r;
 	struct cli_warnings warnings;
 	const struct trace_event *head; /* the next event, or NULL when done */
 	int64_t key;			/* its place in the merge */

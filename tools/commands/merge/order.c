@@ -198,7 +198,7 @@ static void update_progress(struct merge *m)
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < m->n; i++)
-		bytes += trace_reader_status(m->in[i].r)->input_bytes;
+		bytes += trace_status(m->in[i].r)->input_bytes;
 	progress_update(m->bar, bytes);
 }
 

@@ -202,7 +202,7 @@ static int close_slices(struct merge *m, struct input *in)
 /* An input has no more events: how did it end? */
 int merge_finish_input(struct merge *m, struct input *in)
 {
-	const struct trace_reader_status *st = trace_reader_status(in->r);
+	const struct trace_status *st = trace_status(in->r);
 	int64_t t;
 
 	cli_warnings_done(&in->warnings);

@@ -174,7 +174,7 @@ static int parse_options(int argc, char **argv, struct split *sp)
 }
 
 /* The pieces written: what they hold, said. */
-static void report(const struct split *sp, const struct trace_reader_status *st, int rc)
+static void report(const struct split *sp, const struct trace_status *st, int rc)
 {
 	if (rc < 0) {
 		cli_error("split", "%s", st->message);
@@ -210,12 +210,11 @@ int cmd_split(int argc, char **argv)
 {
 	struct cli_warnings warnings = {.max = 10};
 	struct progress bar;
-	struct trace_reader_options ro = {
-		.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
-	const struct trace_reader_status *st;
+	struct trace_options ro = {.on_issue = cli_warn_issue, .ctx = &warnings, .progress = &bar};
+	const struct trace_status *st;
 	const struct trace_event *ev;
 	struct split sp = {.max_reopen = DEFAULT_MAX_REOPEN};
-	struct trace_reader *r;
+	struct trace *r;
 	int rc, err = 0, status = parse_options(argc, argv, &sp);
 
 	if (status >= 0)
@@ -227,18 +226,18 @@ int cmd_split(int argc, char **argv)
 		free(sp.prefix);
 		return CLI_ERROR;
 	}
-	sp.file = warnings.file = trace_reader_name(r);
+	sp.file = warnings.file = trace_name(r);
 	threads_init(&sp.threads, sizeof(struct split_thread));
 	carry_init(&sp.carry);
 	table_init(&sp.flows, sizeof(struct open_flow));
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		err = split_take(&sp, ev);
 		if (err)
 			break;
 	}
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
-	st = trace_reader_status(r);
+	st = trace_status(r);
 	if (!err && cli_not_a_trace("split", sp.file, st)) {
 		status = CLI_FINDINGS; /* no piece written */
 	} else if (!err && rc < 0 && st->events == 0) {
@@ -256,6 +255,6 @@ int cmd_split(int argc, char **argv)
 		status = rc < 0 ? CLI_ERROR : CLI_OK;
 	}
 	free_split(&sp);
-	trace_reader_close(r);
+	trace_close(r);
 	return status;
 }

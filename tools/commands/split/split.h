@@ -61,9 +61,9 @@
 #include "carry.h"
 #include "json.h"
 #include "merge_json.h"
-#include "reader.h"
 #include "table.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -28,9 +28,9 @@ static void quiet_issue(void *ctx, const struct trace_issue *issue)
 int window_read_part(struct window *w, struct source *src, const char *path, enum part part,
 		     uint64_t base, bool stop, uint64_t *stop_at)
 {
-	struct trace_reader_options ro = {.on_issue = quiet_issue};
+	struct trace_options ro = {.on_issue = quiet_issue};
 	const struct trace_event *ev;
-	struct trace_reader *r;
+	struct trace *r;
 	int err = 0, rc;
 
 	if (part == PART_ALL || part == PART_BODY) {
@@ -40,7 +40,7 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	r = cli_open_trace("window", path, &ro);
 	if (r == NULL)
 		return -1;
-	while ((rc = trace_reader_next(r, &ev)) == 1) {
+	while ((rc = trace_next(r, &ev)) == 1) {
 		/* Past the window by more than the margin (by its start: other writers
 		 * put an X at its start, and the recorder's long X are in the tail). */
 		if (stop && w->has_origin && ev->has_ts && ev->ts_ns > w->to &&
@@ -53,15 +53,14 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 			break;
 	}
 	src->rc = rc;
-	src->st = *trace_reader_status(r);
+	src->st = *trace_status(r);
 	/* The status outlives the reader: its what points into the copy's message now
 	 * (it pointed into the reader's, freed below, and cmd_window prints it). */
 	if (src->st.what != NULL)
-		src->st.what = src->st.message +
-			       (trace_reader_status(r)->what - trace_reader_status(r)->message);
+		src->st.what = src->st.message + (trace_status(r)->what - trace_status(r)->message);
 	if (part == PART_ALL)
 		src->bytes += src->st.input_bytes;
-	trace_reader_close(r);
+	trace_close(r);
 	return err;
 }
 

@@ -49,8 +49,8 @@
 #include "carry.h"
 #include "cli.h"
 #include "json.h"
-#include "reader.h"
 #include "threads.h"
+#include "trace.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,8 +115,8 @@ struct source {
 	unsigned probes;
 	bool searched;
 	uint64_t size;
-	int rc;			       /* of the last trace_reader_next() */
-	struct trace_reader_status st; /* of the last reader */
+	int rc;			/* of the last trace_next() */
+	struct trace_status st; /* of the last reader */
 };
 
 /* events.c */

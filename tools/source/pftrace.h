@@ -11,7 +11,8 @@
  * but reported (PF_ISSUE_STATE_LIMIT); references to what was not kept are then
  * not reported as unresolved.
  *
- * Each packet is handed to a callback, decoded: its timestamp resolved to
+ * Each packet is handed out (pf_decoder_next()), or to a callback (pf_read_path()),
+ * decoded: its timestamp resolved to
  * nanoseconds on the trace's primary clock (sequence-scoped clocks 64..127 of the
  * packet's sequence, incremental or not, through the builtin clock their
  * ClockSnapshot gives with them; builtin clocks through the latest snapshot that
@@ -29,12 +30,16 @@
  * Thread safety: a decoder is used by one thread at a time; distinct decoders are
  * independent.
  */
-#ifndef RTR_TOOLS_PFTRACE_H
-#define RTR_TOOLS_PFTRACE_H
+#ifndef RTR_TOOLS_SOURCE_PFTRACE_H
+#define RTR_TOOLS_SOURCE_PFTRACE_H
+
+#include "format/perfetto/proto.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct input;
 
 /* The deepest nesting of messages read (debug annotations inside annotations). */
 #define PF_MAX_DEPTH 64
@@ -42,19 +47,20 @@
 /* The largest packet read by default; a larger one is skipped and reported. */
 #define PF_MAX_PACKET_BYTES ((uint64_t)16 << 20)
 
-/* BuiltinClock values used by name. */
-enum { PF_CLOCK_REALTIME = 1, PF_CLOCK_MONOTONIC = 3, PF_CLOCK_BOOTTIME = 6 };
+/* BuiltinClock values used by name (proto.h's). */
+enum {
+	PF_CLOCK_REALTIME = RTR__PF_BUILTIN_REALTIME,
+	PF_CLOCK_MONOTONIC = RTR__PF_BUILTIN_MONOTONIC,
+	PF_CLOCK_BOOTTIME = RTR__PF_BUILTIN_BOOTTIME
+};
 
-/* TracePacket.sequence_flags */
-#define PF_SEQ_CLEARED 1u
-#define PF_SEQ_NEEDS   2u
-
+/* TrackEvent.Type (proto.h's) */
 enum pf_event_type {
-	PF_TYPE_UNSPECIFIED = 0,
-	PF_TYPE_SLICE_BEGIN = 1,
-	PF_TYPE_SLICE_END = 2,
-	PF_TYPE_INSTANT = 3,
-	PF_TYPE_COUNTER = 4
+	PF_TYPE_UNSPECIFIED = RTR__PF_TYPE_UNSPECIFIED,
+	PF_TYPE_SLICE_BEGIN = RTR__PF_TYPE_SLICE_BEGIN,
+	PF_TYPE_SLICE_END = RTR__PF_TYPE_SLICE_END,
+	PF_TYPE_INSTANT = RTR__PF_TYPE_INSTANT,
+	PF_TYPE_COUNTER = RTR__PF_TYPE_COUNTER
 };
 
 /* A string of the input: not NUL-terminated; s NULL when absent. */
@@ -194,6 +200,7 @@ struct pf_options {
 	pf_issue_fn on_issue; /* may be NULL */
 	void *ctx;
 	uint64_t max_packet_bytes; /* 0: PF_MAX_PACKET_BYTES */
+	size_t buffer_bytes;	   /* the packet buffer to begin with (it grows); 0: 256 KiB */
 };
 
 enum pf_error { PF_OK, PF_ERR_IO, PF_ERR_MALFORMED, PF_ERR_GZIP, PF_ERR_NOMEM, PF_ERR_STOPPED };
@@ -210,7 +217,32 @@ struct pf_status {
 	uint64_t state_refused; /* items past the state bound */
 	enum pf_error error;
 	char message[256]; /* "packet N at byte O: what", or an I/O error */
+	/* The error's packet (index, and byte offset of its tag), and for PF_ERR_MALFORMED
+	 * where in it: the O of the message. */
+	uint64_t error_packet, error_offset;
 };
+
+struct pf_decoder;
+
+/*
+ * A decoder of the stream in (input.h: a file's bytes, plain or gzip; read from
+ * where it stands), with opt's issue callback and bound (opt may be NULL; its
+ * on_packet is not called). 0 and the decoder in *out, or -ENOMEM.
+ */
+int pf_decoder_open(struct input *in, const struct pf_options *opt, struct pf_decoder **out);
+
+/*
+ * The next packet, valid until the next call. 1 with *pk set; 0 at the end of the
+ * stream, whole or cut (see the status); -1 on an error (the status says which;
+ * every packet before it was handed out). After 0 or -1 it keeps returning the same.
+ */
+int pf_decoder_next(struct pf_decoder *d, const struct pf_packet **pk);
+
+/* The status so far; final once next() returned 0 or -1. */
+const struct pf_status *pf_decoder_status(const struct pf_decoder *d);
+
+/* Frees the decoder (not its input). d may be NULL. */
+void pf_decoder_close(struct pf_decoder *d);
 
 /*
  * Read the trace at path ("-": standard input) to its end, calling on_packet for each
@@ -260,4 +292,4 @@ int pf_check_file(const char *path, bool quiet, bool notes, uint64_t max_per_rul
 /* The rules of pf_check_file(), for `ringtrace check --rules`. */
 void pf_check_list_rules(void);
 
-#endif /* RTR_TOOLS_PFTRACE_H */
+#endif /* RTR_TOOLS_SOURCE_PFTRACE_H */

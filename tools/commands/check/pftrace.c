@@ -4,8 +4,9 @@
  * in check's format, one pass through the decoder (pftrace.h). State per track (its
  * open slices: a count) and the decoder's, never per packet.
  */
-#include "cli.h"
 #include "pftrace.h"
+#include "cli.h"
+#include "common/names.h"
 #include "table.h"
 #include "threads.h"
 
@@ -46,7 +47,8 @@
 	X(UNENDED, "unended", "a SLICE_BEGIN never ended (a note)",                                \
 	  "none: Perfetto shows the slice to the end of the trace, as it does for a cut run")      \
 	X(END_MARKER, "end-marker",                                                                \
-	  "the end marker (\"ringtrace: end\") counts more events than the file holds before it",  \
+	  "the end marker (\"" RTR__MARK_END                                                       \
+	  "\") counts more events than the file holds before it",                                  \
 	  "the recorder wrote them and they are missing: the trace shows less than what ran")      \
 	X(STATE_LIMIT, "state-limit",                                                              \
 	  "more state (sequences, interned strings, tracks, open slices) than the check keeps",    \
@@ -147,8 +149,9 @@ static bool str_is(struct pf_str s, const char *lit)
  */
 static bool counted(const struct pf_event *ev)
 {
-	if (str_is(ev->name, "ringtrace: start") || str_is(ev->name, "ringtrace: end"))
+	if (str_is(ev->name, RTR__MARK_START) || str_is(ev->name, RTR__MARK_END))
 		return false;
+	/* the writer's own counter tracks (RTR__COUNTER_EVENTS, ...): "ringtrace: *" */
 	return !(ev->type == PF_TYPE_COUNTER && ev->track != NULL && ev->track->name != NULL &&
 		 strncmp(ev->track->name, "ringtrace: ", 11) == 0);
 }
@@ -162,11 +165,11 @@ static void end_marker(struct pf_check *c, const struct pf_packet *pk)
 	for (size_t i = 0, k = 0; k < ev->ntop; k++, i += pf_arg_span(ev->args, i)) {
 		const struct pf_arg *a = &ev->args[i];
 
-		if (str_is(a->name, "events") &&
+		if (str_is(a->name, RTR__KEY_EVENTS) &&
 		    (a->kind == PF_ARG_UINT || a->kind == PF_ARG_INT)) {
 			has_events = true;
 			events = a->kind == PF_ARG_UINT ? a->u : (uint64_t)a->i;
-		} else if (str_is(a->name, "final") && a->kind == PF_ARG_BOOL) {
+		} else if (str_is(a->name, RTR__KEY_FINAL) && a->kind == PF_ARG_BOOL) {
 			final = a->b;
 		}
 	}
@@ -200,7 +203,7 @@ static int on_packet(void *ctx, const struct pf_packet *pk)
 		return c->nomem;
 	if (counted(ev))
 		c->events++;
-	if (ev->type == PF_TYPE_INSTANT && str_is(ev->name, "ringtrace: end"))
+	if (ev->type == PF_TYPE_INSTANT && str_is(ev->name, RTR__MARK_END))
 		end_marker(c, pk);
 	if (ev->type != PF_TYPE_SLICE_BEGIN && ev->type != PF_TYPE_SLICE_END)
 		return c->nomem;
