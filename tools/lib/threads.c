@@ -18,23 +18,6 @@
  * (table.c; an estimate a little above what malloc takes). */
 #define ENTRY_OVERHEAD 96
 
-bool budget_take(struct state_budget *b, uint64_t bytes)
-{
-	if (b->items >= STATE_MAX_ITEMS || bytes > STATE_MAX_BYTES - b->bytes) {
-		b->refused++;
-		return false;
-	}
-	b->items++;
-	b->bytes += bytes;
-	return true;
-}
-
-void budget_give(struct state_budget *b, uint64_t bytes)
-{
-	b->items -= b->items > 0;
-	b->bytes -= bytes < b->bytes ? bytes : b->bytes;
-}
-
 /* An open slice's cost beside its strings: its place in the array (which may be half
  * empty) and the three allocations of its copies. */
 #define SLICE_OVERHEAD (2 * sizeof(struct open_slice) + 3 * 32)

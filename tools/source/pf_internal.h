@@ -23,7 +23,7 @@
 #include "input.h"
 #include "pftrace.h"
 #include "table.h"
-#include "threads.h"
+#include "budget.h"
 
 #include <stdbool.h>
 #include <stddef.h>

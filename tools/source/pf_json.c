@@ -8,7 +8,7 @@
 #include "common/names.h"
 #include "json.h"
 #include "table.h"
-#include "threads.h"
+#include "budget.h"
 
 #include <errno.h>
 #include <inttypes.h>
