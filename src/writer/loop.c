@@ -317,15 +317,12 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt)
+/* The writer's state for session s, in format fmt: counters from zero, the rest as
+ * the last session left it. Keeps the published counters of the last session until
+ * this one is ready. */
+static void begin_session(struct rtr__writer *w, const struct rtr__session *s,
+			  const struct rtr__format *fmt)
 {
-	struct rtr__writer *w = &W;
-	int err;
-
-	/* A10: pairs with R10 in writer_main(); an abandoned writer has freed all */
-	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_IDLE)
-		return -EBUSY; /* the last session's writer is still stuck in the file */
-	/* Keep the published counters of the last session until this one is ready. */
 	w->s = *s;
 	w->s.cfg.path = w->s.path;
 	w->s.cfg.process_name = w->s.process_name;
@@ -351,28 +348,15 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
 	w->fmt = fmt;
-	err = session_init(w);
-	if (err != 0)
-		return err;
-	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
-		rtr__reader_attach(w, r);
-		rtr__ring_consume(r, rtr__ring_readable(r));
-		if (rtr__ring_closed(r))
-			rtr__rings_free(r);
-	}
+}
 
-	if (s->cfg.mode == RTR_MODE_FLIGHT) {
-		/* No file until a snapshot: the window takes the lines. */
-		memset(&w->out.sink, 0, sizeof(w->out.sink));
-		w->out.provisional = 0;
-		err = rtr__files_start(w);
-		if (err != 0)
-			goto fail_format;
-		goto start_thread;
-	}
+/* Stream mode: the sink on the session's file, the file's head in it. 0 or -errno
+ * (nothing left open). */
+static int open_file(struct rtr__writer *w)
+{
+	const struct rtr__session *s = &w->s;
+	int err;
+
 	/* rtr__session_config() has resolved RTR_COMPRESS_AUTO by the path's suffix. */
 	if (s->cfg.compress == RTR_COMPRESS_GZIP || s->cfg.compress == RTR_COMPRESS_GZIP_MEMBERS)
 		err = rtr__sink_open_gzip(&w->out.sink, s->fd, s->cfg.io, CHUNK_BYTES, NCHUNKS,
@@ -386,7 +370,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 		rtr__sink_close(&w->out.sink);
 	}
 	if (err != 0)
-		goto fail_format;
+		return err;
 	/* Only a regular file can have its provisional close cut off (a pipe, /dev/null
 	 * cannot); its pages would otherwise stay cached. */
 	w->out.provisional = !w->out.sink.stream;
@@ -411,6 +395,43 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	 * lifecycle lock, not in the writer thread: a fork() meanwhile would leave the
 	 * child an io_uring fd it does not know of. */
 	rtr__sink_setup(&w->out.sink);
+	return 0;
+}
+
+int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt)
+{
+	struct rtr__writer *w = &W;
+	int err;
+
+	/* A10: pairs with R10 in writer_main(); an abandoned writer has freed all */
+	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_IDLE)
+		return -EBUSY; /* the last session's writer is still stuck in the file */
+	begin_session(w, s, fmt);
+	err = session_init(w);
+	if (err != 0)
+		return err;
+	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = w->drain.rings[i];
+		rtr__reader_attach(w, r);
+		rtr__ring_consume(r, rtr__ring_readable(r));
+		if (rtr__ring_closed(r))
+			rtr__rings_free(r);
+	}
+
+	if (s->cfg.mode == RTR_MODE_FLIGHT) {
+		/* No file until a snapshot: the window takes the lines. */
+		memset(&w->out.sink, 0, sizeof(w->out.sink));
+		w->out.provisional = 0;
+		err = rtr__files_start(w);
+		if (err != 0)
+			goto fail_format;
+		goto start_thread;
+	}
+	err = open_file(w);
+	if (err != 0)
+		goto fail_format;
 start_thread:
 	rtr__writer_account(w, 0);
 	rtr_atomic_store_relaxed(&w->acct.st_io, w->out.sink.method);
