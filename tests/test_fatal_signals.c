@@ -14,6 +14,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -122,10 +123,7 @@ static struct child spawn(void (*body)(int fd))
 	int p[2];
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	c.pid = fork();
-	assert_true(c.pid >= 0);
+	c.pid = tu_fork();
 	if (c.pid == 0) {
 		close(p[0]);
 		body(p[1]);

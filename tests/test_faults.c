@@ -14,6 +14,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 

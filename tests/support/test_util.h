@@ -3,8 +3,8 @@
  * Helpers shared by the recorder's integration tests (test_recorder, test_stress,
  * test_threads, test_faults): sanitizer detection, the RTR_TEST_SCALE factor, trace
  * paths under RTR_TEST_TMPDIR, the heap blocks and files a test owns until its
- * teardown, starting the recorder, walking a trace with tt_foreach(), and waiting
- * for a forked child.
+ * teardown, starting the recorder, and walking a trace with tt_foreach(). Forked
+ * children: child.h.
  *
  * Functions that check something fail the running cmocka test (fail_msg(), the
  * assert_* macros): call them from a test, or from a forked child that is ready to
@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 /* TU_UNDER_SANITIZER: 1 when built with AddressSanitizer or ThreadSanitizer, else 0. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -56,9 +55,6 @@
 #ifndef TU_UNDER_ASAN
 #define TU_UNDER_ASAN 0
 #endif
-
-/* Seconds a forked child may take before it counts as hung. */
-#define TU_CHILD_TIMEOUT_S (TU_UNDER_SANITIZER ? 300 : 60)
 
 /* tu_start(): keep the I/O method rtr_config_init() chose (RINGTRACE_IO or auto). */
 #define TU_IO_DEFAULT (-1)
@@ -123,22 +119,6 @@ int64_t tu_arg_int(const struct tt_event *e, const char *key);
  * left a message in err (see TU_WALK_CHECK), or with the reader's error when the walk
  * failed otherwise. Returns the trace info; completeness is the caller's to check. */
 struct tt_trace tu_walk(const char *path, int flags, tt_visit_fn fn, void *ctx, const char *err);
-
-/* Wait for the child pid up to timeout_s seconds and return its wait status; a child
- * still running by then is killed and the test fails (it hung). */
-int tu_wait_child(pid_t pid, int timeout_s);
-
-/* Fail the test unless a child's wait status says it exited with status 0. */
-void tu_expect_exit_0(int status);
-
-/*
- * The parent's side of a kill test: read the increasing sequence numbers (int64_t) a
- * forked child writes to fd, each one already flushed to its trace, until one reaches
- * target; then SIGKILL the child and reap it. Fails the test if the child goes quiet
- * for TU_CHILD_TIMEOUT_S, exits, sends a number out of order or is not killed by the
- * signal. Closes fd and returns the last number read.
- */
-int64_t tu_kill_after(pid_t pid, int fd, int64_t target);
 
 /* Run only the tests that match $RTR_TEST_FILTER (cmocka's filter syntax), when it is
  * set. Call before cmocka_run_group_tests*(). */
