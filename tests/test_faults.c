@@ -244,24 +244,20 @@ static void fsize_child(int io, const char *trace, const char *errlog, int out_f
 	_exit(0);
 }
 
-static void file_size_limit(int io, const char *name)
+static void stop_fails_with_efbig_at_the_file_size_limit(void **state)
 {
-	char trace[4096], errlog[4200];
+	int io = tu_io_of(*state);
+	char trace[4096], errlog[4200], name[32];
 	struct fsize_report rep;
 	int pfd[2];
 	uint64_t events = tu_scaled(200000, 20000); /* ~90 bytes each: far past the limit */
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fsize-%s", rtr_io_name(io));
 	make_path(trace, sizeof(trace), name);
 	make_file(errlog, sizeof(errlog), name, ".stderr");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(pfd[0]);
 		fsize_child(io, trace, errlog, pfd[1], events);
@@ -321,67 +317,26 @@ static void file_size_limit(int io, const char *name)
 	assert_int_equal((uint64_t)w.end_dropped, rep.st.events_dropped);
 }
 
-static void file_size_limit_with_io_uring_fails_stop_with_efbig(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_URING, "fsize-uring");
-}
-
-static void file_size_limit_with_write_fails_stop_with_efbig(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, "fsize-sync");
-}
-
 /* ------------------------------------------------------------------------- */
 /* SIGKILL mid-run                                                            */
 
 #define FLUSH_EVERY 10000
 
-static void kill_child(int io, const char *trace, int out_fd)
+static void sigkill_leaves_every_flushed_event(void **state)
 {
+	int io = tu_io_of(*state);
+	char trace[4096], name[32];
 	struct rtr_config cfg;
+	pid_t pid;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "kill-%s", rtr_io_name(io));
+	make_path(trace, sizeof(trace), name);
 	rtr_config_init(&cfg);
 	cfg.path = trace;
 	cfg.io = io;
-	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.flush_ms = 10;
-	if (rtr_start(&cfg) != 0)
-		_exit(30);
-	for (int64_t i = 0;; i++) {
-		rtr_counter_i64(CAT, "seq", i);
-		if ((i + 1) % FLUSH_EVERY == 0) {
-			if (rtr_flush() != 0)
-				_exit(31);
-			if (write(out_fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
-				_exit(32);
-		}
-	}
-}
-
-static void sigkill(int io, const char *name)
-{
-	char trace[4096];
-	int pfd[2];
-	int64_t target = (int64_t)tu_scaled(200000, 20000);
-
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
-	make_path(trace, sizeof(trace), name);
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		kill_child(io, trace, pfd[1]);
-	}
-	close(pfd[1]);
-	int64_t last = tu_kill_after(pid, pfd[0], target);
+	int64_t last = tu_record_until_killed(&cfg, CAT, FLUSH_EVERY,
+					      (int64_t)tu_scaled(200000, 20000), &pid);
 
 	/* Every flushed event is there, in order, with no gap or hole. */
 	char lastc = 0;
@@ -413,18 +368,6 @@ static void sigkill(int io, const char *name)
 		      !info.repaired  ? "with a provisional close (strict JSON)"
 		      : lastc == '\n' ? "after a whole line"
 				      : "inside a line (repair dropped it)");
-}
-
-static void sigkill_with_io_uring_leaves_every_flushed_event(void **state)
-{
-	(void)state;
-	sigkill(RTR_IO_URING, "kill-uring");
-}
-
-static void sigkill_with_write_leaves_every_flushed_event(void **state)
-{
-	(void)state;
-	sigkill(RTR_IO_SYNC, "kill-sync");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -559,10 +502,7 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 	char trace[4096];
 
 	make_path(trace, sizeof(trace), "seccomp");
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		seccomp_child(trace);
 	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
@@ -724,10 +664,7 @@ static void full_disk_closes_the_file_with_its_end_marker(void **state)
 	make_path(trace, sizeof(trace), "enospc");
 	make_file(errlog, sizeof(errlog), "enospc", ".stderr");
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 		struct stat st;
@@ -822,10 +759,7 @@ static void trace_to_stdout(const char *path, int io, int compress, const char *
 	make_path(text, sizeof(text), name);
 	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(out[0]);
 		close(rp[0]);
@@ -858,26 +792,30 @@ static void trace_to_stdout(const char *path, int io, int compress, const char *
 	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
-static void pipe_on_stdout_gets_the_whole_trace_with_write(void **state)
+/* Both names of stdout, one per method: "-" with write(2), /dev/stdout with io_uring. */
+static const char *stdout_path(int io)
 {
-	(void)state;
-	trace_to_stdout("-", RTR_IO_SYNC, RTR_COMPRESS_NONE, "stdout-sync");
+	return io == RTR_IO_URING ? "/dev/stdout" : "-";
 }
 
-static void pipe_on_stdout_gets_the_whole_trace_with_io_uring(void **state)
+static void pipe_on_stdout_gets_the_whole_trace(void **state)
 {
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	trace_to_stdout("/dev/stdout", RTR_IO_URING, RTR_COMPRESS_NONE, "stdout-uring");
+	int io = tu_io_of(*state);
+	char name[32];
+
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "stdout-%s", rtr_io_name(io));
+	trace_to_stdout(stdout_path(io), io, RTR_COMPRESS_NONE, name);
 }
 
-static void gzip_to_a_pipe_decompresses_whole_with_either_method(void **state)
+static void gzip_to_a_pipe_decompresses_whole(void **state)
 {
-	(void)state;
-	trace_to_stdout("-", RTR_IO_SYNC, RTR_COMPRESS_GZIP, "stdout-gz-sync");
-	if (tu_io_uring_works())
-		trace_to_stdout("/dev/stdout", RTR_IO_URING, RTR_COMPRESS_GZIP, "stdout-gz-uring");
+	int io = tu_io_of(*state);
+	char name[32];
+
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "stdout-gz-%s", rtr_io_name(io));
+	trace_to_stdout(stdout_path(io), io, RTR_COMPRESS_GZIP, name);
 }
 
 /* In a child: record into the FIFO at path, which the parent reads. */
@@ -900,22 +838,22 @@ static void fifo_child(const char *path, int io, int rep_fd)
 	_exit(0);
 }
 
-static void trace_to_fifo(int io, const char *name)
+static void fifo_gets_the_whole_trace(void **state)
 {
-	char fifo[4096], text[4096];
+	int io = tu_io_of(*state);
+	char fifo[4096], text[4096], name[32];
 	int rp[2];
 	struct child_report rep;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fifo-%s", rtr_io_name(io));
 	make_file(fifo, sizeof(fifo), name, ".fifo");
 	make_path(text, sizeof(text), name);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a reader first */
 	assert_true(rd >= 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(rp[0]);
 		fifo_child(fifo, io, rp[1]);
@@ -935,20 +873,6 @@ static void trace_to_fifo(int io, const char *name)
 	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
-static void fifo_gets_the_whole_trace_with_write(void **state)
-{
-	(void)state;
-	trace_to_fifo(RTR_IO_SYNC, "fifo-sync");
-}
-
-static void fifo_gets_the_whole_trace_with_io_uring(void **state)
-{
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	trace_to_fifo(RTR_IO_URING, "fifo-uring");
-}
-
 /* A FIFO with no reader: rtr_start() fails at once with ENXIO and says why (11c, 8). */
 static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 {
@@ -958,10 +882,7 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 	make_file(fifo, sizeof(fifo), "fifo-noreader", ".fifo");
 	make_file(errlog, sizeof(errlog), "fifo-noreader", ".stderr");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 		int fd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -975,7 +896,7 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 			_exit(53);
 		_exit(0);
 	}
-	tu_expect_exit_0(tu_wait_child(pid, 10));
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	FILE *f = fopen(errlog, "re");
 	char line[8192], want[4200];
 	int reports = 0;
@@ -1026,26 +947,27 @@ static void blocked_fifo_child(const char *fifo, int io, unsigned timeout_ms, in
 	_exit(0);
 }
 
-static void stop_gives_up(int io, const char *name)
+static void stop_on_a_fifo_nobody_reads_times_out(void **state)
 {
-	char fifo[4096];
+	int io = tu_io_of(*state);
+	char fifo[4096], name[32];
 	int rp[2];
 	struct child_report rep;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "blocked-%s", rtr_io_name(io));
 	make_file(fifo, sizeof(fifo), name, ".fifo");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(rp[0]);
 		blocked_fifo_child(fifo, io, 200, rp[1]);
 	}
 	close(rp[1]);
-	/* The guard: 200 ms for the flush, 200 ms for the stop, and the writer's slice. */
-	tu_expect_exit_0(tu_wait_child(pid, 20));
+	/* The guard against a stop that never gives up: the child needs 200 ms for the
+	 * flush, 200 ms for the stop and the writer's slice, on an idle machine */
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	get_report(rp[0], &rep);
 	assert_int_equal(rep.flush_rc, -ETIMEDOUT);
 	assert_int_equal(rep.stop_rc, -ETIMEDOUT);
@@ -1059,20 +981,6 @@ static void stop_gives_up(int io, const char *name)
 	print_message(
 		"%s: with a 200 ms timeout, flush returned after %.1f ms, stop after %.1f ms\n",
 		name, (double)rep.flush_ns / 1e6, (double)rep.stop_ns / 1e6);
-}
-
-static void stop_on_a_fifo_nobody_reads_times_out_with_write(void **state)
-{
-	(void)state;
-	stop_gives_up(RTR_IO_SYNC, "blocked-sync");
-}
-
-static void stop_on_a_fifo_nobody_reads_times_out_with_io_uring(void **state)
-{
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	stop_gives_up(RTR_IO_URING, "blocked-uring");
 }
 
 static int flush_rc;
@@ -1135,13 +1043,10 @@ static void fork_is_not_held_by_a_flush_waiting_for_the_file(void **state)
 
 	make_file(fifo, sizeof(fifo), "flush-fork", ".fifo");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		fork_while_a_flush_waits_child(fifo);
-	tu_expect_exit_0(tu_wait_child(pid, 20));
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 }
 
 /* A writer stuck in a call nothing interrupts: stop returns at its timeout anyway,
@@ -1215,10 +1120,7 @@ static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself
 	make_file(fifo, sizeof(fifo), "stuck", ".fifo");
 	make_path(other, sizeof(other), "stuck-next");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		stuck_writer_child(fifo, other);
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
@@ -1237,14 +1139,15 @@ struct fork_report {
 	struct rtr_stats st;
 };
 
-static void fork_child_starts_its_own(int io, const char *name)
+static void forked_child_releases_the_parents_files_and_starts_its_own(void **state)
 {
-	char parent_file[4096], child_file[4096];
+	int io = tu_io_of(*state);
+	char parent_file[4096], child_file[4096], name[32];
 	struct fork_report rep = {0};
 	int rp[2];
 
-	if (io == RTR_IO_URING && !tu_io_uring_works())
-		skip();
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fork-%s", rtr_io_name(io));
 	make_path(parent_file, sizeof(parent_file), name);
 	make_file(child_file, sizeof(child_file), name, ".child.json");
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
@@ -1256,10 +1159,7 @@ static void fork_child_starts_its_own(int io, const char *name)
 	/* The writer thread is past its start: ASan's allocator does not survive a fork
 	 * while a thread is being created (the child's allocator stays locked). */
 	assert_int_equal(rtr_flush(), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1301,18 +1201,6 @@ static void fork_child_starts_its_own(int io, const char *name)
 	assert_int_equal(count_fds(), fds_before - 2);
 }
 
-static void forked_child_releases_the_parents_files_and_starts_its_own_with_write(void **state)
-{
-	(void)state;
-	fork_child_starts_its_own(RTR_IO_SYNC, "fork-sync");
-}
-
-static void forked_child_releases_the_parents_files_and_starts_its_own_with_io_uring(void **state)
-{
-	(void)state;
-	fork_child_starts_its_own(RTR_IO_URING, "fork-uring");
-}
-
 /* A FIFO reader sees EOF when the parent stops, though a forked child still lives. The
  * trace fits in the pipe: the test reads it only after the stop. */
 #define FIFO_EOF_EVENTS 200
@@ -1329,12 +1217,11 @@ static void fifo_reader_sees_eof_at_stop_while_a_forked_child_lives(void **state
 	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	assert_true(rd >= 0);
 	tu_start(fifo, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, (size_t)1 << 20);
-	assert_int_equal(rtr_flush(), 0); /* the writer runs: see fork_child_starts_its_own() */
+	assert_int_equal(rtr_flush(),
+			 0); /* the writer runs: see
+				forked_child_releases_the_parents_files_and_starts_its_own() */
 	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		char c;
 		close(hold[1]);
@@ -1399,10 +1286,7 @@ static void failed_start_leaves_a_file_that_was_there_byte_for_byte(void **state
 
 	make_path(trace, sizeof(trace), "precious");
 	write_precious(trace);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1475,10 +1359,7 @@ static void own_file_in_a_read_only_directory_is_kept_by_a_failed_start(void **s
 	assert_int_equal(chown(trace, 65534, 65534), 0);
 	assert_int_equal(chown(dir, 65534, 65534), 0);
 	assert_int_equal(chmod(dir, 0555), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1522,10 +1403,7 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 	make_path(trace, sizeof(trace), "early-kill");
 	for (int i = 0; i < rounds; i++) {
 		unlink(trace);
-		fflush(stdout);
-		fflush(stderr);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0) {
 			struct rtr_config cfg;
 			rtr_config_init(&cfg);
@@ -1562,32 +1440,27 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 }
 
 /* Every test leaves the recorder stopped and its files removed, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
+#define TEST(f)	    cmocka_unit_test_teardown(f, tu_teardown)
+#define IO_TESTS(f) TU_IO_CASES(f, NULL, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(file_size_limit_with_io_uring_fails_stop_with_efbig),
-		TEST(file_size_limit_with_write_fails_stop_with_efbig),
+		IO_TESTS(stop_fails_with_efbig_at_the_file_size_limit),
 		TEST(full_disk_closes_the_file_with_its_end_marker),
-		TEST(sigkill_with_io_uring_leaves_every_flushed_event),
-		TEST(sigkill_with_write_leaves_every_flushed_event),
+		IO_TESTS(sigkill_leaves_every_flushed_event),
 		TEST(forced_io_uring_is_used),
 		TEST(ringtrace_io_sync_in_the_environment_selects_write),
 		TEST(io_uring_refused_by_seccomp_falls_back_to_write),
 		TEST(missing_directory_fails_start_and_records_nothing),
-		TEST(pipe_on_stdout_gets_the_whole_trace_with_write),
-		TEST(pipe_on_stdout_gets_the_whole_trace_with_io_uring),
-		TEST(gzip_to_a_pipe_decompresses_whole_with_either_method),
-		TEST(fifo_gets_the_whole_trace_with_write),
-		TEST(fifo_gets_the_whole_trace_with_io_uring),
+		IO_TESTS(pipe_on_stdout_gets_the_whole_trace),
+		IO_TESTS(gzip_to_a_pipe_decompresses_whole),
+		IO_TESTS(fifo_gets_the_whole_trace),
 		TEST(fifo_without_a_reader_fails_start_at_once_and_says_why),
-		TEST(stop_on_a_fifo_nobody_reads_times_out_with_write),
-		TEST(stop_on_a_fifo_nobody_reads_times_out_with_io_uring),
+		IO_TESTS(stop_on_a_fifo_nobody_reads_times_out),
 		TEST(fork_is_not_held_by_a_flush_waiting_for_the_file),
 		TEST(stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself),
-		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_write),
-		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_io_uring),
+		IO_TESTS(forked_child_releases_the_parents_files_and_starts_its_own),
 		TEST(fifo_reader_sees_eof_at_stop_while_a_forked_child_lives),
 		TEST(failed_start_leaves_a_file_that_was_there_byte_for_byte),
 		TEST(a_file_another_user_owns_is_replaced_not_written_through),

@@ -24,9 +24,9 @@
 #include <ringtrace.h>
 
 #include "child.h"
+#include "sink/sink.h"
 #include "test_util.h"
 #include "trace_read.h"
-#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -398,19 +398,18 @@ static int visit_exact(const struct tt_event *e, void *ctx)
 	return 0;
 }
 
-static void parses_back_exactly(int io, const char *name)
+static void a_gz_path_parses_back_exactly(void **state)
 {
-	char path[4096], json[4200];
+	int io = tu_io_of(*state);
+	char path[4096], json[4200], name[32];
 	char copy_name[32];
 	uint64_t n = tu_scaled(200000, 20000); /* ~19 MB of text: many members */
 	struct exact_walk w;
 	struct members m;
 	struct rtr_stats st;
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "exact-%s", rtr_io_name(io));
 	make_file(path, sizeof(path), name, ".json.gz");
 	make_file(json, sizeof(json), name, ".json");
 	memset(&w, 0, sizeof(w));
@@ -465,18 +464,6 @@ static void parses_back_exactly(int io, const char *name)
 	assert_non_null(last);
 	assert_int_equal(w.end_bytes, (int64_t)(last - m.text));
 	members_free(&m);
-}
-
-static void a_gz_path_with_io_uring_parses_back_exactly(void **state)
-{
-	(void)state;
-	parses_back_exactly(RTR_IO_URING, "exact-uring");
-}
-
-static void a_gz_path_with_write_parses_back_exactly(void **state)
-{
-	(void)state;
-	parses_back_exactly(RTR_IO_SYNC, "exact-sync");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -718,47 +705,19 @@ static void a_file_cut_inside_a_member_reads_up_to_its_last_whole_member(void **
 
 #define FLUSH_EVERY 5000
 
-static void kill_child(const char *trace, int out_fd)
-{
-	struct rtr_config cfg;
-
-	rtr_config_init(&cfg);
-	cfg.path = trace;
-	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.flush_ms = 10;
-	if (rtr_start(&cfg) != 0)
-		_exit(30);
-	for (int64_t i = 0;; i++) {
-		rtr_counter_i64(CAT, "seq", i);
-		if ((i + 1) % FLUSH_EVERY == 0) {
-			if (rtr_flush() != 0)
-				_exit(31);
-			if (write(out_fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
-				_exit(32);
-		}
-	}
-}
-
 static void sigkill_leaves_every_flushed_event_readable(void **state)
 {
 	(void)state;
 	char trace[4096], json[4200];
-	int64_t target = (int64_t)tu_scaled(200000, 20000);
-	int pfd[2];
+	struct rtr_config cfg;
+	pid_t pid;
 
 	make_file(trace, sizeof(trace), "kill", ".json.gz");
 	make_file(json, sizeof(json), "kill", ".json");
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		kill_child(trace, pfd[1]);
-	}
-	close(pfd[1]);
-	int64_t last = tu_kill_after(pid, pfd[0], target);
+	rtr_config_init(&cfg);
+	cfg.path = trace;
+	int64_t last = tu_record_until_killed(&cfg, CAT, FLUSH_EVERY,
+					      (int64_t)tu_scaled(200000, 20000), &pid);
 
 	struct members m;
 	struct seq_walk w;
@@ -822,24 +781,19 @@ static void fsize_child(const char *trace, int out_fd, int io, int compress, uin
 	_exit(0);
 }
 
-static void file_size_limit(int io, int compress, const char *name)
+static void file_size_limit(int io, int compress, const char *what)
 {
-	char trace[4096], json[4200];
+	char trace[4096], json[4200], name[48];
 	uint64_t events = tu_scaled(400000, 100000); /* ~4 MB compressed: far past the limit */
 	struct fsize_report rep;
 	int pfd[2];
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "%s-%s", what, rtr_io_name(io));
 	make_file(trace, sizeof(trace), name, ".json.gz");
 	make_file(json, sizeof(json), name, ".json");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(pfd[0]);
 		fsize_child(trace, pfd[1], io, compress, events);
@@ -898,28 +852,14 @@ static void file_size_limit(int io, int compress, const char *name)
 	members_free(&m);
 }
 
-static void file_size_limit_with_io_uring_counts_a_cut_write_as_lost(void **state)
+static void file_size_limit_counts_a_cut_write_as_lost(void **state)
 {
-	(void)state;
-	file_size_limit(RTR_IO_URING, RTR_COMPRESS_AUTO, "fsize-uring");
+	file_size_limit(tu_io_of(*state), RTR_COMPRESS_AUTO, "fsize");
 }
 
-static void file_size_limit_with_write_counts_a_cut_write_as_lost(void **state)
+static void file_size_limit_counts_a_cut_member_as_lost(void **state)
 {
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_AUTO, "fsize-sync");
-}
-
-static void file_size_limit_with_io_uring_counts_a_cut_member_as_lost(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_URING, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-uring");
-}
-
-static void file_size_limit_with_write_counts_a_cut_member_as_lost(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-sync");
+	file_size_limit(tu_io_of(*state), RTR_COMPRESS_GZIP_MEMBERS, "fsize-members");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1129,18 +1069,16 @@ static void submit_lines(struct rtr__sink *s)
 	submit_lines_final(s, 0);
 }
 
-static void gzip_sink(int io, int members, const char *name)
+static void gzip_sink(int io, int members, const char *what)
 {
-	char path[4][4096];
+	char path[4][4096], name[48];
 	struct rtr__sink s;
 	struct members m;
 	uint64_t head, total;
 	struct rlimit saved, lim;
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "%s-%s", what, rtr_io_name(io));
 	for (int i = 0; i < 4; i++) {
 		char ext[16];
 		snprintf(ext, sizeof(ext), "-%d.gz", i);
@@ -1242,53 +1180,35 @@ static void gzip_sink(int io, int members, const char *name)
 	members_free(&m);
 }
 
-static void gzip_sink_with_io_uring_counts_only_whole_writes(void **state)
+static void gzip_sink_counts_only_whole_writes(void **state)
 {
-	(void)state;
-	gzip_sink(RTR_IO_URING, 0, "sink-uring");
+	gzip_sink(tu_io_of(*state), 0, "sink");
 }
 
-static void gzip_sink_with_write_counts_only_whole_writes(void **state)
+static void gzip_members_sink_counts_only_whole_members(void **state)
 {
-	(void)state;
-	gzip_sink(RTR_IO_SYNC, 0, "sink-sync");
-}
-
-static void gzip_members_sink_with_io_uring_counts_only_whole_members(void **state)
-{
-	(void)state;
-	gzip_sink(RTR_IO_URING, 1, "sink-members-uring");
-}
-
-static void gzip_members_sink_with_write_counts_only_whole_members(void **state)
-{
-	(void)state;
-	gzip_sink(RTR_IO_SYNC, 1, "sink-members-sync");
+	gzip_sink(tu_io_of(*state), 1, "sink-members");
 }
 
 /* Every test leaves the recorder stopped and its files removed, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
+#define TEST(f)	    cmocka_unit_test_teardown(f, tu_teardown)
+#define IO_TESTS(f) TU_IO_CASES(f, NULL, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(a_gz_path_with_io_uring_parses_back_exactly),
-		TEST(a_gz_path_with_write_parses_back_exactly),
+		IO_TESTS(a_gz_path_parses_back_exactly),
 		TEST(between_writes_the_file_is_one_member_closed_by_a_provisional_end),
 		TEST(a_file_cut_anywhere_reads_a_prefix_of_the_text),
 		TEST(every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file),
 		TEST(a_file_cut_inside_a_member_reads_up_to_its_last_whole_member),
 		TEST(sigkill_leaves_every_flushed_event_readable),
-		TEST(file_size_limit_with_io_uring_counts_a_cut_write_as_lost),
-		TEST(file_size_limit_with_write_counts_a_cut_write_as_lost),
-		TEST(file_size_limit_with_io_uring_counts_a_cut_member_as_lost),
-		TEST(file_size_limit_with_write_counts_a_cut_member_as_lost),
+		IO_TESTS(file_size_limit_counts_a_cut_write_as_lost),
+		IO_TESTS(file_size_limit_counts_a_cut_member_as_lost),
 		TEST(the_suffix_chooses_and_ringtrace_compress_overrides_it),
 		TEST(bad_paths_and_values_fail_start_and_lose_nothing_recorded),
-		TEST(gzip_sink_with_io_uring_counts_only_whole_writes),
-		TEST(gzip_sink_with_write_counts_only_whole_writes),
-		TEST(gzip_members_sink_with_io_uring_counts_only_whole_members),
-		TEST(gzip_members_sink_with_write_counts_only_whole_members),
+		IO_TESTS(gzip_sink_counts_only_whole_writes),
+		IO_TESTS(gzip_members_sink_counts_only_whole_members),
 	};
 
 	/* A write past a file-size limit must give EFBIG, never kill the test. */

@@ -181,6 +181,22 @@ int tu_io_uring_works(void)
 	return 1;
 }
 
+const int tu_io_methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
+
+int tu_io_of(const void *prestate)
+{
+	assert_non_null(prestate); /* registered with TU_IO_CASES */
+	return *(const int *)prestate;
+}
+
+void tu_skip_unless_io_works(int io)
+{
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
+		print_message("io_uring cannot be set up here\n");
+		skip();
+	}
+}
+
 static char *trap_page;
 static size_t trap_bytes;
 static void (*trap_fn)(void);

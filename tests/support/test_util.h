@@ -3,8 +3,8 @@
  * Helpers shared by the recorder's integration tests (test_recorder, test_stress,
  * test_threads, test_faults): sanitizer detection, the RTR_TEST_SCALE factor, trace
  * paths under RTR_TEST_TMPDIR, the heap blocks and files a test owns until its
- * teardown, starting the recorder, and walking a trace with tt_foreach(). Forked
- * children: child.h.
+ * teardown, starting the recorder, walking a trace with tt_foreach(), and tests run
+ * once per I/O method (TU_IO_CASES). Forked children: child.h.
  *
  * Functions that check something fail the running cmocka test (fail_msg(), the
  * assert_* macros): call them from a test, or from a forked child that is ready to
@@ -133,6 +133,27 @@ const struct tt_event *tu_end_marker(const struct tt_trace *t);
 
 /* Whether this process may set up an io_uring (a kernel or seccomp may refuse). */
 int tu_io_uring_works(void);
+
+/*
+ * One test body, run once per I/O method: TU_IO_CASES(f, setup, teardown) in a
+ * CMUnitTest array registers f twice, as "f_with_io_uring" and "f_with_write", with
+ * the method (RTR_IO_URING, RTR_IO_SYNC) as its prestate: cmocka hands it to the
+ * setup in *state or, without a setup, to the test. Read it with tu_io_of(), and call
+ * tu_skip_unless_io_works() in the test before the method is used.
+ */
+/* clang-format off */
+#define TU_IO_CASES(f, setup, teardown)                                               \
+	{#f "_with_io_uring", f, setup, teardown, (void *)&tu_io_methods[0]},         \
+	{#f "_with_write", f, setup, teardown, (void *)&tu_io_methods[1]}
+/* clang-format on */
+extern const int tu_io_methods[2];
+
+/* The method a TU_IO_CASES case runs with, from its prestate. */
+int tu_io_of(const void *prestate);
+
+/* skip() the running test when io is RTR_IO_URING and this process cannot set one
+ * up (old kernel, seccomp, io_uring_disabled), saying so. */
+void tu_skip_unless_io_works(int io);
 
 /*
  * A page that faults when first touched, to run code at a chosen point inside a
