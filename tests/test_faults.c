@@ -15,6 +15,7 @@
 #include <ringtrace.h>
 
 #include "child.h"
+#include "seq_trace.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -122,85 +123,9 @@ static void make_path(char *out, size_t size, const char *name)
 	make_file(out, size, name, ".json");
 }
 
-/* ------------------------------------------------------------------------- */
-/* Reading a file of counter "seq" 0, 1, 2, ... from one thread               */
-
-struct seq_walk {
-	char err[512];
-	int64_t pid;
-	uint64_t n;   /* events visited */
-	int64_t next; /* next expected seq */
-	int64_t tid;  /* tid of the seq events */
-	char io[16];  /* start marker's "io" */
-	int end_seen;
-	int end_final; /* the end marker's "final" */
-	int64_t end_events, end_dropped, end_io;
-};
-
-static int visit_seq(const struct tt_event *e, void *ctx)
+static void record_seq(int64_t n)
 {
-	struct seq_walk *w = ctx;
-	uint64_t n = w->n++;
-
-	TU_WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64, e->pid);
-	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
-	if (n == 0) {
-		const struct tt_arg *io = tt_arg(e, "io");
-		TU_WALK_CHECK(w, e,
-			      tu_is(e->ph, "i") && tu_is(e->name, "ringtrace: start") &&
-				      e->ts_ns == 0,
-			      "first event is not the start marker");
-		TU_WALK_CHECK(w, e, io != NULL && io->type == TT_STRING, "start marker has no io");
-		snprintf(w->io, sizeof(w->io), "%s", io->s);
-		return 0;
-	}
-	if (n == 1) {
-		TU_WALK_CHECK(w, e, tu_is(e->ph, "M") && tu_is(e->name, "process_name"),
-			      "no process_name");
-		return 0;
-	}
-	if (tu_is(e->ph, "M")) {
-		TU_WALK_CHECK(w, e, tu_is(e->name, "thread_name"), "M %s", e->name);
-		return 0;
-	}
-	if (tu_is(e->name, "ringtrace: end")) {
-		w->end_seen = 1;
-		const struct tt_arg *final = tt_arg(e, "final");
-		TU_WALK_CHECK(w, e, final != NULL && final->type == TT_BOOL,
-			      "end marker without a boolean \"final\"");
-		w->end_final = final->b;
-		w->end_events = tu_arg_int(e, "events");
-		w->end_dropped = tu_arg_int(e, "dropped");
-		w->end_io = tu_arg_int(e, "dropped_io");
-		return 0;
-	}
-	TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq") && tu_is(e->cat, CAT),
-		      "%s %s", e->ph, e->name);
-	TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
-		      tu_arg_int(e, "value"), w->next);
-	TU_WALK_CHECK(w, e, w->tid == 0 || e->tid == w->tid, "tid changed");
-	w->tid = e->tid;
-	w->next++;
-	return 0;
-}
-
-/* Walk p; returns the tt_trace info. Fails the test on any error. */
-static struct tt_trace walk_seq(const char *p, int flags, struct seq_walk *w, int64_t pid)
-{
-	memset(w, 0, sizeof(*w));
-	w->pid = pid;
-	return tu_walk(p, flags, visit_seq, w, w->err);
-}
-
-static void record_seq_from(uint64_t first, uint64_t n)
-{
-	for (uint64_t i = first; i < first + n; i++)
-		rtr_counter_i64(CAT, "seq", (int64_t)i);
-}
-
-static void record_seq(uint64_t n)
-{
-	record_seq_from(0, n);
+	tu_record_seq(CAT, 0, n);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -304,8 +229,8 @@ static void stop_fails_with_efbig_at_the_file_size_limit(void **state)
 	assert_true(size <= FSIZE_LIMIT);
 	assert_true(size > FSIZE_LIMIT - 4096); /* cut near the limit, not far before */
 	assert_int_equal(rep.st.bytes_written, size);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_false(info.repaired);
 	assert_true(w.end_seen);
@@ -346,8 +271,8 @@ static void sigkill_leaves_every_flushed_event(void **state)
 	assert_true(size > 0);
 	assert_int_equal(pread(fd, &lastc, 1, (off_t)size - 1), 1);
 	close(fd);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_REPAIR, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_REPAIR, CAT, pid, &w);
 	if (info.repaired) {
 		/* killed inside a write: the last line is partial, and the provisional
 		 * close it was written over is gone */
@@ -376,7 +301,7 @@ static void sigkill_leaves_every_flushed_event(void **state)
 static void record_and_check(const struct rtr_config *cfg, int want_io, uint64_t n)
 {
 	struct rtr_stats st;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	assert_int_equal(rtr_start(cfg), 0);
 	record_seq(n);
@@ -388,7 +313,7 @@ static void record_and_check(const struct rtr_config *cfg, int want_io, uint64_t
 	assert_int_equal(st.events_dropped, 0);
 	assert_int_equal(st.bytes_written, tu_file_size(cfg->path));
 
-	struct tt_trace info = walk_seq(cfg->path, TT_CHECK_ESCAPES, &w, getpid());
+	struct tt_trace info = tu_seq_walk(cfg->path, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_int_equal(w.next, (int64_t)n);
@@ -512,8 +437,8 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 	}
 	tu_expect_exit_0(status);
 
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_int_equal(w.next, SECCOMP_EVENTS);
@@ -530,7 +455,7 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	char dir[4096], bad[4200], good[4096];
 	struct rtr_config cfg;
 	struct rtr_stats st;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	snprintf(dir, sizeof(dir), "%s/faults-no-such-dir-%d", tu_tmpdir(), (int)getpid());
 	snprintf(bad, sizeof(bad), "%s/trace.json", dir);
@@ -557,7 +482,7 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	assert_int_equal(st.events_recorded, 10);
 	assert_int_equal(st.events_written, 10);
 	assert_int_equal(st.write_error, 0);
-	struct tt_trace info = walk_seq(good, TT_CHECK_ESCAPES, &w, getpid());
+	struct tt_trace info = tu_seq_walk(good, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	assert_true(info.complete);
 	assert_int_equal(w.next, 10);
 	assert_int_equal(w.end_events, 10);
@@ -639,8 +564,8 @@ static void get_report(int fd, struct child_report *rep)
 /* A clean session's file: strict JSON, n seq events from pid, the end marker exact. */
 static void check_whole_seq_file(const char *file, pid_t pid, uint64_t n)
 {
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(file, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(file, TT_CHECK_ESCAPES, CAT, pid, &w);
 
 	assert_true(info.complete);
 	assert_false(info.repaired);
@@ -699,8 +624,8 @@ static void full_disk_closes_the_file_with_its_end_marker(void **state)
 	assert_true(size <= 300000 + 17);
 	assert_true(size > 300000 - 4096);
 	assert_int_equal(rep.st.bytes_written, size);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_true(w.end_final);
@@ -1184,7 +1109,7 @@ static void forked_child_releases_the_parents_files_and_starts_its_own(void **st
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	assert_int_equal(read(rp[0], &rep, sizeof(rep)), (ssize_t)sizeof(rep));
 	close(rp[0]);
-	record_seq_from(FORK_EVENTS / 2, FORK_EVENTS / 2); /* the parent goes on, undisturbed */
+	tu_record_seq(CAT, FORK_EVENTS / 2, FORK_EVENTS / 2); /* the parent goes on, undisturbed */
 	assert_int_equal(rtr_stop(), 0);
 
 	/* fds_before counted the report pipe's two ends; the child closed one. */
@@ -1432,8 +1357,8 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 		uint64_t size = tu_file_size(trace);
 		if (size == 0)
 			fail_msg("round %d: killed as the file appeared, it is empty", i);
-		struct seq_walk w;
-		struct tt_trace info = walk_seq(trace, TT_REPAIR, &w, pid);
+		struct tu_seq_walk w;
+		struct tt_trace info = tu_seq_walk(trace, TT_REPAIR, CAT, pid, &w);
 		assert_true(info.n >= 2); /* the start marker and process_name at least */
 	}
 	assert_int_equal(leftovers(trace), 0);

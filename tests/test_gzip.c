@@ -24,6 +24,7 @@
 #include <ringtrace.h>
 
 #include "child.h"
+#include "seq_trace.h"
 #include "sink/sink.h"
 #include "test_util.h"
 #include "trace_read.h"
@@ -223,65 +224,13 @@ static size_t whole_lines(const unsigned char *text, size_t len)
 	return len;
 }
 
-/* ------------------------------------------------------------------------- */
-/* Reading a file of counter "seq" 0, 1, 2, ... from one thread               */
-
-struct seq_walk {
-	char err[512];
-	uint64_t n;
-	int64_t next; /* next expected seq */
-	char compress[16];
-	int end_seen, end_final;
-	int64_t end_events, end_dropped, end_io, end_bytes;
-};
-
-static int visit_seq(const struct tt_event *e, void *ctx)
-{
-	struct seq_walk *w = ctx;
-	uint64_t n = w->n++;
-
-	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
-	if (n == 0) {
-		const struct tt_arg *c = tt_arg(e, "compress");
-		TU_WALK_CHECK(w, e, tu_is(e->name, "ringtrace: start"), "no start marker");
-		TU_WALK_CHECK(w, e, c != NULL && c->type == TT_STRING, "no \"compress\"");
-		snprintf(w->compress, sizeof(w->compress), "%s", c->s);
-		return 0;
-	}
-	if (tu_is(e->ph, "M"))
-		return 0;
-	if (tu_is(e->name, "ringtrace: end")) {
-		const struct tt_arg *final = tt_arg(e, "final");
-		TU_WALK_CHECK(w, e, final != NULL && final->type == TT_BOOL, "no \"final\"");
-		w->end_seen = 1;
-		w->end_final = final->b;
-		w->end_events = tu_arg_int(e, "events");
-		w->end_dropped = tu_arg_int(e, "dropped");
-		w->end_io = tu_arg_int(e, "dropped_io");
-		w->end_bytes = tu_arg_int(e, "bytes");
-		return 0;
-	}
-	TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq") && tu_is(e->cat, CAT),
-		      "%s %s", e->ph, e->name);
-	TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
-		      tu_arg_int(e, "value"), w->next);
-	w->next++;
-	return 0;
-}
-
-/* Parse text[0, len), written to the plain file json, as a seq trace. */
+/* Parse text[0, len), written to the plain file json, as a seq trace that process pid
+ * recorded (seq_trace.h). */
 static struct tt_trace walk_text(const char *json, const unsigned char *text, size_t len, int flags,
-				 struct seq_walk *w)
+				 int64_t pid, struct tu_seq_walk *w)
 {
 	write_all(json, text, len);
-	memset(w, 0, sizeof(*w));
-	return tu_walk(json, flags, visit_seq, w, w->err);
-}
-
-static void record_seq(uint64_t from, uint64_t n)
-{
-	for (uint64_t i = from; i < from + n; i++)
-		rtr_counter_i64(CAT, "seq", (int64_t)i);
+	return tu_seq_walk(json, flags, CAT, pid, w);
 }
 
 /* compress: the layout; RTR_COMPRESS_AUTO is the default one member by the suffix. */
@@ -312,7 +261,7 @@ static void record_gz(const char *path, int io, uint64_t n, unsigned pieces, int
 
 	start_with(path, io, 0, compress);
 	for (unsigned k = 0; k < pieces; k++) {
-		record_seq(n * k / pieces, n * (k + 1) / pieces - n * k / pieces);
+		tu_record_seq(CAT, n * k / pieces, n * (k + 1) / pieces - n * k / pieces);
 		assert_int_equal(rtr_flush(), 0);
 	}
 	assert_int_equal(rtr_stop(), 0);
@@ -424,7 +373,7 @@ static void a_gz_path_parses_back_exactly(void **state)
 	rtr_instant_copy(CAT, copy_name);
 	rtr_begin(CAT, "span");
 	rtr_end(CAT, "span");
-	record_seq(0, n);
+	tu_record_seq(CAT, 0, n);
 	rtr_instant(CAT, "last");
 	assert_int_equal(rtr_stop(), 0);
 	rtr_stats_get(&st);
@@ -477,7 +426,7 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 	char path[4096], copy[4200], json[4200];
 	uint64_t per = tu_scaled(30000, 5000), before = 0;
 	unsigned char *prev = NULL;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	struct members m;
 
 	make_file(path, sizeof(path), "between", ".json.gz");
@@ -488,14 +437,15 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 		uint64_t size;
 		unsigned char *in;
 
-		record_seq(per * (k - 1), per);
+		tu_record_seq(CAT, per * (k - 1), per);
 		assert_int_equal(rtr_flush(), 0);
 		in = read_all(path, &size);
 		write_all(copy, in, (size_t)size);
 		free(in);
 		decode(copy, &m);
 		assert_one_member(&m, copy);
-		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+		struct tt_trace info =
+			walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 		assert_true(info.complete); /* strict JSON, not repaired */
 		assert_int_equal(w.next, (int64_t)(per * k));
 		assert_true(w.end_seen);
@@ -515,7 +465,7 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 	decode(path, &m);
 	assert_one_member(&m, path);
 	assert_memory_equal(m.text, prev, before);
-	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen && w.end_final);
 	assert_int_equal(w.next, (int64_t)(4 * per));
@@ -529,7 +479,7 @@ static void check_stream_cut(const struct members *full, uint64_t cut, const cha
 			     const char *json)
 {
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	char cmd[4300];
 
 	write_all(cut_path, full->in, (size_t)cut);
@@ -544,7 +494,7 @@ static void check_stream_cut(const struct members *full, uint64_t cut, const cha
 	}
 	size_t lines = whole_lines(m.text, m.all_len);
 	if (count_in(m.text, lines, "\n") >= 3) { /* past the head: repairable */
-		struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
+		struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, getpid(), &w);
 		assert_int_equal(w.next, (int64_t)count_in(m.text, lines, "\"name\":\"seq\""));
 		if (!info.complete) {
 			assert_true(info.repaired);
@@ -590,7 +540,7 @@ static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void
 	char path[4096], json[4200], cmd[8600];
 	uint64_t n = tu_scaled(100000, 20000);
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	make_file(path, sizeof(path), "members", ".json.gz");
 	make_file(json, sizeof(json), "members", ".json");
@@ -628,7 +578,7 @@ static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void
 	snprintf(cmd, sizeof(cmd), "gzip -t '%s'", path);
 	assert_int_equal(system(cmd), 0);
 
-	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 	assert_true(info.complete);
 	assert_string_equal(w.compress, "gzip");
 	assert_int_equal(w.next, (int64_t)n);
@@ -643,7 +593,7 @@ static void check_cut(const struct members *full, uint64_t cut, const char *cut_
 		      const char *json)
 {
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	size_t whole = 0;
 	char cmd[4300];
 
@@ -660,7 +610,7 @@ static void check_cut(const struct members *full, uint64_t cut, const char *cut_
 		assert_int_not_equal(system(cmd), 0);
 	}
 	if (whole > 0) {
-		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_REPAIR, &w);
+		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_REPAIR, getpid(), &w);
 		uint64_t seqs = count_in(m.text, m.text_len, "\"name\":\"seq\"");
 		assert_int_equal(w.next, (int64_t)seqs);
 		if (whole < full->n) {
@@ -720,11 +670,11 @@ static void sigkill_leaves_every_flushed_event_readable(void **state)
 					      (int64_t)tu_scaled(200000, 20000), &pid);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(trace, &m);
 	assert_true(m.n <= 1); /* one member, maybe cut */
 	/* all the text zlib gives, up to a cut: every flushed event is in it */
-	struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
+	struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, pid, &w);
 	assert_true(w.next > last);
 	if (info.complete) {
 		/* killed between writes (or inside the trailer): strict JSON closed by a
@@ -772,7 +722,7 @@ static void fsize_child(const char *trace, int out_fd, int io, int compress, uin
 	cfg.flush_ms = 5; /* many writes */
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
-		record_seq(0, events);
+		tu_record_seq(CAT, 0, events);
 		rep.stop_rc = rtr_stop();
 		rtr_stats_get(&rep.st);
 	}
@@ -812,7 +762,7 @@ static void file_size_limit(int io, int compress, const char *what)
 	assert_int_equal(rep.st.events_written + rep.st.events_dropped, events);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(trace, &m);
 	assert_true(m.size <= FSIZE_LIMIT);
 	if (compress != RTR_COMPRESS_GZIP_MEMBERS) {
@@ -823,7 +773,7 @@ static void file_size_limit(int io, int compress, const char *what)
 		assert_int_equal(m.n, 0);
 		assert_true(rep.st.bytes_written <= m.size);
 		assert_true(rep.st.bytes_uncompressed <= m.all_len);
-		walk_text(json, m.text, rep.st.bytes_uncompressed, TT_REPAIR, &w);
+		walk_text(json, m.text, rep.st.bytes_uncompressed, TT_REPAIR, pid, &w);
 		assert_false(w.end_seen);
 		assert_true(w.next > 0);
 		assert_int_equal(w.next, (int64_t)rep.st.events_written);
@@ -841,7 +791,7 @@ static void file_size_limit(int io, int compress, const char *what)
 	assert_true(rep.st.bytes_written == m.size ||
 		    (m.cut && m.n > 0 && rep.st.bytes_written == m.end[m.n - 1]));
 	assert_int_equal(rep.st.bytes_uncompressed, m.text_len);
-	walk_text(json, m.text, m.text_len, TT_REPAIR, &w);
+	walk_text(json, m.text, m.text_len, TT_REPAIR, pid, &w);
 	assert_false(w.end_seen);
 	assert_true(w.next > 0);
 	assert_int_equal(w.next, (int64_t)rep.st.events_written);
@@ -890,7 +840,7 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 {
 	char json[4200];
 	unsigned char magic[2] = {0, 0};
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	struct rtr_stats st;
 	int fd;
 
@@ -898,7 +848,7 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 	cfg->path = path;
 	cfg->on_full = RTR_ON_FULL_BLOCK;
 	assert_int_equal(rtr_start(cfg), 0);
-	record_seq(0, 100);
+	tu_record_seq(CAT, 0, 100);
 	assert_int_equal(rtr_stop(), 0);
 	rtr_stats_get(&st);
 	assert_int_equal(st.events_written, 100);
@@ -917,13 +867,12 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 		else
 			assert_true(m.n >= 2); /* the head, the rest, the end */
 		assert_int_equal(st.bytes_uncompressed, m.text_len);
-		walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+		walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 		members_free(&m);
 	} else {
 		assert_int_equal(magic[0], '[');
 		assert_int_equal(st.bytes_uncompressed, st.bytes_written);
-		memset(&w, 0, sizeof(w));
-		tu_walk(path, TT_CHECK_ESCAPES, visit_seq, &w, w.err);
+		tu_seq_walk(path, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	}
 	assert_int_equal(w.next, 100);
 	assert_int_equal(w.end_events, 100);
@@ -1006,19 +955,19 @@ static void bad_paths_and_values_fail_start_and_lose_nothing_recorded(void **sta
 	/* While a session records, a second start is refused and costs it nothing. */
 	cfg.compress = RTR_COMPRESS_AUTO;
 	assert_int_equal(rtr_start(&cfg), 0);
-	record_seq(0, 500);
+	tu_record_seq(CAT, 0, 500);
 	cfg.compress = 7;
 	assert_int_equal(rtr_start(&cfg), -EBUSY);
 	cfg.compress = RTR_COMPRESS_GZIP;
 	assert_int_equal(rtr_start(&cfg), -EBUSY);
-	record_seq(500, 500);
+	tu_record_seq(CAT, 500, 500);
 	assert_int_equal(rtr_stop(), 0);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(good, &m);
 	assert_false(m.cut);
-	struct tt_trace info = walk_text(json, m.text, m.text_len, 0, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, 0, getpid(), &w);
 	assert_true(info.complete);
 	assert_int_equal(w.next, 1000);
 	assert_int_equal(w.end_events, 1000);
