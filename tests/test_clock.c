@@ -283,14 +283,6 @@ static void events_and_now_agree_across_repairs(void **state)
 	tt_free(&t);
 }
 
-static uint64_t system_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 struct offset_case {
 	int clock;
 	const char *offset;
@@ -315,13 +307,13 @@ static void *offset_run_thread(void *arg)
 	rtr_config_init(&cfg);
 	cfg.path = r->path;
 	cfg.clock = r->c->clock;
-	r->sys_pre = system_mono_ns();
+	r->sys_pre = tu_mono_ns();
 	r->start_err = rtr_start(&cfg);
 	if (r->start_err != 0)
 		return NULL;
-	r->sys0 = system_mono_ns();
+	r->sys0 = tu_mono_ns();
 	r->now = rtr_now_ns();
-	r->sys1 = system_mono_ns();
+	r->sys1 = tu_mono_ns();
 	rtr_instant("clock", "mark");
 	r->after = rtr_now_ns();
 	r->stop_err = rtr_stop();

@@ -541,14 +541,6 @@ struct child_report {
 	struct rtr_stats st;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void send_report(int fd, const struct child_report *rep)
 {
 	if (write(fd, rep, sizeof(*rep)) != (ssize_t)sizeof(*rep))
@@ -662,13 +654,13 @@ static void stdout_child(const char *path, int io, int compress, int rep_fd)
 	cfg.io = io;
 	cfg.compress = compress;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tu_mono_ns();
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
 		record_seq(STREAM_EVENTS);
 		rep.stop_rc = rtr_stop();
 	}
-	rep.run_ns = now_ns() - t0;
+	rep.run_ns = tu_mono_ns() - t0;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
@@ -861,12 +853,12 @@ static void blocked_fifo_child(const char *fifo, int io, unsigned timeout_ms, in
 		record_seq(10000);
 		nanosleep(&(struct timespec){.tv_nsec = 2 * 1000 * 1000}, NULL);
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tu_mono_ns();
 	rep.flush_rc = rtr_flush();
-	uint64_t t1 = now_ns();
+	uint64_t t1 = tu_mono_ns();
 	rep.stop_rc = rtr_stop();
 	rep.flush_ns = t1 - t0;
-	rep.stop_ns = now_ns() - t1;
+	rep.stop_ns = tu_mono_ns() - t1;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
@@ -1342,11 +1334,9 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 			for (int64_t k = 0;; k++)
 				rtr_counter_i64(CAT, "seq", k);
 		}
-		struct timespec t0, now;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t t0 = tu_mono_ns();
 		while (access(trace, F_OK) != 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec - t0.tv_sec > TU_CHILD_TIMEOUT_S) {
+			if (tu_mono_ns() - t0 > TU_CHILD_TIMEOUT_S * 1000000000ull) {
 				kill(pid, SIGKILL);
 				fail_msg("the trace never appeared");
 			}

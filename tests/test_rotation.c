@@ -10,7 +10,6 @@
 #include "rotation_check.h"
 
 #include <errno.h>
-#include <time.h>
 #include <zlib.h>
 
 #define MIB ((uint64_t)1 << 20)
@@ -400,14 +399,6 @@ static void keep_leaves_the_newest_segments(void **state)
 	assert_true(sum < st.events_written); /* the deleted ones held the rest */
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* max_seconds = 1, a slow producer for 2.5 s: at least two segments, each whole, and
  * no more than one a second of the session. */
 static void seconds_rotation_cuts_a_slow_run(void **state)
@@ -422,7 +413,7 @@ static void seconds_rotation_cuts_a_slow_run(void **state)
 	name_files("seconds", ".json");
 	config(&cfg);
 	cfg.max_seconds = 1;
-	uint64_t session_from = mono_ns();
+	uint64_t session_from = tu_mono_ns();
 	assert_int_equal(rtr_start(&cfg), 0);
 	wl_head();
 	while (rtr_now_ns() - t0 < 2500000000u) {
@@ -432,7 +423,7 @@ static void seconds_rotation_cuts_a_slow_run(void **state)
 	}
 	wl_tail();
 	stop_and_check_stats(&st, wl_events(n));
-	uint64_t session_ns = mono_ns() - session_from;
+	uint64_t session_ns = tu_mono_ns() - session_from;
 	unsigned count = (unsigned)st.files;
 	assert_true(count >= 2);
 	/* A segment ends a second after it began, so a session of s seconds has at most

@@ -40,6 +40,14 @@ uint64_t tu_scaled(uint64_t n, uint64_t min)
 	return v < (double)min ? min : (uint64_t)v;
 }
 
+uint64_t tu_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 const char *tu_tmpdir(void)
 {
 	const char *dir = getenv("RTR_TEST_TMPDIR");

@@ -77,6 +77,10 @@
  * least min. */
 uint64_t tu_scaled(uint64_t n, uint64_t min);
 
+/* CLOCK_MONOTONIC in ns: the system's clock, for a test's deadlines and for bounds
+ * on the recorder's (rtr_now_ns()), which may be offset or run on the TSC. */
+uint64_t tu_mono_ns(void);
+
 /* The directory for test files: $RTR_TEST_TMPDIR, or /tmp when it is unset. */
 const char *tu_tmpdir(void);
 
