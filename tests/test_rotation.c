@@ -290,6 +290,17 @@ static void stop_and_check_stats(struct rtr_stats *st, uint64_t events)
 	assert_int_equal(st->events_written, events);
 }
 
+/* Start with cfg, record the whole workload of n iterations (head, iterations, tail),
+ * stop, and check the stats: every event written, none dropped. */
+static void record_workload(const struct rtr_config *cfg, uint64_t n, struct rtr_stats *st)
+{
+	assert_int_equal(rtr_start(cfg), 0);
+	wl_head();
+	wl_iterations(0, n);
+	wl_tail();
+	stop_and_check_stats(st, wl_events(n));
+}
+
 /* ------------------------------------------------------------------------- */
 /* Tests                                                                      */
 
@@ -307,11 +318,7 @@ static void size_rotation_makes_whole_segments_of_every_event(void **state)
 	name_files("size", ".json");
 	config(&cfg);
 	cfg.max_mb = 1;
-	assert_int_equal(rtr_start(&cfg), 0);
-	wl_head();
-	wl_iterations(0, n);
-	wl_tail();
-	stop_and_check_stats(&st, wl_events(n));
+	record_workload(&cfg, n, &st);
 
 	unsigned count = (unsigned)st.files;
 	assert_true(count >= 4); /* the outer slice is open across at least three cuts */
@@ -345,11 +352,7 @@ static void size_rotation_fills_each_segment_to_max_mb(void **state)
 	name_files("fill", ".json");
 	config(&cfg);
 	cfg.max_mb = 1;
-	assert_int_equal(rtr_start(&cfg), 0);
-	wl_head();
-	wl_iterations(0, n);
-	wl_tail();
-	stop_and_check_stats(&st, wl_events(n));
+	record_workload(&cfg, n, &st);
 	assert_true(st.files >= 2);
 	for (unsigned no = 0; no + 1 < st.files; no++) {
 		wl_file(&files, no, seg, sizeof(seg));
@@ -373,11 +376,7 @@ static void keep_leaves_the_newest_segments(void **state)
 	config(&cfg);
 	cfg.max_mb = 1;
 	cfg.keep = 3;
-	assert_int_equal(rtr_start(&cfg), 0);
-	wl_head();
-	wl_iterations(0, n);
-	wl_tail();
-	stop_and_check_stats(&st, wl_events(n));
+	record_workload(&cfg, n, &st);
 	unsigned count = (unsigned)st.files;
 	assert_true(count > 3);
 	wl_glob_count(&files, count - 3, 3, 1);
@@ -483,11 +482,7 @@ static void gzip_segments_are_each_a_gzip_file_of_a_whole_trace(void **state)
 	name_files("gzip", ".json.gz");
 	config(&cfg);
 	cfg.max_mb = 1;
-	assert_int_equal(rtr_start(&cfg), 0);
-	wl_head();
-	wl_iterations(0, n);
-	wl_tail();
-	stop_and_check_stats(&st, wl_events(n));
+	record_workload(&cfg, n, &st);
 	unsigned count = (unsigned)st.files;
 	assert_true(count >= 2);
 	wl_glob_count(&files, 0, count, 1);
