@@ -28,8 +28,9 @@
  * the first message, though it completes last. Then two of tag 16, which rank 0 takes
  * with an Irecv(1, MPI_ANY_TAG) posted before a blocking Recv(1, 16) that completes
  * first, and a Wait for the Irecv after it.
- * `mpi_patterns kill`: rank 1 sends to rank 0, waits 400 ms (a few flushes), and kills
- * itself with SIGKILL before MPI_Finalize.
+ * `mpi_patterns kill`: rank 1 sends to rank 0, waits until its trace (RINGTRACE_FILE,
+ * %r its rank) holds the MPI_Send (the writer's periodic flush; at most 20 s), and
+ * kills itself with SIGKILL before MPI_Finalize.
  * `mpi_patterns threads`: at MPI_THREAD_MULTIPLE (exit 77 if MPI does not provide it),
  * ranks 2k and 2k + 1 exchange THREAD_ROUNDS messages in each of THREADS threads at
  * once, thread t on tag t: Irecv, Isend, then Waitall or two Waits, in turn.
@@ -37,6 +38,8 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -84,6 +87,37 @@ static int threads(int *argc, char ***argv)
 	return 0;
 }
 
+/* Whether the file at path holds text. */
+static int file_holds(const char *path, const char *text)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* Until this rank's trace holds text, or 20 s have passed: the writer writes what was
+ * recorded every 100 ms, but a loaded machine can keep it off the CPU for longer than
+ * any fixed pause (test_mpi's check then fails, rather than this rank waiting on). */
+static void wait_for_in_trace(int rank, const char *text)
+{
+	const char *pattern = getenv("RINGTRACE_FILE");
+	const char *r = pattern != NULL ? strstr(pattern, "%r") : NULL;
+	char path[4096];
+
+	if (r == NULL)
+		return;
+	snprintf(path, sizeof(path), "%.*s%d%s", (int)(r - pattern), pattern, rank, r + 2);
+	for (int i = 0; i < 2000 && !file_holds(path, text); i++)
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, v = 0, buf[16] = {0}, out[16] = {0};
@@ -120,9 +154,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "kill") == 0) {
 		if (rank == 1) {
-			struct timespec pause = {0, 400 * 1000 * 1000};
 			MPI_Send(&rank, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
-			nanosleep(&pause, NULL);
+			wait_for_in_trace(rank, "\"name\":\"MPI_Send\"");
 			raise(SIGKILL);
 		}
 		if (rank == 0)

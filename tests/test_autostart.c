@@ -5,6 +5,7 @@
  * handler finishes the file, a forked child does not start on its own, and a program
  * that calls rtr_start() itself adopts the autostarted session.
  */
+#include "child.h"
 #include "test_util.h"
 
 #include <dirent.h>
@@ -31,8 +32,7 @@ static int run_prog(const char *mode, const char *file, const char *autostart)
 	pid_t pid;
 
 	snprintf(n, sizeof(n), "%d", N);
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = tu_fork();
 	if (pid == 0) {
 		setenv("LD_PRELOAD", RTR_TEST_LIBRINGTRACE, 1);
 		setenv("RINGTRACE_FILE", file, 1);

@@ -283,64 +283,133 @@ static void events_and_now_agree_across_repairs(void **state)
 	tt_free(&t);
 }
 
-static uint64_t system_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 struct offset_case {
 	int clock;
 	const char *offset;
 };
 
-/* One case on a thread of its own: rtr_now_ns() never returns less than it returned
- * before on a thread, so a thread that saw +50 ms would not see -50 ms. */
-static void *offset_case_run(void *arg)
+/* One attempt at a case: the system's CLOCK_MONOTONIC (sys_*) and rtr_now_ns() read in
+ * this order around rtr_start() and an instant "mark", on a thread of its own (see
+ * offset_attempt()). Checked by the main thread: a cmocka assertion that fails on
+ * another thread exits the process without a word. */
+struct offset_run {
+	const struct offset_case *c;
+	const char *path;
+	int start_err, stop_err;
+	uint64_t sys_pre, sys0, now, sys1, after;
+};
+
+static void *offset_run_thread(void *arg)
 {
-	const struct offset_case *c = arg;
+	struct offset_run *r = arg;
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	cfg.path = r->path;
+	cfg.clock = r->c->clock;
+	r->sys_pre = tu_mono_ns();
+	r->start_err = rtr_start(&cfg);
+	if (r->start_err != 0)
+		return NULL;
+	r->sys0 = tu_mono_ns();
+	r->now = rtr_now_ns();
+	r->sys1 = tu_mono_ns();
+	rtr_instant("clock", "mark");
+	r->after = rtr_now_ns();
+	r->stop_err = rtr_stop();
+	return NULL;
+}
+
+/* How far v lies outside [lo, hi], in ns; 0 inside. */
+static uint64_t outside(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo - v : v > hi ? v - hi : 0;
+}
+
+/*
+ * The TSC's slack. On the TSC, rtr_now_ns(), the origin and the events follow a line
+ * through two (ticks, CLOCK_MONOTONIC) pairs 10 ms apart, each the best of 8 samples
+ * (clock.c), not CLOCK_MONOTONIC itself: off it by a pair's error plus the rate's
+ * error times the time since the calibration: 0 ns in each of 160 attempts on a
+ * loaded 2-core machine (release and tsan). A calibration whose samples were preempted
+ * can be off by more, and on a machine that slow the writer may re-pair (100 ms after
+ * the calibration) between the readings: the case is then tried again, on a fresh
+ * calibration, up to OFFSET_ATTEMPTS times. A missing, doubled or negated offset is
+ * 50 ms or more off, on every attempt. With CLOCK_MONOTONIC every bound is exact.
+ */
+#define TSC_SLACK_NS	1000
+#define OFFSET_ATTEMPTS 3
+
+/*
+ * One attempt: a session with the case's offset, on a thread of its own (rtr_now_ns()
+ * never returns less than it returned before on a thread, so a thread that saw +50 ms
+ * would not see -50 ms). Fails the test on a wrong result; returns 0 when every reading
+ * lay where it should, shifted by the offset (exactly with CLOCK_MONOTONIC, within
+ * TSC_SLACK_NS on the TSC), or how far the worst one lay outside (TSC only).
+ */
+static uint64_t offset_attempt(const struct offset_case *c, int attempt)
+{
 	int64_t off = strtoll(c->offset, NULL, 10);
 	char path[4096];
-	struct rtr_config cfg;
+	struct offset_run r = {.c = c, .path = path};
 	struct tt_trace t;
+	pthread_t th;
 
-	setenv("RINGTRACE_CLOCK_OFFSET_NS", c->offset, 1);
 	tu_own_file(path, sizeof(path), "clock", "offset", ".json");
-	rtr_config_init(&cfg);
-	cfg.path = path;
-	cfg.clock = c->clock;
-	assert_int_equal(rtr_start(&cfg), 0);
-	uint64_t sys0 = system_mono_ns();
-	uint64_t now = rtr_now_ns();
-	uint64_t sys1 = system_mono_ns();
-	rtr_instant("clock", "mark");
-	uint64_t after = rtr_now_ns();
-	assert_int_equal(rtr_stop(), 0);
+	setenv("RINGTRACE_CLOCK_OFFSET_NS", c->offset, 1);
+	assert_int_equal(pthread_create(&th, NULL, offset_run_thread, &r), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
 	unsetenv("RINGTRACE_CLOCK_OFFSET_NS");
-	/* between the two system readings, shifted (1 us of slack for the TSC) */
-	assert_true((int64_t)(now - sys0) >= off - 1000);
-	assert_true((int64_t)(now - sys1) <= off + 1000);
+	assert_int_equal(r.start_err, 0);
+	assert_int_equal(r.stop_err, 0);
 
 	memset(&t, 0, sizeof(t));
 	if (tt_load(path, 0, &t) != 0)
 		fail_msg("%s", t.error);
+	char clock[16];
+	snprintf(clock, sizeof(clock), "%s", tt_arg(&t.ev[0], "clock")->s);
+	int tsc = strcmp(clock, "tsc") == 0;
+	if (c->clock == RTR_CLOCK_MONOTONIC)
+		assert_string_equal(clock, "monotonic");
 	uint64_t origin = strtoull(tt_arg(&t.ev[0], "origin_monotonic_ns")->s, NULL, 10);
-	assert_true((int64_t)(origin - sys0) >= off - 20000000); /* calibration: 10 ms */
-	assert_true((int64_t)(origin - sys0) <= off + 1000);
+	uint64_t at = 0;
 	int found = 0;
 	for (size_t i = 1; i < t.n; i++) {
 		const struct tt_event *e = &t.ev[i];
-		if (e->name == NULL || strcmp(e->name, "mark") != 0)
-			continue;
-		uint64_t at = origin + e->ts_ns; /* ts is relative to the origin */
-		assert_true(at + 1000 >= now && at <= after + 1000);
-		found = 1;
+		if (e->name != NULL && strcmp(e->name, "mark") == 0) {
+			at = origin + e->ts_ns; /* ts is relative to the origin */
+			found++;
+		}
 	}
-	assert_true(found);
 	tt_free(&t);
-	return NULL;
+	assert_int_equal(found, 1);
+
+	/* The system's readings, moved by the offset, bracket the recorder's: the origin
+	 * was taken inside rtr_start() (which takes 50 ms and more on a loaded machine:
+	 * sys_pre, not a guess at its length, is the lower bound), rtr_now_ns() between
+	 * sys0 and sys1, and the mark between the two rtr_now_ns() readings around it. */
+	uint64_t shift = (uint64_t)off;
+	uint64_t o_origin = outside(origin, r.sys_pre + shift, r.sys0 + shift);
+	uint64_t o_now = outside(r.now, r.sys0 + shift, r.sys1 + shift);
+	uint64_t o_mark = outside(at, r.now, r.after);
+	uint64_t worst = o_origin > o_now ? o_origin : o_now;
+	worst = o_mark > worst ? o_mark : worst;
+	print_message("offset %s, %s, attempt %d: outside by %llu ns (origin), %llu ns "
+		      "(rtr_now_ns), %llu ns (mark); rtr_start() took %llu us\n",
+		      c->offset, clock, attempt, (unsigned long long)o_origin,
+		      (unsigned long long)o_now, (unsigned long long)o_mark,
+		      (unsigned long long)(r.sys0 - r.sys_pre) / 1000);
+	if (worst > (tsc ? TSC_SLACK_NS : 0) && (!tsc || attempt == OFFSET_ATTEMPTS))
+		fail_msg("offset %s, clock %s: a reading lies %llu ns outside its bracket "
+			 "(origin %llu in [%llu, %llu], rtr_now_ns %llu in [%llu, %llu], mark "
+			 "%llu in [%llu, %llu], system clock shifted by the offset)",
+			 c->offset, clock, (unsigned long long)worst, (unsigned long long)origin,
+			 (unsigned long long)(r.sys_pre + shift),
+			 (unsigned long long)(r.sys0 + shift), (unsigned long long)r.now,
+			 (unsigned long long)(r.sys0 + shift), (unsigned long long)(r.sys1 + shift),
+			 (unsigned long long)at, (unsigned long long)r.now,
+			 (unsigned long long)r.after);
+	return worst > TSC_SLACK_NS ? worst : 0;
 }
 
 /* RINGTRACE_CLOCK_OFFSET_NS moves rtr_now_ns(), the events and the origin together,
@@ -354,9 +423,9 @@ static void clock_offset_moves_now_events_and_origin(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		pthread_t th;
-		assert_int_equal(pthread_create(&th, NULL, offset_case_run, (void *)&cases[i]), 0);
-		assert_int_equal(pthread_join(th, NULL), 0);
+		int attempt = 1;
+		while (offset_attempt(&cases[i], attempt) != 0)
+			attempt++;
 	}
 }
 

@@ -11,6 +11,7 @@
  * RTR_EXAMPLE_TRAINING_STEP (tests/CMakeLists.txt). Without examples in the build,
  * the tests skip.
  */
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 

@@ -14,6 +14,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -46,9 +47,12 @@ const char *__asan_default_options(void)
 }
 #endif
 
-#define CAT	    "fatal"
-#define KNOWN	    500 /* events each child records before the signal */
-#define ALARM_S	    (TU_UNDER_SANITIZER ? 60 : 10)
+#define CAT   "fatal"
+#define KNOWN 500 /* events each child records before the signal */
+/* A child's guard against a hang: half the parent's, so that the child's SIGALRM, not
+ * the parent's kill, reports it. Never a measure of speed: a child is done in
+ * milliseconds, yet a loaded 2-core machine under a sanitizer stalls it for seconds. */
+#define ALARM_S	    (TU_CHILD_TIMEOUT_S / 2)
 #define STOP_MS	    5000u
 #define LOOP_BEFORE 1000 /* events the looping thread records before the kill */
 
@@ -122,10 +126,7 @@ static struct child spawn(void (*body)(int fd))
 	int p[2];
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	c.pid = fork();
-	assert_true(c.pid >= 0);
+	c.pid = tu_fork();
 	if (c.pid == 0) {
 		close(p[0]);
 		body(p[1]);
@@ -899,9 +900,12 @@ static void snapshot_child(int fd)
 	record_known();
 	raise(SIGUSR2);
 	rep.calls = usr2_calls;
-	/* Stream mode without rotation: the snapshot signal is a flush. */
-	for (int i = 0; i < 200 && !rep.flushed; i++) {
-		rep.flushed = known_on_disk();
+	/* Stream mode without rotation: the snapshot signal is a flush. Wait for it on
+	 * the file, up to half the alarm (then the parent reports it not flushed). */
+	uint64_t t0 = tu_mono_ns();
+	while (!(rep.flushed = known_on_disk())) {
+		if (tu_mono_ns() - t0 > ALARM_S / 2 * 1000000000ull)
+			break;
 		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
 	}
 	rep.stop_rc = rtr_stop();

@@ -14,6 +14,8 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
+#include "seq_trace.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -121,85 +123,9 @@ static void make_path(char *out, size_t size, const char *name)
 	make_file(out, size, name, ".json");
 }
 
-/* ------------------------------------------------------------------------- */
-/* Reading a file of counter "seq" 0, 1, 2, ... from one thread               */
-
-struct seq_walk {
-	char err[512];
-	int64_t pid;
-	uint64_t n;   /* events visited */
-	int64_t next; /* next expected seq */
-	int64_t tid;  /* tid of the seq events */
-	char io[16];  /* start marker's "io" */
-	int end_seen;
-	int end_final; /* the end marker's "final" */
-	int64_t end_events, end_dropped, end_io;
-};
-
-static int visit_seq(const struct tt_event *e, void *ctx)
+static void record_seq(int64_t n)
 {
-	struct seq_walk *w = ctx;
-	uint64_t n = w->n++;
-
-	TU_WALK_CHECK(w, e, e->has_pid && e->pid == w->pid, "pid %" PRId64, e->pid);
-	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
-	if (n == 0) {
-		const struct tt_arg *io = tt_arg(e, "io");
-		TU_WALK_CHECK(w, e,
-			      tu_is(e->ph, "i") && tu_is(e->name, "ringtrace: start") &&
-				      e->ts_ns == 0,
-			      "first event is not the start marker");
-		TU_WALK_CHECK(w, e, io != NULL && io->type == TT_STRING, "start marker has no io");
-		snprintf(w->io, sizeof(w->io), "%s", io->s);
-		return 0;
-	}
-	if (n == 1) {
-		TU_WALK_CHECK(w, e, tu_is(e->ph, "M") && tu_is(e->name, "process_name"),
-			      "no process_name");
-		return 0;
-	}
-	if (tu_is(e->ph, "M")) {
-		TU_WALK_CHECK(w, e, tu_is(e->name, "thread_name"), "M %s", e->name);
-		return 0;
-	}
-	if (tu_is(e->name, "ringtrace: end")) {
-		w->end_seen = 1;
-		const struct tt_arg *final = tt_arg(e, "final");
-		TU_WALK_CHECK(w, e, final != NULL && final->type == TT_BOOL,
-			      "end marker without a boolean \"final\"");
-		w->end_final = final->b;
-		w->end_events = tu_arg_int(e, "events");
-		w->end_dropped = tu_arg_int(e, "dropped");
-		w->end_io = tu_arg_int(e, "dropped_io");
-		return 0;
-	}
-	TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq") && tu_is(e->cat, CAT),
-		      "%s %s", e->ph, e->name);
-	TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
-		      tu_arg_int(e, "value"), w->next);
-	TU_WALK_CHECK(w, e, w->tid == 0 || e->tid == w->tid, "tid changed");
-	w->tid = e->tid;
-	w->next++;
-	return 0;
-}
-
-/* Walk p; returns the tt_trace info. Fails the test on any error. */
-static struct tt_trace walk_seq(const char *p, int flags, struct seq_walk *w, int64_t pid)
-{
-	memset(w, 0, sizeof(*w));
-	w->pid = pid;
-	return tu_walk(p, flags, visit_seq, w, w->err);
-}
-
-static void record_seq_from(uint64_t first, uint64_t n)
-{
-	for (uint64_t i = first; i < first + n; i++)
-		rtr_counter_i64(CAT, "seq", (int64_t)i);
-}
-
-static void record_seq(uint64_t n)
-{
-	record_seq_from(0, n);
+	tu_record_seq(CAT, 0, n);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -243,24 +169,20 @@ static void fsize_child(int io, const char *trace, const char *errlog, int out_f
 	_exit(0);
 }
 
-static void file_size_limit(int io, const char *name)
+static void stop_fails_with_efbig_at_the_file_size_limit(void **state)
 {
-	char trace[4096], errlog[4200];
+	int io = tu_io_of(*state);
+	char trace[4096], errlog[4200], name[32];
 	struct fsize_report rep;
 	int pfd[2];
 	uint64_t events = tu_scaled(200000, 20000); /* ~90 bytes each: far past the limit */
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fsize-%s", rtr_io_name(io));
 	make_path(trace, sizeof(trace), name);
 	make_file(errlog, sizeof(errlog), name, ".stderr");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(pfd[0]);
 		fsize_child(io, trace, errlog, pfd[1], events);
@@ -307,8 +229,8 @@ static void file_size_limit(int io, const char *name)
 	assert_true(size <= FSIZE_LIMIT);
 	assert_true(size > FSIZE_LIMIT - 4096); /* cut near the limit, not far before */
 	assert_int_equal(rep.st.bytes_written, size);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_false(info.repaired);
 	assert_true(w.end_seen);
@@ -320,67 +242,26 @@ static void file_size_limit(int io, const char *name)
 	assert_int_equal((uint64_t)w.end_dropped, rep.st.events_dropped);
 }
 
-static void file_size_limit_with_io_uring_fails_stop_with_efbig(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_URING, "fsize-uring");
-}
-
-static void file_size_limit_with_write_fails_stop_with_efbig(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, "fsize-sync");
-}
-
 /* ------------------------------------------------------------------------- */
 /* SIGKILL mid-run                                                            */
 
 #define FLUSH_EVERY 10000
 
-static void kill_child(int io, const char *trace, int out_fd)
+static void sigkill_leaves_every_flushed_event(void **state)
 {
+	int io = tu_io_of(*state);
+	char trace[4096], name[32];
 	struct rtr_config cfg;
+	pid_t pid;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "kill-%s", rtr_io_name(io));
+	make_path(trace, sizeof(trace), name);
 	rtr_config_init(&cfg);
 	cfg.path = trace;
 	cfg.io = io;
-	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.flush_ms = 10;
-	if (rtr_start(&cfg) != 0)
-		_exit(30);
-	for (int64_t i = 0;; i++) {
-		rtr_counter_i64(CAT, "seq", i);
-		if ((i + 1) % FLUSH_EVERY == 0) {
-			if (rtr_flush() != 0)
-				_exit(31);
-			if (write(out_fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
-				_exit(32);
-		}
-	}
-}
-
-static void sigkill(int io, const char *name)
-{
-	char trace[4096];
-	int pfd[2];
-	int64_t target = (int64_t)tu_scaled(200000, 20000);
-
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
-	make_path(trace, sizeof(trace), name);
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		kill_child(io, trace, pfd[1]);
-	}
-	close(pfd[1]);
-	int64_t last = tu_kill_after(pid, pfd[0], target);
+	int64_t last = tu_record_until_killed(&cfg, CAT, FLUSH_EVERY,
+					      (int64_t)tu_scaled(200000, 20000), &pid);
 
 	/* Every flushed event is there, in order, with no gap or hole. */
 	char lastc = 0;
@@ -390,8 +271,8 @@ static void sigkill(int io, const char *name)
 	assert_true(size > 0);
 	assert_int_equal(pread(fd, &lastc, 1, (off_t)size - 1), 1);
 	close(fd);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_REPAIR, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_REPAIR, CAT, pid, &w);
 	if (info.repaired) {
 		/* killed inside a write: the last line is partial, and the provisional
 		 * close it was written over is gone */
@@ -414,25 +295,13 @@ static void sigkill(int io, const char *name)
 				      : "inside a line (repair dropped it)");
 }
 
-static void sigkill_with_io_uring_leaves_every_flushed_event(void **state)
-{
-	(void)state;
-	sigkill(RTR_IO_URING, "kill-uring");
-}
-
-static void sigkill_with_write_leaves_every_flushed_event(void **state)
-{
-	(void)state;
-	sigkill(RTR_IO_SYNC, "kill-sync");
-}
-
 /* ------------------------------------------------------------------------- */
 /* I/O method selection                                                       */
 
 static void record_and_check(const struct rtr_config *cfg, int want_io, uint64_t n)
 {
 	struct rtr_stats st;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	assert_int_equal(rtr_start(cfg), 0);
 	record_seq(n);
@@ -444,7 +313,7 @@ static void record_and_check(const struct rtr_config *cfg, int want_io, uint64_t
 	assert_int_equal(st.events_dropped, 0);
 	assert_int_equal(st.bytes_written, tu_file_size(cfg->path));
 
-	struct tt_trace info = walk_seq(cfg->path, TT_CHECK_ESCAPES, &w, getpid());
+	struct tt_trace info = tu_seq_walk(cfg->path, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_int_equal(w.next, (int64_t)n);
@@ -558,10 +427,7 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 	char trace[4096];
 
 	make_path(trace, sizeof(trace), "seccomp");
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		seccomp_child(trace);
 	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
@@ -571,8 +437,8 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 	}
 	tu_expect_exit_0(status);
 
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_int_equal(w.next, SECCOMP_EVENTS);
@@ -589,7 +455,7 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	char dir[4096], bad[4200], good[4096];
 	struct rtr_config cfg;
 	struct rtr_stats st;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	snprintf(dir, sizeof(dir), "%s/faults-no-such-dir-%d", tu_tmpdir(), (int)getpid());
 	snprintf(bad, sizeof(bad), "%s/trace.json", dir);
@@ -616,7 +482,7 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	assert_int_equal(st.events_recorded, 10);
 	assert_int_equal(st.events_written, 10);
 	assert_int_equal(st.write_error, 0);
-	struct tt_trace info = walk_seq(good, TT_CHECK_ESCAPES, &w, getpid());
+	struct tt_trace info = tu_seq_walk(good, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	assert_true(info.complete);
 	assert_int_equal(w.next, 10);
 	assert_int_equal(w.end_events, 10);
@@ -675,14 +541,6 @@ struct child_report {
 	struct rtr_stats st;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void send_report(int fd, const struct child_report *rep)
 {
 	if (write(fd, rep, sizeof(*rep)) != (ssize_t)sizeof(*rep))
@@ -698,8 +556,8 @@ static void get_report(int fd, struct child_report *rep)
 /* A clean session's file: strict JSON, n seq events from pid, the end marker exact. */
 static void check_whole_seq_file(const char *file, pid_t pid, uint64_t n)
 {
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(file, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(file, TT_CHECK_ESCAPES, CAT, pid, &w);
 
 	assert_true(info.complete);
 	assert_false(info.repaired);
@@ -723,10 +581,7 @@ static void full_disk_closes_the_file_with_its_end_marker(void **state)
 	make_path(trace, sizeof(trace), "enospc");
 	make_file(errlog, sizeof(errlog), "enospc", ".stderr");
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 		struct stat st;
@@ -761,8 +616,8 @@ static void full_disk_closes_the_file_with_its_end_marker(void **state)
 	assert_true(size <= 300000 + 17);
 	assert_true(size > 300000 - 4096);
 	assert_int_equal(rep.st.bytes_written, size);
-	struct seq_walk w;
-	struct tt_trace info = walk_seq(trace, TT_CHECK_ESCAPES, &w, pid);
+	struct tu_seq_walk w;
+	struct tt_trace info = tu_seq_walk(trace, TT_CHECK_ESCAPES, CAT, pid, &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen);
 	assert_true(w.end_final);
@@ -799,13 +654,13 @@ static void stdout_child(const char *path, int io, int compress, int rep_fd)
 	cfg.io = io;
 	cfg.compress = compress;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tu_mono_ns();
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
 		record_seq(STREAM_EVENTS);
 		rep.stop_rc = rtr_stop();
 	}
-	rep.run_ns = now_ns() - t0;
+	rep.run_ns = tu_mono_ns() - t0;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
@@ -821,10 +676,7 @@ static void trace_to_stdout(const char *path, int io, int compress, const char *
 	make_path(text, sizeof(text), name);
 	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(out[0]);
 		close(rp[0]);
@@ -857,26 +709,30 @@ static void trace_to_stdout(const char *path, int io, int compress, const char *
 	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
-static void pipe_on_stdout_gets_the_whole_trace_with_write(void **state)
+/* Both names of stdout, one per method: "-" with write(2), /dev/stdout with io_uring. */
+static const char *stdout_path(int io)
 {
-	(void)state;
-	trace_to_stdout("-", RTR_IO_SYNC, RTR_COMPRESS_NONE, "stdout-sync");
+	return io == RTR_IO_URING ? "/dev/stdout" : "-";
 }
 
-static void pipe_on_stdout_gets_the_whole_trace_with_io_uring(void **state)
+static void pipe_on_stdout_gets_the_whole_trace(void **state)
 {
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	trace_to_stdout("/dev/stdout", RTR_IO_URING, RTR_COMPRESS_NONE, "stdout-uring");
+	int io = tu_io_of(*state);
+	char name[32];
+
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "stdout-%s", rtr_io_name(io));
+	trace_to_stdout(stdout_path(io), io, RTR_COMPRESS_NONE, name);
 }
 
-static void gzip_to_a_pipe_decompresses_whole_with_either_method(void **state)
+static void gzip_to_a_pipe_decompresses_whole(void **state)
 {
-	(void)state;
-	trace_to_stdout("-", RTR_IO_SYNC, RTR_COMPRESS_GZIP, "stdout-gz-sync");
-	if (tu_io_uring_works())
-		trace_to_stdout("/dev/stdout", RTR_IO_URING, RTR_COMPRESS_GZIP, "stdout-gz-uring");
+	int io = tu_io_of(*state);
+	char name[32];
+
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "stdout-gz-%s", rtr_io_name(io));
+	trace_to_stdout(stdout_path(io), io, RTR_COMPRESS_GZIP, name);
 }
 
 /* In a child: record into the FIFO at path, which the parent reads. */
@@ -899,22 +755,22 @@ static void fifo_child(const char *path, int io, int rep_fd)
 	_exit(0);
 }
 
-static void trace_to_fifo(int io, const char *name)
+static void fifo_gets_the_whole_trace(void **state)
 {
-	char fifo[4096], text[4096];
+	int io = tu_io_of(*state);
+	char fifo[4096], text[4096], name[32];
 	int rp[2];
 	struct child_report rep;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fifo-%s", rtr_io_name(io));
 	make_file(fifo, sizeof(fifo), name, ".fifo");
 	make_path(text, sizeof(text), name);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a reader first */
 	assert_true(rd >= 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(rp[0]);
 		fifo_child(fifo, io, rp[1]);
@@ -934,20 +790,6 @@ static void trace_to_fifo(int io, const char *name)
 	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
-static void fifo_gets_the_whole_trace_with_write(void **state)
-{
-	(void)state;
-	trace_to_fifo(RTR_IO_SYNC, "fifo-sync");
-}
-
-static void fifo_gets_the_whole_trace_with_io_uring(void **state)
-{
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	trace_to_fifo(RTR_IO_URING, "fifo-uring");
-}
-
 /* A FIFO with no reader: rtr_start() fails at once with ENXIO and says why (11c, 8). */
 static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 {
@@ -957,10 +799,7 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 	make_file(fifo, sizeof(fifo), "fifo-noreader", ".fifo");
 	make_file(errlog, sizeof(errlog), "fifo-noreader", ".stderr");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 		int fd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -974,7 +813,7 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 			_exit(53);
 		_exit(0);
 	}
-	tu_expect_exit_0(tu_wait_child(pid, 10));
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	FILE *f = fopen(errlog, "re");
 	char line[8192], want[4200];
 	int reports = 0;
@@ -1014,37 +853,38 @@ static void blocked_fifo_child(const char *fifo, int io, unsigned timeout_ms, in
 		record_seq(10000);
 		nanosleep(&(struct timespec){.tv_nsec = 2 * 1000 * 1000}, NULL);
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tu_mono_ns();
 	rep.flush_rc = rtr_flush();
-	uint64_t t1 = now_ns();
+	uint64_t t1 = tu_mono_ns();
 	rep.stop_rc = rtr_stop();
 	rep.flush_ns = t1 - t0;
-	rep.stop_ns = now_ns() - t1;
+	rep.stop_ns = tu_mono_ns() - t1;
 	rtr_stats_get(&rep.st);
 	send_report(rep_fd, &rep);
 	_exit(0);
 }
 
-static void stop_gives_up(int io, const char *name)
+static void stop_on_a_fifo_nobody_reads_times_out(void **state)
 {
-	char fifo[4096];
+	int io = tu_io_of(*state);
+	char fifo[4096], name[32];
 	int rp[2];
 	struct child_report rep;
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "blocked-%s", rtr_io_name(io));
 	make_file(fifo, sizeof(fifo), name, ".fifo");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(rp[0]);
 		blocked_fifo_child(fifo, io, 200, rp[1]);
 	}
 	close(rp[1]);
-	/* The guard: 200 ms for the flush, 200 ms for the stop, and the writer's slice. */
-	tu_expect_exit_0(tu_wait_child(pid, 20));
+	/* The guard against a stop that never gives up: the child needs 200 ms for the
+	 * flush, 200 ms for the stop and the writer's slice, on an idle machine */
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	get_report(rp[0], &rep);
 	assert_int_equal(rep.flush_rc, -ETIMEDOUT);
 	assert_int_equal(rep.stop_rc, -ETIMEDOUT);
@@ -1058,20 +898,6 @@ static void stop_gives_up(int io, const char *name)
 	print_message(
 		"%s: with a 200 ms timeout, flush returned after %.1f ms, stop after %.1f ms\n",
 		name, (double)rep.flush_ns / 1e6, (double)rep.stop_ns / 1e6);
-}
-
-static void stop_on_a_fifo_nobody_reads_times_out_with_write(void **state)
-{
-	(void)state;
-	stop_gives_up(RTR_IO_SYNC, "blocked-sync");
-}
-
-static void stop_on_a_fifo_nobody_reads_times_out_with_io_uring(void **state)
-{
-	(void)state;
-	if (!tu_io_uring_works())
-		skip();
-	stop_gives_up(RTR_IO_URING, "blocked-uring");
 }
 
 static int flush_rc;
@@ -1134,13 +960,10 @@ static void fork_is_not_held_by_a_flush_waiting_for_the_file(void **state)
 
 	make_file(fifo, sizeof(fifo), "flush-fork", ".fifo");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		fork_while_a_flush_waits_child(fifo);
-	tu_expect_exit_0(tu_wait_child(pid, 20));
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 }
 
 /* A writer stuck in a call nothing interrupts: stop returns at its timeout anyway,
@@ -1214,10 +1037,7 @@ static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself
 	make_file(fifo, sizeof(fifo), "stuck", ".fifo");
 	make_path(other, sizeof(other), "stuck-next");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		stuck_writer_child(fifo, other);
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
@@ -1236,14 +1056,15 @@ struct fork_report {
 	struct rtr_stats st;
 };
 
-static void fork_child_starts_its_own(int io, const char *name)
+static void forked_child_releases_the_parents_files_and_starts_its_own(void **state)
 {
-	char parent_file[4096], child_file[4096];
+	int io = tu_io_of(*state);
+	char parent_file[4096], child_file[4096], name[32];
 	struct fork_report rep = {0};
 	int rp[2];
 
-	if (io == RTR_IO_URING && !tu_io_uring_works())
-		skip();
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "fork-%s", rtr_io_name(io));
 	make_path(parent_file, sizeof(parent_file), name);
 	make_file(child_file, sizeof(child_file), name, ".child.json");
 	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
@@ -1255,10 +1076,7 @@ static void fork_child_starts_its_own(int io, const char *name)
 	/* The writer thread is past its start: ASan's allocator does not survive a fork
 	 * while a thread is being created (the child's allocator stays locked). */
 	assert_int_equal(rtr_flush(), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1283,7 +1101,7 @@ static void fork_child_starts_its_own(int io, const char *name)
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
 	assert_int_equal(read(rp[0], &rep, sizeof(rep)), (ssize_t)sizeof(rep));
 	close(rp[0]);
-	record_seq_from(FORK_EVENTS / 2, FORK_EVENTS / 2); /* the parent goes on, undisturbed */
+	tu_record_seq(CAT, FORK_EVENTS / 2, FORK_EVENTS / 2); /* the parent goes on, undisturbed */
 	assert_int_equal(rtr_stop(), 0);
 
 	/* fds_before counted the report pipe's two ends; the child closed one. */
@@ -1298,18 +1116,6 @@ static void fork_child_starts_its_own(int io, const char *name)
 	check_whole_seq_file(child_file, pid, FORK_EVENTS);
 	check_whole_seq_file(parent_file, getpid(), FORK_EVENTS);
 	assert_int_equal(count_fds(), fds_before - 2);
-}
-
-static void forked_child_releases_the_parents_files_and_starts_its_own_with_write(void **state)
-{
-	(void)state;
-	fork_child_starts_its_own(RTR_IO_SYNC, "fork-sync");
-}
-
-static void forked_child_releases_the_parents_files_and_starts_its_own_with_io_uring(void **state)
-{
-	(void)state;
-	fork_child_starts_its_own(RTR_IO_URING, "fork-uring");
 }
 
 /* A FIFO reader sees EOF when the parent stops, though a forked child still lives. The
@@ -1328,12 +1134,11 @@ static void fifo_reader_sees_eof_at_stop_while_a_forked_child_lives(void **state
 	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	assert_true(rd >= 0);
 	tu_start(fifo, TU_IO_DEFAULT, RTR_ON_FULL_BLOCK, (size_t)1 << 20);
-	assert_int_equal(rtr_flush(), 0); /* the writer runs: see fork_child_starts_its_own() */
+	assert_int_equal(rtr_flush(),
+			 0); /* the writer runs: see
+				forked_child_releases_the_parents_files_and_starts_its_own() */
 	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		char c;
 		close(hold[1]);
@@ -1398,10 +1203,7 @@ static void failed_start_leaves_a_file_that_was_there_byte_for_byte(void **state
 
 	make_path(trace, sizeof(trace), "precious");
 	write_precious(trace);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1474,10 +1276,7 @@ static void own_file_in_a_read_only_directory_is_kept_by_a_failed_start(void **s
 	assert_int_equal(chown(trace, 65534, 65534), 0);
 	assert_int_equal(chown(dir, 65534, 65534), 0);
 	assert_int_equal(chmod(dir, 0555), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		struct rtr_config cfg;
 
@@ -1521,10 +1320,7 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 	make_path(trace, sizeof(trace), "early-kill");
 	for (int i = 0; i < rounds; i++) {
 		unlink(trace);
-		fflush(stdout);
-		fflush(stderr);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
+		pid_t pid = tu_fork();
 		if (pid == 0) {
 			struct rtr_config cfg;
 			rtr_config_init(&cfg);
@@ -1538,11 +1334,9 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 			for (int64_t k = 0;; k++)
 				rtr_counter_i64(CAT, "seq", k);
 		}
-		struct timespec t0, now;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t t0 = tu_mono_ns();
 		while (access(trace, F_OK) != 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec - t0.tv_sec > TU_CHILD_TIMEOUT_S) {
+			if (tu_mono_ns() - t0 > TU_CHILD_TIMEOUT_S * 1000000000ull) {
 				kill(pid, SIGKILL);
 				fail_msg("the trace never appeared");
 			}
@@ -1553,40 +1347,35 @@ static void kill_as_soon_as_the_file_appears_leaves_its_head(void **state)
 		uint64_t size = tu_file_size(trace);
 		if (size == 0)
 			fail_msg("round %d: killed as the file appeared, it is empty", i);
-		struct seq_walk w;
-		struct tt_trace info = walk_seq(trace, TT_REPAIR, &w, pid);
+		struct tu_seq_walk w;
+		struct tt_trace info = tu_seq_walk(trace, TT_REPAIR, CAT, pid, &w);
 		assert_true(info.n >= 2); /* the start marker and process_name at least */
 	}
 	assert_int_equal(leftovers(trace), 0);
 }
 
 /* Every test leaves the recorder stopped and its files removed, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
+#define TEST(f)	    cmocka_unit_test_teardown(f, tu_teardown)
+#define IO_TESTS(f) TU_IO_CASES(f, NULL, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(file_size_limit_with_io_uring_fails_stop_with_efbig),
-		TEST(file_size_limit_with_write_fails_stop_with_efbig),
+		IO_TESTS(stop_fails_with_efbig_at_the_file_size_limit),
 		TEST(full_disk_closes_the_file_with_its_end_marker),
-		TEST(sigkill_with_io_uring_leaves_every_flushed_event),
-		TEST(sigkill_with_write_leaves_every_flushed_event),
+		IO_TESTS(sigkill_leaves_every_flushed_event),
 		TEST(forced_io_uring_is_used),
 		TEST(ringtrace_io_sync_in_the_environment_selects_write),
 		TEST(io_uring_refused_by_seccomp_falls_back_to_write),
 		TEST(missing_directory_fails_start_and_records_nothing),
-		TEST(pipe_on_stdout_gets_the_whole_trace_with_write),
-		TEST(pipe_on_stdout_gets_the_whole_trace_with_io_uring),
-		TEST(gzip_to_a_pipe_decompresses_whole_with_either_method),
-		TEST(fifo_gets_the_whole_trace_with_write),
-		TEST(fifo_gets_the_whole_trace_with_io_uring),
+		IO_TESTS(pipe_on_stdout_gets_the_whole_trace),
+		IO_TESTS(gzip_to_a_pipe_decompresses_whole),
+		IO_TESTS(fifo_gets_the_whole_trace),
 		TEST(fifo_without_a_reader_fails_start_at_once_and_says_why),
-		TEST(stop_on_a_fifo_nobody_reads_times_out_with_write),
-		TEST(stop_on_a_fifo_nobody_reads_times_out_with_io_uring),
+		IO_TESTS(stop_on_a_fifo_nobody_reads_times_out),
 		TEST(fork_is_not_held_by_a_flush_waiting_for_the_file),
 		TEST(stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself),
-		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_write),
-		TEST(forked_child_releases_the_parents_files_and_starts_its_own_with_io_uring),
+		IO_TESTS(forked_child_releases_the_parents_files_and_starts_its_own),
 		TEST(fifo_reader_sees_eof_at_stop_while_a_forked_child_lives),
 		TEST(failed_start_leaves_a_file_that_was_there_byte_for_byte),
 		TEST(a_file_another_user_owns_is_replaced_not_written_through),

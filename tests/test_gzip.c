@@ -23,9 +23,11 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
+#include "seq_trace.h"
+#include "sink/sink.h"
 #include "test_util.h"
 #include "trace_read.h"
-#include "sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -222,65 +224,13 @@ static size_t whole_lines(const unsigned char *text, size_t len)
 	return len;
 }
 
-/* ------------------------------------------------------------------------- */
-/* Reading a file of counter "seq" 0, 1, 2, ... from one thread               */
-
-struct seq_walk {
-	char err[512];
-	uint64_t n;
-	int64_t next; /* next expected seq */
-	char compress[16];
-	int end_seen, end_final;
-	int64_t end_events, end_dropped, end_io, end_bytes;
-};
-
-static int visit_seq(const struct tt_event *e, void *ctx)
-{
-	struct seq_walk *w = ctx;
-	uint64_t n = w->n++;
-
-	TU_WALK_CHECK(w, e, !w->end_seen, "event after the end marker");
-	if (n == 0) {
-		const struct tt_arg *c = tt_arg(e, "compress");
-		TU_WALK_CHECK(w, e, tu_is(e->name, "ringtrace: start"), "no start marker");
-		TU_WALK_CHECK(w, e, c != NULL && c->type == TT_STRING, "no \"compress\"");
-		snprintf(w->compress, sizeof(w->compress), "%s", c->s);
-		return 0;
-	}
-	if (tu_is(e->ph, "M"))
-		return 0;
-	if (tu_is(e->name, "ringtrace: end")) {
-		const struct tt_arg *final = tt_arg(e, "final");
-		TU_WALK_CHECK(w, e, final != NULL && final->type == TT_BOOL, "no \"final\"");
-		w->end_seen = 1;
-		w->end_final = final->b;
-		w->end_events = tu_arg_int(e, "events");
-		w->end_dropped = tu_arg_int(e, "dropped");
-		w->end_io = tu_arg_int(e, "dropped_io");
-		w->end_bytes = tu_arg_int(e, "bytes");
-		return 0;
-	}
-	TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq") && tu_is(e->cat, CAT),
-		      "%s %s", e->ph, e->name);
-	TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == w->next, "seq %" PRId64 ", want %" PRId64,
-		      tu_arg_int(e, "value"), w->next);
-	w->next++;
-	return 0;
-}
-
-/* Parse text[0, len), written to the plain file json, as a seq trace. */
+/* Parse text[0, len), written to the plain file json, as a seq trace that process pid
+ * recorded (seq_trace.h). */
 static struct tt_trace walk_text(const char *json, const unsigned char *text, size_t len, int flags,
-				 struct seq_walk *w)
+				 int64_t pid, struct tu_seq_walk *w)
 {
 	write_all(json, text, len);
-	memset(w, 0, sizeof(*w));
-	return tu_walk(json, flags, visit_seq, w, w->err);
-}
-
-static void record_seq(uint64_t from, uint64_t n)
-{
-	for (uint64_t i = from; i < from + n; i++)
-		rtr_counter_i64(CAT, "seq", (int64_t)i);
+	return tu_seq_walk(json, flags, CAT, pid, w);
 }
 
 /* compress: the layout; RTR_COMPRESS_AUTO is the default one member by the suffix. */
@@ -311,7 +261,7 @@ static void record_gz(const char *path, int io, uint64_t n, unsigned pieces, int
 
 	start_with(path, io, 0, compress);
 	for (unsigned k = 0; k < pieces; k++) {
-		record_seq(n * k / pieces, n * (k + 1) / pieces - n * k / pieces);
+		tu_record_seq(CAT, n * k / pieces, n * (k + 1) / pieces - n * k / pieces);
 		assert_int_equal(rtr_flush(), 0);
 	}
 	assert_int_equal(rtr_stop(), 0);
@@ -397,19 +347,18 @@ static int visit_exact(const struct tt_event *e, void *ctx)
 	return 0;
 }
 
-static void parses_back_exactly(int io, const char *name)
+static void a_gz_path_parses_back_exactly(void **state)
 {
-	char path[4096], json[4200];
+	int io = tu_io_of(*state);
+	char path[4096], json[4200], name[32];
 	char copy_name[32];
 	uint64_t n = tu_scaled(200000, 20000); /* ~19 MB of text: many members */
 	struct exact_walk w;
 	struct members m;
 	struct rtr_stats st;
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "exact-%s", rtr_io_name(io));
 	make_file(path, sizeof(path), name, ".json.gz");
 	make_file(json, sizeof(json), name, ".json");
 	memset(&w, 0, sizeof(w));
@@ -424,7 +373,7 @@ static void parses_back_exactly(int io, const char *name)
 	rtr_instant_copy(CAT, copy_name);
 	rtr_begin(CAT, "span");
 	rtr_end(CAT, "span");
-	record_seq(0, n);
+	tu_record_seq(CAT, 0, n);
 	rtr_instant(CAT, "last");
 	assert_int_equal(rtr_stop(), 0);
 	rtr_stats_get(&st);
@@ -466,18 +415,6 @@ static void parses_back_exactly(int io, const char *name)
 	members_free(&m);
 }
 
-static void a_gz_path_with_io_uring_parses_back_exactly(void **state)
-{
-	(void)state;
-	parses_back_exactly(RTR_IO_URING, "exact-uring");
-}
-
-static void a_gz_path_with_write_parses_back_exactly(void **state)
-{
-	(void)state;
-	parses_back_exactly(RTR_IO_SYNC, "exact-sync");
-}
-
 /* ------------------------------------------------------------------------- */
 /* One member                                                                 */
 
@@ -489,7 +426,7 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 	char path[4096], copy[4200], json[4200];
 	uint64_t per = tu_scaled(30000, 5000), before = 0;
 	unsigned char *prev = NULL;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	struct members m;
 
 	make_file(path, sizeof(path), "between", ".json.gz");
@@ -500,14 +437,15 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 		uint64_t size;
 		unsigned char *in;
 
-		record_seq(per * (k - 1), per);
+		tu_record_seq(CAT, per * (k - 1), per);
 		assert_int_equal(rtr_flush(), 0);
 		in = read_all(path, &size);
 		write_all(copy, in, (size_t)size);
 		free(in);
 		decode(copy, &m);
 		assert_one_member(&m, copy);
-		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+		struct tt_trace info =
+			walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 		assert_true(info.complete); /* strict JSON, not repaired */
 		assert_int_equal(w.next, (int64_t)(per * k));
 		assert_true(w.end_seen);
@@ -527,7 +465,7 @@ static void between_writes_the_file_is_one_member_closed_by_a_provisional_end(vo
 	decode(path, &m);
 	assert_one_member(&m, path);
 	assert_memory_equal(m.text, prev, before);
-	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 	assert_true(info.complete);
 	assert_true(w.end_seen && w.end_final);
 	assert_int_equal(w.next, (int64_t)(4 * per));
@@ -541,7 +479,7 @@ static void check_stream_cut(const struct members *full, uint64_t cut, const cha
 			     const char *json)
 {
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	char cmd[4300];
 
 	write_all(cut_path, full->in, (size_t)cut);
@@ -556,7 +494,7 @@ static void check_stream_cut(const struct members *full, uint64_t cut, const cha
 	}
 	size_t lines = whole_lines(m.text, m.all_len);
 	if (count_in(m.text, lines, "\n") >= 3) { /* past the head: repairable */
-		struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
+		struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, getpid(), &w);
 		assert_int_equal(w.next, (int64_t)count_in(m.text, lines, "\"name\":\"seq\""));
 		if (!info.complete) {
 			assert_true(info.repaired);
@@ -602,7 +540,7 @@ static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void
 	char path[4096], json[4200], cmd[8600];
 	uint64_t n = tu_scaled(100000, 20000);
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 
 	make_file(path, sizeof(path), "members", ".json.gz");
 	make_file(json, sizeof(json), "members", ".json");
@@ -640,7 +578,7 @@ static void every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file(void
 	snprintf(cmd, sizeof(cmd), "gzip -t '%s'", path);
 	assert_int_equal(system(cmd), 0);
 
-	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 	assert_true(info.complete);
 	assert_string_equal(w.compress, "gzip");
 	assert_int_equal(w.next, (int64_t)n);
@@ -655,7 +593,7 @@ static void check_cut(const struct members *full, uint64_t cut, const char *cut_
 		      const char *json)
 {
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	size_t whole = 0;
 	char cmd[4300];
 
@@ -672,7 +610,7 @@ static void check_cut(const struct members *full, uint64_t cut, const char *cut_
 		assert_int_not_equal(system(cmd), 0);
 	}
 	if (whole > 0) {
-		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_REPAIR, &w);
+		struct tt_trace info = walk_text(json, m.text, m.text_len, TT_REPAIR, getpid(), &w);
 		uint64_t seqs = count_in(m.text, m.text_len, "\"name\":\"seq\"");
 		assert_int_equal(w.next, (int64_t)seqs);
 		if (whole < full->n) {
@@ -717,54 +655,26 @@ static void a_file_cut_inside_a_member_reads_up_to_its_last_whole_member(void **
 
 #define FLUSH_EVERY 5000
 
-static void kill_child(const char *trace, int out_fd)
-{
-	struct rtr_config cfg;
-
-	rtr_config_init(&cfg);
-	cfg.path = trace;
-	cfg.on_full = RTR_ON_FULL_BLOCK;
-	cfg.flush_ms = 10;
-	if (rtr_start(&cfg) != 0)
-		_exit(30);
-	for (int64_t i = 0;; i++) {
-		rtr_counter_i64(CAT, "seq", i);
-		if ((i + 1) % FLUSH_EVERY == 0) {
-			if (rtr_flush() != 0)
-				_exit(31);
-			if (write(out_fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
-				_exit(32);
-		}
-	}
-}
-
 static void sigkill_leaves_every_flushed_event_readable(void **state)
 {
 	(void)state;
 	char trace[4096], json[4200];
-	int64_t target = (int64_t)tu_scaled(200000, 20000);
-	int pfd[2];
+	struct rtr_config cfg;
+	pid_t pid;
 
 	make_file(trace, sizeof(trace), "kill", ".json.gz");
 	make_file(json, sizeof(json), "kill", ".json");
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		kill_child(trace, pfd[1]);
-	}
-	close(pfd[1]);
-	int64_t last = tu_kill_after(pid, pfd[0], target);
+	rtr_config_init(&cfg);
+	cfg.path = trace;
+	int64_t last = tu_record_until_killed(&cfg, CAT, FLUSH_EVERY,
+					      (int64_t)tu_scaled(200000, 20000), &pid);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(trace, &m);
 	assert_true(m.n <= 1); /* one member, maybe cut */
 	/* all the text zlib gives, up to a cut: every flushed event is in it */
-	struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, &w);
+	struct tt_trace info = walk_text(json, m.text, m.all_len, TT_REPAIR, pid, &w);
 	assert_true(w.next > last);
 	if (info.complete) {
 		/* killed between writes (or inside the trailer): strict JSON closed by a
@@ -812,7 +722,7 @@ static void fsize_child(const char *trace, int out_fd, int io, int compress, uin
 	cfg.flush_ms = 5; /* many writes */
 	rep.start_rc = rtr_start(&cfg);
 	if (rep.start_rc == 0) {
-		record_seq(0, events);
+		tu_record_seq(CAT, 0, events);
 		rep.stop_rc = rtr_stop();
 		rtr_stats_get(&rep.st);
 	}
@@ -821,24 +731,19 @@ static void fsize_child(const char *trace, int out_fd, int io, int compress, uin
 	_exit(0);
 }
 
-static void file_size_limit(int io, int compress, const char *name)
+static void file_size_limit(int io, int compress, const char *what)
 {
-	char trace[4096], json[4200];
+	char trace[4096], json[4200], name[48];
 	uint64_t events = tu_scaled(400000, 100000); /* ~4 MB compressed: far past the limit */
 	struct fsize_report rep;
 	int pfd[2];
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "%s-%s", what, rtr_io_name(io));
 	make_file(trace, sizeof(trace), name, ".json.gz");
 	make_file(json, sizeof(json), name, ".json");
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		close(pfd[0]);
 		fsize_child(trace, pfd[1], io, compress, events);
@@ -857,7 +762,7 @@ static void file_size_limit(int io, int compress, const char *name)
 	assert_int_equal(rep.st.events_written + rep.st.events_dropped, events);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(trace, &m);
 	assert_true(m.size <= FSIZE_LIMIT);
 	if (compress != RTR_COMPRESS_GZIP_MEMBERS) {
@@ -868,7 +773,7 @@ static void file_size_limit(int io, int compress, const char *name)
 		assert_int_equal(m.n, 0);
 		assert_true(rep.st.bytes_written <= m.size);
 		assert_true(rep.st.bytes_uncompressed <= m.all_len);
-		walk_text(json, m.text, rep.st.bytes_uncompressed, TT_REPAIR, &w);
+		walk_text(json, m.text, rep.st.bytes_uncompressed, TT_REPAIR, pid, &w);
 		assert_false(w.end_seen);
 		assert_true(w.next > 0);
 		assert_int_equal(w.next, (int64_t)rep.st.events_written);
@@ -886,7 +791,7 @@ static void file_size_limit(int io, int compress, const char *name)
 	assert_true(rep.st.bytes_written == m.size ||
 		    (m.cut && m.n > 0 && rep.st.bytes_written == m.end[m.n - 1]));
 	assert_int_equal(rep.st.bytes_uncompressed, m.text_len);
-	walk_text(json, m.text, m.text_len, TT_REPAIR, &w);
+	walk_text(json, m.text, m.text_len, TT_REPAIR, pid, &w);
 	assert_false(w.end_seen);
 	assert_true(w.next > 0);
 	assert_int_equal(w.next, (int64_t)rep.st.events_written);
@@ -897,28 +802,14 @@ static void file_size_limit(int io, int compress, const char *name)
 	members_free(&m);
 }
 
-static void file_size_limit_with_io_uring_counts_a_cut_write_as_lost(void **state)
+static void file_size_limit_counts_a_cut_write_as_lost(void **state)
 {
-	(void)state;
-	file_size_limit(RTR_IO_URING, RTR_COMPRESS_AUTO, "fsize-uring");
+	file_size_limit(tu_io_of(*state), RTR_COMPRESS_AUTO, "fsize");
 }
 
-static void file_size_limit_with_write_counts_a_cut_write_as_lost(void **state)
+static void file_size_limit_counts_a_cut_member_as_lost(void **state)
 {
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_AUTO, "fsize-sync");
-}
-
-static void file_size_limit_with_io_uring_counts_a_cut_member_as_lost(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_URING, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-uring");
-}
-
-static void file_size_limit_with_write_counts_a_cut_member_as_lost(void **state)
-{
-	(void)state;
-	file_size_limit(RTR_IO_SYNC, RTR_COMPRESS_GZIP_MEMBERS, "fsize-members-sync");
+	file_size_limit(tu_io_of(*state), RTR_COMPRESS_GZIP_MEMBERS, "fsize-members");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -949,7 +840,7 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 {
 	char json[4200];
 	unsigned char magic[2] = {0, 0};
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	struct rtr_stats st;
 	int fd;
 
@@ -957,7 +848,7 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 	cfg->path = path;
 	cfg->on_full = RTR_ON_FULL_BLOCK;
 	assert_int_equal(rtr_start(cfg), 0);
-	record_seq(0, 100);
+	tu_record_seq(CAT, 0, 100);
 	assert_int_equal(rtr_stop(), 0);
 	rtr_stats_get(&st);
 	assert_int_equal(st.events_written, 100);
@@ -976,13 +867,12 @@ static void record_and_expect(struct rtr_config *cfg, const char *path, int gzip
 		else
 			assert_true(m.n >= 2); /* the head, the rest, the end */
 		assert_int_equal(st.bytes_uncompressed, m.text_len);
-		walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, &w);
+		walk_text(json, m.text, m.text_len, TT_CHECK_ESCAPES, getpid(), &w);
 		members_free(&m);
 	} else {
 		assert_int_equal(magic[0], '[');
 		assert_int_equal(st.bytes_uncompressed, st.bytes_written);
-		memset(&w, 0, sizeof(w));
-		tu_walk(path, TT_CHECK_ESCAPES, visit_seq, &w, w.err);
+		tu_seq_walk(path, TT_CHECK_ESCAPES, CAT, getpid(), &w);
 	}
 	assert_int_equal(w.next, 100);
 	assert_int_equal(w.end_events, 100);
@@ -1065,19 +955,19 @@ static void bad_paths_and_values_fail_start_and_lose_nothing_recorded(void **sta
 	/* While a session records, a second start is refused and costs it nothing. */
 	cfg.compress = RTR_COMPRESS_AUTO;
 	assert_int_equal(rtr_start(&cfg), 0);
-	record_seq(0, 500);
+	tu_record_seq(CAT, 0, 500);
 	cfg.compress = 7;
 	assert_int_equal(rtr_start(&cfg), -EBUSY);
 	cfg.compress = RTR_COMPRESS_GZIP;
 	assert_int_equal(rtr_start(&cfg), -EBUSY);
-	record_seq(500, 500);
+	tu_record_seq(CAT, 500, 500);
 	assert_int_equal(rtr_stop(), 0);
 
 	struct members m;
-	struct seq_walk w;
+	struct tu_seq_walk w;
 	decode(good, &m);
 	assert_false(m.cut);
-	struct tt_trace info = walk_text(json, m.text, m.text_len, 0, &w);
+	struct tt_trace info = walk_text(json, m.text, m.text_len, 0, getpid(), &w);
 	assert_true(info.complete);
 	assert_int_equal(w.next, 1000);
 	assert_int_equal(w.end_events, 1000);
@@ -1128,18 +1018,16 @@ static void submit_lines(struct rtr__sink *s)
 	submit_lines_final(s, 0);
 }
 
-static void gzip_sink(int io, int members, const char *name)
+static void gzip_sink(int io, int members, const char *what)
 {
-	char path[4][4096];
+	char path[4][4096], name[48];
 	struct rtr__sink s;
 	struct members m;
 	uint64_t head, total;
 	struct rlimit saved, lim;
 
-	if (io == RTR_IO_URING && !tu_io_uring_works()) {
-		print_message("io_uring cannot be set up here\n");
-		skip();
-	}
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "%s-%s", what, rtr_io_name(io));
 	for (int i = 0; i < 4; i++) {
 		char ext[16];
 		snprintf(ext, sizeof(ext), "-%d.gz", i);
@@ -1241,53 +1129,35 @@ static void gzip_sink(int io, int members, const char *name)
 	members_free(&m);
 }
 
-static void gzip_sink_with_io_uring_counts_only_whole_writes(void **state)
+static void gzip_sink_counts_only_whole_writes(void **state)
 {
-	(void)state;
-	gzip_sink(RTR_IO_URING, 0, "sink-uring");
+	gzip_sink(tu_io_of(*state), 0, "sink");
 }
 
-static void gzip_sink_with_write_counts_only_whole_writes(void **state)
+static void gzip_members_sink_counts_only_whole_members(void **state)
 {
-	(void)state;
-	gzip_sink(RTR_IO_SYNC, 0, "sink-sync");
-}
-
-static void gzip_members_sink_with_io_uring_counts_only_whole_members(void **state)
-{
-	(void)state;
-	gzip_sink(RTR_IO_URING, 1, "sink-members-uring");
-}
-
-static void gzip_members_sink_with_write_counts_only_whole_members(void **state)
-{
-	(void)state;
-	gzip_sink(RTR_IO_SYNC, 1, "sink-members-sync");
+	gzip_sink(tu_io_of(*state), 1, "sink-members");
 }
 
 /* Every test leaves the recorder stopped and its files removed, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
+#define TEST(f)	    cmocka_unit_test_teardown(f, tu_teardown)
+#define IO_TESTS(f) TU_IO_CASES(f, NULL, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(a_gz_path_with_io_uring_parses_back_exactly),
-		TEST(a_gz_path_with_write_parses_back_exactly),
+		IO_TESTS(a_gz_path_parses_back_exactly),
 		TEST(between_writes_the_file_is_one_member_closed_by_a_provisional_end),
 		TEST(a_file_cut_anywhere_reads_a_prefix_of_the_text),
 		TEST(every_member_is_whole_lines_and_gzip_and_gzread_accept_the_file),
 		TEST(a_file_cut_inside_a_member_reads_up_to_its_last_whole_member),
 		TEST(sigkill_leaves_every_flushed_event_readable),
-		TEST(file_size_limit_with_io_uring_counts_a_cut_write_as_lost),
-		TEST(file_size_limit_with_write_counts_a_cut_write_as_lost),
-		TEST(file_size_limit_with_io_uring_counts_a_cut_member_as_lost),
-		TEST(file_size_limit_with_write_counts_a_cut_member_as_lost),
+		IO_TESTS(file_size_limit_counts_a_cut_write_as_lost),
+		IO_TESTS(file_size_limit_counts_a_cut_member_as_lost),
 		TEST(the_suffix_chooses_and_ringtrace_compress_overrides_it),
 		TEST(bad_paths_and_values_fail_start_and_lose_nothing_recorded),
-		TEST(gzip_sink_with_io_uring_counts_only_whole_writes),
-		TEST(gzip_sink_with_write_counts_only_whole_writes),
-		TEST(gzip_members_sink_with_io_uring_counts_only_whole_members),
-		TEST(gzip_members_sink_with_write_counts_only_whole_members),
+		IO_TESTS(gzip_sink_counts_only_whole_writes),
+		IO_TESTS(gzip_members_sink_counts_only_whole_members),
 	};
 
 	/* A write past a file-size limit must give EFBIG, never kill the test. */

@@ -8,6 +8,7 @@
  * nested as called, with RINGTRACE_INSTRUMENT_MIN_NS, _DEPTH, _EXCLUDE and _INCLUDE
  * honoured.
  */
+#include "child.h"
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -42,8 +43,7 @@ static void run_prog_arg(const char *prog, const char *arg, int preload, const c
 	pid_t pid;
 
 	tu_own_file(path, sizeof(path), "instrument", name, ".json");
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = tu_fork();
 	if (pid == 0) {
 		if (preload)
 			setenv("LD_PRELOAD", RTR_TEST_LIBINSTRUMENT, 1);
@@ -335,8 +335,7 @@ static void hooks_without_a_recorder_record_nothing(void **state)
 
 	(void)state;
 	tu_own_file(path, sizeof(path), "instrument", "off", ".json");
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = tu_fork();
 	if (pid == 0) {
 		setenv("LD_PRELOAD", RTR_TEST_LIBINSTRUMENT, 1);
 		setenv("RINGTRACE_FILE", path, 1);

@@ -8,6 +8,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -71,8 +72,7 @@ static int run(const char *name, const char *preload, const char *const *cmd,
 	while (*cmd != NULL && n < 31)
 		argv[n++] = *cmd++;
 	argv[n] = NULL;
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		execv(RTR_MPIEXEC, (char *const *)argv);
 		_exit(127);
@@ -396,8 +396,7 @@ static void receives_numbered_in_matching_order_not_completion_order(void **stat
 /* The ringtrace command with argv (argv[0] RTR_TOOL), which must exit 0. */
 static void run_tool(const char *const *argv)
 {
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0) {
 		execv(RTR_TOOL, (char *const *)argv);
 		_exit(127);

@@ -5,6 +5,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -562,9 +563,7 @@ static void exit_without_stop_still_finishes_the_file(void **state)
 	int status;
 
 	make_path("atexit");
-	fflush(NULL);
-	pid_t child = fork();
-	assert_true(child >= 0);
+	pid_t child = tu_fork();
 	if (child == 0) {
 		struct rtr_config cfg;
 		rtr_config_init(&cfg);

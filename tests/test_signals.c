@@ -202,13 +202,10 @@ static void on_usr1(int sig)
 
 static void spin_ns(uint64_t ns)
 {
-	struct timespec a, b;
+	uint64_t a = tu_mono_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) <
-	       ns);
+	while (tu_mono_ns() - a < ns)
+		;
 }
 
 static void *kicker_main(void *arg)

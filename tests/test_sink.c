@@ -15,6 +15,7 @@
  *   sync_file_range            a writeback error (EIO) for the write(2) method's hints
  * Real kernel failures come from RLIMIT_FSIZE (short writes, EFBIG; SIGXFSZ ignored)
  * and RLIMIT_MEMLOCK (buffer registration). Without io_uring the io_uring tests skip.
+ * A test that runs once per method is registered with TU_IO_CASES (test_util.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@
 
 #include "common/atomic.h"
 #include "sink/sink.h"
+#include "test_util.h"
 
 #define KIB   1024u
 #define CHUNK (64 * KIB) /* chunk_bytes: a multiple of 4, 16 and 64 KiB pages */
@@ -140,6 +142,7 @@ int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 /* Fixture and helpers                                                        */
 
 struct fixture {
+	int io; /* a TU_IO_CASES test's method, else -1 */
 	char path[2][PATH_MAX];
 	int fd[2];
 	struct rtr__sink sink[2];
@@ -160,6 +163,7 @@ static int setup(void **state)
 
 	if (f == NULL)
 		return -1;
+	f->io = *state != NULL ? tu_io_of(*state) : -1;
 	memset(&seam, 0, sizeof(seam));
 	seam.register_result = 1;
 	for (int i = 0; i < 2; i++) {
@@ -200,23 +204,6 @@ static int group_setup(void **state)
 	signal(SIGXFSZ, SIG_IGN);
 	return 0;
 }
-
-static bool uring_works(void)
-{
-	struct io_uring ring;
-
-	if (__real_io_uring_queue_init(4, &ring, 0) < 0)
-		return false;
-	io_uring_queue_exit(&ring);
-	return true;
-}
-
-/* No io_uring (old kernel, seccomp, io_uring_disabled): nothing to test. */
-#define SKIP_WITHOUT_URING()        \
-	do {                        \
-		if (!uring_works()) \
-			skip();     \
-	} while (0)
 
 /* Bytes that are not lines: no '\n', so a partly failed chunk counts no events
  * landed (see a_partly_written_chunk_counts_the_events_of_its_whole_lines). */
@@ -344,7 +331,7 @@ static void both_methods_write_identical_bytes_for_the_same_chunks(void **state)
 	struct fixture *f = *state;
 	struct feed a = {0}, b = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
 	open_sink(f, 1, RTR_IO_SYNC, CHUNK, 4);
 	assert_int_equal(f->sink[0].method, RTR_IO_URING);
@@ -362,57 +349,49 @@ static void both_methods_write_identical_bytes_for_the_same_chunks(void **state)
 static void counters_match_the_bytes_and_events_submitted(void **state)
 {
 	struct fixture *f = *state;
-	int methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
+	struct feed fd = {0};
 
-	for (int i = uring_works() ? 0 : 1; i < 2; i++) {
-		struct feed fd = {0};
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 3);
+	assert_int_equal(f->sink[0].method, f->io);
+	feed_varied(&f->sink[0], &fd);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	assert_counts(&f->sink[0], fd.pos, fd.events, 0);
+	assert_int_equal(f->sink[0].error, 0);
 
-		open_sink(f, i, methods[i], CHUNK, 3);
-		feed_varied(&f->sink[i], &fd);
-		assert_int_equal(rtr__sink_wait(&f->sink[i]), 0);
-		assert_counts(&f->sink[i], fd.pos, fd.events, 0);
-		assert_int_equal(f->sink[i].error, 0);
-
-		/* Still readable after close, for rtr_stats_get() after rtr_stop(). */
-		rtr__sink_close(&f->sink[i]);
-		f->open[i] = false;
-		assert_counts(&f->sink[i], fd.pos, fd.events, 0);
-		assert_file_is_pattern(f->fd[i], fd.pos);
-	}
+	/* Still readable after close, for rtr_stats_get() after rtr_stop(). */
+	rtr__sink_close(&f->sink[0]);
+	f->open[0] = false;
+	assert_counts(&f->sink[0], fd.pos, fd.events, 0);
+	assert_file_is_pattern(f->fd[0], fd.pos);
 }
 
 static void back_to_back_submits_beyond_nchunks_write_every_byte(void **state)
 {
 	struct fixture *f = *state;
-	int methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
+	struct feed fd = {0};
 
-	for (int i = uring_works() ? 0 : 1; i < 2; i++) {
-		struct feed fd = {0};
-
-		open_sink(f, i, methods[i], CHUNK, 4);
-		for (int k = 0; k < 64; k++) /* 16 times nchunks, no wait in between */
-			feed_one(&f->sink[i], &fd, CHUNK - (size_t)(k % 3), 1);
-		assert_int_equal(rtr__sink_wait(&f->sink[i]), 0);
-		assert_counts(&f->sink[i], fd.pos, 64, 0);
-		assert_file_is_pattern(f->fd[i], fd.pos);
-	}
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 4);
+	for (int k = 0; k < 64; k++) /* 16 times nchunks, no wait in between */
+		feed_one(&f->sink[0], &fd, CHUNK - (size_t)(k % 3), 1);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	assert_counts(&f->sink[0], fd.pos, 64, 0);
+	assert_file_is_pattern(f->fd[0], fd.pos);
 }
 
 static void empty_chunks_are_released_without_a_write(void **state)
 {
 	struct fixture *f = *state;
-	int methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
+	struct feed fd = {0};
 
-	for (int i = uring_works() ? 0 : 1; i < 2; i++) {
-		struct feed fd = {0};
-
-		open_sink(f, i, methods[i], CHUNK, 2);
-		for (int k = 0; k < 10; k++)
-			feed_one(&f->sink[i], &fd, 0, 0);
-		assert_int_equal(rtr__sink_wait(&f->sink[i]), 0);
-		assert_counts(&f->sink[i], 0, 0, 0);
-		assert_int_equal(file_size(f->fd[i]), 0);
-	}
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 2);
+	for (int k = 0; k < 10; k++)
+		feed_one(&f->sink[0], &fd, 0, 0);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	assert_counts(&f->sink[0], 0, 0, 0);
+	assert_int_equal(file_size(f->fd[0]), 0);
 	assert_int_equal(seam.pwrites, 0);
 	assert_int_equal(seam.submits, 0);
 	assert_int_equal(seam.waits, 0);
@@ -473,34 +452,33 @@ static void *read_counters(void *arg)
 static void counters_can_be_read_from_another_thread_while_writing(void **state)
 {
 	struct fixture *f = *state;
-	int methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
+	struct reader r = {.s = &f->sink[0], .monotonic = true};
+	struct feed fd = {0};
+	pthread_t t;
 
-	for (int i = uring_works() ? 0 : 1; i < 2; i++) {
-		struct reader r = {.s = &f->sink[i], .monotonic = true};
-		struct feed fd = {0};
-		pthread_t t;
-
-		open_sink(f, i, methods[i], CHUNK, 4);
-		assert_int_equal(pthread_create(&t, NULL, read_counters, &r), 0);
-		for (int k = 0; k < 200; k++)
-			feed_one(&f->sink[i], &fd, 1000 + (size_t)k * 37, 3);
-		assert_int_equal(rtr__sink_wait(&f->sink[i]), 0);
-		__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
-		assert_int_equal(pthread_join(t, NULL), 0);
-		assert_true(r.monotonic);
-		assert_counts(&f->sink[i], fd.pos, 600, 0);
-	}
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 4);
+	assert_int_equal(pthread_create(&t, NULL, read_counters, &r), 0);
+	for (int k = 0; k < 200; k++)
+		feed_one(&f->sink[0], &fd, 1000 + (size_t)k * 37, 3);
+	assert_int_equal(rtr__sink_wait(&f->sink[0]), 0);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(r.monotonic);
+	assert_counts(&f->sink[0], fd.pos, 600, 0);
 }
 
 /* The first error latches; later chunks fail at once, and nothing more is written. */
-static void stops_at_the_file_size_limit(struct fixture *f, int io)
+static void first_error_latches_at_the_file_size_limit(void **state)
 {
+	struct fixture *f = *state;
 	const rlim_t limit = 100000; /* inside the third chunk */
 	struct rtr__sink *s = &f->sink[0];
 	struct feed fd = {0};
 
-	open_sink(f, 0, io, CHUNK, 4);
-	assert_int_equal(s->method, io);
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 4);
+	assert_int_equal(s->method, f->io);
 	limit_file_size(limit);
 
 	/* [0, 40000) and [40000, 80000) fit; [80000, 120000) is cut at 100000;
@@ -523,11 +501,13 @@ static void stops_at_the_file_size_limit(struct fixture *f, int io)
 
 /* A chunk of 20 lines of 100 bytes, two of them not events, cut at 1000 bytes:
  * the 9 events on the first 10 lines landed, the other 9 failed. */
-static void partly_written_chunk(struct fixture *f, int io)
+static void a_partly_written_chunk_counts_the_events_of_its_whole_lines(void **state)
 {
+	struct fixture *f = *state;
 	struct rtr__sink *s = &f->sink[0];
 
-	open_sink(f, 0, io, CHUNK, 4);
+	tu_skip_unless_io_works(f->io);
+	open_sink(f, 0, f->io, CHUNK, 4);
 	limit_file_size(1000);
 	struct rtr__chunk *c = rtr__sink_acquire(s);
 	for (int line = 0; line < 20; line++) {
@@ -542,28 +522,6 @@ static void partly_written_chunk(struct fixture *f, int io)
 	rtr__sink_submit(s, c);
 	assert_int_equal(rtr__sink_wait(s), -EFBIG);
 	assert_counts(s, 1000, 9, 9);
-}
-
-static void a_partly_written_chunk_counts_the_events_of_its_whole_lines(void **state)
-{
-	partly_written_chunk(*state, RTR_IO_SYNC);
-}
-
-static void uring_partly_written_chunk_counts_the_events_of_its_whole_lines(void **state)
-{
-	SKIP_WITHOUT_URING();
-	partly_written_chunk(*state, RTR_IO_URING);
-}
-
-static void uring_stops_at_the_file_size_limit_with_efbig(void **state)
-{
-	SKIP_WITHOUT_URING();
-	stops_at_the_file_size_limit(*state, RTR_IO_URING);
-}
-
-static void sync_stops_at_the_file_size_limit_with_efbig(void **state)
-{
-	stops_at_the_file_size_limit(*state, RTR_IO_SYNC);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -616,7 +574,7 @@ static void auto_picks_io_uring_when_it_works(void **state)
 {
 	struct fixture *f = *state;
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_AUTO, CHUNK, 4);
 	assert_int_equal(f->sink[0].method, RTR_IO_URING);
 	assert_int_equal(seam.register_result, 0);
@@ -627,7 +585,7 @@ static void uring_writes_unregistered_buffers_when_registration_fails(void **sta
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	seam.fail_register = true;
 	will_return(__wrap_io_uring_register_buffers, -ENOMEM);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
@@ -662,7 +620,7 @@ static void uring_writes_unregistered_buffers_over_rlimit_memlock(void **state)
 	bool dropped;
 	int err;
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	/* Registration pins 4 x 1 MiB against a 64 KiB limit (unless CAP_IPC_LOCK). */
 	dropped = set_ipc_lock(false);
 	rl.rlim_cur = 64 * KIB;
@@ -692,7 +650,7 @@ static void uring_acquire_does_not_wait_while_a_chunk_is_free(void **state)
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 8);
 	for (int k = 0; k < 7; k++)
 		feed_one(&f->sink[0], &fd, CHUNK, 1);
@@ -705,7 +663,7 @@ static void uring_acquire_waits_when_every_chunk_is_in_flight(void **state)
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
 	/* The kernel refuses the first four submits: the writes sit in the SQ ring, so
 	 * no chunk can complete until acquire waits (and submits them on the way). */
@@ -729,7 +687,7 @@ static void uring_fails_what_is_in_flight_when_the_ring_breaks(void **state)
 	struct rtr__sink *s = &f->sink[0];
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
 	feed_one(s, &fd, CHUNK, 1);
 	feed_one(s, &fd, CHUNK, 2);
@@ -752,7 +710,7 @@ static void uring_keeps_writing_while_the_writer_is_away(void **state)
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
 	for (int k = 0; k < 4; k++)
 		feed_one(&f->sink[0], &fd, CHUNK - 1, 1);
@@ -768,7 +726,7 @@ static void uring_resubmits_the_rest_of_a_short_write(void **state)
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	open_sink(f, 0, RTR_IO_URING, CHUNK, 4);
 	limit_file_size(50000);
 	feed_one(&f->sink[0], &fd, 60000, 7);
@@ -849,7 +807,7 @@ static void uring_drops_what_lies_a_window_behind_from_the_page_cache(void **sta
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	if (!pages_can_be_dropped(f->fd[0]))
 		skip();
 	write_with_cache_window(f, RTR_IO_URING, &fd);
@@ -870,7 +828,7 @@ static void uring_hints_pass_through_a_refused_submit(void **state)
 	struct fixture *f = *state;
 	struct feed fd = {0};
 
-	SKIP_WITHOUT_URING();
+	tu_skip_unless_io_works(RTR_IO_URING);
 	if (!pages_can_be_dropped(f->fd[0]))
 		skip();
 	/* io_uring_submit() always refused (EAGAIN): writes and hints wait in their SQ
@@ -942,9 +900,11 @@ static void *read_pipe(void *arg)
 }
 
 /* Issue 10, item 5: a pipe takes every chunk whole and in order, with either method
- * asked for, and is never cut (no provisional tail there). */
-static void write_a_pipe(struct fixture *f, int io)
+ * asked for (io_uring too, where it cannot be set up: a stream is written with
+ * write(2) whatever was asked), and is never cut (no provisional tail there). */
+static void a_pipe_takes_every_chunk_in_order(void **state)
 {
+	struct fixture *f = *state;
 	struct pipe_reader r = {0};
 	struct feed fd = {0};
 	pthread_t t;
@@ -955,7 +915,7 @@ static void write_a_pipe(struct fixture *f, int io)
 	f->fd[0] = p[1];
 	r.fd = p[0];
 	assert_int_equal(pthread_create(&t, NULL, read_pipe, &r), 0);
-	open_sink(f, 0, io, CHUNK, 4);
+	open_sink(f, 0, f->io, CHUNK, 4);
 	assert_true(f->sink[0].stream);
 	assert_int_equal(f->sink[0].method, RTR_IO_SYNC);
 	for (int k = 0; k < 64; k++) /* 4 MiB: the pipe holds 64 KiB */
@@ -970,16 +930,6 @@ static void write_a_pipe(struct fixture *f, int io)
 	assert_int_equal(r.bytes, fd.pos);
 	assert_true(r.in_order);
 	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].events_written), 64);
-}
-
-static void sync_writes_a_pipe_in_order(void **state)
-{
-	write_a_pipe(*state, RTR_IO_SYNC);
-}
-
-static void uring_asked_for_writes_a_pipe_in_order_with_write(void **state)
-{
-	write_a_pipe(*state, RTR_IO_URING);
 }
 
 /* Issue 10, item 9: a full pipe nobody reads fails the write with -ETIMEDOUT once the
@@ -1016,19 +966,18 @@ static void a_stream_that_blocks_gives_up_when_cancelled(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)	 cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T_IO(fn) TU_IO_CASES(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(both_methods_write_identical_bytes_for_the_same_chunks),
-		T(counters_match_the_bytes_and_events_submitted),
-		T(back_to_back_submits_beyond_nchunks_write_every_byte),
-		T(empty_chunks_are_released_without_a_write),
+		T_IO(counters_match_the_bytes_and_events_submitted),
+		T_IO(back_to_back_submits_beyond_nchunks_write_every_byte),
+		T_IO(empty_chunks_are_released_without_a_write),
 		T(acquire_returns_null_when_the_caller_holds_every_chunk),
 		T(open_rejects_bad_arguments),
-		T(counters_can_be_read_from_another_thread_while_writing),
-		T(a_partly_written_chunk_counts_the_events_of_its_whole_lines),
-		T(uring_partly_written_chunk_counts_the_events_of_its_whole_lines),
-		T(uring_stops_at_the_file_size_limit_with_efbig),
-		T(sync_stops_at_the_file_size_limit_with_efbig),
+		T_IO(counters_can_be_read_from_another_thread_while_writing),
+		T_IO(a_partly_written_chunk_counts_the_events_of_its_whole_lines),
+		T_IO(first_error_latches_at_the_file_size_limit),
 		T(sync_completes_short_writes_and_retries_eintr),
 		T(uring_open_returns_the_setup_error),
 		T(auto_falls_back_to_write_when_io_uring_setup_fails),
@@ -1045,11 +994,11 @@ int main(void)
 		T(uring_hints_pass_through_a_refused_submit),
 		T(sync_writeback_error_from_a_hint_fails_the_writes_after_it),
 		T(hint_results_latch_writeback_errors_only),
-		T(sync_writes_a_pipe_in_order),
-		T(uring_asked_for_writes_a_pipe_in_order_with_write),
+		T_IO(a_pipe_takes_every_chunk_in_order),
 		T(a_stream_that_blocks_gives_up_when_cancelled),
 	};
 #undef T
+#undef T_IO
 
 	return cmocka_run_group_tests_name("sink", tests, group_setup, NULL);
 }

@@ -345,14 +345,19 @@ static void walk_file(struct walk *w, tt_visit_fn fn, const struct producer *p)
 /* ------------------------------------------------------------------------- */
 /* Tests                                                                      */
 
-static void block_mode_loses_nothing(int io, const char *name)
+/* With tiny rings, producers block for the writer: every event arrives, in order. */
+static void block_mode_with_tiny_rings_loses_nothing(void **state)
 {
+	int io = tu_io_of(*state);
 	struct producer p[NPROD];
 	struct walk *w = tu_own(1, sizeof(*w));
 	uint64_t iters = tu_scaled(250000, 2000);  /* 4 events each: ~1,000,000 per thread */
 	uint64_t expect = NPROD * (4 * iters + 1); /* + rtr_thread_name */
 	struct rtr_stats st;
+	char name[32];
 
+	tu_skip_unless_io_works(io);
+	snprintf(name, sizeof(name), "block-%s", rtr_io_name(io));
 	make_path(name);
 	tu_start(path, io, RTR_ON_FULL_BLOCK, TINY_RING);
 	run_producers(p, 0, iters);
@@ -368,8 +373,7 @@ static void block_mode_loses_nothing(int io, const char *name)
 	assert_int_equal(st.events_written, expect);
 	assert_int_equal(st.threads, NPROD);
 	assert_int_equal(st.write_error, 0);
-	if (io != RTR_IO_AUTO)
-		assert_int_equal(st.io_method, io);
+	assert_int_equal(st.io_method, io);
 	assert_int_equal(st.bytes_written, tu_file_size(path));
 
 	walk_file(w, visit_block, p);
@@ -393,18 +397,6 @@ static void block_mode_loses_nothing(int io, const char *name)
 		fail_msg("end marker bytes %" PRId64 ": the end line starts at %" PRIu64
 			 " and the file has %" PRIu64,
 			 w->end.bytes, before_end, tu_file_size(path));
-}
-
-static void block_mode_with_tiny_rings_loses_nothing(void **state)
-{
-	(void)state;
-	block_mode_loses_nothing(RTR_IO_AUTO, "block-auto");
-}
-
-static void block_mode_with_write_io_loses_nothing(void **state)
-{
-	(void)state;
-	block_mode_loses_nothing(RTR_IO_SYNC, "block-sync");
 }
 
 static void drop_mode_accounts_for_every_event(void **state)
@@ -506,14 +498,14 @@ static void end_marker_bytes_count_chunks_still_in_flight(void **state)
 }
 
 /* Every test leaves the recorder stopped and frees what it owns, pass or fail. */
-#define TEST(f) cmocka_unit_test_teardown(f, tu_teardown)
+#define TEST(f)	    cmocka_unit_test_teardown(f, tu_teardown)
+#define IO_TESTS(f) TU_IO_CASES(f, NULL, tu_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		TEST(block_mode_with_tiny_rings_loses_nothing),
+		IO_TESTS(block_mode_with_tiny_rings_loses_nothing),
 		TEST(drop_mode_accounts_for_every_event),
-		TEST(block_mode_with_write_io_loses_nothing),
 		TEST(end_marker_bytes_count_chunks_still_in_flight),
 	};
 

@@ -10,6 +10,7 @@
  */
 #include <ringtrace.h>
 
+#include "child.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -739,9 +740,7 @@ static void fork_gives_each_process_its_own_complete_file(void **state)
 	for (int i = 0; i < PARENT_MAIN_EVENTS; i++)
 		rtr_instant(CAT, "parent before fork");
 
-	fflush(stdout);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
+	pid_t pid = tu_fork();
 	if (pid == 0)
 		fork_child(pc); /* does not return */
 

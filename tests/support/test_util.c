@@ -6,8 +6,6 @@
 
 #include <ringtrace.h>
 
-#include <inttypes.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,7 +16,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +38,14 @@ uint64_t tu_scaled(uint64_t n, uint64_t min)
 		f = strtod(env, NULL);
 	double v = (double)n * f;
 	return v < (double)min ? min : (uint64_t)v;
+}
+
+uint64_t tu_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 const char *tu_tmpdir(void)
@@ -144,31 +149,6 @@ struct tt_trace tu_walk(const char *path, int flags, tt_visit_fn fn, void *ctx, 
 	return info;
 }
 
-int tu_wait_child(pid_t pid, int timeout_s)
-{
-	int status = 0;
-
-	for (long waited_ms = 0;; waited_ms += 10) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		assert_int_equal(r, 0);
-		if (waited_ms > timeout_s * 1000L) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			fail_msg("child %d hung for %d s", (int)pid, timeout_s);
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-	}
-}
-
-void tu_expect_exit_0(int status)
-{
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("child failed: %s %d", WIFEXITED(status) ? "exit" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
 void tu_filter_from_env(void)
 {
 	const char *filter = getenv("RTR_TEST_FILTER");
@@ -209,35 +189,20 @@ int tu_io_uring_works(void)
 	return 1;
 }
 
-int64_t tu_kill_after(pid_t pid, int fd, int64_t target)
-{
-	int64_t last = -1;
+const int tu_io_methods[2] = {RTR_IO_URING, RTR_IO_SYNC};
 
-	while (last < target) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		int64_t v;
-		int r = poll(&pf, 1, TU_CHILD_TIMEOUT_S * 1000);
-		if (r == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("child sent nothing for %d s (hung at seq %" PRId64 ")",
-				 TU_CHILD_TIMEOUT_S, last);
-		}
-		assert_int_equal(r, 1);
-		ssize_t got = read(fd, &v, sizeof(v));
-		if (got == 0) {
-			tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
-			fail_msg("child exited");
-		}
-		assert_int_equal(got, (ssize_t)sizeof(v));
-		assert_true(v > last);
-		last = v;
+int tu_io_of(const void *prestate)
+{
+	assert_non_null(prestate); /* registered with TU_IO_CASES */
+	return *(const int *)prestate;
+}
+
+void tu_skip_unless_io_works(int io)
+{
+	if (io == RTR_IO_URING && !tu_io_uring_works()) {
+		print_message("io_uring cannot be set up here\n");
+		skip();
 	}
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
-	close(fd);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	return last;
 }
 
 static char *trap_page;

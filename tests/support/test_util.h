@@ -3,8 +3,8 @@
  * Helpers shared by the recorder's integration tests (test_recorder, test_stress,
  * test_threads, test_faults): sanitizer detection, the RTR_TEST_SCALE factor, trace
  * paths under RTR_TEST_TMPDIR, the heap blocks and files a test owns until its
- * teardown, starting the recorder, walking a trace with tt_foreach(), and waiting
- * for a forked child.
+ * teardown, starting the recorder, walking a trace with tt_foreach(), and tests run
+ * once per I/O method (TU_IO_CASES). Forked children: child.h.
  *
  * Functions that check something fail the running cmocka test (fail_msg(), the
  * assert_* macros): call them from a test, or from a forked child that is ready to
@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 /* TU_UNDER_SANITIZER: 1 when built with AddressSanitizer or ThreadSanitizer, else 0. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -57,9 +56,6 @@
 #define TU_UNDER_ASAN 0
 #endif
 
-/* Seconds a forked child may take before it counts as hung. */
-#define TU_CHILD_TIMEOUT_S (TU_UNDER_SANITIZER ? 300 : 60)
-
 /* tu_start(): keep the I/O method rtr_config_init() chose (RINGTRACE_IO or auto). */
 #define TU_IO_DEFAULT (-1)
 
@@ -80,6 +76,10 @@
 /* n scaled by RTR_TEST_SCALE (a factor > 0; default 1, 0.25 under a sanitizer), at
  * least min. */
 uint64_t tu_scaled(uint64_t n, uint64_t min);
+
+/* CLOCK_MONOTONIC in ns: the system's clock, for a test's deadlines and for bounds
+ * on the recorder's (rtr_now_ns()), which may be offset or run on the TSC. */
+uint64_t tu_mono_ns(void);
 
 /* The directory for test files: $RTR_TEST_TMPDIR, or /tmp when it is unset. */
 const char *tu_tmpdir(void);
@@ -124,22 +124,6 @@ int64_t tu_arg_int(const struct tt_event *e, const char *key);
  * failed otherwise. Returns the trace info; completeness is the caller's to check. */
 struct tt_trace tu_walk(const char *path, int flags, tt_visit_fn fn, void *ctx, const char *err);
 
-/* Wait for the child pid up to timeout_s seconds and return its wait status; a child
- * still running by then is killed and the test fails (it hung). */
-int tu_wait_child(pid_t pid, int timeout_s);
-
-/* Fail the test unless a child's wait status says it exited with status 0. */
-void tu_expect_exit_0(int status);
-
-/*
- * The parent's side of a kill test: read the increasing sequence numbers (int64_t) a
- * forked child writes to fd, each one already flushed to its trace, until one reaches
- * target; then SIGKILL the child and reap it. Fails the test if the child goes quiet
- * for TU_CHILD_TIMEOUT_S, exits, sends a number out of order or is not killed by the
- * signal. Closes fd and returns the last number read.
- */
-int64_t tu_kill_after(pid_t pid, int fd, int64_t target);
-
 /* Run only the tests that match $RTR_TEST_FILTER (cmocka's filter syntax), when it is
  * set. Call before cmocka_run_group_tests*(). */
 void tu_filter_from_env(void);
@@ -153,6 +137,27 @@ const struct tt_event *tu_end_marker(const struct tt_trace *t);
 
 /* Whether this process may set up an io_uring (a kernel or seccomp may refuse). */
 int tu_io_uring_works(void);
+
+/*
+ * One test body, run once per I/O method: TU_IO_CASES(f, setup, teardown) in a
+ * CMUnitTest array registers f twice, as "f_with_io_uring" and "f_with_write", with
+ * the method (RTR_IO_URING, RTR_IO_SYNC) as its prestate: cmocka hands it to the
+ * setup in *state or, without a setup, to the test. Read it with tu_io_of(), and call
+ * tu_skip_unless_io_works() in the test before the method is used.
+ */
+/* clang-format off */
+#define TU_IO_CASES(f, setup, teardown)                                               \
+	{#f "_with_io_uring", f, setup, teardown, (void *)&tu_io_methods[0]},         \
+	{#f "_with_write", f, setup, teardown, (void *)&tu_io_methods[1]}
+/* clang-format on */
+extern const int tu_io_methods[2];
+
+/* The method a TU_IO_CASES case runs with, from its prestate. */
+int tu_io_of(const void *prestate);
+
+/* skip() the running test when io is RTR_IO_URING and this process cannot set one
+ * up (old kernel, seccomp, io_uring_disabled), saying so. */
+void tu_skip_unless_io_works(int io);
 
 /*
  * A page that faults when first touched, to run code at a chosen point inside a
