@@ -9,6 +9,7 @@
  * the recorder marked active but no writer thread: the test plays the writer.
  */
 #include "ring/ring.h"
+#include "writer/decode.h"
 #include "writer/drain.h"
 #include "writer/event.h"
 #include "writer/format.h"
@@ -74,14 +75,18 @@ static uint32_t next_pos(struct rtr__ring *r, uint32_t pos)
 	return pos + rtr__rec_records(rtr__ring_rec(r, pos)->ext);
 }
 
-/* Every event in r as drained, none folded; returns how many. */
-static uint32_t each_alone(struct rtr__ring *r, struct rtr__drained *d, uint32_t max)
+/* Every event of r decoded alone (none folded) through the general path into b;
+ * returns the events they stand for. */
+static uint64_t decode_alone(struct rtr__ring *r, struct rtr__batch *b)
 {
-	uint32_t n = 0, pos = r->tail, end = r->tail + rtr__ring_readable(r);
+	uint32_t pos = r->tail, end = r->tail + rtr__ring_readable(r), n = 0;
+	uint64_t events = 0;
 
-	for (; pos != end && n < max; pos = next_pos(r, pos))
-		d[n++] = (struct rtr__drained){pos, 0, NULL};
-	return n;
+	W.drain.nbad = W.drain.nfolded = 0;
+	for (; pos != end; pos = next_pos(r, pos))
+		n += rtr__event_decode(&W, r, pos, NULL, 0, &W.drain.events[n], &events);
+	*b = (struct rtr__batch){r, W.drain.events, W.drain.events + n, NULL};
+	return events;
 }
 
 static void folded_span_is_one_event_with_its_duration(void **state)
@@ -89,14 +94,17 @@ static void folded_span_is_one_event_with_its_duration(void **state)
 	(void)state;
 	struct rtr__ring *r = my_ring();
 	static const char cat[] = "app", name[] = "leaf";
-	struct rtr__batch b;
+	struct rtr__batch b = {NULL, W.drain.events, W.drain.events, NULL};
+	struct rtr__event fast;
 
 	rtr_begin(cat, name);
 	rtr_end(cat, name);
 	uint32_t pos = r->tail;
-	struct rtr__drained d = {pos, 0, rtr__ring_rec(r, pos + 1)};
-	assert_int_equal(rtr__events_decode(&W, r, &d, 1, &b), 2);
-	assert_int_equal(b.n, 1);
+	uint64_t events = 0;
+	W.drain.nbad = W.drain.nfolded = 0;
+	assert_int_equal(
+		rtr__event_decode(&W, r, pos, rtr__ring_rec(r, pos + 1), 0, &b.ev[0], &events), 1);
+	assert_int_equal(events, 2);
 	assert_int_equal(W.drain.nbad, 0);
 	const struct rtr__event *ev = &b.ev[0];
 	assert_int_equal(ev->type, RTR__EV_SPAN);
@@ -108,13 +116,23 @@ static void folded_span_is_one_event_with_its_duration(void **state)
 	/* ticks are CLOCK_MONOTONIC ns here (no TSC calibrated) */
 	assert_int_equal(ev->ts, rtr__ring_rec(r, pos)->ts);
 	assert_int_equal(ev->ts + ev->dur, rtr__ring_rec(r, pos + 1)->ts);
+	/* the drain's short path makes the same event */
+	rtr__decode_span(&W, r, rtr__ring_rec(r, pos), pos, rtr__ring_rec(r, pos + 1), &fast);
+	assert_int_equal(fast.type, ev->type);
+	assert_ptr_equal(fast.name, ev->name);
+	assert_ptr_equal(fast.cat, ev->cat);
+	assert_int_equal(fast.flags, ev->flags);
+	assert_int_equal(fast.count, ev->count);
+	assert_int_equal(fast.ts, ev->ts);
+	assert_int_equal(fast.dur, ev->dur);
+	assert_int_equal(fast.args.n, 0);
+	assert_int_equal(fast.nmore, 0);
 }
 
 static void arguments_and_copied_names_are_views_of_the_record(void **state)
 {
 	(void)state;
 	struct rtr__ring *r = my_ring();
-	struct rtr__drained d[4];
 	struct rtr__batch b;
 	char name[] = "copied name";
 	struct rtr_arg args[] = {RTR_ARG_I64("n", -42), RTR_ARG_STR_COPY("s", "text \"q\""),
@@ -123,8 +141,8 @@ static void arguments_and_copied_names_are_views_of_the_record(void **state)
 	rtr_instant_args("app", "with args", args, 3);
 	rtr_instant_copy("app", name);
 	memset(name, 'x', sizeof(name) - 1); /* the record holds its own copy */
-	assert_int_equal(each_alone(r, d, 4), 2);
-	assert_int_equal(rtr__events_decode(&W, r, d, 2, &b), 2);
+	assert_int_equal(decode_alone(r, &b), 2);
+	assert_int_equal(b.end - b.ev, 2);
 	const struct rtr__event *a = &b.ev[0], *c = &b.ev[1];
 
 	assert_int_equal(a->type, RTR__EV_INSTANT);
@@ -154,7 +172,7 @@ static uint32_t walk(struct rtr__batch *b, const char **names, uint32_t *depth, 
 	struct rtr__event *ev;
 	uint32_t n = 0;
 
-	while ((ev = rtr__batch_next(&W, b)) != NULL && n < max) {
+	for (ev = rtr__batch_first(&W, b); ev != NULL && n < max; ev = rtr__batch_next(&W, b, ev)) {
 		const struct rtr__slices *s = rtr__reader_of(b->ring)->slices;
 		names[n] = ev->name;
 		depth[n++] = s != NULL ? s->depth : 0;
@@ -166,7 +184,6 @@ static void a_pop_is_named_by_the_slice_it_ends_when_its_turn_comes(void **state
 {
 	(void)state;
 	struct rtr__ring *r = my_ring();
-	struct rtr__drained d[8];
 	struct rtr__batch b;
 	const char *names[8];
 	uint32_t depth[8];
@@ -175,9 +192,8 @@ static void a_pop_is_named_by_the_slice_it_ends_when_its_turn_comes(void **state
 	rtr_begin("app", "inner");
 	rtr_pop("app");
 	rtr_pop("app");
-	uint32_t n = each_alone(r, d, 8);
-	assert_int_equal(n, 4);
-	assert_int_equal(rtr__events_decode(&W, r, d, n, &b), 4);
+	assert_int_equal(decode_alone(r, &b), 4);
+	assert_int_equal(b.end - b.ev, 4);
 	assert_null(b.ev[2].name); /* a pop names nothing until it is written */
 	assert_int_equal(walk(&b, names, depth, 8), 4);
 	/* each event sees the slices of those written before it */
@@ -194,7 +210,6 @@ static void arguments_added_to_a_slice_go_on_its_end(void **state)
 {
 	(void)state;
 	struct rtr__ring *r = my_ring();
-	struct rtr__drained d[8];
 	struct rtr__batch b;
 	struct rtr__event *ev;
 
@@ -202,10 +217,10 @@ static void arguments_added_to_a_slice_go_on_its_end(void **state)
 	rtr_scope_arg_i64("app", "items", 7);
 	rtr_scope_arg_str_copy("app", "status", "done");
 	rtr_end("app", "work");
-	uint32_t n = each_alone(r, d, 8);
-	assert_int_equal(rtr__events_decode(&W, r, d, n, &b), 4);
+	assert_int_equal(decode_alone(r, &b), 4);
 	assert_int_equal(b.ev[1].type, RTR__EV_SKIP);
-	while ((ev = rtr__batch_next(&W, &b)) != NULL && ev->type != RTR__EV_END)
+	for (ev = rtr__batch_first(&W, &b); ev != NULL && ev->type != RTR__EV_END;
+	     ev = rtr__batch_next(&W, &b, ev))
 		;
 	assert_non_null(ev);
 	assert_int_equal(ev->nmore, 2);
@@ -215,29 +230,27 @@ static void arguments_added_to_a_slice_go_on_its_end(void **state)
 	assert_int_equal(rtr__args_get(&ev->more[1], 0, &key), 4);
 	assert_string_equal(key, "status");
 	assert_memory_equal(rtr__args_blobs(&ev->more[1]), "done", 4);
-	assert_null(rtr__batch_next(&W, &b));
+	assert_null(rtr__batch_next(&W, &b, ev));
 }
 
 static void a_record_that_does_not_decode_is_left_out_and_reported(void **state)
 {
 	(void)state;
 	struct rtr__ring *r = my_ring();
-	struct rtr__drained d[4];
 	struct rtr__batch b;
 	struct rtr_arg args[] = {RTR_ARG_STR_COPY("s", "abc")};
 
 	rtr_instant("app", "before");
 	rtr_instant_args("app", "scribbled", args, 1);
 	rtr_instant("app", "after");
-	uint32_t n = each_alone(r, d, 4);
-	assert_int_equal(n, 3);
 	/* the copied string's length now runs past the record's bytes */
-	struct rtr__rec *rec = &r->slots[d[1].pos & r->mask];
-	char *ext = (char *)&r->slots[(d[1].pos + 1) & r->mask];
+	uint32_t second = next_pos(r, r->tail);
+	struct rtr__rec *rec = &r->slots[second & r->mask];
+	char *ext = (char *)&r->slots[(second + 1) & r->mask];
 	uint64_t len = 1000;
 	memcpy(ext + 1 + 8, &len, sizeof(len));
-	assert_int_equal(rtr__events_decode(&W, r, d, n, &b), 2);
-	assert_int_equal(b.n, 2);
+	assert_int_equal(decode_alone(r, &b), 2);
+	assert_int_equal(b.end - b.ev, 2);
 	assert_string_equal(b.ev[0].name, "before");
 	assert_string_equal(b.ev[1].name, "after");
 	assert_int_equal(W.drain.nbad, 1);
@@ -250,15 +263,13 @@ static void a_track_event_is_placed_on_a_lane_at_host_time(void **state)
 	struct rtr__ring *r = my_ring();
 	struct rtr_track_desc desc = RTR_TRACK_DESC_INIT(.process = "GPU 9", .lane = "stream 1");
 	struct rtr_track *t = rtr_track_create(&desc);
-	struct rtr__drained d[4];
 	struct rtr__batch b;
 
 	assert_non_null(t);
 	rtr_track_clock_offset(t, 1000);
 	rtr_track_complete(t, "gpu", "kernel", 5000, 300, NULL, 0);
 	rtr_track_complete(t, "gpu", "overlap", 5100, 400, NULL, 0); /* past the first's end */
-	uint32_t n = each_alone(r, d, 4);
-	assert_int_equal(rtr__events_decode(&W, r, d, n, &b), 2);
+	assert_int_equal(decode_alone(r, &b), 2);
 	assert_int_equal(b.ev[0].type, RTR__EV_SPAN);
 	assert_int_equal(b.ev[0].flags & RTR__EVF_TRACK, RTR__EVF_TRACK);
 	assert_int_equal(b.ev[0].ts, 6000);
@@ -280,7 +291,7 @@ static uint64_t count_events(struct rtr__writer *w, struct rtr__batch *b)
 	uint64_t events = 0;
 
 	calls++;
-	while ((ev = rtr__batch_next(w, b)) != NULL) {
+	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
 		/* the events come in the order recorded: "e0", "e1", ... */
 		char want[16];
 		snprintf(want, sizeof(want), "e%llu", (unsigned long long)seen);

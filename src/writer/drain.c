@@ -29,6 +29,7 @@
 
 #include "common/atomic.h"
 #include "writer/account.h"
+#include "writer/decode.h"
 #include "writer/format.h"
 #include "writer/slices.h"
 
@@ -188,10 +189,10 @@ static inline uint64_t end_ns(const struct rtr__event *ev)
  */
 static inline void note_last_ns(struct rtr__reader *rd, const struct rtr__batch *b)
 {
-	for (uint32_t n = b->n; n-- > 0;) {
-		if (!(b->ev[n].flags & RTR__EVF_TIMELINE))
+	for (const struct rtr__event *ev = b->end; ev-- > b->ev;) {
+		if (!(ev->flags & RTR__EVF_TIMELINE))
 			continue;
-		uint64_t t = end_ns(&b->ev[n]);
+		uint64_t t = end_ns(ev);
 		if (t > rd->last_ns)
 			rd->last_ns = t;
 		return;
@@ -203,47 +204,71 @@ uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r)
 	uint64_t t = rtr__reader_of(r)->last_ns;
 	const struct rtr__batch *b = w->drain.batch;
 
-	if (r != w->drain.current || b == NULL || b->at == 0)
+	if (r != w->drain.current || b == NULL || b->cur == NULL)
 		return t;
 	/* A cut in the middle of a batch: before the event being written, after those
 	 * written before it. */
-	const struct rtr__event *now = &b->ev[b->at - 1];
-	if (now->flags & RTR__EVF_TIMELINE)
+	const struct rtr__event *now = b->cur;
+	if (now != b->end && (now->flags & RTR__EVF_TIMELINE))
 		return now->ts > t ? now->ts : t;
-	for (uint32_t k = b->at - 1; k-- > 0;) {
-		if (!(b->ev[k].flags & RTR__EVF_TIMELINE))
+	for (const struct rtr__event *ev = now; ev-- > b->ev;) {
+		if (!(ev->flags & RTR__EVF_TIMELINE))
 			continue;
-		uint64_t e = end_ns(&b->ev[k]);
+		uint64_t e = end_ns(ev);
 		return e > t ? e : t;
 	}
 	return t;
 }
 
-/* Write a batch of r's events (n found by the framing) through the format. */
+/* Write the batch of r's events b through the format: `expected` is what they stand
+ * for. */
 static void write_batch(struct rtr__writer *w, struct rtr__ring *r, struct rtr__reader *rd,
-			const struct rtr__drained *d, uint32_t n)
+			struct rtr__batch *b, uint64_t expected)
 {
-	struct rtr__batch b;
-	uint64_t expected = rtr__events_decode(w, r, d, n, &b);
-
 	for (uint32_t i = 0; i < w->drain.nbad; i++) /* records that did not decode */
 		skip_corrupt(w, r, rd, w->drain.bad[i],
 			     rtr__ring_event_records(w->drain.bad[i]->ext), 0);
-
-	w->drain.batch = &b;
-	uint64_t written = w->fmt->events(w, &b);
+	w->drain.batch = b;
+	uint64_t written = w->fmt->events(w, b);
 	w->drain.batch = NULL;
-	note_last_ns(rd, &b);
+	note_last_ns(rd, b);
 	rd->events += written;
 	if (RTR_UNLIKELY(written < expected)) {
 		/* The format could not write what it was not handed (without memory for
 		 * the ring's state): counted as malformed, reported once. */
-		for (uint32_t i = b.at; i < b.n; i++) {
-			const struct rtr__rec *rec = rtr__ring_rec(r, b.ev[i].pos);
+		const struct rtr__event *ev = b->cur == NULL ? b->ev : b->cur + (b->cur != b->end);
+		for (; ev < b->end; ev++) {
+			const struct rtr__rec *rec = rtr__ring_rec(r, ev->pos);
 			skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
-			rd->corrupt += b.ev[i].count - 1;
+			rd->corrupt += ev->count - 1;
 		}
 	}
+}
+
+/*
+ * The event at pos (the E folded with it sp.end, with sp.args argument events) into
+ * ev: the short paths first (decode.h), inline. Returns how many events it made,
+ * adding what they stand for to *events.
+ */
+static inline uint32_t decode_one(struct rtr__writer *w, struct rtr__ring *r,
+				  const struct rtr__rec *rec, uint32_t pos, const struct span *sp,
+				  struct rtr__event *ev, uint64_t *events)
+{
+	if (sp->end != NULL && sp->args == 0) {
+		if (RTR_LIKELY(rec->flags == 0 && rec->ext == 0)) {
+			rtr__decode_span(w, r, rec, pos, sp->end, ev);
+			*events += 2;
+			return 1;
+		}
+		if (rtr__decode_span_args(w, r, rec, pos, sp->end, ev)) {
+			*events += 2;
+			return 1;
+		}
+	} else if (sp->end == NULL && rtr__decode_plain(w, r, rec, pos, ev)) {
+		*events += 1;
+		return 1;
+	}
+	return rtr__event_decode(w, r, pos, sp->end, sp->args, ev, events);
 }
 
 /* Drain up to `max` records of r. Returns the records consumed. */
@@ -263,14 +288,16 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 	if (rd->meta_file != w->out.file_id)
 		rtr__drain_thread_meta(w, r, rtr__ring_rec(r, tail)->kind == RTR__K_THREAD_NAME);
 	while (done < avail && done < max) {
-		struct rtr__drained ev[RTR__BATCH_EVENTS];
+		struct rtr__event *ev = w->drain.events;
 		uint32_t n = 0;
+		uint64_t events = 0;
 		int unframed = 0;
 		/* A batch: whole events, up to max, and to the next release of tail. */
 		uint32_t lim = avail < max ? avail : max;
 
 		if (lim - released > RELEASE_EVERY)
 			lim = released + RELEASE_EVERY;
+		w->drain.nbad = w->drain.nfolded = 0;
 		while (n < RTR__BATCH_EVENTS && done < lim) {
 			uint32_t pos = tail + done;
 			const struct rtr__rec *rec = rtr__ring_rec(r, pos);
@@ -281,13 +308,11 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 			uint32_t next = pos + rtr__ring_event_records(rec->ext);
 			struct span sp = span_end(r, rec, tail, next, avail);
 			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
-			ev[n].pos = pos;
-			ev[n].end = sp.end;
-			ev[n].args = sp.args;
-			n++;
+			n += decode_one(w, r, rec, pos, &sp, &ev[n], &events);
 			done = next - tail + sp.skip + (sp.end != NULL);
 		}
-		write_batch(w, r, rd, ev, n);
+		struct rtr__batch b = {r, ev, ev + n, NULL};
+		write_batch(w, r, rd, &b, events);
 		if (RTR_UNLIKELY(unframed)) {
 			/* Where the next event starts is unknown: skip what is published. */
 			skip_corrupt(w, r, rd, rtr__ring_rec(r, tail + done), avail - done, 1);

@@ -5,20 +5,21 @@
  * record, a ring's bytes or the writer's bookkeeping.
  *
  * The drain (drain.c) frames a ring's records and folds B+E pairs; the decoder
- * (event.c) turns a batch of them into events: names and categories as the static
- * strings the program passed (their pointers stay valid and are the formats' cache
- * keys) or as copied bytes, times in nanoseconds on the trace clock, a track's lane
- * placed, arguments as a view of the recorded bytes. Then the format writes the batch
- * in one call (struct rtr__format.events, format.h), walking it with
- * rtr__batch_next().
+ * (decode.c) turns each event it finds into one of these, as it finds it: names and
+ * categories as the static strings the program passed (their pointers stay valid and
+ * are the formats' cache keys) or as copied bytes, times in nanoseconds on the trace
+ * clock, a track's lane placed, arguments as a view of the recorded bytes. Then the
+ * format writes the batch in one call (struct rtr__format.events, format.h), walking
+ * it with rtr__batch_first() and rtr__batch_next().
  *
  * Bookkeeping rides on the walk. What the writer must know of the lines written so
  * far, the thread's open slices and the open async spans (for a cut: cut.c), is
  * updated as each event is written, not before: rtr__batch_next() applies the event
- * before the one it returns. So a cut that starts in the middle of a batch (a
- * segment that fills up, a flight chunk) sees exactly the lines written, as it would
- * with one call per event. An E learns what it ends from the open slices when its
- * turn comes (a pop's name, the arguments added to the slice), for the same reason.
+ * it is given before it returns the next (the commonest, a plain B or E, inline). So
+ * a cut that starts in the middle of a batch (a segment that fills up, a flight
+ * chunk) sees exactly the lines written, as it would with one call per event. An E
+ * learns what it ends from the open slices when its turn comes (a pop's name, the
+ * arguments added to the slice), for the same reason.
  *
  * Writer thread only.
  */
@@ -28,12 +29,14 @@
 #include "common/compiler.h"
 #include "record/record.h"
 #include "writer/args.h"
+#include "writer/out.h"
+#include "writer/slices.h"
+#include "writer/writer_internal.h"
 
 #include <stdint.h>
 
 struct rtr__writer;
 struct rtr__ring;
-struct rtr__drained;
 struct rtr_track;
 
 /* What the format writes. */
@@ -112,23 +115,17 @@ struct rtr__event {
 	} x;
 };
 
-/* A batch of one ring's events, walked by the format with rtr__batch_next(). */
+/* A batch of one ring's events, walked by the format:
+ *
+ *	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev))
+ */
 struct rtr__batch {
 	struct rtr__ring *ring;
-	struct rtr__event *ev;
-	uint32_t n;
-	uint32_t at; /* events handed out so far: ev[at - 1] is being written */
+	struct rtr__event *ev;	/* the first */
+	struct rtr__event *end; /* past the last */
+	struct rtr__event *cur; /* being written; NULL before the first, end after the last */
 };
 
-/* event.c: the batch's memory (struct rtr__drain), for the session. 0 or -ENOMEM. */
-int rtr__events_init(struct rtr__writer *w);
-void rtr__events_fini(struct rtr__writer *w);
-/* Decode the n events the drain found in r into b (b->ev, from w->drain.events).
- * One that does not decode is left out, its header in w->drain.bad (the drain
- * reports it), and the events folded with it decoded alone. Returns the events b
- * stands for: the sum of their counts. */
-uint64_t rtr__events_decode(struct rtr__writer *w, struct rtr__ring *r,
-			    const struct rtr__drained *d, uint32_t n, struct rtr__batch *b);
 /* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
 void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
 
@@ -147,19 +144,77 @@ enum {
 	RTR__OP_PREPARE = 0x80,
 };
 
-/*
- * The next event to write, or NULL at the batch's end; the one returned before is
- * written (its bookkeeping is applied here), and so is everything before it.
- */
-static inline struct rtr__event *rtr__batch_next(struct rtr__writer *w, struct rtr__batch *b)
+/* The common bookkeeping, inline: a B without arguments or a copied name opens a
+ * level of its thread's open slices, an E closes one; anything else, and a stack
+ * past its depth, goes to rtr__event_written(). The bytes the closing lines would
+ * take change with them (struct rtr__out.closing), and a segment's room. */
+static inline void rtr__batch_written(struct rtr__writer *w, struct rtr__batch *b,
+				      const struct rtr__event *ev)
 {
-	if (RTR_LIKELY(b->at > 0) && RTR_UNLIKELY(b->ev[b->at - 1].op & ~RTR__OP_PREPARE))
-		rtr__event_written(w, b, &b->ev[b->at - 1]);
-	if (b->at == b->n)
+	struct rtr__slices *s = rtr__reader_of(b->ring)->slices;
+	unsigned op = ev->op & ~RTR__OP_PREPARE;
+
+	if (op == RTR__OP_PUSH && s != NULL && s->overflow == 0 && s->depth < RTR_SLICES_DEPTH &&
+	    !(ev->flags & RTR__EVF_COPIED) && ev->args.n == 0) {
+		struct rtr__open_slice *l = &s->level[s->depth++];
+		l->name = ev->name;
+		l->cat = ev->cat;
+		l->copy_off = l->bargs_off = l->args_off = s->text_len;
+		l->copy_len = l->bargs_len = l->args_kept = l->args_json = 0;
+		w->out.closing += RTR_SLICES_LINE_WEIGHT;
+	} else if (op == RTR__OP_POP && s != NULL && s->overflow == 0 && s->depth > 0) {
+		uint64_t before = rtr__slices_weight(s);
+		rtr__slices_pop(s);
+		w->out.closing -= before - rtr__slices_weight(s);
+	} else {
+		rtr__event_written(w, b, ev);
+		return;
+	}
+	if (RTR_UNLIKELY(w->out.limit_bytes != UINT64_MAX) && !w->out.cutting)
+		rtr__out_set_limit(w); /* a segment's room changed with what is open */
+}
+
+/* Before ev is written: what it needs to know first (an E of the slice it ends, a
+ * thread's name). A plain E whose slice has no arguments added needs nothing. */
+static inline void rtr__batch_prepare(struct rtr__writer *w, struct rtr__batch *b,
+				      struct rtr__event *ev)
+{
+	if (ev->type == RTR__EV_END && !(ev->flags & RTR__EVF_POP)) {
+		const struct rtr__open_slice *top =
+			rtr__slices_top(rtr__reader_of(b->ring)->slices);
+		if (top == NULL || top->args_kept == 0)
+			return;
+	}
+	rtr__event_prepare(w, b, ev);
+}
+
+/* The first event of the batch to write, or NULL when it has none. */
+static inline struct rtr__event *rtr__batch_first(struct rtr__writer *w, struct rtr__batch *b)
+{
+	struct rtr__event *ev = b->ev;
+
+	b->cur = ev;
+	if (ev == b->end)
 		return NULL;
-	struct rtr__event *ev = &b->ev[b->at++];
 	if (RTR_UNLIKELY(ev->op & RTR__OP_PREPARE))
-		rtr__event_prepare(w, b, ev);
+		rtr__batch_prepare(w, b, ev);
+	return ev;
+}
+
+/*
+ * The event after ev, or NULL at the batch's end: ev is written (its bookkeeping is
+ * applied here), and so is everything before it.
+ */
+static inline struct rtr__event *rtr__batch_next(struct rtr__writer *w, struct rtr__batch *b,
+						 struct rtr__event *ev)
+{
+	if (RTR_UNLIKELY(ev->op & ~RTR__OP_PREPARE))
+		rtr__batch_written(w, b, ev);
+	b->cur = ++ev;
+	if (ev == b->end)
+		return NULL;
+	if (RTR_UNLIKELY(ev->op & RTR__OP_PREPARE))
+		rtr__batch_prepare(w, b, ev);
 	return ev;
 }
 

@@ -36,6 +36,7 @@
 #include "common/compiler.h"
 #include "writer/account.h"
 #include "writer/cut.h"
+#include "writer/decode.h"
 #include "writer/drain.h"
 #include "writer/event.h"
 #include "writer/files.h"

@@ -98,11 +98,14 @@ static inline void rtr__slices_pop(struct rtr__slices *s)
 	s->text_len = s->level[--s->depth].copy_off;
 }
 
+/* The fixed part of the line that ends an open slice, at most (its E: ids, time). */
+#define RTR_SLICES_LINE_WEIGHT 192
+
 /* What the lines ending s's open slices would take at most, for a segment's room
  * (files.c): a line's fixed part each, and the copied names and arguments. */
 static inline uint64_t rtr__slices_weight(const struct rtr__slices *s)
 {
-	return s != NULL ? (uint64_t)s->depth * 192 + s->text_len : 0;
+	return s != NULL ? (uint64_t)s->depth * RTR_SLICES_LINE_WEIGHT + s->text_len : 0;
 }
 
 #endif

@@ -58,15 +58,6 @@ struct rtr__args;
 /* The longest line a segment keeps room for at its end (most are under 200 bytes). */
 #define LINE_SLACK (16 * 1024)
 
-/* One event the drain found: its header at record index pos, and the E folded into
- * it (one event for both), or NULL; with an E, `args` argument events between them
- * (rtr_scope_arg_*: their arguments go with the pair; 0 without an E). */
-struct rtr__drained {
-	uint32_t pos;
-	uint32_t args;
-	const struct rtr__rec *end;
-};
-
 /* Lines the writer makes itself about a thread (rtr__format.meta). */
 enum {
 	RTR__WMETA_THREAD_NAME, /* the ring's name, r->name: its first event does not name it */
@@ -173,6 +164,7 @@ struct rtr__drain {
 	 * carries from its slice, one wrapped continuation (mapped at the start). */
 	struct rtr__event *events; /* RTR__BATCH_EVENTS */
 	struct rtr__args *folded;  /* RTR__BATCH_EVENTS * RTR_MAX_ARGS */
+	uint32_t nfolded;	   /* ... in use by the batch */
 	struct rtr__args *added;   /* RTR_SLICES_ADDED_MAX */
 	char *scratch;		   /* RTR__EXT_MAX */
 };

@@ -126,19 +126,58 @@ static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct
 	out_commit(w, p, ev->count);
 }
 
-/* The common event: a leaf span on the thread's timeline with no arguments, no copied
- * name, no track. The line write_event() writes for it, without its look at every
+/* The common events: a leaf span on the thread's timeline with no copied name, no
+ * track, and no arguments or one integer. */
+static inline bool plain_span(const struct rtr__event *ev)
+{
+	return ev->type == RTR__EV_SPAN && ev->flags == RTR__EVF_TIMELINE && ev->nmore == 0 &&
+	       (ev->args.n == 0 || (ev->args.n == 1 && ev->args.types[0] <= RTR_ARG_TYPE_U64 &&
+				    ev->args.types[0] >= RTR_ARG_TYPE_I64));
+}
+
+/* A plain_span()'s line: what write_event() writes for it, without its look at every
  * type. */
 static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
 			      const struct rtr__event *ev)
 {
-	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED);
+	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED + ARG_BOUND);
 	uint64_t ts = rel_ns(w, ev->ts);
 
-	p = put_head(w, p, ev);
+	p = put_head_keyed(w, p, ev, 1u + RTR__EV_SPAN); /* head_key() of a plain span */
 	p = rtr__json_us_near(p, ts, &j->ts_text);
 	p = PUT_LIT(p, ",\"dur\":");
 	p = rtr__json_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+	memcpy(p, j->ids, sizeof(j->ids));
+	p += j->ids_len;
+	if (ev->args.n == 1) {
+		const char *key;
+		uint64_t val = rtr__args_get(&ev->args, 0, &key);
+		p -= sizeof("},\n") - 1; /* the argument goes before the line's end */
+		p = PUT_LIT(p, ",\"args\":{");
+		p = put_arg_key(w, p, key);
+		p = ev->args.types[0] == RTR_ARG_TYPE_I64 ? rtr__json_i64_inline(p, (int64_t)val)
+							  : rtr__json_u64_inline(p, val);
+		p = PUT_LIT(p, "}},\n");
+	}
+	out_commit(w, p, ev->count);
+}
+
+/* The other common events: a B, an E or an instant on the thread's timeline with no
+ * copied name and no arguments. Its line is its head, ts and ids. */
+static inline bool plain_mark(const struct rtr__event *ev)
+{
+	return (ev->type == RTR__EV_BEGIN || ev->type == RTR__EV_END ||
+		ev->type == RTR__EV_INSTANT) &&
+	       ev->flags == RTR__EVF_TIMELINE && ev->args.n == 0 && ev->nmore == 0;
+}
+
+static inline void write_mark(struct rtr__writer *w, struct rtr__json *j,
+			      const struct rtr__event *ev)
+{
+	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED);
+
+	p = put_head(w, p, ev);
+	p = rtr__json_us_near(p, rel_ns(w, ev->ts), &j->ts_text);
 	memcpy(p, j->ids, sizeof(j->ids));
 	p += j->ids_len;
 	out_commit(w, p, ev->count);
@@ -150,11 +189,12 @@ uint64_t rtr__json_events(struct rtr__writer *w, struct rtr__batch *b)
 	struct rtr__event *ev;
 	uint64_t events = 0;
 
-	while ((ev = rtr__batch_next(w, b)) != NULL) {
+	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
 		events += ev->count;
-		if (RTR_LIKELY(ev->type == RTR__EV_SPAN && ev->flags == RTR__EVF_TIMELINE &&
-			       ev->args.n == 0 && ev->nmore == 0))
+		if (RTR_LIKELY(plain_span(ev)))
 			write_span(w, j, ev);
+		else if (plain_mark(ev))
+			write_mark(w, j, ev);
 		else if (RTR_LIKELY(ev->type <= RTR__EV_ASYNC_END && ev->type != RTR__EV_SKIP))
 			write_event(w, j, ev);
 		else

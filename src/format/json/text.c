@@ -43,27 +43,17 @@ static char *put_i64_list(char *p, const char *src, uint64_t n)
 	return p;
 }
 
-/* An argument's `"key":`, from the head cache when it can (a key is a static string). */
-static char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
+/* An argument's `"key":` the head cache does not hold: written, and kept there. */
+char *rtr__json_arg_key_fresh(struct rtr__writer *w, char *p, const char *key)
 {
 	struct rtr__json *j = json_of(w);
-	struct rtr__json_head *h = &j->heads[head_slot(KEY_ARG_KEY, (uintptr_t)key, 0)];
-
-	if (RTR_LIKELY(h->key == KEY_ARG_KEY && h->a == (uintptr_t)key))
-		return put_head_text(p, h);
 	char *start = p;
+
 	*p++ = '"';
 	if (key != NULL)
 		p = put_static(j, p, key);
 	p = PUT_LIT(p, "\":");
-	size_t len = (size_t)(p - start);
-	if (len <= HEAD_TEXT) {
-		h->a = (uintptr_t)key;
-		h->b = 0;
-		h->key = KEY_ARG_KEY;
-		h->len = (uint32_t)len;
-		memcpy(h->text, start, len);
-	}
+	keep_head(j, start, p, KEY_ARG_KEY, (uintptr_t)key, 0);
 	return p;
 }
 

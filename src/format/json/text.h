@@ -41,23 +41,22 @@ char *rtr__json_f64_bits(char *p, uint64_t bits);
 /* An event line's head, from `{"ph":` through `"ts":`, encoded afresh. */
 char *rtr__json_encode_head(struct rtr__writer *w, char *p, const struct rtr__event *ev);
 
-/* An event line's head, from the head cache when it can (see struct rtr__json_head). */
-static inline char *put_head(struct rtr__writer *w, char *p, const struct rtr__event *ev)
+/* A head for (key, a, b) from the head cache: its text at p, or, when the slot holds
+ * another, NULL. */
+static inline char *cached_head(struct rtr__json *j, char *p, uint32_t key, uint64_t a, uint64_t b)
 {
-	struct rtr__json *j = json_of(w);
+	const struct rtr__json_head *h = &j->heads[head_slot(key, a, b)];
 
-	if (RTR_UNLIKELY(ev->flags & RTR__EVF_COPIED))
-		return rtr__json_encode_head(w, p, ev); /* a copied name: no static key */
+	return RTR_LIKELY(h->key == key && h->a == a && h->b == b) ? put_head_text(p, h) : NULL;
+}
 
-	uint32_t key = head_key(ev);
-	uint64_t a = (ev->flags & RTR__EVF_CODE) ? ev->x.code.addr : (uintptr_t)ev->name;
-	uint64_t b = (uintptr_t)ev->cat;
+/* Keep the text p..end, when it fits, as the head of (key, a, b). */
+static inline void keep_head(struct rtr__json *j, const char *p, const char *end, uint32_t key,
+			     uint64_t a, uint64_t b)
+{
 	struct rtr__json_head *h = &j->heads[head_slot(key, a, b)];
-
-	if (RTR_LIKELY(h->key == key && h->a == a && h->b == b))
-		return put_head_text(p, h);
-	char *end = rtr__json_encode_head(w, p, ev);
 	size_t len = (size_t)(end - p);
+
 	if (len <= HEAD_TEXT) {
 		h->a = a;
 		h->b = b;
@@ -65,7 +64,41 @@ static inline char *put_head(struct rtr__writer *w, char *p, const struct rtr__e
 		h->len = (uint32_t)len;
 		memcpy(h->text, p, len);
 	}
+}
+
+/* An event line's head, from the head cache when it can (see struct rtr__json_head);
+ * `key` is head_key(ev), a constant where the caller knows it. */
+static inline char *put_head_keyed(struct rtr__writer *w, char *p, const struct rtr__event *ev,
+				   uint32_t key)
+{
+	struct rtr__json *j = json_of(w);
+
+	if (RTR_UNLIKELY(ev->flags & RTR__EVF_COPIED))
+		return rtr__json_encode_head(w, p, ev); /* a copied name: no static key */
+
+	uint64_t a = (ev->flags & RTR__EVF_CODE) ? ev->x.code.addr : (uintptr_t)ev->name;
+	uint64_t b = (uintptr_t)ev->cat;
+	char *end = cached_head(j, p, key, a, b);
+
+	if (RTR_LIKELY(end != NULL))
+		return end;
+	end = rtr__json_encode_head(w, p, ev);
+	keep_head(j, p, end, key, a, b);
 	return end;
+}
+
+static inline char *put_head(struct rtr__writer *w, char *p, const struct rtr__event *ev)
+{
+	return put_head_keyed(w, p, ev, head_key(ev));
+}
+
+/* An argument's `"key":`, from the head cache when it can (a key is a static string). */
+char *rtr__json_arg_key_fresh(struct rtr__writer *w, char *p, const char *key);
+static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
+{
+	char *end = cached_head(json_of(w), p, KEY_ARG_KEY, (uintptr_t)key, 0);
+
+	return RTR_LIKELY(end != NULL) ? end : rtr__json_arg_key_fresh(w, p, key);
 }
 
 /* The arguments of a as `"k":v,...` (no braces); `counters`: a series, whose booleans

@@ -215,7 +215,8 @@ char *rtr__pf_put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 	p = pb_close(te, p);
 	if (e->keep)
 		keep_span(pf, e, te - 1, (size_t)(p - (te - 1)));
-	p = rtr__pf_put_interned(pf, p, &pend);
+	if (RTR_UNLIKELY(pend.n > 0)) /* strings new to the sequence */
+		p = rtr__pf_put_interned(pf, p, &pend);
 	p = put_seq(p, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE);
 	return pkt_end(pkt, p);
 }
@@ -606,7 +607,7 @@ uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b)
 	if (RTR_UNLIKELY(seq == NULL)) /* without memory: nothing of this ring */
 		return 0;
 	seq_ready(w, b->ring, seq);
-	while ((ev = rtr__batch_next(w, b)) != NULL) {
+	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
 		if (RTR_UNLIKELY(seq->file_id != w->out.file_id))
 			seq_ready(w, b->ring, seq); /* a cut in the batch began a file */
 		events += ev->count;

@@ -40,6 +40,8 @@ struct rtr__pf_slot *rtr__pf_intern(struct rtr__pf *pf, uint32_t kind, uint64_t 
 	}
 	if (pf->nslots_used >= PF_SLOTS / 2 || pf->arena_used + 3 * PF_STR_MAX > PF_ARENA)
 		return NULL;
+	if (len == RTR__PF_LEN_UNKNOWN)
+		len = strnlen(s, PF_STR_MAX);
 	if (len > PF_STR_MAX)
 		len = PF_STR_MAX;
 	size_t bad = 0;
@@ -59,7 +61,7 @@ char *rtr__pf_put_interned(struct rtr__pf *pf, char *p, const struct pf_pending 
 {
 	char *len_at, *entry;
 
-	if (RTR_LIKELY(pend->n == 0))
+	if (pend->n == 0)
 		return p;
 	p = pb_open(p, RTR__PF_PACKET_INTERNED_DATA, &len_at);
 	for (unsigned i = 0; i < pend->n; i++) {

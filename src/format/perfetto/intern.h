@@ -24,10 +24,11 @@ static inline uint32_t iid_of(struct rtr__pf *pf, struct rtr__pf_seq *seq, struc
 	return sl->iid;
 }
 
+/* A static string's iid: measured only the first time the table sees it. */
 static inline uint32_t iid_static(struct rtr__pf *pf, struct rtr__pf_seq *seq,
 				  struct pf_pending *pend, uint32_t kind, const char *s)
 {
-	return iid_of(pf, seq, pend, kind, (uintptr_t)s, s, strnlen(s, PF_STR_MAX));
+	return iid_of(pf, seq, pend, kind, (uintptr_t)s, s, RTR__PF_LEN_UNKNOWN);
 }
 
 #endif

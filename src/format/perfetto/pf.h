@@ -133,7 +133,9 @@ struct pf_pending {
  * cleared again before its next packet. */
 void rtr__pf_intern_reset(struct rtr__pf *pf);
 /* The slot of a string, added (bytes repaired and cut) if new; NULL when the table is
- * full: the caller writes the string inline. */
+ * full: the caller writes the string inline. A len of RTR__PF_LEN_UNKNOWN: s is
+ * NUL-terminated, measured when it is added. */
+#define RTR__PF_LEN_UNKNOWN SIZE_MAX
 struct rtr__pf_slot *rtr__pf_intern(struct rtr__pf *pf, uint32_t kind, uint64_t key, const char *s,
 				    size_t len);
 /* The packet's interned_data field, for what pend holds. */
