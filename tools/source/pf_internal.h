@@ -19,11 +19,11 @@
 #ifndef RTR_TOOLS_SOURCE_PF_INTERNAL_H
 #define RTR_TOOLS_SOURCE_PF_INTERNAL_H
 
+#include "budget.h"
 #include "format/perfetto/proto.h"
 #include "input.h"
 #include "pftrace.h"
 #include "table.h"
-#include "budget.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -127,9 +127,46 @@ bool pfd_take(struct pf_decoder *d, uint64_t bytes);
 /* p grown to hold need elements of size bytes (*cap updated); NULL out of memory. */
 void *pfd_grow(void *p, size_t *cap, size_t need, size_t size);
 
-/* pf_wire.c: 1 with a value, 0 at the end of the message, -1 malformed (reported). */
-int pb_varint(struct pf_decoder *d, struct pb *b, uint64_t *v);
-int pb_next(struct pf_decoder *d, struct pb *b, struct field *f, unsigned depth);
+/* pf_wire.c: 1 with a value, 0 at the end of the message, -1 malformed (reported).
+ * The forms of any length, and the inline short paths below for the common one-byte
+ * keys and values: every field of every packet comes through here. */
+int pb_varint_any(struct pf_decoder *d, struct pb *b, uint64_t *v);
+int pb_next_any(struct pf_decoder *d, struct pb *b, struct field *f, unsigned depth);
+
+static inline int pb_varint(struct pf_decoder *d, struct pb *b, uint64_t *v)
+{
+	if (__builtin_expect(b->p < b->end && *b->p < 0x80, 1)) {
+		*v = *b->p++;
+		return 1;
+	}
+	return pb_varint_any(d, b, v);
+}
+
+static inline int pb_next(struct pf_decoder *d, struct pb *b, struct field *f, unsigned depth)
+{
+	const uint8_t *p = b->p;
+
+	/* a one-byte key (field 1-15) and a one-byte varint or length */
+	if (b->end - p >= 2 && p[0] >= 8 && p[0] < 0x80 && p[1] < 0x80) {
+		unsigned wt = p[0] & 7;
+		if (wt == RTR__PB_VARINT) {
+			f->num = p[0] >> 3;
+			f->wt = wt;
+			f->v = p[1];
+			b->p = p + 2;
+			return 1;
+		}
+		if (wt == RTR__PB_LEN && p[1] <= b->end - (p + 2)) {
+			f->num = p[0] >> 3;
+			f->wt = wt;
+			f->data = p + 2;
+			f->len = p[1];
+			b->p = p + 2 + p[1];
+			return 1;
+		}
+	}
+	return pb_next_any(d, b, f, depth);
+}
 /* The bytes of a length-delimited field, as a message. */
 struct pb pb_sub(const struct field *f);
 /* The elements of a repeated scalar, packed or not; add for each. 0, or -1. */

@@ -14,7 +14,7 @@
 #define PACKET_KEY (RTR__PF_TRACE_PACKET << 3 | RTR__PB_LEN)
 
 /* A varint of the message: 1 and its value, -1 malformed (reported). */
-int pb_varint(struct pf_decoder *d, struct pb *b, uint64_t *v)
+int pb_varint_any(struct pf_decoder *d, struct pb *b, uint64_t *v)
 {
 	const uint8_t *start = b->p;
 	uint64_t x = 0;
@@ -38,7 +38,7 @@ int pb_varint(struct pf_decoder *d, struct pb *b, uint64_t *v)
 
 static int pb_skip_group(struct pf_decoder *d, struct pb *b, uint32_t num, unsigned depth);
 
-int pb_next(struct pf_decoder *d, struct pb *b, struct field *f, unsigned depth)
+int pb_next_any(struct pf_decoder *d, struct pb *b, struct field *f, unsigned depth)
 {
 	const uint8_t *at = b->p;
 	uint64_t key, n;
