@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Cost of an instrumented call (issue 13): the same trivial function called N times,
+ * Cost of an instrumented call: the same trivial function called N times,
  * in one run,
  *
  *	plain	not instrumented, not traced: the loop's own cost, subtracted below

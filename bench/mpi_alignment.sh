@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How well `ringtrace merge` aligns MPI ranks whose clocks disagree (issue 13): the
+# How well `ringtrace merge` aligns MPI ranks whose clocks disagree: the
 # halo example under mpirun -np 4 on one host, each rank's recorder clock shifted by
 # RINGTRACE_CLOCK_OFFSET_NS (rank 0: 0, ranks 1 and 3: +50 ms, rank 2: -50 ms), so the
 # true offset of every rank to rank 0 is known. Per run:

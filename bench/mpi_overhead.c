@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MPI module's cost per wrapped call beside a bare rtr_begin()+rtr_end() pair, in
- * one run (issue 13: at most 2x). One rank (mpirun -np 1, or run it directly as a
+ * one run (the target: at most 2x). One rank (mpirun -np 1, or run it directly as a
  * singleton), linked with libringtrace-mpi; ITER rounds of each, best of 9 passes taken in turns:
  *	bare	rtr_begin + rtr_end
  *	pmpi	PMPI_Irecv + PMPI_Isend + PMPI_Waitall(2) to itself (no wrapper)

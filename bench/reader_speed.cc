@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // The tools' streaming reader (tools/source/trace.h) against simdjson's on-demand parser,
-// the yardstick of issue 14, on the same file in the same run.
+// the yardstick, on the same file in the same run.
 //
 //   bench_reader_speed [--runs N] FILE...
 //

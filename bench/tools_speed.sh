@@ -1,5 +1,5 @@
 #!/bin/sh
-# The ringtrace command's speed against simdjson's on-demand parser (issue 14).
+# The ringtrace command's speed against simdjson's on-demand parser.
 #
 #   bench/tools_speed.sh BUILD_DIR BENCH_BUILD_DIR FILE [RUNS]
 #

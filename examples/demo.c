@@ -20,7 +20,7 @@
  *	./demo [steps]		default 50 steps, a second or two
  *
  * The trace goes to $RINGTRACE_FILE, or to demo-trace.json in the current directory.
- * Every other RINGTRACE_* variable applies as well (see README.md).
+ * Every other RINGTRACE_* variable applies as well (docs/configuration.md).
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -34,7 +34,7 @@
  *	./gpu_timeline [iterations]	default 4 iterations, well under a second
  *
  * The trace goes to $RINGTRACE_FILE, or to gpu-timeline.json in the current
- * directory. Every other RINGTRACE_* variable applies as well (see README.md).
+ * directory. Every other RINGTRACE_* variable applies as well (docs/configuration.md).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -296,7 +296,7 @@ static void enqueue(struct device *dev, int stream, const struct command *c)
 }
 
 /* ------------------------------------------------------------------------- */
-/* The profiler callback: activity records onto tracks                       */
+/* The profiler callback: activity records onto tracks                        */
 
 static void record_kernel(const struct device *dev, const struct activity *a)
 {
@@ -490,7 +490,7 @@ static int device_start(struct device *dev)
 }
 
 /* ------------------------------------------------------------------------- */
-/* The host's side: what a program calls through a GPU runtime                 */
+/* The host's side: what a program calls through a GPU runtime                */
 
 static void *device_malloc(size_t bytes)
 {

@@ -37,7 +37,7 @@
  *	./training_step [steps]		default 8 steps, well under a second
  *
  * The trace goes to $RINGTRACE_FILE, or to training-step.json in the current
- * directory. Every other RINGTRACE_* variable applies as well (see README.md).
+ * directory. Every other RINGTRACE_* variable applies as well (docs/configuration.md).
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -104,7 +104,7 @@ enum {
 	RTR_COMPRESS_GZIP_MEMBERS = 3,
 };
 
-/* What the writer does with the lines (see "Long runs" in the README). */
+/* What the writer does with the lines (docs/long-runs.md). */
 enum {
 	RTR_MODE_STREAM = 0, /* to the file as they come (default) */
 	/* into a window in memory of the newest cfg.flight_mb MiB, written only by a
@@ -290,7 +290,7 @@ struct rtr_stats {
 	 * the writes that landed whole (one cut by an error counts 0). */
 	uint64_t bytes_uncompressed;
 	/* An event call made inside another on the same thread (a signal handler that
-	 * interrupted it): dropped, see "Signal handlers" in the README. */
+	 * interrupted it): dropped, see "Signal handlers" in docs/api.md. */
 	uint64_t events_dropped_reentrant;
 	/* Records the writer found malformed (a ring overwritten by the program): skipped. */
 	uint64_t events_dropped_corrupt;

@@ -50,7 +50,7 @@
  * copies of runtime strings longer than 256 bytes allocate (and are left out when
  * that fails).
  *
- * Hooks for calls the C API may gain (issue 11, part 6): when <ringtrace.h> defines
+ * Hooks for calls the C API may gain: when <ringtrace.h> defines
  * RTR_HAVE_CATEGORY_ENABLED (rtr_category_enabled), ringtrace::enabled() calls it;
  * RTR_HAVE_POP (rtr_pop), a copied-name Scope becomes rtr_begin_copy + rtr_pop and
  * copies nothing itself; RTR_HAVE_END_COPY, ringtrace::end(cat, std::string_view);

@@ -2,8 +2,8 @@
 /*
  * One test, compiled as C (test_args.c) and as C++ (test_cxx.cc): the variadic
  * calls rtr_begin_v, rtr_instant_v and rtr_complete_v evaluate each argument exactly
- * once and record the value it had (issue 10, item 13: C++ evaluated them twice and
- * recorded the second value). Written in the subset of C and C++ both accept.
+ * once and record the value it had (C++ once evaluated them twice and recorded
+ * the second value). Written in the subset of C and C++ both accept.
  */
 #ifndef RTR_TESTS_ARGS_ONCE_H
 #define RTR_TESTS_ARGS_ONCE_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Autostart (issue 13, item 1): LD_PRELOAD=libringtrace.so RINGTRACE_AUTOSTART=1 traces
+ * Autostart: LD_PRELOAD=libringtrace.so RINGTRACE_AUTOSTART=1 traces
  * a program that does not link the library (tests/progs/autostart_prog.c), the exit
  * handler finishes the file, a forked child does not start on its own, and a program
  * that calls rtr_start() itself adopts the autostarted session.

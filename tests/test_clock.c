@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Clocks: rtr_now_ns() never goes backwards, also across stop/start cycles that
- * switch between CLOCK_MONOTONIC and the TSC (issue 10, item 10).
+ * switch between CLOCK_MONOTONIC and the TSC.
  */
 #include <ringtrace.h>
 
-#include "common/atomic.h"
 #include "clock/clock.h"
+#include "common/atomic.h"
 #include "test_util.h"
 
 #include <pthread.h>
@@ -88,7 +88,7 @@ static void now_never_goes_backwards_across_restarts_issue10(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Piecewise conversion on synthetic pairs                                     */
+/* Piecewise conversion on synthetic pairs                                    */
 
 static struct rtr__clock clk;
 
@@ -210,7 +210,7 @@ static void segments_follow_a_drifting_clock(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* The writer's re-pairs, end to end                                           */
+/* The writer's re-pairs, end to end                                          */
 
 #define WINDOWS 1500
 

@@ -3,7 +3,7 @@
  * A host that loads libringtrace.so as a plugin (ctypes, cffi, dlopen'd
  * instrumentation) and unloads it: start, record from a thread that stays alive,
  * stop, dlclose(), then let the thread exit. Its ring's TLS destructor runs at that
- * exit, so the library's code must still be mapped (issue 10, item 3).
+ * exit, so the library's code must still be mapped.
  *
  * This program does not link the library: RTR_TEST_LIBRINGTRACE is the path of the
  * built shared object, and every call goes through dlsym(). The scenario runs in a

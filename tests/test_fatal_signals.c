@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fatal signals and the snapshot signal (cfg.signals, cfg.snapshot_signal; issue 12,
- * items 4 and 5): a process killed by a signal it did not handle leaves a finished
- * trace, then ends as it would have; a handler of the program's is chained after a
- * flush; rtr_stop() puts back what the program had.
+ * Fatal signals and the snapshot signal (cfg.signals, cfg.snapshot_signal): a
+ * process killed by a signal it did not handle leaves a finished trace, then ends as
+ * it would have; a handler of the program's is chained after a flush; rtr_stop()
+ * puts back what the program had.
  *
  * Each case forks a child that starts the recorder with signals in its config,
  * records a known number of events (the last ones inside a slice left open), tells
@@ -249,14 +249,14 @@ static void check_finished(const struct walk *w, int64_t known)
 		assert_int_equal(w->loop_last + 1, w->loop); /* none missing */
 }
 
-/* Needs the writer's part of issue 12 item 5: the end marker names the signal. */
+/* The end marker names the signal. */
 static void check_names_signal(const struct walk *w, int sig)
 {
 	assert_int_equal(w->end_signal, sig);
 }
 
 /* ------------------------------------------------------------------------- */
-/* The default disposition: finished, then the default action                */
+/* The default disposition: finished, then the default action                 */
 
 static void term_child(int fd)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Faults the recorder must survive without crashing, hanging or lying: a file-size
- * limit hit mid-run, a SIGKILL mid-run, io_uring forced or refused, RINGTRACE_IO from
- * the environment, a path that cannot be opened; and the edges of issue 10 items 4, 5,
- * 9 and 11: fork, pipes and FIFOs, a file that blocks at stop, files already there.
+ * limit hit mid-run, a SIGKILL mid-run, io_uring forced or refused, RINGTRACE_IO
+ * from the environment, a path that cannot be opened; and the edges: fork, pipes and
+ * FIFOs, a file that blocks at stop, files already there.
  *
  * The faults that change the process (a resource limit, a seccomp filter, a kill) run
  * in a forked child; the child reports through a pipe or its exit status and the
@@ -222,7 +222,7 @@ static void stop_fails_with_efbig_at_the_file_size_limit(void **state)
 	fclose(f);
 	assert_int_equal(reports, 1);
 
-	/* The file: within the limit, and closed again after the error (issue 10, 8): an
+	/* The file: within the limit, and closed again after the error: an
 	 * end marker and "]" where the limit left room, strict JSON without repair, whose
 	 * counts are the stats' and the file's own. */
 	uint64_t size = tu_file_size(trace);
@@ -569,7 +569,7 @@ static void check_whole_seq_file(const char *file, pid_t pid, uint64_t n)
 }
 
 /* ENOSPC with write(2): the file is closed again where the disk has room once the cut
- * line is gone, strict JSON whose counts are the stats' (issue 10, item 8). */
+ * line is gone, strict JSON whose counts are the stats'. */
 static void full_disk_closes_the_file_with_its_end_marker(void **state)
 {
 	(void)state;
@@ -639,7 +639,7 @@ static void full_disk_closes_the_file_with_its_end_marker(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Pipes, FIFOs, stdout (issue 10, item 5)                                    */
+/* Pipes, FIFOs, stdout                                                       */
 
 #define STREAM_EVENTS 100000 /* ~10 MB: far more than a pipe holds */
 
@@ -829,7 +829,7 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* A file that blocks at stop (issue 10, item 9)                              */
+/* A file that blocks at stop                                                 */
 
 /* In a child: a FIFO whose reader never reads; drop mode, so recording never waits. */
 static void blocked_fifo_child(const char *fifo, int io, unsigned timeout_ms, int rep_fd)
@@ -1045,7 +1045,7 @@ static void stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself
 }
 
 /* ------------------------------------------------------------------------- */
-/* fork() (issue 10, item 4)                                                  */
+/* fork()                                                                     */
 
 #define FORK_EVENTS 1000
 
@@ -1155,7 +1155,7 @@ static void fifo_reader_sees_eof_at_stop_while_a_forked_child_lives(void **state
 }
 
 /* ------------------------------------------------------------------------- */
-/* Files already at the path (issue 10, item 11)                              */
+/* Files already at the path                                                  */
 
 static const char precious[] = "precious bytes that were here first\n";
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The category filter (issue 4, item 11): the list's syntax, which events each kind
+ * The category filter: the list's syntax, which events each kind
  * of list keeps, RTR_SCOPE call sites and per-thread caches across sessions with
  * different lists, the environment against the config, and threads recording (and
  * racing with restarts) under a filter. Traces are parsed back and compared event by
@@ -231,7 +231,7 @@ static void decisions_follow_plain_and_minus_names_and_category_lists(void **sta
 }
 
 /* ------------------------------------------------------------------------- */
-/* Which events a list keeps                                                   */
+/* Which events a list keeps                                                  */
 
 /* Every event call that takes a category, in several categories. */
 static void record_workload(void)
@@ -362,7 +362,7 @@ static void slices_of_a_disabled_category_vanish_whole(void **state)
 				 "B/app/a1 i/app/mark X/app/a2 E/app/a1");
 }
 
-/* The calls of the event model beyond the basic ones (issue 4): each follows the list. */
+/* The calls of the event model beyond the basic ones: each follows the list. */
 static void flows_async_scoped_instants_and_counters_follow_the_list(void **state)
 {
 	(void)state;
@@ -421,7 +421,7 @@ static void thread_names_are_never_filtered(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Caches across sessions                                                       */
+/* Caches across sessions                                                     */
 
 /* Two scope sites and two instants; each call site's cache outlives the session. */
 static void record_sites(void)
@@ -497,7 +497,7 @@ static void many_categories_and_copies_decide_by_content(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Environment and config                                                      */
+/* Environment and config                                                     */
 
 static void set_or_unset(const char *name, const char *value)
 {
@@ -531,7 +531,7 @@ static void environment_sets_the_list_and_a_field_set_after_init_wins(void **sta
 	assert_string_equal(got, "i/mpi/i-mpi C/mpi/c-mpi X/mpi/scope-mpi i/mpi/ic-mpi "
 				 "X/mpi/xa-mpi");
 
-	/* over the environment's list, as for every field (README, Configuration) */
+	/* over the environment's list, as for every field (docs/configuration.md) */
 	make_path(path, sizeof(path), "env-field");
 	rtr_config_init(&cfg);
 	cfg.path = path;

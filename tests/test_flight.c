@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The flight recorder (issue 12): a window of the newest flight_mb MiB of lines in
+ * The flight recorder: a window of the newest flight_mb MiB of lines in
  * memory, nothing on disk until a snapshot; rtr_snapshot() with a path and with the
  * numbered pattern, the last snapshot at rtr_stop() (or none), what is open at the
  * window's start and at the snapshot, the counts, the memory, and the environment.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The instrument library (issue 13, item 2): a program built with
+ * The instrument library: a program built with
  * -finstrument-functions (tests/progs/instrumented_prog.c), run under
  * LD_PRELOAD=libringtrace-instrument.so RINGTRACE_AUTOSTART=1 (and, relinked with the
  * library, with autostart alone), gives one "function" slice per call of each

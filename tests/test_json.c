@@ -186,9 +186,9 @@ static void u64_matches_printf_for_random_values_of_every_width(void **state)
 }
 
 /*
- * An eight-digit group is made as two lanes of four digits side by side (json.c,
- * digits8()); every value of each lane, next to a few values of the other, and in
- * both the leading group and a full one.
+ * An eight-digit group is made as two lanes of four digits side by side
+ * (jsontext_num.h, rtr__jn_digits8()); every value of each lane, next to a few values
+ * of the other, and in both the leading group and a full one.
  */
 static void u64_writes_every_four_digit_lane_in_every_group(void **state)
 {

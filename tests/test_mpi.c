@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The MPI module (src/mpi/mpi.c) under mpirun -np 4: examples/mpi_halo (linked with
+ * The MPI module (src/mpi/) under mpirun -np 4: examples/mpi_halo (linked with
  * the module) and tests/mpi_patterns.c (preloaded), each rank file strict JSON, every
  * MPI call a slice, every message one flow whose start and end are in the sender's
  * and the receiver's files with the same id, clock sync events at init and finalize;

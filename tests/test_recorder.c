@@ -779,7 +779,7 @@ static void bad_config_is_refused_and_bad_environment_keeps_defaults(void **stat
 	assert_int_equal(access(path, F_OK), -1);
 }
 
-/* RINGTRACE_STOP_TIMEOUT_MS (issue 10, item 9): parsed, a bad value keeps 10000, and
+/* RINGTRACE_STOP_TIMEOUT_MS: parsed, a bad value keeps 10000, and
  * a value past the maximum set in code is -EINVAL. */
 static void stop_timeout_comes_from_the_environment_and_is_checked(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Rotation (issue 12): max_mb, max_seconds, keep, gzip segments, rtr_snapshot() in
+ * Rotation: max_mb, max_seconds, keep, gzip segments, rtr_snapshot() in
  * stream mode, arguments added to a slice open across a cut, and the environment.
  * Every segment is parsed back strictly and checked on its own (head, what begins
  * again, balanced slices, the cut, the end marker's counts), and the events of all

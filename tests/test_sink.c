@@ -841,7 +841,7 @@ static void uring_hints_pass_through_a_refused_submit(void **state)
 	assert_only_the_window_cached(f->fd[0]);
 }
 
-/* Issue 10, item 8: a writeback error that sync_file_range() reports is not dropped. */
+/* A writeback error that sync_file_range() reports is not dropped. */
 static void sync_writeback_error_from_a_hint_fails_the_writes_after_it(void **state)
 {
 	struct fixture *f = *state;
@@ -899,7 +899,7 @@ static void *read_pipe(void *arg)
 	return NULL;
 }
 
-/* Issue 10, item 5: a pipe takes every chunk whole and in order, with either method
+/* A pipe takes every chunk whole and in order, with either method
  * asked for (io_uring too, where it cannot be set up: a stream is written with
  * write(2) whatever was asked), and is never cut (no provisional tail there). */
 static void a_pipe_takes_every_chunk_in_order(void **state)
@@ -932,7 +932,7 @@ static void a_pipe_takes_every_chunk_in_order(void **state)
 	assert_int_equal(rtr_atomic_load_relaxed(&f->sink[0].events_written), 64);
 }
 
-/* Issue 10, item 9: a full pipe nobody reads fails the write with -ETIMEDOUT once the
+/* A full pipe nobody reads fails the write with -ETIMEDOUT once the
  * writer is told to give up, instead of blocking for ever. */
 static void *cancel_later(void *arg)
 {

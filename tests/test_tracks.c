@@ -231,7 +231,7 @@ static void a_partial_overlap_goes_to_an_overflow_lane(void **state)
 }
 
 /* Offsets at the ends of int64: mapped exactly where the result fits, clamped to the
- * clock's range where it does not, never wrapped (issue 10: INT64_MIN was negated). */
+ * clock's range where it does not, never wrapped (INT64_MIN was once negated). */
 static void extreme_clock_offsets_clamp_issue10(void **state)
 {
 	(void)state;
@@ -248,7 +248,7 @@ static void extreme_clock_offsets_clamp_issue10(void **state)
 	rtr_track_clock_offset(tmin, INT64_MIN);
 	rtr_track_clock_offset(tmax, INT64_MAX);
 	rtr_track_complete(tmin, "e", "min exact", base + half, 100, NULL, 0); /* host = base */
-	rtr_track_instant(tmin, "e", "min clamped", half - 1, NULL, 0);	      /* host < 0: 0 */
+	rtr_track_instant(tmin, "e", "min clamped", half - 1, NULL, 0);	       /* host < 0: 0 */
 	rtr_track_instant(tmin, "e", "min zero", 0, NULL, 0);
 	rtr_track_instant(tmax, "e", "max exact", 0, NULL, 0); /* host = INT64_MAX */
 	rtr_track_complete(tmax, "e", "max clamped", UINT64_MAX - 10, 5, NULL, 0);

@@ -3,8 +3,8 @@
  * The MPI module, libringtrace-mpi.so (CMake target ringtrace::mpi): MPI calls as
  * slices through the PMPI profiling interface, point-to-point messages as flows
  * between rank files, and clock measurements against rank 0. Linked by the program or
- * preloaded under mpirun (LD_PRELOAD=libringtrace-mpi.so); see "MPI and unmodified
- * programs" in the README for what it records and the rules of its flow ids.
+ * preloaded under mpirun (LD_PRELOAD=libringtrace-mpi.so); docs/mpi.md says what it
+ * records and the rules of its flow ids.
  */
 #ifndef RINGTRACE_MPI_H
 #define RINGTRACE_MPI_H
@@ -18,7 +18,7 @@ extern "C" {
 /*
  * Measure this rank's clock offset to rank 0 now (a min-RTT ping-pong of 50 rounds on
  * the module's private duplicate of MPI_COMM_WORLD) and record it as one
- * "ringtrace: clock sync" event (format in the README). Collective over
+ * "ringtrace: clock sync" event (format in docs/mpi.md). Collective over
  * MPI_COMM_WORLD: every rank calls it, from one thread each. Blocks for the
  * ping-pong: about 50 round trips per rank, rank 0 serving the ranks in turn.
  * Returns 0, -ENOTCONN outside MPI_Init .. MPI_Finalize (or when MPI was initialized

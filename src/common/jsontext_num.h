@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The integer and timestamp formatters of the JSON text library, inline: the
- * encoder (src/writer/json.c) writes two or three numbers per event, and a call, a
+ * encoder (src/format/json/) writes two or three numbers per event, and a call, a
  * prologue and a branch tree for a number of one or two digits cost it more than
  * the digits do. jsontext.c's rtr__json_u64(), rtr__json_i64() and rtr__json_us() are
  * these, out of line, for everyone else; the method is explained atop jsontext.c.

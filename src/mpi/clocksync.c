@@ -10,8 +10,9 @@
  * intervals do not meet, as when a clock steps during the measurement), and much
  * better when the delays of the two ways differ from round to round. at_ns is the
  * middle of the measurement. The event is written with the format the merge reads
- * (README, "Clock sync"); rank 0's own has offset 0. The Init and Finalize wrappers
- * measure at both ends of the run (init.c), rtr_mpi_sync() whenever the program asks.
+ * (docs/mpi.md, "Clock sync"); rank 0's own has offset 0. The Init and Finalize
+ * wrappers measure at both ends of the run (init.c), rtr_mpi_sync() whenever the
+ * program asks.
  */
 #include "mpi/mpi_internal.h"
 

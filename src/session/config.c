@@ -143,7 +143,7 @@ static const struct option options[] = {
 	/* version 3 */
 	{"RINGTRACE_FORMAT", OPT_CHOICE, FIELD(format), .def = RTR_FORMAT_AUTO,
 	 .choices = format_choices, .expected = "auto, json or perfetto"},
-	/* not in struct rtr_config: a testing aid read by the clock (session/clock.c) */
+	/* not in struct rtr_config: a testing aid read by the clock (clock/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };
 
@@ -330,7 +330,8 @@ static void config_complete(struct rtr_config *out, const struct rtr_config *cfg
 /*
  * Variables read outside the table, by code that runs before or beside a session:
  * the autostart constructor (recorder.c) and the instrument library
- * (instrument/instrument.c). Listed here so that the README check covers them too.
+ * (instrument/instrument.c). Listed here so that the documentation check (test_abi,
+ * against docs/configuration.md) covers them too.
  */
 static const char *const env_only[] = {
 	"RINGTRACE_AUTOSTART",		"RINGTRACE_INSTRUMENT_MIN_NS",

@@ -12,20 +12,21 @@
  * Each chunk's kept lines, text[0, keep), are deflated with Z_SYNC_FLUSH: the output
  * ends on a byte boundary with no block marked final, so the next chunk's output
  * simply follows it in the file. The provisional close, text[keep, len) (the end
- * marker and "]", see writer.c), is never fed to the compressor, whose history must
- * not hold text that is cut off again: it goes after the kept part as a final stored
- * block written by hand (BFINAL 1, BTYPE 00, LEN, NLEN, the bytes), then the trailer:
- * CRC-32 and length of the kept text so far plus this tail. So between two writes the
- * file is a complete member of strict JSON. The pool chunk keeps the deflate output
- * only; the sink cuts the stored block and trailer off (ftruncate) before the next
- * chunk goes in their place, exactly as it cuts a plain tail. The last chunk (writer
- * finishing, chunk->final) ends the stream with Z_FINISH and the real trailer.
+ * marker and "]": framing.c, format/json/file.c), is never fed to the compressor,
+ * whose history must not hold text that is cut off again: it goes after the kept
+ * part as a final stored block written by hand (BFINAL 1, BTYPE 00, LEN, NLEN, the
+ * bytes), then the trailer: CRC-32 and length of the kept text so far plus this
+ * tail. So between two writes the file is a complete member of strict JSON. The pool
+ * chunk keeps the deflate output only; the sink cuts the stored block and trailer
+ * off (ftruncate) before the next chunk goes in their place, exactly as it cuts a
+ * plain tail. The last chunk (writer finishing, chunk->final) ends the stream with
+ * Z_FINISH and the real trailer.
  *
  * A kill during a write leaves a stream cut in the middle: zlib-based readers (gzip -dc
  * with its "unexpected end of file", the tools' reader) get the text up to the cut,
- * which may end inside a line; the repair rule of the README drops that line. The
- * accounting stays conservative: a chunk whose compressed bytes did not all land
- * counts none of its events as written (rtr__sink_complete()).
+ * which may end inside a line; the repair rule (docs/format.md, "A killed run") drops
+ * that line. The accounting stays conservative: a chunk whose compressed bytes did
+ * not all land counts none of its events as written (rtr__sink_complete()).
  *
  * Members (RINGTRACE_COMPRESS=gzip-members). The kept lines of a chunk become one
  * member of their own and the provisional close a second one, both by libdeflate at

@@ -53,7 +53,7 @@ static uint64_t ring_dropped(struct rtr__ring *r)
  * The thread's name and sort index, once per file: every segment and every chunk of
  * the flight window names the threads it holds events of. A thread whose first event
  * names it needs no name from before. The name is the ring's (the latest that
- * rtr_thread_name() gave it, json_meta.c keeps it there).
+ * rtr_thread_name() gave it: rtr__ring_rename(), event.c).
  */
 void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names)
 {
@@ -115,13 +115,14 @@ static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
 /*
  * A B whose E is the thread's next event, with the same static name and category (or
  * a pop, rtr_pop(), which ends the innermost slice: this one), is written as one X
- * line: the same slice in every viewer (FORMAT.md prefers X), in about half the bytes
- * of a B line and an E line. A leaf span recorded with rtr_begin/rtr_end usually
- * qualifies; an outer one, or a B whose E is not yet in the ring, is written as a B
- * and later an E. Nothing is held back waiting for an E, so folding never delays a
- * line. Arguments added to the slice in between (rtr_scope_arg_*) fold with it, up to
- * RTR_MAX_ARGS of them, so they go on the X. Returns the E, or NULL. `next` is the
- * record index after the B, `avail` how many records from `tail` can be read.
+ * line: the same slice in every viewer (docs/format.md: X is preferred), in about
+ * half the bytes of a B line and an E line. A leaf span recorded with
+ * rtr_begin/rtr_end usually qualifies; an outer one, or a B whose E is not yet in
+ * the ring, is written as a B and later an E. Nothing is held back waiting for an E,
+ * so folding never delays a line. Arguments added to the slice in between
+ * (rtr_scope_arg_*) fold with it, up to RTR_MAX_ARGS of them, so they go on the X.
+ * Returns the E, or NULL. `next` is the record index after the B, `avail` how many
+ * records from `tail` can be read.
  */
 /* What span_end() found: the E, or NULL; the argument events before it, and their
  * records. */

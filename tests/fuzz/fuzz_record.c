@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the record encoder (src/record/encode.h) and decoder (src/record/) and the
- * JSON encoder (src/writer/json.c) as a pair, through the public calls that copy.
+ * JSON format (src/format/json/) as a pair, through the public calls that copy.
  *
  * The recorder runs once for the whole fuzzing session (blocking mode, a ring big
  * enough for the largest event, the file in $TMPDIR). Each input is a few calls:

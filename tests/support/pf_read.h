@@ -2,7 +2,7 @@
 /*
  * A reader of the Perfetto traces ringtrace writes (docs/perfetto.md), for the tests:
  * an oracle apart from the writer, written from Perfetto's rules, not from
- * src/writer/perfetto.c. It reads a whole (small) file, resolves every interned id on
+ * src/format/perfetto/. It reads a whole (small) file, resolves every interned id on
  * its sequence, turns delta timestamps back into absolute ones, and checks what a
  * Perfetto reader relies on: packets framed whole, a sequence cleared before a packet
  * needs its state, every iid defined on its sequence before use, every track
