@@ -56,14 +56,6 @@ char *carry_dup(const char *p, size_t len)
 	return q;
 }
 
-int carry_key_add(struct buf *k, const struct trace_value *v)
-{
-	uint64_t len = v->len;
-	char type = (char)v->type;
-
-	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
-}
-
 /* Replace the event kept under the key in c->key by ev. 0 or -1. */
 static int keep(struct carry *c, struct table *t, const struct trace_event *ev)
 {
@@ -108,7 +100,7 @@ int carry_counter(struct carry *c, const struct trace_event *ev)
 		return 0;
 	trace_event_thread(ev, &pid, &tid);
 	c->key.len = 0;
-	if (carry_key_add(&c->key, &ev->name) || buf_put(&c->key, &pid, sizeof(pid)))
+	if (trace_key_add(&c->key, &ev->name) || buf_put(&c->key, &pid, sizeof(pid)))
 		return -1;
 	return keep(c, &c->counters, ev);
 }
@@ -149,9 +141,7 @@ int carry_async(struct carry *c, const struct trace_event *ev, struct async_span
 	*span = NULL;
 	if (ev->cat.type != TRACE_STRING || ev->id.type == TRACE_ABSENT)
 		return CARRY_ASYNC_NONE; /* not a span the viewers match: nothing to carry */
-	c->key.len = 0;
-	if (carry_key_add(&c->key, &ev->cat) || carry_key_add(&c->key, &ev->id) ||
-	    carry_key_add(&c->key, &ev->name))
+	if (trace_async_key(&c->key, ev))
 		return -1;
 	as = ev->phase == 'b' ? table_put(&c->async, c->key.p, c->key.len, &created)
 			      : table_get(&c->async, c->key.p, c->key.len);
