@@ -365,12 +365,11 @@ static void on_metadata(struct tally *c, const struct trace_event *ev)
 		return;
 	}
 	l = table_put(&c->labels, c->key.p, c->key.len, NULL);
-	copy = malloc(a->len + 1);
+	copy = trace_value_dup(a);
 	if (l == NULL || copy == NULL) {
 		free(copy);
 		goto nomem;
 	}
-	memcpy(copy, a->text, a->len + 1);
 	free(l->name); /* the last name given wins, as in the viewers */
 	l->name = copy;
 	l->len = a->len;

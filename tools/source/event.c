@@ -42,6 +42,11 @@ int trace_async_key(struct buf *key, const struct trace_event *ev)
 	       trace_key_add(key, &ev->name);
 }
 
+char *trace_value_dup(const struct trace_value *v)
+{
+	return v->type == TRACE_STRING ? text_dup(v->text, v->len) : NULL;
+}
+
 const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key)
 {
 	size_t len = strlen(key);

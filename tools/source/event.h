@@ -161,6 +161,10 @@ const char *trace_key_string(const char *key, size_t *len);
  * by trace_key_add(); key is emptied first. 0 or -1. */
 int trace_async_key(struct buf *key, const struct trace_event *ev);
 
+/* A NUL-terminated copy of a string value (malloc'd), or NULL for any other type or
+ * when out of memory. */
+char *trace_value_dup(const struct trace_value *v);
+
 /* The top-level arg named key (NUL-terminated), or NULL. */
 const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key);
 

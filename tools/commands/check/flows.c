@@ -44,18 +44,6 @@ static uint64_t flow_cost(const struct check *c, const struct trace_event *ev)
 	       (ev->cat.type == TRACE_STRING ? ev->cat.len : 0) + ENTRY_COST;
 }
 
-static char *dup_value(const struct trace_value *v)
-{
-	char *p;
-
-	if (v->type != TRACE_STRING)
-		return NULL;
-	p = malloc(v->len + 1);
-	if (p != NULL)
-		memcpy(p, v->text, v->len + 1);
-	return p;
-}
-
 void check_flow(struct check *c, struct thread_state *th, struct check_thread *ct,
 		const struct trace_event *ev)
 {
@@ -96,8 +84,8 @@ void check_flow(struct check *c, struct thread_state *th, struct check_thread *c
 		return;
 	}
 	if (created) {
-		fs->name = dup_value(&ev->name);
-		fs->cat = dup_value(&ev->cat);
+		fs->name = trace_value_dup(&ev->name);
+		fs->cat = trace_value_dup(&ev->cat);
 		fs->name_len = fs->name != NULL ? ev->name.len : 0;
 		fs->cat_len = fs->cat != NULL ? ev->cat.len : 0;
 		fs->line = ev->line;
