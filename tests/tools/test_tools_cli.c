@@ -6,6 +6,7 @@
  * that are not the tool's own (tests/support/trace_read.c, yajl's tree API) and
  * compared value by value.
  */
+#include "json_tree.h"
 #include "tool_test.h"
 #include "trace_read.h"
 
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
@@ -74,47 +74,6 @@ static void expect_same_event(const struct tt_event *a, const struct tt_event *b
 	assert_int_equal(a->nargs, b->nargs);
 	for (size_t i = 0; i < a->nargs; i++)
 		expect_same_arg(&a->args[i], &b->args[i]);
-}
-
-/* Two JSON values are the same, keys in the same order, numbers as the same text. */
-static void expect_same_json(yajl_val a, yajl_val b)
-{
-	assert_int_equal(a->type, b->type);
-	switch (a->type) {
-	case yajl_t_string:
-		assert_string_equal(a->u.string, b->u.string);
-		break;
-	case yajl_t_number:
-		assert_string_equal(a->u.number.r, b->u.number.r);
-		break;
-	case yajl_t_object:
-		assert_int_equal(a->u.object.len, b->u.object.len);
-		for (size_t i = 0; i < a->u.object.len; i++) {
-			assert_string_equal(a->u.object.keys[i], b->u.object.keys[i]);
-			expect_same_json(a->u.object.values[i], b->u.object.values[i]);
-		}
-		break;
-	case yajl_t_array:
-		assert_int_equal(a->u.array.len, b->u.array.len);
-		for (size_t i = 0; i < a->u.array.len; i++)
-			expect_same_json(a->u.array.values[i], b->u.array.values[i]);
-		break;
-	default:
-		break;
-	}
-}
-
-/* The file parsed with yajl's tree API (strict JSON), or a failed test. */
-static yajl_val parse_tree(const char *path)
-{
-	char err[256];
-	char *text = tool_read(path, NULL);
-	yajl_val v = yajl_tree_parse(text, err, sizeof(err));
-
-	if (v == NULL)
-		fail_msg("%s is not strict JSON: %s", path, err);
-	free(text);
-	return v;
 }
 
 /* The args object of an event in a tt_trace, as raw text of one key. */
@@ -286,7 +245,7 @@ static void expect_strict_or_absent(const char *path, const struct tool_run *r, 
 			fail_msg("%s: exit 0 but nothing written", input);
 		return;
 	}
-	v = parse_tree(path);
+	v = jt_parse_file(path);
 	assert_true(YAJL_IS_ARRAY(v) || YAJL_IS_OBJECT(v));
 	yajl_tree_free(v);
 	unlink(path);
@@ -769,7 +728,7 @@ static void repair_of_a_gzip_cut_inside_a_member(void **state)
 static void convert_to_object_matches_its_golden(void **state)
 {
 	const char *out = tool_tmp("good.object.json");
-	yajl_val got, want, other;
+	yajl_val got, want;
 	struct tool_run r;
 
 	(void)state;
@@ -778,18 +737,13 @@ static void convert_to_object_matches_its_golden(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "wrote"));
 	tool_run_free(&r);
-	got = parse_tree(out);
-	want = parse_tree(tool_data("data/good.object.json"));
-	expect_same_json(got, want);
+	got = jt_parse_file(out);
+	want = jt_parse_file(tool_data("data/good.object.json"));
+	jt_expect_same(got, want);
 	/* The start marker's args as otherData. */
-	other = yajl_tree_get(got, (const char *[]){"otherData", "origin_realtime_ns", NULL},
-			      yajl_t_string);
-	assert_non_null(other);
-	assert_string_equal(other->u.string, "1700000000000000000");
-	assert_int_equal(YAJL_GET_ARRAY(yajl_tree_get(got, (const char *[]){"traceEvents", NULL},
-						      yajl_t_array))
-				 ->len,
-			 15);
+	assert_string_equal(jt_str(jt_at(got, "otherData"), "origin_realtime_ns"),
+			    "1700000000000000000");
+	assert_int_equal(jt_array(got, "traceEvents")->u.array.len, 15);
 	yajl_tree_free(got);
 	yajl_tree_free(want);
 	unlink(out);
@@ -835,11 +789,8 @@ static void convert_of_a_cut_file_says_so(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(tool_has(r.err, "was cut short"));
 	tool_run_free(&r);
-	v = parse_tree(out);
-	assert_int_equal(YAJL_GET_ARRAY(yajl_tree_get(v, (const char *[]){"traceEvents", NULL},
-						      yajl_t_array))
-				 ->len,
-			 9);
+	v = jt_parse_file(out);
+	assert_int_equal(jt_array(v, "traceEvents")->u.array.len, 9);
 	yajl_tree_free(v);
 	unlink(out);
 }

@@ -13,6 +13,7 @@
  */
 #include <ringtrace.h>
 
+#include "json_tree.h"
 #include "tool_test.h"
 #include "trace_read.h"
 
@@ -25,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
@@ -72,10 +72,7 @@ static struct counts stats_counts(const char *path)
 {
 	struct tool_run r;
 	struct counts c, j;
-	char err[256];
-	yajl_val doc, v;
-	const char *events[] = {"events", NULL}, *threads[] = {"thread_count", NULL};
-	const char *what[] = {"counts", NULL};
+	yajl_val doc;
 
 	tool_run(&r, NULL, "stats", path, NULL);
 	assert_int_equal(r.status, 0);
@@ -84,18 +81,11 @@ static struct counts stats_counts(const char *path)
 	/* --json says the same */
 	tool_run(&r, NULL, "stats", "--json", path, NULL);
 	assert_int_equal(r.status, 0);
-	doc = yajl_tree_parse(r.out, err, sizeof(err));
-	if (doc == NULL)
-		fail_msg("stats --json: %s", err);
-	v = yajl_tree_get(doc, events, yajl_t_number);
-	assert_non_null(v);
-	j.events = (unsigned long long)YAJL_GET_INTEGER(v);
-	v = yajl_tree_get(doc, threads, yajl_t_number);
-	assert_non_null(v);
-	j.threads = (unsigned long long)YAJL_GET_INTEGER(v);
-	v = yajl_tree_get(doc, what, yajl_t_string);
-	assert_non_null(v);
-	assert_string_equal(YAJL_GET_STRING(v), "every event object, M included; distinct pid/tid");
+	doc = jt_parse(r.out, "stats --json");
+	j.events = (unsigned long long)jt_int(doc, "events");
+	j.threads = (unsigned long long)jt_int(doc, "thread_count");
+	assert_string_equal(jt_str(doc, "counts"),
+			    "every event object, M included; distinct pid/tid");
 	assert_int_equal(j.events, c.events);
 	assert_int_equal(j.threads, c.threads);
 	yajl_tree_free(doc);

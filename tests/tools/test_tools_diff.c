@@ -16,6 +16,7 @@
  */
 #include <ringtrace.h>
 
+#include "json_tree.h"
 #include "sketch.h"
 #include "tool_test.h"
 
@@ -27,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
@@ -36,69 +36,10 @@
 
 /* ------------------------------------------------------------- JSON helpers */
 
-static yajl_val at(yajl_val v, const char *key)
-{
-	const char *path[] = {key, NULL};
-	yajl_val r = yajl_tree_get(v, path, yajl_t_any);
-
-	if (r == NULL)
-		fail_msg("no \"%s\" in the diff document", key);
-	return r;
-}
-
-static long long num(yajl_val v, const char *key)
-{
-	yajl_val n = at(v, key);
-
-	if (!YAJL_IS_INTEGER(n))
-		fail_msg("\"%s\" is not an integer", key);
-	return YAJL_GET_INTEGER(n);
-}
-
-static double real(yajl_val v, const char *key)
-{
-	yajl_val n = at(v, key);
-
-	if (!YAJL_IS_NUMBER(n))
-		fail_msg("\"%s\" is not a number", key);
-	return YAJL_GET_DOUBLE(n);
-}
-
-static const char *str(yajl_val v, const char *key)
-{
-	yajl_val s = at(v, key);
-
-	if (!YAJL_IS_STRING(s))
-		fail_msg("\"%s\" is not a string", key);
-	return YAJL_GET_STRING(s);
-}
-
-static yajl_val rows(yajl_val doc)
-{
-	yajl_val a = at(doc, "rows");
-
-	assert_true(YAJL_IS_ARRAY(a));
-	return a;
-}
-
-/* The row of key, and its place in the rows. */
+/* The row of key in the diff document, and its place in the rows. */
 static yajl_val row(yajl_val doc, const char *key, size_t *place)
 {
-	yajl_val a = rows(doc);
-
-	for (size_t i = 0; i < a->u.array.len; i++) {
-		yajl_val k = at(a->u.array.values[i], "key");
-
-		const char *ks = YAJL_IS_STRING(k) ? YAJL_GET_STRING(k) : NULL;
-
-		if (ks != NULL && strcmp(ks, key) == 0) {
-			if (place != NULL)
-				*place = i;
-			return a->u.array.values[i];
-		}
-	}
-	fail_msg("no row \"%s\"", key);
-	return NULL;
+	return jt_row(jt_array(doc, "rows"), key, place);
 }
 
 /* Run `ringtrace diff --json --top 0 [a1] [a2] A B`; the exit status wanted. */
@@ -107,7 +48,6 @@ static yajl_val run_json(int status, const char *a, const char *b, const char *a
 	const char *args[10] = {"diff", "--json", "--top", "0"};
 	size_t n = 4;
 	struct tool_run r;
-	char err[256];
 	yajl_val doc;
 
 	if (a1 != NULL)
@@ -121,9 +61,7 @@ static yajl_val run_json(int status, const char *a, const char *b, const char *a
 	if (r.status != status)
 		fail_msg("diff %s %s: exit %d, want %d\n%s%s", a, b, r.status, status, r.out,
 			 r.err);
-	doc = yajl_tree_parse(r.out, err, sizeof(err));
-	if (doc == NULL)
-		fail_msg("diff --json is not JSON: %s\n%s", err, r.out);
+	doc = jt_parse(r.out, "diff --json");
 	tool_run_free(&r);
 	return doc;
 }
@@ -264,67 +202,67 @@ static void recorded_regression_is_found(void **state)
 	double hi = 2.0 * (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
 	size_t place;
 
-	assert_string_equal(str(doc, "by"), "name");
-	assert_string_equal(str(doc, "verdict_metric"), "p50");
-	assert_true(YAJL_IS_NULL(at(doc, "fail_above_pct")));
-	assert_true(YAJL_IS_FALSE(at(doc, "failed")));
-	assert_int_equal(num(doc, "keys"), 4);
-	assert_int_equal(num(at(doc, "a"), "slices"), 2 * N_KERNEL + 1);
-	assert_int_equal(num(at(doc, "b"), "slices"), 2 * N_KERNEL + 1);
-	s = at(doc, "summary");
-	assert_int_equal(num(s, "both"), 2);
-	assert_int_equal(num(s, "slower"), 1);
-	assert_int_equal(num(s, "faster"), 0);
-	assert_int_equal(num(s, "within_noise"), 1);
-	assert_int_equal(num(s, "added"), 1);
-	assert_int_equal(num(s, "removed"), 1);
+	assert_string_equal(jt_str(doc, "by"), "name");
+	assert_string_equal(jt_str(doc, "verdict_metric"), "p50");
+	assert_true(YAJL_IS_NULL(jt_at(doc, "fail_above_pct")));
+	assert_true(YAJL_IS_FALSE(jt_at(doc, "failed")));
+	assert_int_equal(jt_int(doc, "keys"), 4);
+	assert_int_equal(jt_int(jt_at(doc, "a"), "slices"), 2 * N_KERNEL + 1);
+	assert_int_equal(jt_int(jt_at(doc, "b"), "slices"), 2 * N_KERNEL + 1);
+	s = jt_at(doc, "summary");
+	assert_int_equal(jt_int(s, "both"), 2);
+	assert_int_equal(jt_int(s, "slower"), 1);
+	assert_int_equal(jt_int(s, "faster"), 0);
+	assert_int_equal(jt_int(s, "within_noise"), 1);
+	assert_int_equal(jt_int(s, "added"), 1);
+	assert_int_equal(jt_int(s, "removed"), 1);
 
 	/* kernel: exact counts and totals, the ratios, significant; the first row */
 	k = row(doc, "kernel", &place);
 	assert_int_equal(place, 0);
-	assert_string_equal(str(k, "in"), "both");
-	assert_int_equal(num(at(k, "a"), "count"), N_KERNEL);
-	assert_int_equal(num(at(k, "b"), "count"), N_KERNEL);
-	assert_int_equal(num(at(k, "a"), "total_ns"), (long long)sum(kernel_ns, N_KERNEL, 0));
-	assert_int_equal(num(at(k, "b"), "total_ns"), (long long)sum(kernel_ns, N_KERNEL, 1));
-	assert_int_equal(num(at(k, "a"), "min_ns"), 1000000);
-	assert_int_equal(num(at(k, "b"), "max_ns"), 2008000);
-	expect_near(num(at(k, "a"), "p50_ns"), exact_p50(kernel_ns, N_KERNEL, 0));
-	expect_near(num(at(k, "b"), "p50_ns"), exact_p50(kernel_ns, N_KERNEL, 1));
-	assert_true(real(k, "p50_ratio") >= lo && real(k, "p50_ratio") <= hi);
-	assert_true(real(k, "total_ratio") == 2.0); /* exact: every B is twice its A */
-	assert_true(YAJL_IS_TRUE(at(k, "significant")));
-	assert_string_equal(str(k, "verdict"), "significant");
-	assert_true(YAJL_IS_FALSE(at(k, "fails")));
+	assert_string_equal(jt_str(k, "in"), "both");
+	assert_int_equal(jt_int(jt_at(k, "a"), "count"), N_KERNEL);
+	assert_int_equal(jt_int(jt_at(k, "b"), "count"), N_KERNEL);
+	assert_int_equal(jt_int(jt_at(k, "a"), "total_ns"), (long long)sum(kernel_ns, N_KERNEL, 0));
+	assert_int_equal(jt_int(jt_at(k, "b"), "total_ns"), (long long)sum(kernel_ns, N_KERNEL, 1));
+	assert_int_equal(jt_int(jt_at(k, "a"), "min_ns"), 1000000);
+	assert_int_equal(jt_int(jt_at(k, "b"), "max_ns"), 2008000);
+	expect_near(jt_int(jt_at(k, "a"), "p50_ns"), exact_p50(kernel_ns, N_KERNEL, 0));
+	expect_near(jt_int(jt_at(k, "b"), "p50_ns"), exact_p50(kernel_ns, N_KERNEL, 1));
+	assert_true(jt_double(k, "p50_ratio") >= lo && jt_double(k, "p50_ratio") <= hi);
+	assert_true(jt_double(k, "total_ratio") == 2.0); /* exact: every B is twice its A */
+	assert_true(YAJL_IS_TRUE(jt_at(k, "significant")));
+	assert_string_equal(jt_str(k, "verdict"), "significant");
+	assert_true(YAJL_IS_FALSE(jt_at(k, "fails")));
 	/* a tight spread: far below the change */
-	assert_true(num(at(k, "b"), "spread_ns") < 100000);
+	assert_true(jt_int(jt_at(k, "b"), "spread_ns") < 100000);
 
 	/* io: the same durations in another order: the same sketch */
 	io = row(doc, "io", &place);
 	assert_int_equal(place, 1);
-	assert_int_equal(num(at(io, "a"), "total_ns"), (long long)sum(io_ns, N_IO, 0));
-	assert_int_equal(num(at(io, "b"), "total_ns"), (long long)sum(io_ns, N_IO, 0));
-	assert_true(real(io, "p50_ratio") == 1.0);
-	assert_true(real(io, "total_ratio") == 1.0);
-	assert_int_equal(num(at(io, "a"), "p50_ns"), num(at(io, "b"), "p50_ns"));
-	assert_true(YAJL_IS_FALSE(at(io, "significant")));
-	assert_string_equal(str(io, "verdict"), "within noise");
+	assert_int_equal(jt_int(jt_at(io, "a"), "total_ns"), (long long)sum(io_ns, N_IO, 0));
+	assert_int_equal(jt_int(jt_at(io, "b"), "total_ns"), (long long)sum(io_ns, N_IO, 0));
+	assert_true(jt_double(io, "p50_ratio") == 1.0);
+	assert_true(jt_double(io, "total_ratio") == 1.0);
+	assert_int_equal(jt_int(jt_at(io, "a"), "p50_ns"), jt_int(jt_at(io, "b"), "p50_ns"));
+	assert_true(YAJL_IS_FALSE(jt_at(io, "significant")));
+	assert_string_equal(jt_str(io, "verdict"), "within noise");
 
 	/* one side only */
 	k = row(doc, "teardown", &place);
 	assert_int_equal(place, 2);
-	assert_string_equal(str(k, "in"), "added");
-	assert_string_equal(str(k, "verdict"), "added");
-	assert_true(YAJL_IS_NULL(at(k, "a")));
-	assert_int_equal(num(at(k, "b"), "total_ns"), 7000);
-	assert_true(YAJL_IS_NULL(at(k, "p50_ratio")));
-	assert_true(YAJL_IS_NULL(at(k, "significant")));
+	assert_string_equal(jt_str(k, "in"), "added");
+	assert_string_equal(jt_str(k, "verdict"), "added");
+	assert_true(YAJL_IS_NULL(jt_at(k, "a")));
+	assert_int_equal(jt_int(jt_at(k, "b"), "total_ns"), 7000);
+	assert_true(YAJL_IS_NULL(jt_at(k, "p50_ratio")));
+	assert_true(YAJL_IS_NULL(jt_at(k, "significant")));
 	k = row(doc, "setup", &place);
 	assert_int_equal(place, 3);
-	assert_string_equal(str(k, "verdict"), "removed");
-	assert_true(YAJL_IS_NULL(at(k, "b")));
-	assert_int_equal(num(at(k, "a"), "count"), 1);
-	assert_int_equal(num(at(k, "a"), "p50_ns"), 3000);
+	assert_string_equal(jt_str(k, "verdict"), "removed");
+	assert_true(YAJL_IS_NULL(jt_at(k, "b")));
+	assert_int_equal(jt_int(jt_at(k, "a"), "count"), 1);
+	assert_int_equal(jt_int(jt_at(k, "a"), "p50_ns"), 3000);
 	yajl_tree_free(doc);
 }
 
@@ -343,11 +281,11 @@ static void fail_above_gates_on_significant_regressions(void **state)
 	assert_int_equal(run_status(p->a, p->a, "--fail-above", "0"), 0);
 
 	doc = run_json(1, p->a, p->b, "--fail-above", "50");
-	assert_true(real(doc, "fail_above_pct") == 50.0);
-	assert_true(YAJL_IS_TRUE(at(doc, "failed")));
-	assert_int_equal(num(doc, "failing"), 1);
-	assert_true(YAJL_IS_TRUE(at(row(doc, "kernel", NULL), "fails")));
-	assert_true(YAJL_IS_FALSE(at(row(doc, "io", NULL), "fails")));
+	assert_true(jt_double(doc, "fail_above_pct") == 50.0);
+	assert_true(YAJL_IS_TRUE(jt_at(doc, "failed")));
+	assert_int_equal(jt_int(doc, "failing"), 1);
+	assert_true(YAJL_IS_TRUE(jt_at(row(doc, "kernel", NULL), "fails")));
+	assert_true(YAJL_IS_FALSE(jt_at(row(doc, "io", NULL), "fails")));
 	yajl_tree_free(doc);
 
 	/* it says which key failed, and by how much */
@@ -359,9 +297,9 @@ static void fail_above_gates_on_significant_regressions(void **state)
 
 	/* B against A: kernel is significantly faster */
 	doc = run_json(0, p->b, p->a, "--fail-above", "0");
-	assert_int_equal(num(at(doc, "summary"), "faster"), 1);
-	assert_int_equal(num(at(doc, "summary"), "slower"), 0);
-	assert_string_equal(str(row(doc, "kernel", NULL), "verdict"), "significant");
+	assert_int_equal(jt_int(jt_at(doc, "summary"), "faster"), 1);
+	assert_int_equal(jt_int(jt_at(doc, "summary"), "slower"), 0);
+	assert_string_equal(jt_str(row(doc, "kernel", NULL), "verdict"), "significant");
 	yajl_tree_free(doc);
 }
 
@@ -409,13 +347,13 @@ static void by_cat_compares_categories(void **state)
 	struct pair *p = *state;
 	yajl_val doc = run_json(0, p->a, p->b, "--by", "cat");
 
-	assert_string_equal(str(doc, "by"), "cat");
+	assert_string_equal(jt_str(doc, "by"), "cat");
 	/* gpu, io, and app (setup in A, teardown in B: in both, 3 us against 7 us) */
-	assert_int_equal(num(doc, "keys"), 3);
-	assert_string_equal(str(row(doc, "gpu", NULL), "verdict"), "significant");
-	assert_string_equal(str(row(doc, "io", NULL), "verdict"), "within noise");
-	assert_int_equal(num(at(row(doc, "app", NULL), "a"), "total_ns"), 3000);
-	assert_int_equal(num(at(row(doc, "app", NULL), "b"), "total_ns"), 7000);
+	assert_int_equal(jt_int(doc, "keys"), 3);
+	assert_string_equal(jt_str(row(doc, "gpu", NULL), "verdict"), "significant");
+	assert_string_equal(jt_str(row(doc, "io", NULL), "verdict"), "within noise");
+	assert_int_equal(jt_int(jt_at(row(doc, "app", NULL), "a"), "total_ns"), 3000);
+	assert_int_equal(jt_int(jt_at(row(doc, "app", NULL), "b"), "total_ns"), 7000);
 	yajl_tree_free(doc);
 }
 
@@ -466,23 +404,23 @@ static void noisy_but_unchanged_is_within_noise(void **state)
 	write_noisy(b, 200, 2, 1050);
 	doc = run_json(0, a, b, "--fail-above", "1");
 	r = row(doc, "noisy", NULL);
-	assert_int_equal(num(at(r, "a"), "count"), 400);
-	assert_int_equal(num(at(r, "b"), "count"), 400);
-	assert_true(real(r, "p50_ratio") > 1.0); /* slower, by more than 1 % ... */
-	assert_true(real(r, "p50_ratio") < 1.2);
-	assert_true(num(at(r, "a"), "spread_ns") > 30000); /* ... but within the spread */
-	assert_true(YAJL_IS_FALSE(at(r, "significant")));
-	assert_string_equal(str(r, "verdict"), "within noise");
-	assert_true(YAJL_IS_FALSE(at(r, "fails")));
-	assert_true(YAJL_IS_FALSE(at(doc, "failed")));
+	assert_int_equal(jt_int(jt_at(r, "a"), "count"), 400);
+	assert_int_equal(jt_int(jt_at(r, "b"), "count"), 400);
+	assert_true(jt_double(r, "p50_ratio") > 1.0); /* slower, by more than 1 % ... */
+	assert_true(jt_double(r, "p50_ratio") < 1.2);
+	assert_true(jt_int(jt_at(r, "a"), "spread_ns") > 30000); /* ... but within the spread */
+	assert_true(YAJL_IS_FALSE(jt_at(r, "significant")));
+	assert_string_equal(jt_str(r, "verdict"), "within noise");
+	assert_true(YAJL_IS_FALSE(jt_at(r, "fails")));
+	assert_true(YAJL_IS_FALSE(jt_at(doc, "failed")));
 	yajl_tree_free(doc);
 
 	/* by thread: pids differ, the thread's name matches them */
 	doc = run_json(0, a, b, "--by", "thread");
-	assert_int_equal(num(doc, "keys"), 1);
+	assert_int_equal(jt_int(doc, "keys"), 1);
 	r = row(doc, "worker", NULL);
-	assert_string_equal(str(r, "in"), "both");
-	assert_int_equal(num(at(r, "a"), "count"), 401);
+	assert_string_equal(jt_str(r, "in"), "both");
+	assert_int_equal(jt_int(jt_at(r, "a"), "count"), 401);
 	yajl_tree_free(doc);
 
 	/* the same spread moved by 3x its width is significant */
@@ -539,12 +477,13 @@ static void usage_errors_and_bad_inputs(void **state)
 	/* a file against itself: every key within noise, ratios 1 */
 	{
 		yajl_val doc = run_json(0, good, good, NULL, NULL);
-		yajl_val a = rows(doc);
+		yajl_val a = jt_array(doc, "rows");
 
 		assert_true(a->u.array.len > 0);
 		for (size_t i = 0; i < a->u.array.len; i++) {
-			assert_string_equal(str(a->u.array.values[i], "verdict"), "within noise");
-			assert_true(real(a->u.array.values[i], "p50_ratio") == 1.0);
+			assert_string_equal(jt_str(a->u.array.values[i], "verdict"),
+					    "within noise");
+			assert_true(jt_double(a->u.array.values[i], "p50_ratio") == 1.0);
 		}
 		yajl_tree_free(doc);
 	}

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 

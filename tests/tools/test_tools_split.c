@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 

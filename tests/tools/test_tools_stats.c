@@ -19,6 +19,7 @@
  */
 #include <ringtrace.h>
 
+#include "json_tree.h"
 #include "sketch.h"
 #include "tool_test.h"
 #include "trace_read.h"
@@ -34,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
@@ -42,67 +42,16 @@
 
 static yajl_val parse_doc(const char *text)
 {
-	char err[256];
-	yajl_val v = yajl_tree_parse(text, err, sizeof(err));
+	yajl_val v = jt_parse(text, "stats --json");
 
-	if (v == NULL)
-		fail_msg("stats --json is not JSON: %s\n%s", err, text);
 	assert_true(YAJL_IS_OBJECT(v));
 	return v;
-}
-
-static yajl_val get(yajl_val v, const char *key)
-{
-	const char *path[] = {key, NULL};
-	yajl_val r = yajl_tree_get(v, path, yajl_t_any);
-
-	if (r == NULL)
-		fail_msg("no \"%s\" in the stats document", key);
-	return r;
-}
-
-static long long get_int(yajl_val v, const char *key)
-{
-	yajl_val n = get(v, key);
-
-	if (!YAJL_IS_INTEGER(n))
-		fail_msg("\"%s\" is not an integer", key);
-	return YAJL_GET_INTEGER(n);
-}
-
-static double get_double(yajl_val v, const char *key)
-{
-	yajl_val n = get(v, key);
-
-	if (!YAJL_IS_NUMBER(n))
-		fail_msg("\"%s\" is not a number", key);
-	return YAJL_GET_DOUBLE(n);
-}
-
-static const char *get_str(yajl_val v, const char *key)
-{
-	yajl_val s = get(v, key);
-
-	if (YAJL_IS_NULL(s))
-		return NULL;
-	if (!YAJL_IS_STRING(s))
-		fail_msg("\"%s\" is not a string", key);
-	return YAJL_GET_STRING(s);
-}
-
-static yajl_val get_array(yajl_val v, const char *key)
-{
-	yajl_val a = get(v, key);
-
-	if (!YAJL_IS_ARRAY(a))
-		fail_msg("\"%s\" is not an array", key);
-	return a;
 }
 
 /* The rows of "slices" (or "async"). */
 static yajl_val rows_of(yajl_val doc, const char *section)
 {
-	return get_array(get(doc, section), "rows");
+	return jt_array(jt_at(doc, section), "rows");
 }
 
 /* Run `ringtrace stats --json ARGS... FILE` and parse what it prints; status wanted. */
@@ -141,16 +90,16 @@ static void expect_rows(yajl_val rows, const struct want_row *want, size_t n)
 		yajl_val r = rows->u.array.values[i];
 		const struct want_row *w = &want[i];
 
-		if (strcmp(get_str(r, "key"), w->key) != 0)
-			fail_msg("row %zu is \"%s\", want \"%s\"", i, get_str(r, "key"), w->key);
-		assert_int_equal(get_int(r, "count"), w->count);
-		assert_int_equal(get_int(r, "total_ns"), w->total * 1000);
-		assert_int_equal(get_int(r, "self_ns"), w->self * 1000);
-		assert_int_equal(get_int(r, "mean_ns"), w->mean);
-		assert_int_equal(get_int(r, "min_ns"), w->min * 1000);
-		assert_int_equal(get_int(r, "p50_ns"), w->p50 * 1000);
-		assert_int_equal(get_int(r, "p99_ns"), w->p99 * 1000);
-		assert_int_equal(get_int(r, "max_ns"), w->max * 1000);
+		if (strcmp(jt_str(r, "key"), w->key) != 0)
+			fail_msg("row %zu is \"%s\", want \"%s\"", i, jt_str(r, "key"), w->key);
+		assert_int_equal(jt_int(r, "count"), w->count);
+		assert_int_equal(jt_int(r, "total_ns"), w->total * 1000);
+		assert_int_equal(jt_int(r, "self_ns"), w->self * 1000);
+		assert_int_equal(jt_int(r, "mean_ns"), w->mean);
+		assert_int_equal(jt_int(r, "min_ns"), w->min * 1000);
+		assert_int_equal(jt_int(r, "p50_ns"), w->p50 * 1000);
+		assert_int_equal(jt_int(r, "p99_ns"), w->p99 * 1000);
+		assert_int_equal(jt_int(r, "max_ns"), w->max * 1000);
 	}
 }
 
@@ -170,33 +119,33 @@ static void golden_by_name_matches_hand_computed_values(void **state)
 		{"physics", 1, 10, 10, 10000, 10, 10, 10, 10},
 	};
 	yajl_val doc = run_json(0, tool_data("data/stats_golden.json"), NULL, NULL);
-	yajl_val rec = get(doc, "recorder"), an = get(doc, "anomalies"), a, t;
+	yajl_val rec = jt_at(doc, "recorder"), an = jt_at(doc, "anomalies"), a, t;
 
 	(void)state;
-	assert_string_equal(get_str(doc, "by"), "name");
-	assert_true(fabs(get_double(doc, "relative_error") - 0.01) < 1e-12);
-	assert_int_equal(get_int(doc, "events"), 31);
-	assert_int_equal(get_int(doc, "thread_count"), 5);
-	assert_true(YAJL_IS_TRUE(get(doc, "complete")));
-	assert_true(YAJL_IS_FALSE(get(doc, "cut")));
-	assert_true(YAJL_IS_NULL(get(doc, "error")));
-	assert_int_equal(get_int(doc, "first_ns"), 0);
-	assert_int_equal(get_int(doc, "span_ns"), 2000000);
-	assert_int_equal(get_array(doc, "warnings")->u.array.len, 0);
+	assert_string_equal(jt_str(doc, "by"), "name");
+	assert_true(fabs(jt_double(doc, "relative_error") - 0.01) < 1e-12);
+	assert_int_equal(jt_int(doc, "events"), 31);
+	assert_int_equal(jt_int(doc, "thread_count"), 5);
+	assert_true(YAJL_IS_TRUE(jt_at(doc, "complete")));
+	assert_true(YAJL_IS_FALSE(jt_at(doc, "cut")));
+	assert_true(YAJL_IS_NULL(jt_at(doc, "error")));
+	assert_int_equal(jt_int(doc, "first_ns"), 0);
+	assert_int_equal(jt_int(doc, "span_ns"), 2000000);
+	assert_int_equal(jt_array(doc, "warnings")->u.array.len, 0);
 	/* The recorder's counts. */
-	assert_true(YAJL_IS_TRUE(get(rec, "final")));
-	assert_true(YAJL_IS_FALSE(get(rec, "repaired")));
-	assert_int_equal(get_int(rec, "dropped"), 7);
-	assert_int_equal(get_int(rec, "dropped_ring_full"), 4);
-	assert_int_equal(get_int(rec, "dropped_too_large"), 2);
-	assert_int_equal(get_int(rec, "dropped_io"), 1);
-	assert_int_equal(get_int(rec, "args_cut"), 3);
+	assert_true(YAJL_IS_TRUE(jt_at(rec, "final")));
+	assert_true(YAJL_IS_FALSE(jt_at(rec, "repaired")));
+	assert_int_equal(jt_int(rec, "dropped"), 7);
+	assert_int_equal(jt_int(rec, "dropped_ring_full"), 4);
+	assert_int_equal(jt_int(rec, "dropped_too_large"), 2);
+	assert_int_equal(jt_int(rec, "dropped_io"), 1);
+	assert_int_equal(jt_int(rec, "args_cut"), 3);
 	/* Slices. */
-	assert_int_equal(get_int(get(doc, "slices"), "count"), 11);
-	assert_int_equal(get_int(get(doc, "slices"), "keys"), 7);
+	assert_int_equal(jt_int(jt_at(doc, "slices"), "count"), 11);
+	assert_int_equal(jt_int(jt_at(doc, "slices"), "keys"), 7);
 	expect_rows(rows_of(doc, "slices"), want, sizeof(want) / sizeof(want[0]));
 	/* Busy share: busiest first; a tie keeps the order of appearance. */
-	t = get_array(doc, "threads");
+	t = jt_array(doc, "threads");
 	assert_int_equal(t->u.array.len, 3);
 	{
 		static const struct {
@@ -211,24 +160,24 @@ static void golden_by_name_matches_hand_computed_values(void **state)
 		for (size_t i = 0; i < 3; i++) {
 			yajl_val th = t->u.array.values[i];
 
-			assert_int_equal(get_int(th, "pid"), wt[i].pid);
-			assert_int_equal(get_int(th, "tid"), wt[i].tid);
-			assert_int_equal(get_int(th, "busy_ns"), wt[i].busy);
-			assert_int_equal(get_int(th, "span_ns"), wt[i].span);
-			assert_string_equal(get_str(th, "label"), wt[i].label);
-			assert_string_equal(get_str(th, "process_name"), wt[i].proc);
+			assert_int_equal(jt_int(th, "pid"), wt[i].pid);
+			assert_int_equal(jt_int(th, "tid"), wt[i].tid);
+			assert_int_equal(jt_int(th, "busy_ns"), wt[i].busy);
+			assert_int_equal(jt_int(th, "span_ns"), wt[i].span);
+			assert_string_equal(jt_str(th, "label"), wt[i].label);
+			assert_string_equal(jt_str(th, "process_name"), wt[i].proc);
 			if (wt[i].thread == NULL)
-				assert_null(get_str(th, "thread_name"));
+				assert_null(jt_str_or_null(th, "thread_name"));
 			else
-				assert_string_equal(get_str(th, "thread_name"), wt[i].thread);
-			assert_true(fabs(get_double(th, "busy_share") -
+				assert_string_equal(jt_str(th, "thread_name"), wt[i].thread);
+			assert_true(fabs(jt_double(th, "busy_share") -
 					 (double)wt[i].busy / (double)wt[i].span) < 1e-12);
 		}
 	}
 	/* Async: load ids 1, 2 and "0x3" (100, 50, 300 us); an e without its b, a b
 	 * never ended. */
-	a = get(doc, "async");
-	assert_int_equal(get_int(a, "count"), 3);
+	a = jt_at(doc, "async");
+	assert_int_equal(jt_int(a, "count"), 3);
 	{
 		static const struct want_row load[] = {
 			{"load", 3, 450, 0, 150000, 50, 100, 300, 300},
@@ -236,35 +185,35 @@ static void golden_by_name_matches_hand_computed_values(void **state)
 		yajl_val r = rows_of(doc, "async");
 
 		assert_int_equal(r->u.array.len, 1);
-		assert_string_equal(get_str(r->u.array.values[0], "name"), "load");
-		assert_int_equal(get_int(r->u.array.values[0], "count"), load[0].count);
-		assert_int_equal(get_int(r->u.array.values[0], "total_ns"), load[0].total * 1000);
-		assert_int_equal(get_int(r->u.array.values[0], "mean_ns"), load[0].mean);
-		assert_int_equal(get_int(r->u.array.values[0], "min_ns"), load[0].min * 1000);
-		assert_int_equal(get_int(r->u.array.values[0], "p50_ns"), load[0].p50 * 1000);
-		assert_int_equal(get_int(r->u.array.values[0], "p99_ns"), load[0].p99 * 1000);
-		assert_int_equal(get_int(r->u.array.values[0], "max_ns"), load[0].max * 1000);
+		assert_string_equal(jt_str(r->u.array.values[0], "name"), "load");
+		assert_int_equal(jt_int(r->u.array.values[0], "count"), load[0].count);
+		assert_int_equal(jt_int(r->u.array.values[0], "total_ns"), load[0].total * 1000);
+		assert_int_equal(jt_int(r->u.array.values[0], "mean_ns"), load[0].mean);
+		assert_int_equal(jt_int(r->u.array.values[0], "min_ns"), load[0].min * 1000);
+		assert_int_equal(jt_int(r->u.array.values[0], "p50_ns"), load[0].p50 * 1000);
+		assert_int_equal(jt_int(r->u.array.values[0], "p99_ns"), load[0].p99 * 1000);
+		assert_int_equal(jt_int(r->u.array.values[0], "max_ns"), load[0].max * 1000);
 	}
 	/* Counters: one series per key, in file order. */
 	{
-		yajl_val c = get_array(doc, "counters"), used, free_;
+		yajl_val c = jt_array(doc, "counters"), used, free_;
 
 		assert_int_equal(c->u.array.len, 2);
 		used = c->u.array.values[0];
 		free_ = c->u.array.values[1];
-		assert_string_equal(get_str(used, "name"), "mem");
-		assert_string_equal(get_str(used, "series"), "used");
-		assert_int_equal(get_int(used, "samples"), 2);
-		assert_true(get_double(used, "min") == 10.0 && get_double(used, "max") == 30.5);
-		assert_string_equal(get_str(free_, "series"), "free");
-		assert_true(get_double(free_, "min") == 1.0 && get_double(free_, "max") == 5.0);
+		assert_string_equal(jt_str(used, "name"), "mem");
+		assert_string_equal(jt_str(used, "series"), "used");
+		assert_int_equal(jt_int(used, "samples"), 2);
+		assert_true(jt_double(used, "min") == 10.0 && jt_double(used, "max") == 30.5);
+		assert_string_equal(jt_str(free_, "series"), "free");
+		assert_true(jt_double(free_, "min") == 1.0 && jt_double(free_, "max") == 5.0);
 	}
-	assert_int_equal(get_int(an, "end_without_begin"), 1);
-	assert_int_equal(get_int(an, "async_unmatched_end"), 1);
-	assert_int_equal(get_int(an, "async_unended"), 1);
-	assert_int_equal(get_int(an, "late"), 0);
-	assert_int_equal(get_int(an, "approx_self"), 0);
-	assert_int_equal(get_int(an, "partial_overlap"), 0);
+	assert_int_equal(jt_int(an, "end_without_begin"), 1);
+	assert_int_equal(jt_int(an, "async_unmatched_end"), 1);
+	assert_int_equal(jt_int(an, "async_unended"), 1);
+	assert_int_equal(jt_int(an, "late"), 0);
+	assert_int_equal(jt_int(an, "approx_self"), 0);
+	assert_int_equal(jt_int(an, "partial_overlap"), 0);
 	yajl_tree_free(doc);
 }
 
@@ -285,14 +234,14 @@ static void golden_by_cat_and_by_thread(void **state)
 
 	(void)state;
 	doc = run_json(0, tool_data("data/stats_golden.json"), "--by", "cat");
-	assert_string_equal(get_str(doc, "by"), "cat");
+	assert_string_equal(jt_str(doc, "by"), "cat");
 	expect_rows(rows_of(doc, "slices"), cats, sizeof(cats) / sizeof(cats[0]));
 	yajl_tree_free(doc);
 	doc = run_json(0, tool_data("data/stats_golden.json"), "--by", "thread");
 	rows = rows_of(doc, "slices");
 	expect_rows(rows, threads, sizeof(threads) / sizeof(threads[0]));
-	assert_int_equal(get_int(rows->u.array.values[0], "pid"), 1);
-	assert_int_equal(get_int(rows->u.array.values[0], "tid"), 11);
+	assert_int_equal(jt_int(rows->u.array.values[0], "pid"), 1);
+	assert_int_equal(jt_int(rows->u.array.values[0], "tid"), 11);
 	yajl_tree_free(doc);
 }
 
@@ -344,10 +293,10 @@ static void cut_file_is_counted_to_its_cut_with_a_warning(void **state)
 
 	(void)state;
 	doc = run_json(0, tool_data("data/cut_midline.json"), NULL, NULL);
-	assert_true(YAJL_IS_TRUE(get(doc, "cut")));
-	assert_int_equal(get_int(doc, "partial_event_bytes"), 30);
-	assert_true(YAJL_IS_NULL(get(doc, "recorder")));
-	w = get_array(doc, "warnings");
+	assert_true(YAJL_IS_TRUE(jt_at(doc, "cut")));
+	assert_int_equal(jt_int(doc, "partial_event_bytes"), 30);
+	assert_true(YAJL_IS_NULL(jt_at(doc, "recorder")));
+	w = jt_array(doc, "warnings");
 	assert_int_equal(w->u.array.len, 3);
 	assert_true(tool_has(YAJL_GET_STRING(w->u.array.values[0]), "ends inside an event"));
 	assert_true(tool_has(YAJL_GET_STRING(w->u.array.values[1]), "cut short"));
@@ -356,16 +305,16 @@ static void cut_file_is_counted_to_its_cut_with_a_warning(void **state)
 	 * in them; nocat [12, ...) at 12, the latest time on its thread. */
 	rows = rows_of(doc, "slices");
 	assert_int_equal(rows->u.array.len, 5);
-	assert_string_equal(get_str(rows->u.array.values[0], "key"), "outer");
-	assert_int_equal(get_int(rows->u.array.values[0], "total_ns"), 5500);
-	assert_int_equal(get_int(rows->u.array.values[0], "self_ns"), 1000);
-	assert_string_equal(get_str(rows->u.array.values[1], "key"), "inner");
-	assert_int_equal(get_int(rows->u.array.values[1], "total_ns"), 4500);
-	assert_int_equal(get_int(rows->u.array.values[1], "self_ns"), 1000);
-	assert_string_equal(get_str(rows->u.array.values[4], "key"), "nocat");
-	assert_int_equal(get_int(rows->u.array.values[4], "total_ns"), 0);
-	an = get(doc, "anomalies");
-	assert_int_equal(get_int(an, "unended"), 3);
+	assert_string_equal(jt_str(rows->u.array.values[0], "key"), "outer");
+	assert_int_equal(jt_int(rows->u.array.values[0], "total_ns"), 5500);
+	assert_int_equal(jt_int(rows->u.array.values[0], "self_ns"), 1000);
+	assert_string_equal(jt_str(rows->u.array.values[1], "key"), "inner");
+	assert_int_equal(jt_int(rows->u.array.values[1], "total_ns"), 4500);
+	assert_int_equal(jt_int(rows->u.array.values[1], "self_ns"), 1000);
+	assert_string_equal(jt_str(rows->u.array.values[4], "key"), "nocat");
+	assert_int_equal(jt_int(rows->u.array.values[4], "total_ns"), 0);
+	an = jt_at(doc, "anomalies");
+	assert_int_equal(jt_int(an, "unended"), 3);
 	yajl_tree_free(doc);
 	/* The same from standard input, for people. */
 	tool_run(&r, tool_data("data/cut_midline.json"), "stats", "-", NULL);
@@ -379,12 +328,12 @@ static void cut_file_is_counted_to_its_cut_with_a_warning(void **state)
 static void provisional_end_marker_is_warned_about(void **state)
 {
 	yajl_val doc = run_json(0, tool_data("data/provisional.json"), NULL, NULL);
-	yajl_val rec = get(doc, "recorder"), w = get_array(doc, "warnings");
+	yajl_val rec = jt_at(doc, "recorder"), w = jt_array(doc, "warnings");
 
 	(void)state;
-	assert_true(YAJL_IS_FALSE(get(rec, "final")));
-	assert_int_equal(get_int(rec, "dropped"), 5);
-	assert_int_equal(get_int(rec, "dropped_ring_full"), 5);
+	assert_true(YAJL_IS_FALSE(jt_at(rec, "final")));
+	assert_int_equal(jt_int(rec, "dropped"), 5);
+	assert_int_equal(jt_int(rec, "dropped_ring_full"), 5);
 	assert_int_equal(w->u.array.len, 1);
 	assert_true(tool_has(YAJL_GET_STRING(w->u.array.values[0]), "final:false"));
 	yajl_tree_free(doc);
@@ -393,13 +342,13 @@ static void provisional_end_marker_is_warned_about(void **state)
 static void repaired_file_says_repaired(void **state)
 {
 	yajl_val doc = run_json(0, tool_data("data/cut_midline.repaired.json"), NULL, NULL);
-	yajl_val rec = get(doc, "recorder");
+	yajl_val rec = jt_at(doc, "recorder");
 
 	(void)state;
-	assert_true(YAJL_IS_TRUE(get(rec, "final")));
-	assert_true(YAJL_IS_TRUE(get(rec, "repaired")));
-	assert_true(YAJL_IS_NULL(get(rec, "dropped"))); /* the repair had no counts to keep */
-	assert_int_equal(get_array(doc, "warnings")->u.array.len, 0);
+	assert_true(YAJL_IS_TRUE(jt_at(rec, "final")));
+	assert_true(YAJL_IS_TRUE(jt_at(rec, "repaired")));
+	assert_true(YAJL_IS_NULL(jt_at(rec, "dropped"))); /* the repair had no counts to keep */
+	assert_int_equal(jt_array(doc, "warnings")->u.array.len, 0);
 	yajl_tree_free(doc);
 }
 
@@ -417,8 +366,8 @@ static void malformed_input_gives_stats_before_it_and_exit_1(void **state)
 	(void)state;
 	tool_write(path, text, sizeof(text) - 1);
 	doc = run_json(1, path, NULL, NULL);
-	assert_int_equal(get_int(get(doc, "slices"), "count"), 2);
-	assert_true(tool_has(get_str(doc, "error"), ":4:"));
+	assert_int_equal(jt_int(jt_at(doc, "slices"), "count"), 2);
+	assert_true(tool_has(jt_str(doc, "error"), ":4:"));
 	yajl_tree_free(doc);
 	tool_run(&r, NULL, "stats", path, NULL);
 	assert_int_equal(r.status, 1);
@@ -505,16 +454,7 @@ static char *xline(const char *name, long long start_ns, long long dur_ns)
 
 static yajl_val row_named(yajl_val doc, const char *key)
 {
-	yajl_val rows = rows_of(doc, "slices");
-
-	for (size_t i = 0; i < rows->u.array.len; i++) {
-		const char *k = get_str(rows->u.array.values[i], "key");
-
-		if (k != NULL && strcmp(k, key) == 0)
-			return rows->u.array.values[i];
-	}
-	fail_msg("no row \"%s\"", key);
-	return NULL;
+	return jt_row(rows_of(doc, "slices"), key, NULL);
 }
 
 /* Siblings in order of start, then one that starts before all of them: it arrives
@@ -532,14 +472,14 @@ static void slice_far_out_of_order_is_counted_as_late(void **state)
 	lines[N] = xline("late", 10000, 80000);
 	write_events(path, (const char *const *)lines, N + 1);
 	doc = run_json(0, path, NULL, NULL);
-	assert_int_equal(get_int(get(doc, "anomalies"), "late"), 1);
-	assert_int_equal(get_array(doc, "warnings")->u.array.len, 1);
-	assert_true(tool_has(YAJL_GET_STRING(get_array(doc, "warnings")->u.array.values[0]),
+	assert_int_equal(jt_int(jt_at(doc, "anomalies"), "late"), 1);
+	assert_int_equal(jt_array(doc, "warnings")->u.array.len, 1);
+	assert_true(tool_has(YAJL_GET_STRING(jt_array(doc, "warnings")->u.array.values[0]),
 			     "too far out of order"));
 	row = row_named(doc, "late");
-	assert_int_equal(get_int(row, "total_ns"), 80000);
-	assert_int_equal(get_int(row, "self_ns"), 80000);
-	assert_int_equal(get_int(row_named(doc, "s"), "total_ns"), (long long)N * 50000);
+	assert_int_equal(jt_int(row, "total_ns"), 80000);
+	assert_int_equal(jt_int(row, "self_ns"), 80000);
+	assert_int_equal(jt_int(row_named(doc, "s"), "total_ns"), (long long)N * 50000);
 	yajl_tree_free(doc);
 	for (int i = 0; i <= N; i++)
 		free(lines[i]);
@@ -564,15 +504,15 @@ static void late_parent_inside_a_merged_run_is_estimated(void **state)
 	lines[N] = xline("p", p_start, p_end - p_start);
 	write_events(path, (const char *const *)lines, N + 1);
 	doc = run_json(0, path, NULL, NULL);
-	assert_true(get_int(get(doc, "anomalies"), "approx_self") >= 1);
-	assert_true(tool_has(YAJL_GET_STRING(get_array(doc, "warnings")->u.array.values[0]),
+	assert_true(jt_int(jt_at(doc, "anomalies"), "approx_self") >= 1);
+	assert_true(tool_has(YAJL_GET_STRING(jt_array(doc, "warnings")->u.array.values[0]),
 			     "estimated self time"));
 	p = row_named(doc, "p");
-	self = get_int(p, "self_ns");
-	assert_int_equal(get_int(p, "total_ns"), p_end - p_start);
+	self = jt_int(p, "self_ns");
+	assert_int_equal(jt_int(p, "total_ns"), p_end - p_start);
 	if (llabs(self - want) > want / 20)
 		fail_msg("estimated self %lld, true %lld", self, want);
-	assert_int_equal(get_int(row_named(doc, "a"), "total_ns"), (long long)N * 500);
+	assert_int_equal(jt_int(row_named(doc, "a"), "total_ns"), (long long)N * 500);
 	yajl_tree_free(doc);
 	for (int i = 0; i <= N; i++)
 		free(lines[i]);
@@ -931,38 +871,38 @@ static void expect_within(const char *what, const char *key, long long got, uint
 /* The tool's document against the reference, row by row and thread by thread. */
 static void expect_same_as_reference(yajl_val doc, const struct ref *r)
 {
-	yajl_val rows = rows_of(doc, "slices"), th = get_array(doc, "threads");
+	yajl_val rows = rows_of(doc, "slices"), th = jt_array(doc, "threads");
 	long long prev_total = -1;
 
-	assert_int_equal(get_int(get(doc, "slices"), "count"), r->ns);
+	assert_int_equal(jt_int(jt_at(doc, "slices"), "count"), r->ns);
 	assert_int_equal(rows->u.array.len, r->nrows);
 	for (size_t i = 0; i < rows->u.array.len; i++) {
 		yajl_val row = rows->u.array.values[i];
-		const char *key = get_str(row, "key");
+		const char *key = jt_str_or_null(row, "key");
 		const struct ref_row *w = NULL;
 
 		for (size_t k = 0; k < r->nrows && w == NULL; k++) {
 			if (r->rows[k].key != NULL ? strcmp(r->rows[k].key, key) == 0
-						   : r->rows[k].pid == get_int(row, "pid") &&
-							     r->rows[k].tid == get_int(row, "tid"))
+						   : r->rows[k].pid == jt_int(row, "pid") &&
+							     r->rows[k].tid == jt_int(row, "tid"))
 				w = &r->rows[k];
 		}
 		if (w == NULL)
 			fail_msg("row \"%s\" is not in the reference", key);
 		if (prev_total >= 0)
-			assert_true(get_int(row, "total_ns") <= prev_total);
-		prev_total = get_int(row, "total_ns");
-		assert_int_equal(get_int(row, "count"), w->count);
-		assert_int_equal(get_int(row, "total_ns"), w->total);
-		if (get_int(row, "self_ns") != (long long)w->self)
-			fail_msg("self of %s: %lld, want %llu", key, get_int(row, "self_ns"),
+			assert_true(jt_int(row, "total_ns") <= prev_total);
+		prev_total = jt_int(row, "total_ns");
+		assert_int_equal(jt_int(row, "count"), w->count);
+		assert_int_equal(jt_int(row, "total_ns"), w->total);
+		if (jt_int(row, "self_ns") != (long long)w->self)
+			fail_msg("self of %s: %lld, want %llu", key, jt_int(row, "self_ns"),
 				 (unsigned long long)w->self);
-		assert_int_equal(get_int(row, "min_ns"), w->min);
-		assert_int_equal(get_int(row, "max_ns"), w->max);
-		assert_int_equal(get_int(row, "mean_ns"), (w->total + w->count / 2) / w->count);
-		expect_within("p50", key, get_int(row, "p50_ns"),
+		assert_int_equal(jt_int(row, "min_ns"), w->min);
+		assert_int_equal(jt_int(row, "max_ns"), w->max);
+		assert_int_equal(jt_int(row, "mean_ns"), (w->total + w->count / 2) / w->count);
+		expect_within("p50", key, jt_int(row, "p50_ns"),
 			      nearest_rank(w->durs, w->count, 5000));
-		expect_within("p99", key, get_int(row, "p99_ns"),
+		expect_within("p99", key, jt_int(row, "p99_ns"),
 			      nearest_rank(w->durs, w->count, 9900));
 	}
 	for (size_t k = 0; k < r->nth; k++) {
@@ -974,20 +914,20 @@ static void expect_same_as_reference(yajl_val doc, const struct ref *r)
 		for (size_t i = 0; i < th->u.array.len; i++) {
 			yajl_val v = th->u.array.values[i];
 
-			if (get_int(v, "pid") != t->pid || get_int(v, "tid") != t->tid)
+			if (jt_int(v, "pid") != t->pid || jt_int(v, "tid") != t->tid)
 				continue;
 			found = true;
-			assert_int_equal(get_int(v, "busy_ns"), t->busy);
-			assert_int_equal(get_int(v, "first_ns"), t->first);
-			assert_int_equal(get_int(v, "last_ns"), t->last);
-			assert_int_equal(get_int(v, "slices"), t->slices);
+			assert_int_equal(jt_int(v, "busy_ns"), t->busy);
+			assert_int_equal(jt_int(v, "first_ns"), t->first);
+			assert_int_equal(jt_int(v, "last_ns"), t->last);
+			assert_int_equal(jt_int(v, "slices"), t->slices);
 		}
 		if (!found)
 			fail_msg("thread %lld/%lld missing", (long long)t->pid, (long long)t->tid);
 	}
-	assert_int_equal(get_int(get(doc, "anomalies"), "late"), 0);
-	assert_int_equal(get_int(get(doc, "anomalies"), "approx_self"), 0);
-	assert_int_equal(get_int(get(doc, "anomalies"), "partial_overlap"), 0);
+	assert_int_equal(jt_int(jt_at(doc, "anomalies"), "late"), 0);
+	assert_int_equal(jt_int(jt_at(doc, "anomalies"), "approx_self"), 0);
+	assert_int_equal(jt_int(jt_at(doc, "anomalies"), "partial_overlap"), 0);
 }
 
 static void check_generated(bool start_order, bool shuffle)
@@ -1023,7 +963,7 @@ static void check_generated(bool start_order, bool shuffle)
 			assert_int_equal(r.status, 0);
 			doc = parse_doc(r.out);
 			expect_same_as_reference(doc, &ref);
-			assert_true(YAJL_IS_TRUE(get(doc, "gzip")));
+			assert_true(YAJL_IS_TRUE(jt_at(doc, "gzip")));
 			yajl_tree_free(doc);
 			tool_run_free(&r);
 			unlink(gz);
@@ -1114,14 +1054,14 @@ static void recorder_output_agrees_with_the_reference(void **state)
 		ref_compute(&ref, &tr, bys[i]);
 		doc = run_json(0, path, "--by", bys[i]);
 		expect_same_as_reference(doc, &ref);
-		assert_true(YAJL_IS_TRUE(get(get(doc, "recorder"), "final")));
-		assert_int_equal(get_int(get(doc, "recorder"), "dropped"), 0);
-		assert_int_equal(get_array(doc, "warnings")->u.array.len, 0);
+		assert_true(YAJL_IS_TRUE(jt_at(jt_at(doc, "recorder"), "final")));
+		assert_int_equal(jt_int(jt_at(doc, "recorder"), "dropped"), 0);
+		assert_int_equal(jt_array(doc, "warnings")->u.array.len, 0);
 		if (i == 0) {
 			/* "thread main" holds a thread's 1500 iterations: self exact though
 			 * they waited, merged, for it. */
-			assert_int_equal(get_int(row_named(doc, "iteration"), "count"), 4500);
-			assert_int_equal(get_int(row_named(doc, "thread main"), "count"), 3);
+			assert_int_equal(jt_int(row_named(doc, "iteration"), "count"), 4500);
+			assert_int_equal(jt_int(row_named(doc, "thread main"), "count"), 3);
 		}
 		yajl_tree_free(doc);
 		ref_free(&ref);
@@ -1165,11 +1105,11 @@ static void large_file_in_bounded_memory(void **state)
 	if (!TT_SANITIZED && r.maxrss_kib > 64 * 1024)
 		fail_msg("stats: peak RSS %ld KiB on %zu MiB", r.maxrss_kib, target >> 20);
 	doc = parse_doc(r.out);
-	assert_int_equal(get_int(get(doc, "slices"), "count"), n + 1);
+	assert_int_equal(jt_int(jt_at(doc, "slices"), "count"), n + 1);
 	/* main holds every slice of thread 1 (a third), each 500 ns: exact, merged or not. */
-	assert_int_equal(get_int(row_named(doc, "main"), "self_ns"),
+	assert_int_equal(jt_int(row_named(doc, "main"), "self_ns"),
 			 (long long)(ts / 1000 + 1) * 1000 - (long long)((n + 2) / 3) * 500);
-	assert_int_equal(get_int(get(doc, "anomalies"), "approx_self"), 0);
+	assert_int_equal(jt_int(jt_at(doc, "anomalies"), "approx_self"), 0);
 	yajl_tree_free(doc);
 	tool_run_free(&r);
 	unlink(path);

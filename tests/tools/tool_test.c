@@ -3,6 +3,7 @@
  * Helpers of the tool tests (see tool_test.h).
  */
 #include "tool_test.h"
+#include "json_tree.h"
 #include "trace_read.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -271,7 +271,7 @@ size_t tool_corpus_files(char paths[][4200], size_t max)
  * JSON. */
 void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, const char *input)
 {
-	char err[256], *text;
+	char what[8600], *text;
 	yajl_val v;
 
 	if (r->status == 1 && tool_has(r->err, input) && tool_has(r->err, "not a trace")) {
@@ -290,9 +290,8 @@ void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, co
 		return;
 	}
 	text = tool_read(path, NULL);
-	v = yajl_tree_parse(text, err, sizeof(err));
-	if (v == NULL)
-		fail_msg("%s: %s is not strict JSON: %s", input, path, err);
+	snprintf(what, sizeof(what), "%s: %s", input, path);
+	v = jt_parse(text, what);
 	assert_true(YAJL_IS_ARRAY(v));
 	yajl_tree_free(v);
 	free(text);

@@ -32,6 +32,17 @@ void buf_free(struct buf *b)
 	b->len = b->cap = 0;
 }
 
+char *text_dup(const void *p, size_t len)
+{
+	char *q = malloc(len + 1);
+
+	if (q != NULL) {
+		memcpy(q, p, len);
+		q[len] = '\0';
+	}
+	return q;
+}
+
 long utf8_put_valid(struct buf *b, const void *src, size_t len)
 {
 	size_t bad = 0;

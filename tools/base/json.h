@@ -63,6 +63,10 @@ static inline int buf_puts(struct buf *b, const char *s)
 
 void buf_free(struct buf *b);
 
+/* A NUL-terminated copy of p[0 .. len) (malloc'd), or NULL when out of memory. Not
+ * strndup(): the text may hold NUL bytes. */
+char *text_dup(const void *p, size_t len);
+
 /*
  * Append s[0 .. len) as a quoted JSON string, escaped as the header comment says.
  * Returns the number of invalid UTF-8 sequences replaced by U+FFFD, or -1 when out

@@ -103,12 +103,12 @@ struct diff {
 /* ------------------------------------------------------------------- keys */
 
 /* The key of a thread: its names when the thread has one (matched across runs), else
- * the label with pid and tid. In tally.c's format of a string key. */
+ * the label with pid and tid. A string key, as tally.c keys a row by name. */
 static int thread_key(struct diff *d, const struct tally *c, const struct row *r)
 {
 	const struct label *t = tally_label(c, 't', r->pid, r->tid);
 	const struct label *p = tally_label(c, 'p', r->pid, 0);
-	size_t len;
+	struct trace_value name;
 
 	d->label.len = 0;
 	if (t != NULL) {
@@ -121,10 +121,9 @@ static int thread_key(struct diff *d, const struct tally *c, const struct row *r
 	} else {
 		return -1;
 	}
-	len = d->label.len;
+	name = (struct trace_value){TRACE_STRING, d->label.p, d->label.len};
 	d->key.len = 0;
-	return buf_putc(&d->key, (char)TRACE_STRING) || buf_put(&d->key, &len, sizeof(len)) ||
-	       buf_put(&d->key, d->label.p, len);
+	return trace_key_add(&d->key, &name);
 }
 
 /* The rows of a tally into side i of the keys. 0 or -1 (out of memory). */

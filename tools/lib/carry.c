@@ -45,30 +45,11 @@ void carry_destroy(struct carry *c)
 	buf_free(&c->key);
 }
 
-char *carry_dup(const char *p, size_t len)
-{
-	char *q = malloc(len + 1);
-
-	if (q != NULL) {
-		memcpy(q, p, len);
-		q[len] = '\0';
-	}
-	return q;
-}
-
-int carry_key_add(struct buf *k, const struct trace_value *v)
-{
-	uint64_t len = v->len;
-	char type = (char)v->type;
-
-	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
-}
-
 /* Replace the event kept under the key in c->key by ev. 0 or -1. */
 static int keep(struct carry *c, struct table *t, const struct trace_event *ev)
 {
 	struct kept_event *k = table_put(t, c->key.p, c->key.len, NULL);
-	char *copy = carry_dup(ev->json, ev->json_len);
+	char *copy = text_dup(ev->json, ev->json_len);
 
 	if (k == NULL || copy == NULL) {
 		free(copy);
@@ -108,7 +89,7 @@ int carry_counter(struct carry *c, const struct trace_event *ev)
 		return 0;
 	trace_event_thread(ev, &pid, &tid);
 	c->key.len = 0;
-	if (carry_key_add(&c->key, &ev->name) || buf_put(&c->key, &pid, sizeof(pid)))
+	if (trace_key_add(&c->key, &ev->name) || buf_put(&c->key, &pid, sizeof(pid)))
 		return -1;
 	return keep(c, &c->counters, ev);
 }
@@ -130,12 +111,10 @@ static int new_span(struct async_span *as, const struct trace_event *ev)
 	}
 	as->id = id.p;
 	as->id_len = id.len;
-	as->cat = carry_dup(ev->cat.text, ev->cat.len);
+	as->cat = trace_value_dup(&ev->cat);
 	as->cat_len = ev->cat.len;
-	if (ev->name.type == TRACE_STRING) {
-		as->name = carry_dup(ev->name.text, ev->name.len);
-		as->name_len = ev->name.len;
-	}
+	as->name = trace_value_dup(&ev->name);
+	as->name_len = as->name != NULL ? ev->name.len : 0;
 	trace_event_thread(ev, &as->pid, &as->tid);
 	return as->cat == NULL || (ev->name.type == TRACE_STRING && as->name == NULL) ? -1 : 0;
 }
@@ -149,9 +128,7 @@ int carry_async(struct carry *c, const struct trace_event *ev, struct async_span
 	*span = NULL;
 	if (ev->cat.type != TRACE_STRING || ev->id.type == TRACE_ABSENT)
 		return CARRY_ASYNC_NONE; /* not a span the viewers match: nothing to carry */
-	c->key.len = 0;
-	if (carry_key_add(&c->key, &ev->cat) || carry_key_add(&c->key, &ev->id) ||
-	    carry_key_add(&c->key, &ev->name))
+	if (trace_async_key(&c->key, ev))
 		return -1;
 	as = ev->phase == 'b' ? table_put(&c->async, c->key.p, c->key.len, &created)
 			      : table_get(&c->async, c->key.p, c->key.len);
@@ -184,7 +161,7 @@ int carry_async(struct carry *c, const struct trace_event *ev, struct async_span
 		as->cap = n;
 	}
 	o = &as->open[as->depth];
-	o->json = carry_dup(ev->json, ev->json_len);
+	o->json = text_dup(ev->json, ev->json_len);
 	if (o->json == NULL)
 		return -1;
 	o->len = ev->json_len;

@@ -95,10 +95,4 @@ void carry_async_forget(struct carry *c, struct async_span *as);
 int carry_start_marker(struct buf *b, const char *orig, size_t orig_len, bool set_ts, int64_t ts_ns,
 		       int64_t pid, int64_t tid, const char *members, size_t members_len);
 
-/* A copy of p[0 .. len), NUL-terminated, or NULL. */
-char *carry_dup(const char *p, size_t len);
-
-/* Append a value to a table key: its type and length, then its bytes. 0 or -1. */
-int carry_key_add(struct buf *k, const struct trace_value *v);
-
 #endif /* RTR_TOOLS_CARRY_H */

@@ -53,13 +53,13 @@ static uint64_t hash_value(const struct trace_value *v)
 	return h;
 }
 
-/* A value into a key: its type, length and bytes, so that no two values collide. */
-static int key_add(struct buf *b, const struct trace_value *v)
+/* A name or cat into a row's key: only a string names a row; anything else is
+ * "(none)", one row for all. */
+static int key_add_row_name(struct buf *b, const struct trace_value *v)
 {
-	char t = (char)v->type;
-	size_t len = v->type == TRACE_ABSENT ? 0 : v->len;
+	static const struct trace_value absent = {TRACE_ABSENT, NULL, 0};
 
-	return buf_putc(b, t) || buf_put(b, &len, sizeof(len)) || buf_put(b, v->text, len);
+	return trace_key_add(b, v->type == TRACE_STRING ? v : &absent);
 }
 
 static struct row *row_for(struct tally *c, const struct trace_event *ev, int64_t pid, int64_t tid)
@@ -75,10 +75,8 @@ static struct row *row_for(struct tally *c, const struct trace_event *ev, int64_
 			goto nomem;
 	} else {
 		const struct trace_value *v = c->opt->by == BY_NAME ? &ev->name : &ev->cat;
-		struct trace_value absent = {TRACE_ABSENT, NULL, 0};
 
-		/* Only a string names a row; anything else is "(none)". */
-		if (key_add(&c->key, v->type == TRACE_STRING ? v : &absent))
+		if (key_add_row_name(&c->key, v))
 			goto nomem;
 	}
 	row = table_get(&c->rows, c->key.p, c->key.len);
@@ -248,9 +246,7 @@ static void on_async(struct tally *c, const struct trace_event *ev)
 		c->anomaly[AN_NO_TS]++;
 		return;
 	}
-	c->key.len = 0;
-	if (key_add(&c->key, &ev->cat) || key_add(&c->key, &ev->id) ||
-	    key_add(&c->key, &ev->name)) {
+	if (trace_async_key(&c->key, ev)) {
 		c->nomem = true;
 		return;
 	}
@@ -295,12 +291,11 @@ static void on_async(struct tally *c, const struct trace_event *ev)
 		return;
 	}
 	{
-		struct trace_value absent = {TRACE_ABSENT, NULL, 0};
 		struct async_row *row;
 		uint64_t dur = span_ns(start, ev->ts_ns);
 
 		c->key.len = 0;
-		if (key_add(&c->key, ev->name.type == TRACE_STRING ? &ev->name : &absent)) {
+		if (key_add_row_name(&c->key, &ev->name)) {
 			c->nomem = true;
 			return;
 		}
@@ -370,12 +365,11 @@ static void on_metadata(struct tally *c, const struct trace_event *ev)
 		return;
 	}
 	l = table_put(&c->labels, c->key.p, c->key.len, NULL);
-	copy = malloc(a->len + 1);
+	copy = trace_value_dup(a);
 	if (l == NULL || copy == NULL) {
 		free(copy);
 		goto nomem;
 	}
-	memcpy(copy, a->text, a->len + 1);
 	free(l->name); /* the last name given wins, as in the viewers */
 	l->name = copy;
 	l->len = a->len;
@@ -544,14 +538,8 @@ void tally_destroy(struct tally *c)
 const char *tally_key_string(const struct table *t, const void *value, size_t *len)
 {
 	size_t klen;
-	const char *k = table_key(t, value, &klen);
 
-	if (k[0] != (char)TRACE_STRING) {
-		*len = 0;
-		return NULL;
-	}
-	memcpy(len, k + 1, sizeof(*len));
-	return k + 1 + sizeof(*len);
+	return trace_key_string(table_key(t, value, &klen), len);
 }
 
 const struct label *tally_label(const struct tally *c, char kind, int64_t pid, int64_t tid)

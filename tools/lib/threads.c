@@ -5,6 +5,8 @@
  */
 #include "threads.h"
 
+#include "json.h"
+
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -115,18 +117,6 @@ void *thread_extra(struct thread_state *th)
 	return (char *)th + EXTRA_OFFSET;
 }
 
-static char *copy_text(const struct trace_value *v)
-{
-	char *p;
-
-	if (v->type != TRACE_STRING)
-		return NULL;
-	p = malloc(v->len + 1);
-	if (p != NULL)
-		memcpy(p, v->text, v->len + 1);
-	return p;
-}
-
 static uint64_t key_hash(const char *key, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
@@ -171,9 +161,9 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 	}
 	s = &th->open[th->depth];
 	memset(s, 0, sizeof(*s));
-	s->name = copy_text(&ev->name);
-	s->cat = copy_text(&ev->cat);
-	s->json = malloc(ev->json_len + 1);
+	s->name = trace_value_dup(&ev->name);
+	s->cat = trace_value_dup(&ev->cat);
+	s->json = text_dup(ev->json, ev->json_len);
 	if ((s->name == NULL && ev->name.type == TRACE_STRING) ||
 	    (s->cat == NULL && ev->cat.type == TRACE_STRING) || s->json == NULL) {
 		slice_free(s);
@@ -182,7 +172,6 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 	}
 	s->name_len = s->name != NULL ? ev->name.len : 0;
 	s->cat_len = s->cat != NULL ? ev->cat.len : 0;
-	memcpy(s->json, ev->json, ev->json_len + 1);
 	s->json_len = ev->json_len;
 	s->ts_ns = ev->ts_ns;
 	s->line = ev->line;

@@ -4,6 +4,8 @@
  */
 #include "event.h"
 
+#include "json.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +16,36 @@ const char *const trace_field_names[TRACE_F_COUNT] = {
 	[TRACE_F_TID] = "tid", [TRACE_F_ID] = "id",	[TRACE_F_S] = "s",
 	[TRACE_F_BP] = "bp",   [TRACE_F_ARGS] = "args",
 };
+
+int trace_key_add(struct buf *key, const struct trace_value *v)
+{
+	size_t len = v->type == TRACE_ABSENT ? 0 : v->len;
+
+	return buf_putc(key, (char)v->type) || buf_put(key, &len, sizeof(len)) ||
+	       buf_put(key, v->text, len);
+}
+
+const char *trace_key_string(const char *key, size_t *len)
+{
+	if (key[0] != (char)TRACE_STRING) {
+		*len = 0;
+		return NULL;
+	}
+	memcpy(len, key + 1, sizeof(*len));
+	return key + 1 + sizeof(*len);
+}
+
+int trace_async_key(struct buf *key, const struct trace_event *ev)
+{
+	key->len = 0;
+	return trace_key_add(key, &ev->cat) || trace_key_add(key, &ev->id) ||
+	       trace_key_add(key, &ev->name);
+}
+
+char *trace_value_dup(const struct trace_value *v)
+{
+	return v->type == TRACE_STRING ? text_dup(v->text, v->len) : NULL;
+}
 
 const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key)
 {

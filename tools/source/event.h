@@ -16,7 +16,7 @@
  * trace_place_format() writes either the way messages give it: "FILE:LINE:COL" or
  * "FILE: packet N at byte O".
  *
- * Thread safety: plain data and pure functions.
+ * Thread safety: plain data, and functions that touch only what they are given.
  */
 #ifndef RTR_TOOLS_SOURCE_EVENT_H
 #define RTR_TOOLS_SOURCE_EVENT_H
@@ -143,6 +143,27 @@ struct trace_issue {
 	uint64_t packet, offset;
 	const char *message; /* one line, no file name or position */
 };
+
+struct buf; /* base/json.h */
+
+/*
+ * Append v to the key of a hash table: its type (a byte), its length (a size_t), then
+ * its bytes, so that no two values collide (an absent value has a length of 0). The
+ * keys of one table are all built with it. 0, or -1 when out of memory.
+ */
+int trace_key_add(struct buf *key, const struct trace_value *v);
+
+/* The string a key begins with, when trace_key_add() put a string value first; *len
+ * its length. NULL (and 0) when that value is not a string. */
+const char *trace_key_string(const char *key, size_t *len);
+
+/* The key of an async span as the viewers match its b, n and e: (cat, id, name), each
+ * by trace_key_add(); key is emptied first. 0 or -1. */
+int trace_async_key(struct buf *key, const struct trace_event *ev);
+
+/* A NUL-terminated copy of a string value (malloc'd), or NULL for any other type or
+ * when out of memory. */
+char *trace_value_dup(const struct trace_value *v);
 
 /* The top-level arg named key (NUL-terminated), or NULL. */
 const struct trace_value *trace_event_arg(const struct trace_event *ev, const char *key);

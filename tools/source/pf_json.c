@@ -5,10 +5,10 @@
 #include "pf_json.h"
 #include "pf_json_put.h"
 
+#include "budget.h"
 #include "common/names.h"
 #include "json.h"
 #include "table.h"
-#include "budget.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -245,13 +245,9 @@ static char *dup_str(struct pf_json *c, struct pf_str s)
 
 	if (s.s == NULL)
 		return NULL;
-	p = malloc(s.len + 1);
-	if (p == NULL) {
+	p = text_dup(s.s, s.len);
+	if (p == NULL)
 		c->nomem = true;
-		return NULL;
-	}
-	memcpy(p, s.s, s.len);
-	p[s.len] = '\0';
 	return p;
 }
 

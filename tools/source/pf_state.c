@@ -11,6 +11,8 @@
  */
 #include "pf_internal.h"
 
+#include "json.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,14 +105,12 @@ static void intern(struct pf_decoder *d, struct sequence *s, int which, uint64_t
 		free(in->s);
 		in->s = NULL;
 	}
-	copy = malloc(len + 1);
+	copy = text_dup(str, len);
 	if (in == NULL || copy == NULL) {
 		free(copy);
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
 		return;
 	}
-	memcpy(copy, str, len);
-	copy[len] = '\0';
 	in->s = copy;
 	in->len = len;
 }

@@ -7,6 +7,8 @@
  */
 #include "pf_internal.h"
 
+#include "json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,14 +37,10 @@ static void track_free_strings(struct pf_track *t)
 
 static char *dup_field(struct pf_decoder *d, const struct field *f)
 {
-	char *s = malloc(f->len + 1);
+	char *s = text_dup(f->data, f->len);
 
-	if (s == NULL) {
+	if (s == NULL)
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	memcpy(s, f->data, f->len);
-	s[f->len] = '\0';
 	return s;
 }
 

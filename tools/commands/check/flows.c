@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Key bytes of a table: each part as its length, then its bytes. */
-static int key_add(struct buf *k, const struct trace_value *v)
-{
-	uint64_t len = v->len;
-	char type = (char)v->type;
-
-	return buf_put(k, &type, 1) || buf_put(k, &len, sizeof(len)) || buf_put(k, v->text, v->len);
-}
-
 /* A hex string id as Perfetto parses it (base 16, "0x" optional): "0x1f", "8780d402". */
 static bool is_hex_id(const struct trace_value *v)
 {
@@ -53,18 +44,6 @@ static uint64_t flow_cost(const struct check *c, const struct trace_event *ev)
 	       (ev->cat.type == TRACE_STRING ? ev->cat.len : 0) + ENTRY_COST;
 }
 
-static char *dup_value(const struct trace_value *v)
-{
-	char *p;
-
-	if (v->type != TRACE_STRING)
-		return NULL;
-	p = malloc(v->len + 1);
-	if (p != NULL)
-		memcpy(p, v->text, v->len + 1);
-	return p;
-}
-
 void check_flow(struct check *c, struct thread_state *th, struct check_thread *ct,
 		const struct trace_event *ev)
 {
@@ -89,7 +68,7 @@ void check_flow(struct check *c, struct thread_state *th, struct check_thread *c
 			      "\"8780d402\"): Perfetto drops the event (flow_invalid_id)",
 			      check_shown(b1, sizeof(b1), &ev->id));
 	c->key.len = 0;
-	if (key_add(&c->key, &ev->id)) {
+	if (trace_key_add(&c->key, &ev->id)) {
 		c->nomem = true;
 		return;
 	}
@@ -105,8 +84,8 @@ void check_flow(struct check *c, struct thread_state *th, struct check_thread *c
 		return;
 	}
 	if (created) {
-		fs->name = dup_value(&ev->name);
-		fs->cat = dup_value(&ev->cat);
+		fs->name = trace_value_dup(&ev->name);
+		fs->cat = trace_value_dup(&ev->cat);
 		fs->name_len = fs->name != NULL ? ev->name.len : 0;
 		fs->cat_len = fs->cat != NULL ? ev->cat.len : 0;
 		fs->line = ev->line;
@@ -153,9 +132,7 @@ void check_async(struct check *c, const struct trace_event *ev)
 			      check_shown(b1, sizeof(b1), &ev->id));
 	if (ev->phase == 'n' || ev->cat.type != TRACE_STRING || ev->id.type == TRACE_ABSENT)
 		return;
-	c->key.len = 0;
-	if (key_add(&c->key, &ev->cat) || key_add(&c->key, &ev->id) ||
-	    key_add(&c->key, &ev->name)) {
+	if (trace_async_key(&c->key, ev)) {
 		c->nomem = true;
 		return;
 	}

@@ -19,15 +19,6 @@
 /* Inputs beyond which each reader takes small buffers. */
 #define MANY_INPUTS 64
 
-static char *copy_string(const struct trace_value *v)
-{
-	char *p = malloc(v->len + 1);
-
-	if (p != NULL)
-		memcpy(p, v->text, v->len + 1);
-	return p;
-}
-
 /* Take what the merge needs from an input's start marker. 0, or -1 out of memory. */
 static int read_start_marker(struct input *in, const struct trace_event *ev)
 {
@@ -50,7 +41,7 @@ static int read_start_marker(struct input *in, const struct trace_event *ev)
 	in->has_segment = v != NULL && value_u64(v, &in->segment) == 0;
 	v = trace_event_arg(ev, RTR__KEY_HOST);
 	if (v != NULL && v->type == TRACE_STRING && v->len > 0) {
-		in->host = copy_string(v);
+		in->host = trace_value_dup(v);
 		if (in->host == NULL)
 			return -1;
 	}

@@ -102,10 +102,10 @@ int split_flow_written(struct split *sp, const char *json, size_t len, const str
 	free(f->s);
 	free(f->x);
 	memset(f, 0, sizeof(*f));
-	f->s = carry_dup(json, len);
+	f->s = text_dup(json, len);
 	f->s_len = len;
 	if (in->x != NULL) {
-		f->x = carry_dup(in->x, in->x_len);
+		f->x = text_dup(in->x, in->x_len);
 		f->x_len = in->x_len;
 	}
 	f->by_b = in->x == NULL;

@@ -99,7 +99,7 @@ static char *make_prefix(const char *path, bool *gzip)
 	} else if (ends_with(path, n, ".json")) {
 		n -= 5;
 	}
-	return carry_dup(path, n);
+	return text_dup(path, n);
 }
 
 static int parse_limit(const char *opt, const char *arg, uint64_t *v, uint64_t unit)

@@ -306,10 +306,7 @@ static int take_async(struct window *w, const struct trace_event *ev)
 	if (ev->cat.type == TRACE_STRING && ev->id.type != TRACE_ABSENT) {
 		struct async_span *open;
 
-		w->carry.key.len = 0;
-		if (carry_key_add(&w->carry.key, &ev->cat) ||
-		    carry_key_add(&w->carry.key, &ev->id) ||
-		    carry_key_add(&w->carry.key, &ev->name))
+		if (trace_async_key(&w->carry.key, ev))
 			return nomem(w);
 		open = table_get(&w->carry.async, w->carry.key.p, w->carry.key.len);
 		if (open != NULL && reopen_span(w, open))
