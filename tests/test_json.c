@@ -94,31 +94,31 @@ static size_t finish(struct fixture *f, const char *end, size_t max)
 
 static const char *u64_str(struct fixture *f, uint64_t v)
 {
-	finish(f, rtr__json_u64(fresh(f), v), U64_MAX_BYTES);
+	finish(f, rtr__jsontext_u64(fresh(f), v), U64_MAX_BYTES);
 	return f->buf;
 }
 
 static const char *i64_str(struct fixture *f, int64_t v)
 {
-	finish(f, rtr__json_i64(fresh(f), v), U64_MAX_BYTES);
+	finish(f, rtr__jsontext_i64(fresh(f), v), U64_MAX_BYTES);
 	return f->buf;
 }
 
 static const char *us_str(struct fixture *f, uint64_t ns)
 {
-	finish(f, rtr__json_us(fresh(f), ns), US_MAX_BYTES);
+	finish(f, rtr__jsontext_us(fresh(f), ns), US_MAX_BYTES);
 	return f->buf;
 }
 
 static const char *f64_str(struct fixture *f, double v)
 {
-	finish(f, rtr__json_f64(fresh(f), v), F64_MAX_BYTES);
+	finish(f, rtr__jsontext_f64(fresh(f), v), F64_MAX_BYTES);
 	return f->buf;
 }
 
 static size_t escape_into(struct fixture *f, const void *src, size_t len)
 {
-	return finish(f, rtr__json_escape(fresh(f), src, len), RTR_JSON_ESCAPE_BOUND(len));
+	return finish(f, rtr__jsontext_escape(fresh(f), src, len), RTR_JSONTEXT_ESCAPE_BOUND(len));
 }
 
 static void assert_escapes_to(struct fixture *f, const char *src, size_t len, const char *want)
@@ -187,7 +187,7 @@ static void u64_matches_printf_for_random_values_of_every_width(void **state)
 
 /*
  * An eight-digit group is made as two lanes of four digits side by side
- * (jsontext_num.h, rtr__jn_digits8()); every value of each lane, next to a few values
+ * (jsontext_num.h, rtr__jsontext_digits8()); every value of each lane, next to a few values
  * of the other, and in both the leading group and a full one.
  */
 static void u64_writes_every_four_digit_lane_in_every_group(void **state)
@@ -323,13 +323,13 @@ static void us_matches_an_integer_reference_for_random_values(void **state)
 	}
 }
 
-/* rtr__json_us_near() against rtr__json_us(): the same text for each ns of a walk,
+/* rtr__jsontext_us_near() against rtr__jsontext_us(): the same text for each ns of a walk,
  * in steps from 1 ns to past 100 us (cache hits and misses), across the boundary at
  * 100 us, from far off, and back down to small values. */
 static void us_near_matches_us_along_walks(void **state)
 {
 	struct fixture *f = *state;
-	struct rtr__json_us_cache cache;
+	struct rtr__jsontext_us_cache cache;
 	char want[48];
 
 	memset(&cache, 0, sizeof(cache));
@@ -347,9 +347,9 @@ static void us_near_matches_us_along_walks(void **state)
 			ns += (r % 3 == 0) ? r % 200000 : r % 997; /* near */
 			break;
 		}
-		size_t n = finish(f, rtr__json_us(fresh(f), ns), US_MAX_BYTES);
+		size_t n = finish(f, rtr__jsontext_us(fresh(f), ns), US_MAX_BYTES);
 		memcpy(want, f->buf, n + 1);
-		finish(f, rtr__json_us_near(fresh(f), ns, &cache), US_MAX_BYTES);
+		finish(f, rtr__jsontext_us_near(fresh(f), ns, &cache), US_MAX_BYTES);
 		assert_string_equal(f->buf, want);
 	}
 }
@@ -846,20 +846,20 @@ static void escape_worst_case_fills_exactly_the_bound(void **state)
 	char src[100];
 
 	memset(src, 0x01, sizeof(src));
-	assert_int_equal(escape_into(f, src, sizeof(src)), RTR_JSON_ESCAPE_BOUND(sizeof(src)));
+	assert_int_equal(escape_into(f, src, sizeof(src)), RTR_JSONTEXT_ESCAPE_BOUND(sizeof(src)));
 }
 
 static void escape_count_writes_what_escape_writes_and_counts_each_u_fffd(void **state)
 {
 	struct fixture *f = *state;
 	static const char src[] = "a\"\x80\xc3\xa9\xe2\x82x\xf0\x9f\x98\x80\xff\x01";
-	char want[RTR_JSON_ESCAPE_BOUND(sizeof(src))];
+	char want[RTR_JSONTEXT_ESCAPE_BOUND(sizeof(src))];
 	size_t n = escape_into(f, src, sizeof(src) - 1), bad = 7;
 	char *end;
 
 	memcpy(want, f->buf, n);
-	end = rtr__json_escape_count(fresh(f), src, sizeof(src) - 1, &bad);
-	assert_int_equal(finish(f, end, RTR_JSON_ESCAPE_BOUND(sizeof(src) - 1)), n);
+	end = rtr__jsontext_escape_count(fresh(f), src, sizeof(src) - 1, &bad);
+	assert_int_equal(finish(f, end, RTR_JSONTEXT_ESCAPE_BOUND(sizeof(src) - 1)), n);
 	assert_memory_equal(f->buf, want, n);
 	assert_int_equal(bad, 7 + 3); /* \x80, \xe2\x82 and \xff; adds to what was there */
 }
@@ -871,8 +871,8 @@ static void utf8_repair_replaces_invalid_utf8_and_escapes_nothing(void **state)
 	static const char want[] = "a\"\\\n\x01\x7f" FFFD "\xc3\xa9" FFFD "x" FFFD FFFD FFFD;
 	size_t bad = 0, n;
 
-	n = finish(f, rtr__json_utf8_repair(fresh(f), src, sizeof(src) - 1, &bad),
-		   RTR_JSON_REPAIR_BOUND(sizeof(src) - 1));
+	n = finish(f, rtr__jsontext_utf8_repair(fresh(f), src, sizeof(src) - 1, &bad),
+		   RTR_JSONTEXT_REPAIR_BOUND(sizeof(src) - 1));
 	assert_int_equal(n, sizeof(want) - 1);
 	assert_memory_equal(f->buf, want, n);
 	assert_int_equal(bad, 5);
@@ -884,20 +884,20 @@ static void utf8_valid_agrees_with_an_independent_decoder(void **state)
 	struct fixture *f = *state;
 	uint8_t src[64];
 
-	assert_int_equal(rtr__json_utf8_valid("", 0), 0);
-	assert_int_equal(rtr__json_utf8_valid("ab\xc3\xa9", 4), 4);
-	assert_int_equal(rtr__json_utf8_valid("ab\xe2\x82", 4), 2);
-	assert_int_equal(rtr__json_utf8_valid("\xed\xa0\x80", 3), 0);
+	assert_int_equal(rtr__jsontext_utf8_valid("", 0), 0);
+	assert_int_equal(rtr__jsontext_utf8_valid("ab\xc3\xa9", 4), 4);
+	assert_int_equal(rtr__jsontext_utf8_valid("ab\xe2\x82", 4), 2);
+	assert_int_equal(rtr__jsontext_utf8_valid("\xed\xa0\x80", 3), 0);
 	for (int iter = 0; iter < 100000; iter++) {
 		size_t len = next_u64(f) % sizeof(src), v, bad = 0;
 
 		for (size_t i = 0; i < len; i++)
 			src[i] = interesting[next_u64(f) % sizeof(interesting)];
-		v = rtr__json_utf8_valid((const char *)src, len);
+		v = rtr__jsontext_utf8_valid((const char *)src, len);
 		assert_true(v <= len);
 		assert_true(is_valid_utf8(src, v));
 		assert_int_equal(v == len, is_valid_utf8(src, len));
-		rtr__json_utf8_repair(fresh(f), (const char *)src, len, &bad);
+		rtr__jsontext_utf8_repair(fresh(f), (const char *)src, len, &bad);
 		assert_int_equal(bad == 0, v == len);
 	}
 }
@@ -908,18 +908,18 @@ static void utf8_lead_gives_the_ranges_of_table_3_7(void **state)
 
 	(void)state;
 	for (unsigned c = 0; c < 0xc2; c++)
-		assert_false(rtr__json_utf8_lead((unsigned char)c, &more, &lo, &hi));
+		assert_false(rtr__jsontext_utf8_lead((unsigned char)c, &more, &lo, &hi));
 	for (unsigned c = 0xf5; c <= 0xff; c++)
-		assert_false(rtr__json_utf8_lead((unsigned char)c, &more, &lo, &hi));
-	assert_true(rtr__json_utf8_lead(0xc2, &more, &lo, &hi));
+		assert_false(rtr__jsontext_utf8_lead((unsigned char)c, &more, &lo, &hi));
+	assert_true(rtr__jsontext_utf8_lead(0xc2, &more, &lo, &hi));
 	assert_true(more == 1 && lo == 0x80 && hi == 0xbf);
-	assert_true(rtr__json_utf8_lead(0xe0, &more, &lo, &hi));
+	assert_true(rtr__jsontext_utf8_lead(0xe0, &more, &lo, &hi));
 	assert_true(more == 2 && lo == 0xa0 && hi == 0xbf);
-	assert_true(rtr__json_utf8_lead(0xed, &more, &lo, &hi));
+	assert_true(rtr__jsontext_utf8_lead(0xed, &more, &lo, &hi));
 	assert_true(more == 2 && lo == 0x80 && hi == 0x9f);
-	assert_true(rtr__json_utf8_lead(0xf0, &more, &lo, &hi));
+	assert_true(rtr__jsontext_utf8_lead(0xf0, &more, &lo, &hi));
 	assert_true(more == 3 && lo == 0x90 && hi == 0xbf);
-	assert_true(rtr__json_utf8_lead(0xf4, &more, &lo, &hi));
+	assert_true(rtr__jsontext_utf8_lead(0xf4, &more, &lo, &hi));
 	assert_true(more == 3 && lo == 0x80 && hi == 0x8f);
 }
 

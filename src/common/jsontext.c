@@ -12,8 +12,8 @@
  * little-endian machine each group's eight digits are made at once in one 64-bit
  * word (digits8()) and stored with one write; the leading group is shifted down past
  * its leading zeros. Elsewhere each group is written two digits at a time from
- * rtr__json_digits. A timestamp's fraction comes whole from a table
- * (rtr__json_us_fracs), and an integer part below 100 from one digit pair. That code
+ * rtr__jsontext_digits. A timestamp's fraction comes whole from a table
+ * (rtr__jsontext_us_fracs), and an integer part below 100 from one digit pair. That code
  * is inline in common/jsontext_num.h, for the encoder's per-event calls.
  *
  * Doubles use Schubfach (Raffaello Giulietti, "The Schubfach way to render doubles",
@@ -21,7 +21,7 @@
  * takes k = floor(log10(2^q)) (of 3/4 2^q at a power of two, whose lower neighbour
  * is closer), so that the rounding interval R_v of v is at least 10^k wide and
  * narrower than 10^(k+1). One 126-bit approximation g of 10^-k
- * (rtr__json_pow10) then gives, rounded to odd, v and the bounds of R_v in units of
+ * (rtr__jsontext_pow10) then gives, rounded to odd, v and the bounds of R_v in units of
  * 10^k / 4, precise enough that every comparison with them below is exact. Of the
  * multiples of 10^(k+1) at most one lies in R_v; if one does it is the answer,
  * otherwise at least one of the two multiples of 10^k next to v does, and the closer
@@ -44,14 +44,14 @@
 
 /* ---- integers (common/jsontext_num.h) ---- */
 
-char *rtr__json_u64(char *cur, uint64_t v)
+char *rtr__jsontext_u64(char *cur, uint64_t v)
 {
-	return rtr__json_u64_inline(cur, v);
+	return rtr__jsontext_u64_inline(cur, v);
 }
 
-char *rtr__json_i64(char *cur, int64_t v)
+char *rtr__jsontext_i64(char *cur, int64_t v)
 {
-	return rtr__json_i64_inline(cur, v);
+	return rtr__jsontext_i64_inline(cur, v);
 }
 
 /*
@@ -74,14 +74,14 @@ char *rtr__json_i64(char *cur, int64_t v)
 	US_FRAC10(h, 0), US_FRAC10(h, 1), US_FRAC10(h, 2), US_FRAC10(h, 3), US_FRAC10(h, 4), \
 		US_FRAC10(h, 5), US_FRAC10(h, 6), US_FRAC10(h, 7), US_FRAC10(h, 8),          \
 		US_FRAC10(h, 9)
-const struct rtr__json_us_frac rtr__json_us_fracs[1000] = {
+const struct rtr__jsontext_us_frac rtr__jsontext_us_fracs[1000] = {
 	US_FRAC100(0), US_FRAC100(1), US_FRAC100(2), US_FRAC100(3), US_FRAC100(4),
 	US_FRAC100(5), US_FRAC100(6), US_FRAC100(7), US_FRAC100(8), US_FRAC100(9),
 };
 
-char *rtr__json_us(char *cur, uint64_t ns)
+char *rtr__jsontext_us(char *cur, uint64_t ns)
 {
-	return rtr__json_us_inline(cur, ns);
+	return rtr__jsontext_us_inline(cur, ns);
 }
 
 /* ---- doubles ---- */
@@ -191,7 +191,7 @@ static inline void put_digits(char *p, uint64_t d, int len)
 		uint64_t hi = d / 100000000;
 
 		e -= 8;
-		rtr__jn_put8(e, (uint32_t)(d - hi * 100000000));
+		rtr__jsontext_put8(e, (uint32_t)(d - hi * 100000000));
 		d = hi;
 	}
 	v = (uint32_t)d;
@@ -199,11 +199,11 @@ static inline void put_digits(char *p, uint64_t d, int len)
 		uint32_t q = v / 100;
 
 		e -= 2;
-		rtr__jn_put2(e, v - q * 100);
+		rtr__jsontext_put2(e, v - q * 100);
 		v = q;
 	}
 	if (v >= 10)
-		rtr__jn_put2(e - 2, v);
+		rtr__jsontext_put2(e - 2, v);
 	else
 		e[-1] = (char)('0' + v);
 }
@@ -254,18 +254,18 @@ static char *put_decimal(char *p, uint64_t d, int e)
 	x = x < 0 ? -x : x; /* 1..324 */
 	if (x >= 100) {
 		*p++ = (char)('0' + x / 100);
-		rtr__jn_put2(p, (uint32_t)(x % 100));
+		rtr__jsontext_put2(p, (uint32_t)(x % 100));
 		return p + 2;
 	}
 	if (x >= 10) {
-		rtr__jn_put2(p, (uint32_t)x);
+		rtr__jsontext_put2(p, (uint32_t)x);
 		return p + 2;
 	}
 	*p = (char)('0' + x);
 	return p + 1;
 }
 
-char *rtr__json_f64(char *cur, double v)
+char *rtr__jsontext_f64(char *cur, double v)
 {
 	uint64_t bits, c, cb, cbl, cbr, vb, vbl, vbr, s, t, d;
 	const uint64_t *g;
@@ -290,7 +290,7 @@ char *rtr__json_f64(char *cur, double v)
 			uint64_t f = c >> -q;
 
 			if (f << -q == c)
-				return rtr__jn_put_u64(cur, f);
+				return rtr__jsontext_put_u64(cur, f);
 		}
 	} else {
 		if (c == 0) {
@@ -316,7 +316,7 @@ char *rtr__json_f64(char *cur, double v)
 		k = flog10_three_quarters_pow2(q);
 	}
 	h = q + flog2_pow10(-k) + 2; /* 2..5 */
-	g = rtr__json_pow10[-k - JSON_POW10_MIN];
+	g = rtr__jsontext_pow10[-k - JSON_POW10_MIN];
 	vb = rop(g, cb << h); /* v, bounds, in units of 10^k / 4 */
 	vbl = rop(g, cbl << h);
 	vbr = rop(g, cbr << h);

@@ -22,17 +22,17 @@
 #include <stdint.h>
 
 /* Decimal digits of v. Writes at most 20 bytes. */
-char *rtr__json_u64(char *cur, uint64_t v);
+char *rtr__jsontext_u64(char *cur, uint64_t v);
 
 /* Decimal digits of v, with '-' when negative (INT64_MIN included). Writes at most 20 bytes. */
-char *rtr__json_i64(char *cur, int64_t v);
+char *rtr__jsontext_i64(char *cur, int64_t v);
 
 /*
  * Nanoseconds as microseconds with at most three decimals, trailing zeros and a
  * bare point dropped: 0 -> "0", 999 -> "0.999", 1000 -> "1", 1500 -> "1.5".
  * Exact: integer arithmetic only. Writes at most 24 bytes.
  */
-char *rtr__json_us(char *cur, uint64_t ns);
+char *rtr__jsontext_us(char *cur, uint64_t ns);
 
 /*
  * The shortest decimal that reads back as exactly v (round-trip), and of those the
@@ -42,10 +42,10 @@ char *rtr__json_us(char *cur, uint64_t ns);
  * exponent without '+' ("1e-7", "1.5e300"). -0.0 is "-0". Exact (Schubfach), no
  * fallback path. Writes at most 32 bytes.
  */
-char *rtr__json_f64(char *cur, double v);
+char *rtr__jsontext_f64(char *cur, double v);
 
-/* Most bytes rtr__json_escape() writes for `len` input bytes. */
-#define RTR_JSON_ESCAPE_BOUND(len) ((size_t)(len)*6)
+/* Most bytes rtr__jsontext_escape() writes for `len` input bytes. */
+#define RTR_JSONTEXT_ESCAPE_BOUND(len) ((size_t)(len)*6)
 
 /*
  * The body of a JSON string (no quotes) for `len` bytes at src: `"` and `\` and every
@@ -53,43 +53,43 @@ char *rtr__json_f64(char *cur, double v);
  * raw (never \u escapes, never surrogate pairs); each maximal invalid subsequence
  * (stray continuation byte, overlong form, surrogate code point, above U+10FFFF, cut
  * sequence) replaced by U+FFFD. NUL bytes are escaped like any control byte.
- * Writes at most RTR_JSON_ESCAPE_BOUND(len) bytes.
+ * Writes at most RTR_JSONTEXT_ESCAPE_BOUND(len) bytes.
  */
-char *rtr__json_escape(char *cur, const char *src, size_t len);
+char *rtr__jsontext_escape(char *cur, const char *src, size_t len);
 
 /*
- * rtr__json_escape(), adding to *bad the number of maximal invalid subsequences it
+ * rtr__jsontext_escape(), adding to *bad the number of maximal invalid subsequences it
  * replaced by U+FFFD (for the tools, which report them). Same output, same bound.
  */
-char *rtr__json_escape_count(char *cur, const char *src, size_t len, size_t *bad);
+char *rtr__jsontext_escape_count(char *cur, const char *src, size_t len, size_t *bad);
 
-/* Most bytes rtr__json_utf8_repair() writes for `len` input bytes. */
-#define RTR_JSON_REPAIR_BOUND(len) ((size_t)(len)*3)
+/* Most bytes rtr__jsontext_utf8_repair() writes for `len` input bytes. */
+#define RTR_JSONTEXT_REPAIR_BOUND(len) ((size_t)(len)*3)
 
 /*
  * The `len` bytes at src with nothing escaped: valid UTF-8 (and every ASCII byte)
- * copied, each maximal invalid subsequence replaced by U+FFFD as rtr__json_escape()
- * does; adds the number replaced to *bad. Writes at most RTR_JSON_REPAIR_BOUND(len)
+ * copied, each maximal invalid subsequence replaced by U+FFFD as rtr__jsontext_escape()
+ * does; adds the number replaced to *bad. Writes at most RTR_JSONTEXT_REPAIR_BOUND(len)
  * bytes.
  */
-char *rtr__json_utf8_repair(char *cur, const char *src, size_t len, size_t *bad);
+char *rtr__jsontext_utf8_repair(char *cur, const char *src, size_t len, size_t *bad);
 
 /*
  * Length of the longest prefix of src[0 .. len) that is well-formed UTF-8 (Unicode
  * Table 3-7: shortest forms, no surrogates, nothing above U+10FFFF, no cut
  * sequence): len when all of it is, else the offset of the first invalid byte.
  */
-size_t rtr__json_utf8_valid(const char *src, size_t len);
+size_t rtr__jsontext_utf8_valid(const char *src, size_t len);
 
 /*
  * Can byte c start a multi-byte UTF-8 sequence? If so, *more gets the number of
  * continuation bytes (1 to 3) and [*lo, *hi] the range of the first one (later ones
  * are 80..BF): what a scanner that sees one byte at a time needs.
  */
-bool rtr__json_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi);
+bool rtr__jsontext_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi);
 
 /* The value of hex digit c (0-9, a-f, A-F) of a \u escape, or -1 when it is none. */
-static inline int rtr__json_hex_value(unsigned c)
+static inline int rtr__jsontext_hex_value(unsigned c)
 {
 	if (c >= '0' && c <= '9')
 		return (int)(c - '0');

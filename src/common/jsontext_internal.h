@@ -32,13 +32,13 @@ enum json_esc_class {
 #define RTR_JSONTEXT_HIDDEN __attribute__((visibility("hidden")))
 
 /* The pairs "00" to "99": digit pair p at 2 * p. */
-RTR_JSONTEXT_HIDDEN extern const char rtr__json_digits[200];
+RTR_JSONTEXT_HIDDEN extern const char rtr__jsontext_digits[200];
 
 /* The class of each byte value (enum json_esc_class). */
-RTR_JSONTEXT_HIDDEN extern const uint8_t rtr__json_esc[256];
+RTR_JSONTEXT_HIDDEN extern const uint8_t rtr__jsontext_esc[256];
 
 /* Schubfach's g for 10^e, e = JSON_POW10_MIN..324, as { g >> 63, g & (2^63 - 1) }. */
 #define JSON_POW10_MIN (-292)
-RTR_JSONTEXT_HIDDEN extern const uint64_t rtr__json_pow10[617][2];
+RTR_JSONTEXT_HIDDEN extern const uint64_t rtr__jsontext_pow10[617][2];
 
 #endif

@@ -3,7 +3,7 @@
  * JSON text, strings: the escaper of string bodies, and the UTF-8 checks the tools
  * need on text they read (repair, validation, the lead bytes of a streaming scanner).
  *
- * Strings go through rtr__json_esc, the class of each byte value: printable ASCII is
+ * Strings go through rtr__jsontext_esc, the class of each byte value: printable ASCII is
  * copied eight bytes at a time, control bytes, '"' and '\' are escaped, and non-ASCII
  * is validated as UTF-8 following Unicode's Table 3-7 (Well-Formed UTF-8 Byte
  * Sequences). An ill-formed sequence becomes one U+FFFD per maximal subpart (Unicode
@@ -12,7 +12,7 @@
  * subpart; any other invalid byte is a subpart of its own.
  *
  * One walk, walk(), does the escaping and the repairing; it is always inlined with
- * constant arguments, so rtr__json_escape() (the writer's hot path, once per
+ * constant arguments, so rtr__jsontext_escape() (the writer's hot path, once per
  * interned string) compiles to the loop it was before the tools shared it. One
  * sequence check, utf8_seq(), serves the walk and the validator.
  *
@@ -89,10 +89,10 @@ static RTR_INLINE char *walk(char *cur, const char *src, size_t len, const bool 
 		size_t n;
 		bool ok;
 
-		while (end - s >= 8 &&
-		       (rtr__json_esc[s[0]] | rtr__json_esc[s[1]] | rtr__json_esc[s[2]] |
-			rtr__json_esc[s[3]] | rtr__json_esc[s[4]] | rtr__json_esc[s[5]] |
-			rtr__json_esc[s[6]] | rtr__json_esc[s[7]]) == 0) {
+		while (end - s >= 8 && (rtr__jsontext_esc[s[0]] | rtr__jsontext_esc[s[1]] |
+					rtr__jsontext_esc[s[2]] | rtr__jsontext_esc[s[3]] |
+					rtr__jsontext_esc[s[4]] | rtr__jsontext_esc[s[5]] |
+					rtr__jsontext_esc[s[6]] | rtr__jsontext_esc[s[7]]) == 0) {
 			memcpy(cur, s, 8);
 			cur += 8;
 			s += 8;
@@ -100,7 +100,7 @@ static RTR_INLINE char *walk(char *cur, const char *src, size_t len, const bool 
 		if (s == end)
 			break;
 		b = *s;
-		cls = rtr__json_esc[b];
+		cls = rtr__jsontext_esc[b];
 		if (cls == ESC_RAW || (!escape && b < 0x80)) {
 			*cur++ = (char)b;
 			s++;
@@ -147,28 +147,28 @@ static RTR_INLINE char *walk(char *cur, const char *src, size_t len, const bool 
 	return cur;
 }
 
-char *rtr__json_escape(char *cur, const char *src, size_t len)
+char *rtr__jsontext_escape(char *cur, const char *src, size_t len)
 {
 	return walk(cur, src, len, true, NULL);
 }
 
-char *rtr__json_escape_count(char *cur, const char *src, size_t len, size_t *bad)
+char *rtr__jsontext_escape_count(char *cur, const char *src, size_t len, size_t *bad)
 {
 	return walk(cur, src, len, true, bad);
 }
 
-char *rtr__json_utf8_repair(char *cur, const char *src, size_t len, size_t *bad)
+char *rtr__jsontext_utf8_repair(char *cur, const char *src, size_t len, size_t *bad)
 {
 	return walk(cur, src, len, false, bad);
 }
 
-size_t rtr__json_utf8_valid(const char *src, size_t len)
+size_t rtr__jsontext_utf8_valid(const char *src, size_t len)
 {
 	const uint8_t *s = (const uint8_t *)src;
 	size_t i = 0;
 
 	while (i < len) {
-		uint8_t cls = rtr__json_esc[s[i]];
+		uint8_t cls = rtr__jsontext_esc[s[i]];
 		size_t n;
 		bool ok;
 
@@ -186,9 +186,9 @@ size_t rtr__json_utf8_valid(const char *src, size_t len)
 	return len;
 }
 
-bool rtr__json_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi)
+bool rtr__jsontext_utf8_lead(unsigned char c, unsigned *more, unsigned *lo, unsigned *hi)
 {
-	uint8_t cls = rtr__json_esc[c];
+	uint8_t cls = rtr__jsontext_esc[c];
 
 	if (!is_lead(cls))
 		return false;

@@ -108,7 +108,7 @@ static bool view_of(struct rtr__writer *w, struct rtr__ring *r, const struct rtr
 static void on_track(struct rtr__writer *w, struct rtr__event *ev, struct rtr_track *t, uint64_t ts,
 		     int complete, uint64_t dur)
 {
-	uint64_t host = rtr__track_host_ns(t, ts);
+	uint64_t host = rtr__lane_host_ns(t, ts);
 	unsigned k;
 
 	if (complete) {

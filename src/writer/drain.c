@@ -53,7 +53,7 @@ static uint64_t ring_dropped(struct rtr__ring *r)
  * The thread's name and sort index, once per file: every segment and every chunk of
  * the flight window names the threads it holds events of. A thread whose first event
  * names it needs no name from before. The name is the ring's (the latest that
- * rtr_thread_name() gave it: rtr__ring_rename(), event.c).
+ * rtr_thread_name() gave it: rtr__event_rename_ring(), event.c).
  */
 void rtr__drain_thread_meta(struct rtr__writer *w, struct rtr__ring *r, int first_event_names)
 {

@@ -18,7 +18,7 @@
 
 #include <string.h>
 
-void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len)
+void rtr__event_rename_ring(struct rtr__ring *r, const char *name, size_t len)
 {
 	size_t n = len < sizeof(r->name) - 1 ? len : sizeof(r->name) - 1;
 
@@ -34,7 +34,7 @@ void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr_
 	if (ev->type == RTR__EV_THREAD_NAME) {
 		/* The ring's name is the writer's once the ring is made: the next file names
 		 * the thread with the name it has now. */
-		rtr__ring_rename(b->ring, ev->name, ev->name_len);
+		rtr__event_rename_ring(b->ring, ev->name, ev->name_len);
 		return;
 	}
 	/* An E: it ends the innermost open slice, whose arguments added so far go on it;

@@ -127,7 +127,7 @@ struct rtr__batch {
 };
 
 /* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
-void rtr__ring_rename(struct rtr__ring *r, const char *name, size_t len);
+void rtr__event_rename_ring(struct rtr__ring *r, const char *name, size_t len);
 
 /* event.c: what the walk does around an event that needs it (rtr__event.op). */
 void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev);

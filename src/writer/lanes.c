@@ -52,7 +52,7 @@ unsigned rtr__lane_at(const struct rtr_track *t, uint64_t host)
 	return host >= t->last_start && host < t->last_end ? t->last_lane : 0;
 }
 
-uint64_t rtr__track_host_ns(const struct rtr_track *t, uint64_t ts)
+uint64_t rtr__lane_host_ns(const struct rtr_track *t, uint64_t ts)
 {
 	/* relaxed: one value set by the program before these events */
 	int64_t off = __atomic_load_n(&t->offset_ns, __ATOMIC_RELAXED);

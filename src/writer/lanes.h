@@ -13,7 +13,7 @@
 unsigned rtr__lane_place(struct rtr_track *t, uint64_t session, uint64_t start, uint64_t end);
 unsigned rtr__lane_at(const struct rtr_track *t, uint64_t host);
 /* Host nanoseconds of a track timestamp: its clock mapping, clamped. */
-uint64_t rtr__track_host_ns(const struct rtr_track *t, uint64_t ts);
+uint64_t rtr__lane_host_ns(const struct rtr_track *t, uint64_t ts);
 /* Whether lane k of t still needs its name in file `file` (then it has it). */
 bool rtr__lane_claim_name(struct rtr_track *t, unsigned k, uint64_t file);
 /* Lane k's shown name into buf (size bytes); returns its length. Its sort index. */

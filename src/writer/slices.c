@@ -112,7 +112,7 @@ uint32_t rtr__slices_added(const struct rtr__slices *s, uint32_t i, struct rtr__
  */
 static size_t json_bytes(const struct rtr__args *a)
 {
-	static char tmp[RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY) + 64]; /* writer thread only */
+	static char tmp[RTR_JSONTEXT_ESCAPE_BOUND(RTR_MAX_COPY) + 64]; /* writer thread only */
 	const char *blob = rtr__args_blobs(a);
 	size_t bytes = a->n > 0 ? a->n - 1 : 0;
 
@@ -121,18 +121,19 @@ static size_t json_bytes(const struct rtr__args *a)
 		uint64_t v = rtr__args_get(a, i, &key);
 		size_t klen = key != NULL ? strnlen(key, RTR_MAX_COPY) : 0;
 		char *p = tmp;
-		bytes += (size_t)(rtr__json_escape(tmp, key != NULL ? key : "", klen) - tmp) + 3;
+		bytes +=
+			(size_t)(rtr__jsontext_escape(tmp, key != NULL ? key : "", klen) - tmp) + 3;
 		switch (a->types[i]) {
 		case RTR_ARG_TYPE_I64:
-			p = rtr__json_i64(tmp, (int64_t)v);
+			p = rtr__jsontext_i64(tmp, (int64_t)v);
 			break;
 		case RTR_ARG_TYPE_U64:
-			p = rtr__json_u64(tmp, v);
+			p = rtr__jsontext_u64(tmp, v);
 			break;
 		case RTR_ARG_TYPE_F64: {
 			double d;
 			memcpy(&d, &v, sizeof(d));
-			p = rtr__json_f64(tmp, d);
+			p = rtr__jsontext_f64(tmp, d);
 			break;
 		}
 		case RTR_ARG_TYPE_BOOL:
@@ -140,13 +141,13 @@ static size_t json_bytes(const struct rtr__args *a)
 			break;
 		case RTR_ARG_TYPE_STR:
 			p = v == 0 ? tmp + 4
-				   : rtr__json_escape(
+				   : rtr__jsontext_escape(
 					     tmp, (const char *)(uintptr_t)v,
 					     strnlen((const char *)(uintptr_t)v, RTR_MAX_COPY)) +
 					     2;
 			break;
 		case RTR_ARG_TYPE_STR_COPY:
-			p = v == UINT64_MAX ? tmp + 4 : rtr__json_escape(tmp, blob, v) + 2;
+			p = v == UINT64_MAX ? tmp + 4 : rtr__jsontext_escape(tmp, blob, v) + 2;
 			break;
 		default: /* arrays: scope arguments are never one; their recorded bytes */
 			p = tmp + rtr__args_blob_bytes(a->types[i], v, blob) + 2;

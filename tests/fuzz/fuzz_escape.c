@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: rtr__json_escape() alone. Any bytes (NULs too: the escaper takes
+ * libFuzzer target: rtr__jsontext_escape() alone. Any bytes (NULs too: the escaper takes
  * a length) must give a string body that, quoted, is strict JSON (fuzz_check.h),
  * decodes to the input with each maximal ill-formed subpart replaced by U+FFFD, and
- * stays within RTR_JSON_ESCAPE_BOUND().
+ * stays within RTR_JSONTEXT_ESCAPE_BOUND().
  */
 #include "common/jsontext.h"
 
@@ -18,16 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char out[2 + RTR_JSON_ESCAPE_BOUND(MAX_INPUT) + 16];
+	static char out[2 + RTR_JSONTEXT_ESCAPE_BOUND(MAX_INPUT) + 16];
 	static char arena_bytes[4 * MAX_INPUT + 4096];
 	struct jarena arena = {arena_bytes, 0, sizeof(arena_bytes)};
 
 	if (size > MAX_INPUT)
 		return -1; /* not added to the corpus */
 	out[0] = '"';
-	char *end = rtr__json_escape(out + 1, (const char *)data, size);
+	char *end = rtr__jsontext_escape(out + 1, (const char *)data, size);
 	size_t len = (size_t)(end - (out + 1));
-	if (len > RTR_JSON_ESCAPE_BOUND(size))
+	if (len > RTR_JSONTEXT_ESCAPE_BOUND(size))
 		FUZZ_FAIL("%zu bytes out for %zu in: above the bound", len, size);
 	*end++ = '"';
 	const struct jnode *v = json_parse(&arena, out, (size_t)(end - out));

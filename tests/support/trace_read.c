@@ -502,10 +502,10 @@ static int tree_check(struct reader *r, const char *s, const char *what)
  * the library's escaper, on a string already checked to be valid UTF-8. */
 static int buf_string(struct buf *b, const char *s, size_t len)
 {
-	if (buf_reserve(b, RTR_JSON_ESCAPE_BOUND(len) + 2))
+	if (buf_reserve(b, RTR_JSONTEXT_ESCAPE_BOUND(len) + 2))
 		return -1;
 	b->p[b->len++] = '"';
-	b->len = (size_t)(rtr__json_escape(b->p + b->len, s, len) - b->p);
+	b->len = (size_t)(rtr__jsontext_escape(b->p + b->len, s, len) - b->p);
 	b->p[b->len++] = '"';
 	return 0;
 }
@@ -996,7 +996,7 @@ static int escape_violation(struct reader *r, uint64_t abs, uint64_t at, unsigne
 static int string_byte(struct reader *r, unsigned c, uint64_t abs)
 {
 	if (r->hex_left > 0) {
-		int h = rtr__json_hex_value(c);
+		int h = rtr__jsontext_hex_value(c);
 
 		if (h < 0) {
 			r->hex_left = 0; /* a malformed escape: the validator reports it */

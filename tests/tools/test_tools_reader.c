@@ -716,7 +716,7 @@ static void microseconds_are_written_and_parsed_exactly(void **state)
 		assert_int_equal(ns, INT64_MIN);
 		assert_int_equal(json_parse_us("-9223372036854775.809", 21, &ns, &exact), -1);
 	}
-	*rtr__json_i64(buf, INT64_MIN) = '\0';
+	*rtr__jsontext_i64(buf, INT64_MIN) = '\0';
 	assert_string_equal(buf, "-9223372036854775808");
 }
 

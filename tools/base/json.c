@@ -49,10 +49,10 @@ long utf8_put_valid(struct buf *b, const void *src, size_t len)
 
 	if (len == 0)
 		return 0; /* b->p may still be NULL */
-	if (len > SIZE_MAX / 3 || (b->cap - b->len < RTR_JSON_REPAIR_BOUND(len) &&
-				   buf_grow(b, RTR_JSON_REPAIR_BOUND(len))))
+	if (len > SIZE_MAX / 3 || (b->cap - b->len < RTR_JSONTEXT_REPAIR_BOUND(len) &&
+				   buf_grow(b, RTR_JSONTEXT_REPAIR_BOUND(len))))
 		return -1;
-	b->len = (size_t)(rtr__json_utf8_repair(b->p + b->len, src, len, &bad) - b->p);
+	b->len = (size_t)(rtr__jsontext_utf8_repair(b->p + b->len, src, len, &bad) - b->p);
 	return (long)bad;
 }
 
@@ -61,11 +61,11 @@ long json_put_string(struct buf *b, const void *src, size_t len)
 	size_t bad = 0;
 
 	/* Worst case 6 bytes per input byte, plus the quotes: reserve once. */
-	if (len > (SIZE_MAX - 2) / 6 || (b->cap - b->len < RTR_JSON_ESCAPE_BOUND(len) + 2 &&
-					 buf_grow(b, RTR_JSON_ESCAPE_BOUND(len) + 2)))
+	if (len > (SIZE_MAX - 2) / 6 || (b->cap - b->len < RTR_JSONTEXT_ESCAPE_BOUND(len) + 2 &&
+					 buf_grow(b, RTR_JSONTEXT_ESCAPE_BOUND(len) + 2)))
 		return -1;
 	b->p[b->len++] = '"';
-	b->len = (size_t)(rtr__json_escape_count(b->p + b->len, src, len, &bad) - b->p);
+	b->len = (size_t)(rtr__jsontext_escape_count(b->p + b->len, src, len, &bad) - b->p);
 	b->p[b->len++] = '"';
 	return (long)bad;
 }
@@ -75,21 +75,21 @@ char *json_put_us(char *cur, int64_t ns)
 	*cur = '-';
 	cur += ns < 0;
 	/* 0 - (uint64_t)ns is |ns|, INT64_MIN included */
-	return rtr__json_us(cur, ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
+	return rtr__jsontext_us(cur, ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
 }
 
 int buf_put_i64(struct buf *b, int64_t v)
 {
 	char tmp[24];
 
-	return buf_put(b, tmp, (size_t)(rtr__json_i64(tmp, v) - tmp));
+	return buf_put(b, tmp, (size_t)(rtr__jsontext_i64(tmp, v) - tmp));
 }
 
 int buf_put_u64(struct buf *b, uint64_t v)
 {
 	char tmp[24];
 
-	return buf_put(b, tmp, (size_t)(rtr__json_u64(tmp, v) - tmp));
+	return buf_put(b, tmp, (size_t)(rtr__jsontext_u64(tmp, v) - tmp));
 }
 
 int buf_put_us(struct buf *b, int64_t ns)

@@ -3,7 +3,7 @@
  * Text helpers of the ringtrace tools: a growable byte buffer, JSON strings written
  * the way FORMAT.md "Strings" asks, UTF-8 checks, and microsecond numbers. The
  * escaping, the UTF-8 checks and the number formatting are the library's own
- * (src/common/jsontext.h, rtr__json_*), so the tools write strings and numbers
+ * (src/common/jsontext.h, rtr__jsontext_*), so the tools write strings and numbers
  * byte for byte as the recorder does; this file puts them into buffers and parses
  * numbers back.
  *
@@ -81,7 +81,7 @@ long json_put_string(struct buf *b, const void *s, size_t len);
  */
 long utf8_put_valid(struct buf *b, const void *s, size_t len);
 
-/* Most bytes json_put_us() writes (a sign and rtr__json_us()'s 24). */
+/* Most bytes json_put_us() writes (a sign and rtr__jsontext_us()'s 24). */
 #define JSON_US_MAX 25
 
 /*

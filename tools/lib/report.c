@@ -77,5 +77,6 @@ int report_jf64(struct buf *b, bool *first, const char *key, double v)
 	char num[40];
 
 	/* the shortest text that reads back as v; "null" for NaN and infinities */
-	return report_jkey(b, first, key) || buf_put(b, num, (size_t)(rtr__json_f64(num, v) - num));
+	return report_jkey(b, first, key) ||
+	       buf_put(b, num, (size_t)(rtr__jsontext_f64(num, v) - num));
 }

@@ -103,7 +103,7 @@ static enum event_parse_result parse_string(struct fp *f)
 			return EVENT_PARSE_DONE;
 		}
 		/* '\\', control bytes, DEL, and UTF-8 that is not valid. */
-		if (*p < 0x80 || !rtr__json_utf8_lead(*p, &more, &lo, &hi))
+		if (*p < 0x80 || !rtr__jsontext_utf8_lead(*p, &more, &lo, &hi))
 			return EVENT_PARSE_SLOW;
 		for (p++; more > 0; more--, p++) {
 			if (p == end)

@@ -55,6 +55,7 @@ void input_free(struct input *in)
 
 static int read_raw(struct input *in, unsigned char *buf, size_t cap, size_t *got)
 {
+	*got = 0; /* on an error too: the callers' loops read it */
 	for (;;) {
 		ssize_t n = read(in->fd, buf, cap);
 

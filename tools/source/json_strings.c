@@ -149,7 +149,7 @@ static int scan_string_byte(struct trace *r, unsigned char *p, uint64_t abs)
 		return 1;
 	}
 	if (c >= 0x80) {
-		if (!rtr__json_utf8_lead((unsigned char)c, &sc->need, &sc->lo, &sc->hi))
+		if (!rtr__jsontext_utf8_lead((unsigned char)c, &sc->need, &sc->lo, &sc->hi))
 			return scan_bad_utf8(r, abs, c);
 		sc->lead = c;
 		sc->seq_abs = abs;
@@ -185,7 +185,7 @@ static int scan_byte(struct trace *r, unsigned char *p, uint64_t abs)
 			return 0;
 	}
 	if (sc->hex_left > 0) {
-		int h = rtr__json_hex_value(c);
+		int h = rtr__jsontext_hex_value(c);
 
 		if (h >= 0) {
 			sc->hex_val = sc->hex_val * 16 + (unsigned)h;

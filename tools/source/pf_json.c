@@ -534,7 +534,7 @@ static enum head counter(struct pf_json *c, const struct pf_event *ev, const str
 	    pfj_put_where(b, ts, at) || buf_puts(b, ",\"args\":{\"value\":"))
 		return HEAD_NOMEM;
 	if (ev->counter_is_double) {
-		if (buf_put(b, num, (size_t)(rtr__json_f64(num, ev->counter_double) - num)))
+		if (buf_put(b, num, (size_t)(rtr__jsontext_f64(num, ev->counter_double) - num)))
 			return HEAD_NOMEM;
 	} else if (buf_put_i64(b, ev->counter_int)) {
 		return HEAD_NOMEM;

@@ -44,7 +44,7 @@ static int put_value(struct buf *b, const struct pf_arg *args, size_t *i)
 	case PF_ARG_INT:
 		return buf_put_i64(b, a->i);
 	case PF_ARG_DOUBLE:
-		return buf_put(b, num, (size_t)(rtr__json_f64(num, a->d) - num));
+		return buf_put(b, num, (size_t)(rtr__jsontext_f64(num, a->d) - num));
 	case PF_ARG_STRING:
 		return json_put_string(b, a->str.s, a->str.len) < 0 ? -1 : 0;
 	case PF_ARG_POINTER:

@@ -11,7 +11,7 @@
  * comes through the format's table. The commonest event, a leaf span, skips the look
  * at every type (write_span()); metadata, memory events and stack samples are
  * lines.c's. A line's ts is written from the last one's digits when they share them
- * (rtr__json_us_near()).
+ * (rtr__jsontext_us_near()).
  */
 #include "format/json/json.h"
 #include "format/json/text.h"
@@ -34,9 +34,9 @@ static inline void use_ids(struct rtr__json *j, int32_t tid)
 static size_t lane_ids(const struct rtr__event *ev, char ids[48])
 {
 	char *p = PUT_LIT(ids, ",\"pid\":");
-	p = rtr__json_u64(p, ev->pid);
+	p = rtr__jsontext_u64(p, ev->pid);
 	p = PUT_LIT(p, ",\"tid\":");
-	p = rtr__json_u64(p, (uint32_t)ev->tid);
+	p = rtr__jsontext_u64(p, (uint32_t)ev->tid);
 	p = PUT_LIT(p, "},\n");
 	return (size_t)(p - ids);
 }
@@ -73,7 +73,7 @@ static char *put_line_args(struct rtr__writer *w, char *p, const struct rtr__eve
 	}
 	if (src_len > 0) {
 		p = PUT_LIT(p, "\"src\":\"");
-		p = rtr__json_escape(p, src, src_len);
+		p = rtr__jsontext_escape(p, src, src_len);
 		*p++ = '"';
 	}
 	return PUT_LIT(p, "}},\n");
@@ -104,13 +104,13 @@ static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct
 	char *p = out_reserve(w, line_bound(ev));
 	uint64_t ts = rel_ns(w, ev->ts);
 	p = put_head(w, p, ev);
-	p = rtr__json_us_near(p, ts, &j->ts_text);
+	p = rtr__jsontext_us_near(p, ts, &j->ts_text);
 	if (has_id(ev)) {
 		p = put_hex_id(p, ev->value);
 	} else if (ev->type == RTR__EV_SPAN) {
 		/* the end, clamped like the start, so dur is exact inside the window */
 		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__json_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+		p = rtr__jsontext_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
 	}
 	memcpy(p, ids, sizeof(j->ids));
 	p += ids_len; /* the line ends here unless it has arguments */
@@ -118,7 +118,7 @@ static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct
 		p -= sizeof("},\n") - 1; /* the value goes before the line's end */
 		p = PUT_LIT(p, ",\"args\":{\"value\":");
 		p = (ev->flags & RTR__EVF_DOUBLE) ? rtr__json_f64_bits(p, ev->value)
-						  : rtr__json_i64_inline(p, (int64_t)ev->value);
+						  : rtr__jsontext_i64_inline(p, (int64_t)ev->value);
 		p = PUT_LIT(p, "}},\n");
 	} else {
 		p = put_line_args(w, p, ev);
@@ -144,9 +144,9 @@ static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
 	uint64_t ts = rel_ns(w, ev->ts);
 
 	p = put_head_keyed(w, p, ev, 1u + RTR__EV_SPAN); /* head_key() of a plain span */
-	p = rtr__json_us_near(p, ts, &j->ts_text);
+	p = rtr__jsontext_us_near(p, ts, &j->ts_text);
 	p = PUT_LIT(p, ",\"dur\":");
-	p = rtr__json_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+	p = rtr__jsontext_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
 	memcpy(p, j->ids, sizeof(j->ids));
 	p += j->ids_len;
 	if (ev->args.n == 1) {
@@ -155,8 +155,9 @@ static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
 		p -= sizeof("},\n") - 1; /* the argument goes before the line's end */
 		p = PUT_LIT(p, ",\"args\":{");
 		p = put_arg_key(w, p, key);
-		p = ev->args.types[0] == RTR_ARG_TYPE_I64 ? rtr__json_i64_inline(p, (int64_t)val)
-							  : rtr__json_u64_inline(p, val);
+		p = ev->args.types[0] == RTR_ARG_TYPE_I64
+			    ? rtr__jsontext_i64_inline(p, (int64_t)val)
+			    : rtr__jsontext_u64_inline(p, val);
 		p = PUT_LIT(p, "}},\n");
 	}
 	out_commit(w, p, ev->count);
@@ -177,7 +178,7 @@ static inline void write_mark(struct rtr__writer *w, struct rtr__json *j,
 	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED);
 
 	p = put_head(w, p, ev);
-	p = rtr__json_us_near(p, rel_ns(w, ev->ts), &j->ts_text);
+	p = rtr__jsontext_us_near(p, rel_ns(w, ev->ts), &j->ts_text);
 	memcpy(p, j->ids, sizeof(j->ids));
 	p += j->ids_len;
 	out_commit(w, p, ev->count);

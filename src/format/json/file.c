@@ -32,11 +32,11 @@ static char *put_marker_args(char *p, const struct rtr__marker *m)
 		*p++ = ':';
 		switch (kv->type) {
 		case RTR__KV_U64:
-			p = rtr__json_u64(p, kv->num);
+			p = rtr__jsontext_u64(p, kv->num);
 			break;
 		case RTR__KV_U64_TEXT: /* past 2^53: a viewer's double would round it */
 			*p++ = '"';
-			p = rtr__json_u64(p, kv->num);
+			p = rtr__jsontext_u64(p, kv->num);
 			*p++ = '"';
 			break;
 		case RTR__KV_STR:
@@ -83,7 +83,7 @@ static void json_end_file(struct rtr__writer *w, const struct rtr__marker *end)
 	char *p = w->out.chunk->data + w->out.chunk->len;
 
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"" RTR__MARK_END "\",\"ts\":");
-	p = rtr__json_us(p, rel_ns(w, end->ts));
+	p = rtr__jsontext_us(p, rel_ns(w, end->ts));
 	p = put_pid_tid(j, p, w->s.start_tid);
 	p = PUT_LIT(p, ",\"args\":{");
 	p = put_marker_args(p, end);

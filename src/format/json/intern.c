@@ -119,9 +119,9 @@ struct rtr__istr rtr__intern_static(struct rtr__intern *in, const char *str)
 	}
 	in->misses++;
 	size_t len = strnlen(str, RTR_INTERN_MAX_INPUT);
-	ensure_room(in, RTR_JSON_ESCAPE_BOUND(len));
+	ensure_room(in, RTR_JSONTEXT_ESCAPE_BOUND(len));
 	s = find(in, key, SLOT_STATIC, NULL, 0);
-	char *end = rtr__json_escape(in->arena + in->arena_used, str, len);
+	char *end = rtr__jsontext_escape(in->arena + in->arena_used, str, len);
 	s->key = key;
 	s->kind = SLOT_STATIC;
 	s->off = (uint32_t)in->arena_used;
@@ -142,11 +142,11 @@ struct rtr__istr rtr__intern_bytes(struct rtr__intern *in, const char *str, size
 		return result(in, s);
 	}
 	in->misses++;
-	ensure_room(in, len + RTR_JSON_ESCAPE_BOUND(len));
+	ensure_room(in, len + RTR_JSONTEXT_ESCAPE_BOUND(len));
 	s = find(in, key, SLOT_CONTENT, str, len);
 	char *raw = in->arena + in->arena_used;
 	memcpy(raw, str, len);
-	char *end = rtr__json_escape(raw + len, str, len);
+	char *end = rtr__jsontext_escape(raw + len, str, len);
 	s->key = key;
 	s->kind = SLOT_CONTENT;
 	s->off = (uint32_t)in->arena_used;

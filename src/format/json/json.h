@@ -33,7 +33,7 @@
 #define LINE_FIXED 192
 /* Most bytes one argument takes besides its blob's escaping: key, value, punctuation
  * (a segment's room is given a line at a time by these bounds: out.c). */
-#define ARG_BOUND (RTR_INTERN_MAX_ESCAPED + RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY) + 40)
+#define ARG_BOUND (RTR_INTERN_MAX_ESCAPED + RTR_JSONTEXT_ESCAPE_BOUND(RTR_MAX_COPY) + 40)
 
 /*
  * The head of an event line, `{"ph":"B","cat":"app","name":"span","ts":`, depends
@@ -62,11 +62,11 @@ struct rtr__json {
 	int64_t ids_tid; /* tid whose ids ends the lines now; -1: none */
 	size_t ids_len;
 	/* ,"pid":P,"tid":T},\n for ids_tid, copied whole: at most 25 bytes of pid_tid,
-	 * 20 that rtr__json_u64() may write and the 3 of the end */
+	 * 20 that rtr__jsontext_u64() may write and the 3 of the end */
 	char ids[48];
 	/* the latest event's ts in whole microseconds, as text: events close in time
-	 * share it, or all of it but the last two digits (rtr__json_us_near()) */
-	struct rtr__json_us_cache ts_text;
+	 * share it, or all of it but the last two digits (rtr__jsontext_us_near()) */
+	struct rtr__jsontext_us_cache ts_text;
 	/* The files the process label and sort index are in: the latest, and the one
 	 * before it (a snapshot is a file written while the window's goes on). */
 	uint64_t process_meta_file, prev_meta_file;
@@ -96,7 +96,7 @@ static inline char *put_static(struct rtr__json *j, char *p, const char *s)
 static inline char *put_escaped_str(char *p, const char *s)
 {
 	*p++ = '"';
-	p = rtr__json_escape(p, s, strnlen(s, 1024));
+	p = rtr__jsontext_escape(p, s, strnlen(s, 1024));
 	*p++ = '"';
 	return p;
 }
@@ -104,7 +104,7 @@ static inline char *put_escaped_str(char *p, const char *s)
 static inline char *put_pid_tid(struct rtr__json *j, char *p, int32_t tid)
 {
 	p = put(p, j->pid_tid, j->pid_tid_len);
-	return rtr__json_u64(p, (uint64_t)(uint32_t)tid);
+	return rtr__jsontext_u64(p, (uint64_t)(uint32_t)tid);
 }
 
 /* `0x` and the hex digits of an id, quoted: viewers take ids as strings or integers,

@@ -27,23 +27,23 @@
 static void put_meta_line(struct rtr__writer *w, uint64_t events, const char *what, uint32_t pid,
 			  uint32_t tid, const char *key, const char *str, size_t len, int64_t num)
 {
-	char *p = out_reserve(w, LINE_FIXED + RTR_JSON_ESCAPE_BOUND(len));
+	char *p = out_reserve(w, LINE_FIXED + RTR_JSONTEXT_ESCAPE_BOUND(len));
 
 	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"");
 	p = put(p, what, strlen(what));
 	p = PUT_LIT(p, "\",\"pid\":");
-	p = rtr__json_u64(p, pid);
+	p = rtr__jsontext_u64(p, pid);
 	p = PUT_LIT(p, ",\"tid\":");
-	p = rtr__json_u64(p, tid);
+	p = rtr__jsontext_u64(p, tid);
 	p = PUT_LIT(p, ",\"args\":{\"");
 	p = put(p, key, strlen(key));
 	p = PUT_LIT(p, "\":");
 	if (str != NULL) {
 		*p++ = '"';
-		p = rtr__json_escape(p, str, len);
+		p = rtr__jsontext_escape(p, str, len);
 		*p++ = '"';
 	} else {
-		p = rtr__json_i64(p, num);
+		p = rtr__jsontext_i64(p, num);
 	}
 	p = PUT_LIT(p, "}},\n");
 	out_commit(w, p, events);
@@ -54,12 +54,12 @@ static void thread_name(struct rtr__writer *w, const struct rtr__ring *r, const 
 			size_t len, uint64_t events)
 {
 	struct rtr__json *j = json_of(w);
-	char *p = out_reserve(w, LINE_FIXED + RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY));
+	char *p = out_reserve(w, LINE_FIXED + RTR_JSONTEXT_ESCAPE_BOUND(RTR_MAX_COPY));
 
 	p = PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"thread_name\"");
 	p = put_pid_tid(j, p, r->tid);
 	p = PUT_LIT(p, ",\"args\":{\"name\":\"");
-	p = rtr__json_escape(p, name, len);
+	p = rtr__jsontext_escape(p, name, len);
 	p = PUT_LIT(p, "\"}},\n");
 	out_commit(w, p, events);
 }
@@ -123,26 +123,26 @@ static void write_mem(struct rtr__writer *w, const struct rtr__event *ev)
 	p = PUT_LIT(p, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"memory\",\"name\":");
 	p = ev->type == RTR__EV_MEM_ALLOC ? PUT_LIT(p, "\"alloc\",\"ts\":")
 					  : PUT_LIT(p, "\"free\",\"ts\":");
-	p = rtr__json_us(p, ts);
+	p = rtr__jsontext_us(p, ts);
 	p = put_ids_open(j, p);
 	p = PUT_LIT(p, ",\"args\":{\"addr\":\"");
 	p = rtr__memstack_hex(p, ev->x.mem.addr);
 	p = PUT_LIT(p, "\",\"bytes\":");
-	p = rtr__json_u64(p, ev->x.mem.bytes);
+	p = rtr__jsontext_u64(p, ev->x.mem.bytes);
 	p = PUT_LIT(p, ",\"device\":");
-	p = rtr__json_i64(p, device);
+	p = rtr__jsontext_i64(p, device);
 	p = PUT_LIT(p, "}},\n");
 	if (device == RTR_MEM_HOST) {
 		p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"memory host\",\"ts\":");
 	} else {
 		p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"memory device ");
-		p = rtr__json_i64(p, device);
+		p = rtr__jsontext_i64(p, device);
 		p = PUT_LIT(p, "\",\"ts\":");
 	}
-	p = rtr__json_us(p, ts);
+	p = rtr__jsontext_us(p, ts);
 	p = put_ids_open(j, p);
 	p = PUT_LIT(p, ",\"args\":{\"bytes_in_use\":");
-	p = rtr__json_u64(p, ev->x.mem.in_use);
+	p = rtr__jsontext_u64(p, ev->x.mem.in_use);
 	p = PUT_LIT(p, "}},\n");
 	out_commit(w, p, ev->count);
 }
@@ -156,7 +156,7 @@ static void write_stack(struct rtr__writer *w, const struct rtr__event *ev)
 					 n * (RTR_SYM_MAX_ESCAPED + 3));
 
 	p = put_head(w, p, ev);
-	p = rtr__json_us(p, rel_ns(w, ev->ts));
+	p = rtr__jsontext_us(p, rel_ns(w, ev->ts));
 	p = put_ids_open(j, p);
 	p = PUT_LIT(p, ",\"args\":{\"stack\":[");
 	for (uint32_t k = 0; k < n; k++) {
@@ -167,7 +167,7 @@ static void write_stack(struct rtr__writer *w, const struct rtr__event *ev)
 		if (k > 0)
 			*p++ = ',';
 		*p++ = '"';
-		p = rtr__json_escape(p, text, len);
+		p = rtr__jsontext_escape(p, text, len);
 		*p++ = '"';
 	}
 	p = PUT_LIT(p, "]}},\n");
@@ -223,10 +223,10 @@ void rtr__json_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_
 	case RTR__WMETA_DROPS: /* a counter track: the session's running total */
 		p = out_reserve(w, LINE_FIXED);
 		p = PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"" RTR__COUNTER_DROPPED "\",\"ts\":");
-		p = rtr__json_us(p, rel_ns(w, rtr__mono_ns()));
+		p = rtr__jsontext_us(p, rel_ns(w, rtr__mono_ns()));
 		p = put_pid_tid(j, p, r->tid);
 		p = PUT_LIT(p, ",\"args\":{\"events\":");
-		p = rtr__json_u64(p, (uint64_t)value);
+		p = rtr__jsontext_u64(p, (uint64_t)value);
 		p = PUT_LIT(p, "}},\n");
 		out_commit(w, p, 0);
 		break;
@@ -252,7 +252,7 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 	int async = r == NULL;
 	size_t fixed = async ? ASYNC_LINE_MAX + mark_len + 64
 			     : LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED +
-				       RTR_JSON_ESCAPE_BOUND(RTR_MAX_COPY) + mark_len;
+				       RTR_JSONTEXT_ESCAPE_BOUND(RTR_MAX_COPY) + mark_len;
 	size_t bound = fixed + args_bound(&ev->args);
 
 	if (fixed > *budget)
@@ -261,13 +261,14 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 		bound += 1 + args_bound(&ev->more[i]);
 	char *p = out_reserve(w, bound), *args0;
 	p = rtr__json_encode_head(w, p, ev);
-	p = rtr__json_us(p, rel_ns(w, ev->ts));
+	p = rtr__jsontext_us(p, rel_ns(w, ev->ts));
 	if (async) {
 		p = put_hex_id(p, ev->value);
 		p = PUT_LIT(p, ",\"pid\":");
-		p = rtr__json_u64(p, (ev->flags & RTR__EVF_TRACK) ? ev->pid : (uint32_t)w->s.pid);
+		p = rtr__jsontext_u64(p,
+				      (ev->flags & RTR__EVF_TRACK) ? ev->pid : (uint32_t)w->s.pid);
 		p = PUT_LIT(p, ",\"tid\":");
-		p = rtr__json_u64(p, (uint32_t)ev->tid);
+		p = rtr__jsontext_u64(p, (uint32_t)ev->tid);
 	} else {
 		p = put_pid_tid(j, p, r->tid);
 	}

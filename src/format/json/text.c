@@ -25,7 +25,7 @@ char *rtr__json_f64_bits(char *p, uint64_t bits)
 	double d;
 
 	memcpy(&d, &bits, sizeof(d));
-	return rtr__json_f64(p, d);
+	return rtr__jsontext_f64(p, d);
 }
 
 /* `n` int64 values, unaligned at `src`, as a JSON array. */
@@ -37,7 +37,7 @@ static char *put_i64_list(char *p, const char *src, uint64_t n)
 		memcpy(&x, src + k * sizeof(x), sizeof(x));
 		if (k > 0)
 			*p++ = ',';
-		p = rtr__json_i64(p, x);
+		p = rtr__jsontext_i64(p, x);
 	}
 	*p++ = ']';
 	return p;
@@ -65,7 +65,7 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 		if (val == UINT64_MAX)
 			return PUT_LIT(p, "null");
 		*p++ = '"';
-		p = rtr__json_escape(p, str, val);
+		p = rtr__jsontext_escape(p, str, val);
 		*p++ = '"';
 		return p;
 	case RTR_ARG_TYPE_I64_ARRAY:
@@ -97,7 +97,7 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 				continue;
 			}
 			*p++ = '"';
-			p = rtr__json_escape(p, str, len);
+			p = rtr__jsontext_escape(p, str, len);
 			*p++ = '"';
 			str += len;
 		}
@@ -120,10 +120,10 @@ char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args 
 		p = put_arg_key(w, p, key);
 		switch (a->types[i]) {
 		case RTR_ARG_TYPE_I64:
-			p = rtr__json_i64_inline(p, (int64_t)val);
+			p = rtr__jsontext_i64_inline(p, (int64_t)val);
 			break;
 		case RTR_ARG_TYPE_U64:
-			p = rtr__json_u64_inline(p, val);
+			p = rtr__jsontext_u64_inline(p, val);
 			break;
 		case RTR_ARG_TYPE_F64:
 			p = rtr__json_f64_bits(p, val);
@@ -209,7 +209,7 @@ char *rtr__json_encode_head(struct rtr__writer *w, char *p, const struct rtr__ev
 			size_t len;
 			const char *name = rtr__memstack_function(&w->mem, ev->x.code.addr, &len);
 			p = PUT_LIT(p, ",\"cat\":\"function\",\"name\":\"");
-			p = rtr__json_escape(p, name, len);
+			p = rtr__jsontext_escape(p, name, len);
 			return PUT_LIT(p, "\",\"ts\":");
 		}
 		break;

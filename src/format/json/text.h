@@ -107,7 +107,7 @@ char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args 
 /* The most rtr__json_arg_list() writes for a. */
 static inline size_t args_bound(const struct rtr__args *a)
 {
-	return a->n > 0 ? (size_t)a->n * ARG_BOUND + RTR_JSON_ESCAPE_BOUND(a->len) : 0;
+	return a->n > 0 ? (size_t)a->n * ARG_BOUND + RTR_JSONTEXT_ESCAPE_BOUND(a->len) : 0;
 }
 
 #endif

@@ -340,10 +340,10 @@ static void write_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const stru
 {
 	char name[32], *a;
 	int64_t device = ev->x.mem.device;
-	size_t len =
-		device == RTR_MEM_HOST
-			? (size_t)(stpcpy(name, "memory host") - name)
-			: (size_t)(rtr__json_i64(stpcpy(name, "memory device "), device) - name);
+	size_t len = device == RTR_MEM_HOST
+			     ? (size_t)(stpcpy(name, "memory host") - name)
+			     : (size_t)(rtr__jsontext_i64(stpcpy(name, "memory device "), device) -
+					name);
 	uint64_t track = rtr__pf_counter_track(w, name, len, 1);
 
 	char extra[512], *q = extra;

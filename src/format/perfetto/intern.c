@@ -46,7 +46,7 @@ struct rtr__pf_slot *rtr__pf_intern(struct rtr__pf *pf, uint32_t kind, uint64_t 
 		len = PF_STR_MAX;
 	size_t bad = 0;
 	char *start = pf->arena + pf->arena_used;
-	char *end = rtr__json_utf8_repair(start, s, len, &bad);
+	char *end = rtr__jsontext_utf8_repair(start, s, len, &bad);
 	struct rtr__pf_slot *sl = &pf->slots[i];
 	sl->key = key;
 	sl->kind = kind;

@@ -58,12 +58,12 @@ static inline char *pb_string(char *p, unsigned field, const char *s, size_t len
 {
 	if (len > PF_STR_MAX)
 		len = PF_STR_MAX;
-	if (RTR_LIKELY(rtr__json_utf8_valid(s, len) == len))
+	if (RTR_LIKELY(rtr__jsontext_utf8_valid(s, len) == len))
 		return pb_bytes(p, field, s, len);
 	size_t bad = 0;
 	char *len_at = pb_tag(p, field, RTR__PB_LEN);
 	char *body = len_at + 2; /* PF_STR_MAX * 3 < 2^14: a two-byte length */
-	char *end = rtr__json_utf8_repair(body, s, len, &bad);
+	char *end = rtr__jsontext_utf8_repair(body, s, len, &bad);
 	size_t n = (size_t)(end - body);
 	len_at[0] = (char)(n | 0x80);
 	len_at[1] = (char)(n >> 7);
