@@ -984,9 +984,9 @@ static int escape_violation(struct reader *r, uint64_t abs, uint64_t at, unsigne
 		return 0;
 	if (v == 0x7f)
 		return fail_abs(r, at,
-				"raw 0x7F byte in a string (FORMAT.md: escape it as \\u007f)");
+				"raw 0x7F byte in a string (docs/format.md: escape it as \\u007f)");
 	return fail_abs(r, at,
-			"\\u%04x escape in a string (FORMAT.md: non-ASCII is written as raw "
+			"\\u%04x escape in a string (docs/format.md: non-ASCII is written as raw "
 			"UTF-8, never as a \\u escape; a surrogate pair makes Perfetto reject "
 			"the file)",
 			v);

@@ -2,14 +2,14 @@
 /*
  * Streaming reader of the traces ringtrace writes, for the tests.
  *
- * The input is the bare-array form of DESIGN.md "The output": "[\n", then one event
- * object per line, each ending ",\n"; a clean file ends with a last event without a
- * comma, then "]\n". The reader is an oracle apart from the tools' reader
- * (tools/source/, yajl's callback parser): the whole file goes through yajl_parse()
- * without callbacks, as one strict JSON text, in 64 KiB blocks, and each event is
- * cut out and parsed on its own with yajl's tree API (yajl_tree_parse()). Only the
- * event being read is in memory, so a 200 MB trace costs a few hundred KiB in
- * tt_foreach(). tt_load() keeps every event, for the small traces of unit tests.
+ * The input is the bare-array form of docs/format.md "The JSON the library writes":
+ * "[\n", then one event object per line, each ending ",\n"; a clean file ends with a
+ * last event without a comma, then "]\n". The reader is an oracle apart from the
+ * tools' reader (tools/source/, yajl's callback parser): the whole file goes through
+ * yajl_parse() without callbacks, as one strict JSON text, in 64 KiB blocks, and each
+ * event is cut out and parsed on its own with yajl's tree API (yajl_tree_parse()).
+ * Only the event being read is in memory, so a 200 MB trace costs a few hundred KiB
+ * in tt_foreach(). tt_load() keeps every event, for the small traces of unit tests.
  *
  * Strict by default: the whole file must be one JSON array of objects (the object
  * form {"traceEvents":[...]} is refused), comments and trailing garbage are errors,
@@ -121,7 +121,7 @@ struct tt_trace {
  * is "]", or when it ends in ']' and "[" + line is itself valid JSON (say "{...}]").
  * A file cut inside its first line cannot be repaired.
  *
- * TT_CHECK_ESCAPES: also enforce FORMAT.md "Strings" on the raw text: a \u escape
+ * TT_CHECK_ESCAPES: also enforce docs/format.md "Strings" on the raw text: a \u escape
  * only for code points below U+0080 (so never a surrogate pair, never escaped
  * non-ASCII), and no raw 0x7F byte inside a string.
  */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ringtrace check`'s rules against what the viewers do (issue 14, item 1), one small
- * input each:
+ * `ringtrace check`'s rules against what the viewers do, one small input each:
  *
  * - false alarms of before, now fine: 0 findings and exit 0, and where the rule still
  *   sees something no viewer acts on, a note under --notes (exit 0 still);

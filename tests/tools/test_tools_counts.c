@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `check`, `stats` and `merge` count a file's events and threads alike (issue 14,
- * item 2), by the one definition of tools/threads.h: events are the objects of the
- * event array (M events and markers included), threads the distinct (pid, tid) of
- * those events, a missing tid being the pid and a missing pid 0.
+ * `check`, `stats` and `merge` count a file's events and threads alike, by the one
+ * definition of tools/lib/threads.h: events are the objects of the event array (M
+ * events and markers included), threads the distinct (pid, tid) of those events, a
+ * missing tid being the pid and a missing pid 0.
  *
  * Each file goes through the three tools; the numbers they print must be equal to
  * one another and, where the test knows them, to the ones worked out here: a trace

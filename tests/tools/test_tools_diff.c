@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ringtrace diff A B` end to end (issue 14, item 11).
+ * `ringtrace diff A B` end to end.
  *
  * - Two traces the library records, with durations the test sets exactly
  *   (rtr_complete with explicit times): "kernel" twice as slow in B with a tight

@@ -670,11 +670,11 @@ static void a_flow_goes_with_the_slice_that_encloses_it(void **state)
 }
 
 /*
- * Issue 14: a B/E slice inside a long X that a foreign writer put first (at its start),
- * cut between its B and E. The E closing it is 1 ns after the thread's latest event
- * other than the X (not after the X's end: that made a slice overlapping the X), and
- * the next pieces reopen it at its thread's latest B (not at the X's end, after which
- * the E at 9 s went backward): no piece has a ts-order finding.
+ * A B/E slice inside a long X that a foreign writer put first (at its start), cut
+ * between its B and E. The E closing it is 1 ns after the thread's latest event other
+ * than the X (not after the X's end: that made a slice overlapping the X), and the
+ * next pieces reopen it at its thread's latest B (not at the X's end, after which the
+ * E at 9 s went backward): no piece has a ts-order finding.
  */
 static void a_slice_inside_a_long_x_is_cut_in_time_order(void **state)
 {
@@ -747,7 +747,7 @@ static void a_slice_inside_a_long_x_is_cut_in_time_order(void **state)
 }
 
 /*
- * Issue 14: a flow whose s and f fall in different pieces stays joined: every piece
+ * A flow whose s and f fall in different pieces stays joined: every piece
  * after the s, up to the one with the f, repeats the s with the X around it (the
  * viewers bind an s to the slice around it), and none after the f does.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Text helpers of the ringtrace tools: a growable byte buffer, JSON strings written
- * the way FORMAT.md "Strings" asks, UTF-8 checks, and microsecond numbers. The
+ * the way docs/format.md "Strings" asks, UTF-8 checks, and microsecond numbers. The
  * escaping, the UTF-8 checks and the number formatting are the library's own
  * (src/common/jsontext.h, rtr__jsontext_*), so the tools write strings and numbers
  * byte for byte as the recorder does; this file puts them into buffers and parses

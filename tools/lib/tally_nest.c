@@ -27,7 +27,7 @@
  *             S then waits on the stack for its own parent.
  *
  * What is assumed, and what happens otherwise. Slices on a thread nest or are
- * disjoint (FORMAT.md), and each thread's events are in order of start or in the
+ * disjoint (docs/format.md), and each thread's events are in order of start or in the
  * recorder's order, give or take WINDOW events. A slice that breaks this (released
  * before a slice that should come before it) is "late": it is counted in full, but
  * claims nothing and is claimed by nothing (its self time is its time), and a warning

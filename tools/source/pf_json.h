@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A .pftrace's packets as the JSON events the recorder writes (docs in
- * tools/README.md "convert"): one compact JSON object per event, in the recorder's
- * key order, each with the packet it stands for. What `ringtrace convert --to json`
- * writes (pf_to_json(), pftrace.h) and what the other tools read a .pftrace as
- * (pf_source.c): one conversion, so that both say the same.
+ * A .pftrace's packets as the JSON events the recorder writes
+ * (docs/commands/ringtrace-convert.md): one compact JSON object per event, in the
+ * recorder's key order, each with the packet it stands for. What `ringtrace convert
+ * --to json` writes (pf_to_json(), pftrace.h) and what the other tools read a
+ * .pftrace as (pf_source.c): one conversion, so that both say the same.
  *
  * Streaming: state is per track (its open slices, for the names of their ends), per
  * sequence (a BEGIN held back until the next event shows whether an END follows it

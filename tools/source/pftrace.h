@@ -7,7 +7,7 @@
  * decoder reads it packet by packet through zlib (plain or gzip, found by its bytes),
  * never the whole file: memory is one packet (at most max_packet_bytes) and the
  * state of the sequences (interned strings, clocks, defaults) and tracks, bounded
- * as tools/threads.h bounds a tool's state. What comes past the bound is not kept
+ * as tools/base/budget.h bounds a tool's state. What comes past the bound is not kept
  * but reported (PF_ISSUE_STATE_LIMIT); references to what was not kept are then
  * not reported as unresolved.
  *
@@ -271,7 +271,7 @@ const char *pf_issue_name(enum pf_issue_kind kind);
 
 /*
  * Write the trace as the JSON the recorder writes (bare array, one event per line;
- * docs in tools/README.md "convert"). write returns 0 or -1. The path is read twice
+ * docs/commands/ringtrace-convert.md). write returns 0 or -1. The path is read twice
  * when it is a regular file (the first pass finds the origin: the start marker's
  * origin_monotonic_ns, else the earliest timestamp), once from a pipe (the origin:
  * the start marker when it is the first event, else the first timestamp). Returns
@@ -282,7 +282,7 @@ int pf_to_json(const char *path, int (*write)(void *ctx, const void *p, size_t n
 	       const struct pf_options *opt, struct pf_status *st, uint64_t *events);
 
 /*
- * `ringtrace check` of a Perfetto trace (pftrace_check.c): findings in check's
+ * `ringtrace check` of a Perfetto trace (commands/check/pftrace.c): findings in check's
  * format, then a summary line. Returns the exit status (CLI_OK, CLI_FINDINGS,
  * CLI_ERROR).
  */

@@ -40,7 +40,7 @@
  *
  * Issues are things a reader can get past but a checker wants to hear about; they
  * go to the issue callback, in file order with the events. TRACE_READ_CHECK_STRINGS
- * adds the byte-level string rules of FORMAT.md "Strings": raw control bytes (read
+ * adds the byte-level string rules of docs/format.md "Strings": raw control bytes (read
  * as blanks so that the parse goes on), invalid UTF-8, and \u escapes of non-ASCII
  * (surrogates above all). Without it a raw control byte is a syntax error.
  *

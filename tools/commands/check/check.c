@@ -81,8 +81,8 @@ static void check_event(struct check *c, const struct trace_event *ev)
 /*
  * Perfetto's sniffer (GuessTraceType(), trace_type.cc): the first
  * kGuessTraceMaxLookahead bytes with all whitespace removed must begin {" or [{".
- * FORMAT.md says 128 bytes; Perfetto's source says 64. A byte-order mark is the bom
- * rule's: skipped here.
+ * (docs/format.md once said 128 bytes; the importer's source says 64.) A byte-order
+ * mark is the bom rule's: skipped here.
  */
 #define SNIFF_BYTES 64
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ringtrace check`: a trace against the rules the viewers enforce (FORMAT.md), and
- * `--repair`, which completes a file cut short (repair.c here, lib/repair.c for the
- * repair itself).
+ * `ringtrace check`: a trace against the rules the viewers enforce (docs/format.md),
+ * and `--repair`, which completes a file cut short (repair.c here, lib/repair.c for
+ * the repair itself).
  *
  * One pass over the events, with state per thread (open B slices, the last B/E
  * time, recently closed slices, flows waiting for a slice), per open async slice and
@@ -38,9 +38,9 @@
 
 /*
  * X(id, name, what, why): what a rule finds, and why it matters: which consumer acts
- * on it, and how (FORMAT.md, and the importers' code where FORMAT.md is silent). A
- * finding is something a consumer acts on; what none acts on is a note (check_note()),
- * printed only with --notes and never in the exit status.
+ * on it, and how (docs/format.md, and the importers' code where docs/format.md is
+ * silent). A finding is something a consumer acts on; what none acts on is a note
+ * (check_note()), printed only with --notes and never in the exit status.
  */
 #define RULES(X)                                                                                   \
 	X(JSON, "json", "not strict JSON, or not a trace: the check stops there",                  \
@@ -70,7 +70,7 @@
 	X(SURROGATE, "surrogate-escape", "a \\uD800-\\uDFFF escape in a string",                   \
 	  "Perfetto rejects the whole file (args: drops them)")                                    \
 	X(UNICODE_ESCAPE, "unicode-escape", "non-ASCII written as a \\u escape (a note)",          \
-	  "none: every viewer decodes it; FORMAT.md asks for raw UTF-8")                           \
+	  "none: every viewer decodes it; docs/format.md asks for raw UTF-8")                      \
 	X(DUPLICATE_KEY, "duplicate-key", "a known key twice in one event",                        \
 	  "JSON.parse keeps the last one, a streaming importer may keep the first")                \
 	X(STATE_LIMIT, "state-limit",                                                              \

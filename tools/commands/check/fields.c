@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Phases the viewers import, and the ones Perfetto leaves out (FORMAT.md "Phases"). */
+/* Phases the viewers import, and the ones Perfetto leaves out (docs/format.md "Phases"). */
 #define KNOWN_PHASES	  "XBEiICbenstfM"
 #define UNIMPORTED_PHASES "STFpNODc"
 

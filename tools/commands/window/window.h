@@ -29,8 +29,9 @@
  * names written at the start, the origin), a binary search for a line before `from -
  * margin`, the lines from there until one past `to + margin`, and the file's last MiB
  * (the long X events the recorder writes when they end: a run-long "main"). What that
- * assumes, and what it misses when the assumption fails, is in tools/README.md; a
- * warning says when the lines read were more out of order than the margin.
+ * assumes, and what it misses when the assumption fails, is in
+ * docs/commands/ringtrace-window.md; a warning says when the lines read were more out
+ * of order than the margin.
  *
  * Memory: per thread (its open slices), per open async span, per M event and counter
  * series kept; never per event.
