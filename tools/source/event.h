@@ -119,6 +119,17 @@ struct trace_event {
 	unsigned duplicates;
 };
 
+/* Why reading stopped (struct trace_status, trace.h), from the bytes up (input.h). */
+enum trace_error {
+	TRACE_OK,
+	TRACE_ERR_IO,	  /* open or read failed */
+	TRACE_ERR_SYNTAX, /* not JSON, or not a trace (the input is at fault) */
+	TRACE_ERR_GZIP,	  /* corrupt gzip data */
+	TRACE_ERR_LIMIT,  /* a value outside the events over max_event_bytes, or nesting
+			     over TRACE_MAX_DEPTH */
+	TRACE_ERR_NOMEM
+};
+
 enum trace_issue_kind {
 	TRACE_ISSUE_BOM,	     /* a UTF-8 byte-order mark at the start (skipped) */
 	TRACE_ISSUE_ZERO_BYTES,	     /* a run of NUL bytes (read as blanks) */

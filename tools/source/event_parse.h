@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "trace.h"
+#include "event.h"
 
 /* Deeper events go to the full parser (which allows TRACE_MAX_DEPTH). */
 #define EVENT_PARSE_MAX_DEPTH 64

@@ -16,7 +16,7 @@
 #ifndef RTR_TOOLS_SOURCE_INPUT_H
 #define RTR_TOOLS_SOURCE_INPUT_H
 
-#include "trace.h"
+#include "event.h"
 
 #include <stdbool.h>
 #include <stddef.h>

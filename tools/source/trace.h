@@ -103,16 +103,6 @@ enum trace_form { TRACE_FORM_NONE, TRACE_FORM_ARRAY, TRACE_FORM_OBJECT };
 /* What the first bytes said the input is. */
 enum trace_format { TRACE_FORMAT_JSON, TRACE_FORMAT_PFTRACE };
 
-enum trace_error {
-	TRACE_OK,
-	TRACE_ERR_IO,	  /* open or read failed */
-	TRACE_ERR_SYNTAX, /* not JSON, or not a trace (the input is at fault) */
-	TRACE_ERR_GZIP,	  /* corrupt gzip data */
-	TRACE_ERR_LIMIT,  /* a value outside the events over max_event_bytes, or nesting
-			     over TRACE_MAX_DEPTH */
-	TRACE_ERR_NOMEM
-};
-
 /* How the input looked and ended; final once trace_next() returned 0 or -1. */
 struct trace_status {
 	enum trace_format format; /* known once next() was called */
