@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The writer's seam between records and formats: a batch of one ring's records
- * decoded into format-neutral events (writer/event.c), walked by a format with
- * rtr__batch_next(), which keeps the open slices in step with the events written;
+ * decoded into format-neutral events (writer/decode.c), walked by a format with
+ * rtr__batch_first/next(), which keeps the open slices in step with the events written;
  * and the drain handing a format whole batches, one call each.
  *
  * The events are recorded by the public calls into the calling thread's ring, with

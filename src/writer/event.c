@@ -2,13 +2,13 @@
 /*
  * The bookkeeping that follows the lines a format writes (event.h).
  *
- * rtr__batch_next() calls rtr__event_prepare() before an event that needs it is
- * written (an E: the slice it ends, for its name when it is a pop and for the
- * arguments added to it; a thread's name: the ring takes it) and
- * rtr__event_written() after one that changes what is open (slices.h,
- * async_open.h). So the open slices and async spans are always those of the lines
- * written, whenever a cut looks at them, and so are the bytes their closing lines
- * would take (struct rtr__out.closing, a segment's room).
+ * The walk (rtr__batch_first/next()) calls rtr__event_prepare() before an event that
+ * needs it is written (an E: the slice it ends, for its name when it is a pop and for
+ * the arguments added to it; a thread's name: the ring takes it) and
+ * rtr__event_written() after one that changes what is open (slices.h, async_open.h).
+ * So the open slices and async spans are always those of the lines written, whenever
+ * a cut looks at them, and so are the bytes their closing lines would take (struct
+ * rtr__out.closing, a segment's room).
  */
 #include "writer/event.h"
 

@@ -79,9 +79,10 @@ struct rtr__format {
 	void (*begin_ring)(struct rtr__writer *w, struct rtr__ring *r);
 	/* A line the writer makes about r's thread: RTR__WMETA_*. */
 	void (*meta)(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t value);
-	/* Write the batch, walking it with rtr__batch_next() to its end (the walk keeps
-	 * the writer's bookkeeping in step with the lines). Returns the events written:
-	 * the sum of their counts, or less when the format could not write some. */
+	/* Write the batch, walking it with rtr__batch_first/next() to its end (the
+	 * walk keeps the writer's bookkeeping in step with the lines). Returns the
+	 * events written: the sum of their counts, or less when the format could not
+	 * write some. */
 	uint64_t (*events)(struct rtr__writer *w, struct rtr__batch *b);
 	/* A line of a cut (what: RTR__CUT_*): ev, an RTR__EV_BEGIN or RTR__EV_END of r's
 	 * thread or an RTR__EV_ASYNC_BEGIN or RTR__EV_ASYNC_END (r NULL), at ev->ts, with
