@@ -25,6 +25,21 @@ int buf_grow(struct buf *b, size_t n)
 	return 0;
 }
 
+void *array_grow_to(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+	size_t n = *cap ? *cap : first > 0 ? first : 1;
+
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / size)
+			return NULL;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size || (p = realloc(p, n * size)) == NULL)
+		return NULL;
+	*cap = n;
+	return p;
+}
+
 void buf_free(struct buf *b)
 {
 	free(b->p);

@@ -40,6 +40,19 @@ static inline int64_t ns_after(int64_t t)
 /* Make room for n more bytes. 0, or -1 when out of memory (b is unchanged). */
 int buf_grow(struct buf *b, size_t n);
 
+/*
+ * An array p of *cap elements of `size` bytes, grown to hold at least `need`: its
+ * capacity doubled from *cap (from `first` when empty) until they fit, *cap updated.
+ * Returns the array (p itself when it had room), or NULL when out of memory, p and
+ * *cap then as they were. Inline when it has room: readers call it per value.
+ */
+void *array_grow_to(void *p, size_t *cap, size_t need, size_t size, size_t first);
+
+static inline void *array_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+	return need <= *cap ? p : array_grow_to(p, cap, need, size, first);
+}
+
 static inline int buf_put(struct buf *b, const void *p, size_t n)
 {
 	if (n == 0)

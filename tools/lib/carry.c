@@ -151,15 +151,10 @@ int carry_async(struct carry *c, const struct trace_event *ev, struct async_span
 	}
 	if (ev->phase != 'b')
 		return CARRY_ASYNC_SEEN;
-	if (as->depth == as->cap) {
-		size_t n = as->cap ? as->cap * 2 : 2;
-		struct kept_event *p = realloc(as->open, n * sizeof(*p));
-
-		if (p == NULL)
-			return -1;
-		as->open = p;
-		as->cap = n;
-	}
+	o = array_grow(as->open, &as->cap, as->depth + 1, sizeof(*o), 2);
+	if (o == NULL)
+		return -1;
+	as->open = o;
 	o = &as->open[as->depth];
 	o->json = text_dup(ev->json, ev->json_len);
 	if (o->json == NULL)

@@ -3,6 +3,7 @@
  * The clocks of `ringtrace merge` (see merge_clock.h).
  */
 #include "merge_clock.h"
+#include "json.h"
 #include "trace.h"
 
 #include "common/names.h"
@@ -51,15 +52,11 @@ static int add(struct sync_set *s, const struct clock_sync *c)
 		s->thinned += s->n - k;
 		s->n = k;
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap != 0 ? 2 * s->cap : 16;
-		struct clock_sync *m = realloc(s->m, cap * sizeof(*m));
+	struct clock_sync *m = array_grow(s->m, &s->cap, s->n + 1, sizeof(*m), 16);
 
-		if (m == NULL)
-			return -1;
-		s->m = m;
-		s->cap = cap;
-	}
+	if (m == NULL)
+		return -1;
+	s->m = m;
 	s->m[s->n++] = *c;
 	return 0;
 }

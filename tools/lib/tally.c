@@ -129,17 +129,12 @@ static void on_begin(struct tally *c, struct thread_state *th, struct tally_thre
 		t->untracked += !c->nomem;
 		return;
 	}
-	if (t->depth == t->open_cap) {
-		size_t n = t->open_cap ? t->open_cap * 2 : 8;
-
-		b = realloc(t->open, n * sizeof(*b));
-		if (b == NULL) {
-			c->nomem = true;
-			return;
-		}
-		t->open = b;
-		t->open_cap = n;
+	b = array_grow(t->open, &t->open_cap, t->depth + 1, sizeof(*b), 8);
+	if (b == NULL) {
+		c->nomem = true;
+		return;
 	}
+	t->open = b;
 	b = &t->open[t->depth++];
 	b->ts = ev->ts_ns;
 	b->row = row;

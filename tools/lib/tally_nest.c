@@ -88,16 +88,12 @@ static int heap_push(struct tally_thread *t, const struct pending *p)
 {
 	size_t i;
 
-	if (t->nheap == t->heap_cap) {
-		size_t n = t->heap_cap ? t->heap_cap * 2
-				       : 2; /* small: a million threads may each have one */
-		struct pending *h = realloc(t->heap, n * sizeof(*h));
+	/* from 2: a million threads may each have one */
+	struct pending *h = array_grow(t->heap, &t->heap_cap, t->nheap + 1, sizeof(*h), 2);
 
-		if (h == NULL)
-			return -1;
-		t->heap = h;
-		t->heap_cap = n;
-	}
+	if (h == NULL)
+		return -1;
+	t->heap = h;
 	for (i = t->nheap++; i > 0; i = (i - 1) / 2) {
 		struct pending *parent = &t->heap[(i - 1) / 2];
 
@@ -218,17 +214,12 @@ static void process(struct tally *c, struct tally_thread *t, const struct pendin
 		child = dur;
 	}
 	p->row->self += dur - child;
-	if (t->nu == t->ucap) {
-		size_t n = t->ucap ? t->ucap * 2 : 2;
-
-		u = realloc(t->u, n * sizeof(*u));
-		if (u == NULL) {
-			c->nomem = true;
-			return;
-		}
-		t->u = u;
-		t->ucap = n;
+	u = array_grow(t->u, &t->ucap, t->nu + 1, sizeof(*u), 2);
+	if (u == NULL) {
+		c->nomem = true;
+		return;
 	}
+	t->u = u;
 	covered_to = t->nu > 0 && t->u[t->nu - 1].end > p->start ? t->u[t->nu - 1].end : p->start;
 	u = &t->u[t->nu++];
 	u->start = p->start;

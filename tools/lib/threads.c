@@ -148,17 +148,12 @@ int thread_push(struct thread_state *th, const struct trace_event *ev)
 		return -ENOSPC;
 	}
 
-	if (th->depth == th->cap) {
-		size_t n = th->cap ? th->cap * 2 : 2;
-		struct open_slice *p = realloc(th->open, n * sizeof(*p));
-
-		if (p == NULL) {
-			budget_give(th->budget, push_cost(ev));
-			return -ENOMEM;
-		}
-		th->open = p;
-		th->cap = n;
+	s = array_grow(th->open, &th->cap, th->depth + 1, sizeof(*s), 2);
+	if (s == NULL) {
+		budget_give(th->budget, push_cost(ev));
+		return -ENOMEM;
 	}
+	th->open = s;
 	s = &th->open[th->depth];
 	memset(s, 0, sizeof(*s));
 	s->name = trace_value_dup(&ev->name);

@@ -8,6 +8,7 @@
 #include "event_parse.h"
 
 #include "common/jsontext.h"
+#include "json.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -278,15 +279,11 @@ static enum event_parse_result record_member(struct fp *f, struct event_parse *e
 static enum event_parse_result record_arg(struct fp *f, struct event_parse *e,
 					  const struct event_ref *key, const unsigned char *v)
 {
-	if (e->nargs == e->args_cap) {
-		size_t n = e->args_cap ? e->args_cap * 2 : 16;
-		struct event_ref_arg *a = realloc(e->arg, n * sizeof(*a));
+	struct event_ref_arg *a = array_grow(e->arg, &e->args_cap, e->nargs + 1, sizeof(*a), 16);
 
-		if (a == NULL)
-			return EVENT_PARSE_SLOW; /* the full parser says "out of memory" */
-		e->arg = a;
-		e->args_cap = n;
-	}
+	if (a == NULL)
+		return EVENT_PARSE_SLOW; /* the full parser says "out of memory" */
+	e->arg = a;
 	e->arg[e->nargs].key = *key;
 	e->arg[e->nargs].value = ref_of(f, v);
 	e->nargs++;

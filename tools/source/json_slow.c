@@ -106,15 +106,11 @@ static int field_lookup(const unsigned char *k, size_t len)
 /* Open a container of type c on a stack of levels. false when out of memory. */
 bool tr_level_push(struct level **lv, size_t *nlv, size_t *cap, char c)
 {
-	if (*nlv == *cap) {
-		size_t n = *cap ? *cap * 2 : 16;
-		struct level *p = realloc(*lv, n * sizeof(*p));
+	struct level *p = array_grow(*lv, cap, *nlv + 1, sizeof(*p), 16);
 
-		if (p == NULL)
-			return false;
-		*lv = p;
-		*cap = n;
-	}
+	if (p == NULL)
+		return false;
+	*lv = p;
 	(*lv)[*nlv].type = c;
 	(*lv)[*nlv].first = true;
 	(*nlv)++;
@@ -285,15 +281,10 @@ int tr_ev_key(struct trace *r, const unsigned char *k, size_t len)
 		struct arg_ref *a;
 		struct value_ref key;
 
-		if (b->nargs == b->args_cap) {
-			size_t n = b->args_cap ? b->args_cap * 2 : 8;
-			struct arg_ref *p = realloc(b->args, n * sizeof(*p));
-
-			if (p == NULL)
-				return tr_fail_nomem(r);
-			b->args = p;
-			b->args_cap = n;
-		}
+		a = array_grow(b->args, &b->args_cap, b->nargs + 1, sizeof(*a), 8);
+		if (a == NULL)
+			return tr_fail_nomem(r);
+		b->args = a;
 		if (store_value(b, &key, TRACE_STRING, k, len))
 			return tr_fail_nomem(r);
 		a = &b->args[b->nargs++];

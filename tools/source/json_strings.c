@@ -97,15 +97,11 @@ static int scan_escape(struct trace *r, uint64_t end)
 
 static int remember_patched_newline(struct trace *r, uint64_t abs)
 {
-	if (r->npatched == r->patched_cap) {
-		size_t n = r->patched_cap ? r->patched_cap * 2 : 16;
-		size_t *p = realloc(r->patched_nl, n * sizeof(*p));
+	size_t *p = array_grow(r->patched_nl, &r->patched_cap, r->npatched + 1, sizeof(*p), 16);
 
-		if (p == NULL)
-			return tr_fail_nomem(r);
-		r->patched_nl = p;
-		r->patched_cap = n;
-	}
+	if (p == NULL)
+		return tr_fail_nomem(r);
+	r->patched_nl = p;
 	r->patched_nl[r->npatched++] = (size_t)(abs - r->text_abs);
 	return 1;
 }

@@ -152,15 +152,11 @@ int tr_fail_nomem(struct trace *r)
 
 struct item *tr_queue_push(struct trace *r)
 {
-	if (r->q_len == r->q_cap) {
-		size_t n = r->q_cap ? r->q_cap * 2 : 64;
-		struct item *q = realloc(r->q, n * sizeof(*q));
+	struct item *q = array_grow(r->q, &r->q_cap, r->q_len + 1, sizeof(*q), 64);
 
-		if (q == NULL)
-			return NULL;
-		r->q = q;
-		r->q_cap = n;
-	}
+	if (q == NULL)
+		return NULL;
+	r->q = q;
 	return &r->q[r->q_len++];
 }
 

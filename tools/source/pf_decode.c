@@ -101,20 +101,6 @@ const char *pf_issue_name(enum pf_issue_kind kind)
 	return kind < PF_ISSUE_COUNT ? names[kind] : "?";
 }
 
-void *pfd_grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap == 0 ? 16 : *cap;
-
-	if (need <= *cap)
-		return p;
-	while (n < need)
-		n *= 2;
-	p = realloc(p, n * size);
-	if (p != NULL)
-		*cap = n;
-	return p;
-}
-
 /* ---------------------------------------------------------------- packets */
 
 /* The fields of a packet that the others are read after. */

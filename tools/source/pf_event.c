@@ -21,22 +21,26 @@ struct ev_ctx {
 static int add_flow(struct pf_decoder *d, uint64_t v, void *unused)
 {
 	(void)unused;
-	d->flows = pfd_grow(d->flows, &d->flows_cap, d->nflows + 1, sizeof(*d->flows));
-	if (d->flows == NULL) {
+	uint64_t *flows = array_grow(d->flows, &d->flows_cap, d->nflows + 1, sizeof(*flows), 16);
+
+	if (flows == NULL) {
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
 		return -1;
 	}
+	d->flows = flows;
 	d->flows[d->nflows++] = v;
 	return 0;
 }
 
 static int add_category(struct pf_decoder *d, const char *s, size_t len)
 {
-	d->cats = pfd_grow(d->cats, &d->cats_cap, d->cats_len + len + 2, 1);
-	if (d->cats == NULL) {
+	char *cats = array_grow(d->cats, &d->cats_cap, d->cats_len + len + 2, 1, 16);
+
+	if (cats == NULL) {
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
 		return -1;
 	}
+	d->cats = cats;
 	if (d->cats_len > 0)
 		d->cats[d->cats_len++] = ',';
 	memcpy(d->cats + d->cats_len, s, len);
@@ -67,11 +71,13 @@ static int read_annotation(struct pf_decoder *d, struct ev_ctx *e, const struct 
 		pfd_malformed(d, msg->data, "nesting over 64 levels");
 		return -1;
 	}
-	d->args = pfd_grow(d->args, &d->args_cap, d->nargs + 1, sizeof(*d->args));
-	if (d->args == NULL) {
+	struct pf_arg *args = array_grow(d->args, &d->args_cap, d->nargs + 1, sizeof(*args), 16);
+
+	if (args == NULL) {
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
 		return -1;
 	}
+	d->args = args;
 	d->nargs++;
 	struct pf_arg a = {.kind = PF_ARG_NULL};
 

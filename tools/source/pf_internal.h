@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "format/perfetto/proto.h"
 #include "input.h"
+#include "json.h"
 #include "pftrace.h"
 #include "table.h"
 
@@ -124,8 +125,6 @@ void pfd_issue(struct pf_decoder *d, enum pf_issue_kind kind, const char *fmt, .
 	__attribute__((format(printf, 3, 4)));
 /* Take bytes of state from the bound: false (reported once) when past it. */
 bool pfd_take(struct pf_decoder *d, uint64_t bytes);
-/* p grown to hold need elements of size bytes (*cap updated); NULL out of memory. */
-void *pfd_grow(void *p, size_t *cap, size_t need, size_t size);
 
 /* pf_wire.c: 1 with a value, 0 at the end of the message, -1 malformed (reported).
  * The forms of any length, and the inline short paths below for the common one-byte

@@ -110,15 +110,11 @@ static void flush_early(struct pf_json *c)
 /* A place for where the next held M event came from; NULL out of memory. */
 static struct from *early_slot(struct pf_json *c)
 {
-	if (c->nearly == c->early_cap) {
-		size_t cap = c->early_cap ? 2 * c->early_cap : 64;
-		struct from *p = realloc(c->early_from, cap * sizeof(*p));
+	struct from *p = array_grow(c->early_from, &c->early_cap, c->nearly + 1, sizeof(*p), 64);
 
-		if (p == NULL)
-			return NULL;
-		c->early_from = p;
-		c->early_cap = cap;
-	}
+	if (p == NULL)
+		return NULL;
+	c->early_from = p;
 	return &c->early_from[c->nearly++];
 }
 
@@ -262,17 +258,13 @@ static void push(struct pf_json *c, uint64_t uuid, const struct pf_event *ev)
 		s->untracked++;
 		return;
 	}
-	if (s->depth == s->cap) {
-		size_t cap = s->cap == 0 ? 8 : 2 * s->cap;
-		struct open_name *p = realloc(s->open, cap * sizeof(*p));
+	struct open_name *p = array_grow(s->open, &s->cap, s->depth + 1, sizeof(*p), 8);
 
-		if (p == NULL) {
-			c->nomem = true;
-			return;
-		}
-		s->open = p;
-		s->cap = cap;
+	if (p == NULL) {
+		c->nomem = true;
+		return;
 	}
+	s->open = p;
 	s->open[s->depth++] = (struct open_name){dup_str(c, ev->name), dup_str(c, ev->categories),
 						 ev->name.len, ev->categories.len};
 }

@@ -238,11 +238,13 @@ int pfd_read_clock_snapshot(struct pf_decoder *d, struct sequence *s, const stru
 			}
 			if (rc < 0)
 				return -1;
-			d->clocks = pfd_grow(d->clocks, &d->clocks_cap, d->nclocks + 1, sizeof(c));
-			if (d->clocks == NULL) {
+			struct pf_clock_value *clocks = array_grow(d->clocks, &d->clocks_cap,
+								   d->nclocks + 1, sizeof(c), 16);
+			if (clocks == NULL) {
 				pfd_fail(d, PF_ERR_NOMEM, "out of memory");
 				return -1;
 			}
+			d->clocks = clocks;
 			d->clocks[d->nclocks++] = c;
 		}
 	}

@@ -221,15 +221,10 @@ int split_hold_flow(struct split *sp, struct split_thread *st, const struct trac
 		sp->piece_events++;
 		split_forget_held(sp, st, 0);
 	}
-	if (st->nheld == st->held_cap) {
-		size_t n = st->held_cap ? st->held_cap * 2 : 8;
-		struct held_flow *p = realloc(st->held, n * sizeof(*p));
-
-		if (p == NULL)
-			return nomem(sp);
-		st->held = p;
-		st->held_cap = n;
-	}
+	h = array_grow(st->held, &st->held_cap, st->nheld + 1, sizeof(*h), 8);
+	if (h == NULL)
+		return nomem(sp);
+	st->held = h;
 	h = &st->held[st->nheld];
 	h->json = malloc(ev->json_len);
 	if (h->json == NULL)

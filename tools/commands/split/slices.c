@@ -49,15 +49,11 @@ void split_note_plain_time(struct split_thread *st, const struct trace_event *ev
 /* A B was pushed: its own X ends start empty. 0 or -1. */
 int split_level_pushed(struct thread_state *th, struct split_thread *st)
 {
-	if (th->depth > st->inner_cap) {
-		size_t n = st->inner_cap ? st->inner_cap * 2 : 8;
-		int64_t *p = realloc(st->inner_end, n * sizeof(*p));
+	int64_t *p = array_grow(st->inner_end, &st->inner_cap, th->depth, sizeof(*p), 8);
 
-		if (p == NULL)
-			return -1;
-		st->inner_end = p;
-		st->inner_cap = n;
-	}
+	if (p == NULL)
+		return -1;
+	st->inner_end = p;
 	st->inner_end[th->depth - 1] = INT64_MIN;
 	return 0;
 }
