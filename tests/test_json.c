@@ -187,8 +187,8 @@ static void u64_matches_printf_for_random_values_of_every_width(void **state)
 
 /*
  * An eight-digit group is made as two lanes of four digits side by side
- * (jsontext_num.h, rtr__jsontext_digits8()); every value of each lane, next to a few values
- * of the other, and in both the leading group and a full one.
+ * (jsontext_num.h, rtr__jsontext_digits8()); every value of each lane, next to a few
+ * values of the other, and in both the leading group and a full one.
  */
 static void u64_writes_every_four_digit_lane_in_every_group(void **state)
 {
@@ -323,9 +323,9 @@ static void us_matches_an_integer_reference_for_random_values(void **state)
 	}
 }
 
-/* rtr__jsontext_us_near() against rtr__jsontext_us(): the same text for each ns of a walk,
- * in steps from 1 ns to past 100 us (cache hits and misses), across the boundary at
- * 100 us, from far off, and back down to small values. */
+/* rtr__jsontext_us_near() against rtr__jsontext_us(): the same text for each ns of a
+ * walk, in steps from 1 ns to past 100 us (cache hits and misses), across the
+ * boundary at 100 us, from far off, and back down to small values. */
 static void us_near_matches_us_along_walks(void **state)
 {
 	struct fixture *f = *state;

@@ -75,8 +75,9 @@ int rtr__tsc_trusted(void);
 
 /*
  * Choose the clock for `requested` (RTR_CLOCK_*), with offset_ns added to the
- * system's (above), and calibrate the TSC against CLOCK_MONOTONIC (about 10 ms). RTR_CLOCK_TSC on a
- * machine without a usable TSC falls back to CLOCK_MONOTONIC. Sets rtr__clock_is_tsc.
+ * system's (above), and calibrate the TSC against CLOCK_MONOTONIC (about 10 ms).
+ * RTR_CLOCK_TSC on a machine without a usable TSC falls back to CLOCK_MONOTONIC. Sets
+ * rtr__clock_is_tsc.
  */
 void rtr__clock_setup(struct rtr__clock *c, int requested, int64_t offset_ns);
 

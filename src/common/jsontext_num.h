@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The integer and timestamp formatters of the JSON text library, inline: the
- * encoder (src/format/json/) writes two or three numbers per event, and a call, a
- * prologue and a branch tree for a number of one or two digits cost it more than
- * the digits do. jsontext.c's rtr__jsontext_u64(), rtr__jsontext_i64() and rtr__jsontext_us() are
- * these, out of line, for everyone else; the method is explained atop jsontext.c.
+ * The integer and timestamp formatters of the JSON text library, inline: the encoder
+ * (src/format/json/) writes two or three numbers per event, and a call, a prologue
+ * and a branch tree for a number of one or two digits cost it more than the digits
+ * do. jsontext.c's rtr__jsontext_u64(), rtr__jsontext_i64() and rtr__jsontext_us()
+ * are these, out of line, for everyone else; the method is explained atop jsontext.c.
  * Same output, same bounds (common/jsontext.h). Include only from src/common/ and
- * src/writer/.
+ * the JSON format (src/format/json/).
  */
 #ifndef RTR_COMMON_JSONTEXT_NUM_H
 #define RTR_COMMON_JSONTEXT_NUM_H
@@ -87,9 +87,9 @@ static inline void rtr__jsontext_put8(char *p, uint32_t v)
 
 /*
  * The digits of v < 10^8 without leading zeros; writes at most 8 bytes. The first
- * pair is copied from rtr__jsontext_digits + 2 * a + lz with lz = (a < 10): for a one-digit
- * lead that copies the digit and one spare byte, and the cursor steps back by lz so
- * the next write lands on the spare byte.
+ * pair is copied from rtr__jsontext_digits + 2 * a + lz with lz = (a < 10): for a
+ * one-digit lead that copies the digit and one spare byte, and the cursor steps back
+ * by lz so the next write lands on the spare byte.
  */
 static inline char *rtr__jsontext_put_lead8(char *p, uint32_t v)
 {
