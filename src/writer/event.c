@@ -59,15 +59,6 @@ void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr_
 	}
 }
 
-/* What is open changed: the bytes its closing lines would take (cut.c), and with
- * them a segment's room (out.c). */
-static void closing_changed(struct rtr__writer *w, uint64_t before, uint64_t after)
-{
-	w->out.closing += after - before;
-	if (w->out.limit_bytes != UINT64_MAX && !w->out.cutting)
-		rtr__out_set_limit(w);
-}
-
 void rtr__event_written(struct rtr__writer *w, struct rtr__batch *b, const struct rtr__event *ev)
 {
 	struct rtr__reader *rd = rtr__reader_of(b->ring);
@@ -109,7 +100,7 @@ void rtr__event_written(struct rtr__writer *w, struct rtr__batch *b, const struc
 		rtr__async_open_end(&w->async, ev->cat, ev->value);
 		break;
 	}
-	closing_changed(w, open + (uint64_t)spans * RTR_ASYNC_WEIGHT,
-			rtr__slices_weight(rd->slices) +
-				(uint64_t)w->async.count * RTR_ASYNC_WEIGHT);
+	rtr__event_closing(w, open + (uint64_t)spans * RTR_ASYNC_WEIGHT,
+			   rtr__slices_weight(rd->slices) +
+				   (uint64_t)w->async.count * RTR_ASYNC_WEIGHT);
 }

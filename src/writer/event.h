@@ -144,6 +144,15 @@ enum {
 	RTR__OP_PREPARE = 0x80,
 };
 
+/* What is open changed, and with it the bytes its closing lines would take (cut.c):
+ * before and after; so did a segment's room (out.c). */
+static inline void rtr__event_closing(struct rtr__writer *w, uint64_t before, uint64_t after)
+{
+	w->out.closing += after - before;
+	if (RTR_UNLIKELY(w->out.limit_bytes != UINT64_MAX) && !w->out.cutting)
+		rtr__out_set_limit(w);
+}
+
 /* The common bookkeeping, inline: a B without arguments or a copied name opens a
  * level of its thread's open slices, an E closes one; anything else, and a stack
  * past its depth, goes to rtr__event_written(). The bytes the closing lines would
@@ -154,24 +163,16 @@ static inline void rtr__batch_written(struct rtr__writer *w, struct rtr__batch *
 	struct rtr__slices *s = rtr__reader_of(b->ring)->slices;
 	unsigned op = ev->op & ~RTR__OP_PREPARE;
 
-	if (op == RTR__OP_PUSH && s != NULL && s->overflow == 0 && s->depth < RTR_SLICES_DEPTH &&
-	    !(ev->flags & RTR__EVF_COPIED) && ev->args.n == 0) {
-		struct rtr__open_slice *l = &s->level[s->depth++];
-		l->name = ev->name;
-		l->cat = ev->cat;
-		l->copy_off = l->bargs_off = l->args_off = s->text_len;
-		l->copy_len = l->bargs_len = l->args_kept = l->args_json = 0;
-		w->out.closing += RTR_SLICES_LINE_WEIGHT;
+	if (op == RTR__OP_PUSH && s != NULL && !(ev->flags & RTR__EVF_COPIED) && ev->args.n == 0 &&
+	    rtr__slices_push_plain(s, ev->name, ev->cat)) {
+		rtr__event_closing(w, 0, RTR_SLICES_LINE_WEIGHT);
 	} else if (op == RTR__OP_POP && s != NULL && s->overflow == 0 && s->depth > 0) {
 		uint64_t before = rtr__slices_weight(s);
 		rtr__slices_pop(s);
-		w->out.closing -= before - rtr__slices_weight(s);
+		rtr__event_closing(w, before, rtr__slices_weight(s));
 	} else {
 		rtr__event_written(w, b, ev);
-		return;
 	}
-	if (RTR_UNLIKELY(w->out.limit_bytes != UINT64_MAX) && !w->out.cutting)
-		rtr__out_set_limit(w); /* a segment's room changed with what is open */
 }
 
 /* Before ev is written: what it needs to know first (an E of the slice it ends, a

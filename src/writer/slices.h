@@ -85,6 +85,20 @@ bool rtr__slices_bargs(const struct rtr__slices *s, uint32_t i, struct rtr__args
  * be kept (no slice open, or no room): the caller counts it. */
 bool rtr__slices_add(struct rtr__slices *s, const struct rtr__args *args);
 
+/* rtr__slices_push() of the common B, inline: a static name, no arguments. False,
+ * having done nothing, when the push is not that simple (past the depth). */
+static inline bool rtr__slices_push_plain(struct rtr__slices *s, const char *name, const char *cat)
+{
+	if (RTR_UNLIKELY(s->overflow > 0 || s->depth == RTR_SLICES_DEPTH))
+		return false;
+	struct rtr__open_slice *l = &s->level[s->depth++];
+	l->name = name;
+	l->cat = cat;
+	l->copy_off = l->bargs_off = l->args_off = s->text_len;
+	l->copy_len = l->bargs_len = l->args_kept = l->args_json = 0;
+	return true;
+}
+
 /* An E was written: forget the innermost slice. */
 static inline void rtr__slices_pop(struct rtr__slices *s)
 {
