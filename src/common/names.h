@@ -53,6 +53,7 @@
 #define RTR__KEY_OPEN		   "open"
 #define RTR__KEY_CUT		   "cut"
 #define RTR__KEY_CUT_LOST	   "cut_lost"
+#define RTR__KEY_OPEN_UNSHOWN	   "open_unshown"
 #define RTR__KEY_EVICTED	   "evicted"
 #define RTR__KEY_DROPPED	   "dropped"
 #define RTR__KEY_DROPPED_FULL	   "dropped_ring_full"

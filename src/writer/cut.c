@@ -52,44 +52,114 @@ static uint64_t latest_ts(struct rtr__writer *w, size_t n)
 	return latest;
 }
 
+/* Level i of r's open slices as an event of type `type` at ts, named (its arguments
+ * are the caller's). */
+static void level_event(struct rtr__ring *r, const struct rtr__slices *s, uint32_t i, int type,
+			uint64_t ts, struct rtr__event *ev)
+{
+	const struct rtr__open_slice *l = &s->level[i];
+
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (uint8_t)type;
+	ev->name = l->name;
+	ev->cat = l->cat;
+	ev->tid = r->tid;
+	ev->ts = ts;
+	if (l->name == NULL && l->copy_len != UINT32_MAX) {
+		ev->flags = RTR__EVF_COPIED;
+		ev->name = s->text + l->copy_off;
+		ev->name_len = l->copy_len;
+	}
+}
+
 /*
- * r's open slices ended (innermost first, with the arguments added so far) or begun
- * again (outermost first, with the B's own arguments), at ts, within *budget.
- * Returns the lines.
+ * Level i ended at ts (what: RTR__CUT_END, RTR__CUT_OPEN): an E with the arguments
+ * added so far, or, held, the whole slice up to ts with the B's arguments too.
+ */
+static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int what, uint64_t ts,
+		    size_t *budget)
+{
+	const struct rtr__slices *s = rtr__reader_of(r)->slices;
+	const struct rtr__open_slice *l = &s->level[i];
+	struct rtr__event ev;
+
+	if (!l->held) {
+		level_event(r, s, i, RTR__EV_END, ts, &ev);
+		ev.more = w->drain.added;
+		ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
+		return w->fmt->cut(w, r, &ev, what, budget);
+	}
+	level_event(r, s, i, RTR__EV_SPAN, l->ts, &ev);
+	ev.dur = ts > l->ts ? ts - l->ts : 0;
+	rtr__slices_bargs(s, i, &ev.args);
+	ev.more = w->drain.added;
+	ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
+	if (l->continued)
+		rtr__slices_continued(&w->drain.added[ev.nmore++]);
+	return w->fmt->cut(w, r, &ev, what, budget);
+}
+
+/*
+ * Level i begun again where a file begins, at ts: a B with the B's own arguments, or,
+ * held, nothing yet: in a new segment its line will begin here, "continued"; in a
+ * flight chunk (whose slices a snapshot begins from the window's first chunk) the
+ * slice's line, when its E comes, holds all of it.
+ */
+static bool cut_begin(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, uint64_t ts,
+		      size_t *budget)
+{
+	struct rtr__slices *s = rtr__reader_of(r)->slices;
+	struct rtr__open_slice *l = &s->level[i];
+	struct rtr__event ev;
+
+	if (l->held) {
+		if (w->out.flight == NULL) {
+			l->ts = ts;
+			l->continued = 1;
+		}
+		return true;
+	}
+	level_event(r, s, i, RTR__EV_BEGIN, ts, &ev);
+	rtr__slices_bargs(s, i, &ev.args);
+	return w->fmt->cut(w, r, &ev, RTR__CUT_BEGIN, budget);
+}
+
+/* A held level's B, as recorded ("continued" when a cut began it again): the file
+ * shows it open. */
+static bool cut_held(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, size_t *budget)
+{
+	const struct rtr__slices *s = rtr__reader_of(r)->slices;
+	const struct rtr__open_slice *l = &s->level[i];
+	struct rtr__event ev;
+
+	if (!l->held)
+		return true; /* in the file already */
+	level_event(r, s, i, RTR__EV_BEGIN, l->ts, &ev);
+	rtr__slices_bargs(s, i, &ev.args);
+	return w->fmt->cut(w, r, &ev, l->continued ? RTR__CUT_BEGIN : RTR__CUT_HELD, budget);
+}
+
+/*
+ * r's open slices ended (innermost first) or begun again (outermost first), at ts,
+ * within *budget. Returns the levels done.
  */
 static uint64_t cut_ring(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
 			 size_t *budget)
 {
-	const struct rtr__slices *s = rtr__reader_of(r)->slices;
-	uint64_t lines = 0;
+	uint32_t depth = rtr__reader_of(r)->slices->depth;
+	uint64_t done = 0;
 
-	for (uint32_t k = 0; k < s->depth; k++) {
-		uint32_t i = what == RTR__CUT_BEGIN ? k : s->depth - 1 - k;
-		const struct rtr__open_slice *l = &s->level[i];
-		struct rtr__event ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.type = what == RTR__CUT_BEGIN ? RTR__EV_BEGIN : RTR__EV_END;
-		ev.count = 0;
-		ev.name = l->name;
-		ev.cat = l->cat;
-		ev.tid = r->tid;
-		ev.ts = ts;
-		if (l->name == NULL && l->copy_len != UINT32_MAX) {
-			ev.flags = RTR__EVF_COPIED;
-			ev.name = s->text + l->copy_off;
-			ev.name_len = l->copy_len;
-		}
-		if (what == RTR__CUT_BEGIN) {
-			rtr__slices_bargs(s, i, &ev.args);
-		} else {
-			ev.more = w->drain.added;
-			ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
-		}
-		if (!w->fmt->cut(w, r, &ev, what, budget))
+	for (uint32_t k = 0; k < depth; k++) {
+		bool ok;
+		if (what == RTR__CUT_BEGIN)
+			ok = cut_begin(w, r, k, ts, budget);
+		else
+			ok = cut_end(w, r, depth - 1 - k, what, ts, budget);
+		if (!ok)
 			break; /* the caller counts what is left */
-		lines++;
+		done++;
 	}
-	return lines;
+	return done;
 }
 
 /* The open async spans ended (newest first) or begun again (oldest first). */
@@ -159,6 +229,59 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 			rtr__drain_thread_meta(w, cur, 0);
 	}
 	return lines;
+}
+
+/* The most a held level's B line takes: its strings escaped at six bytes a byte, its
+ * arguments as JSON (the one format that holds B's), the rest of the line. */
+static size_t held_bound(const struct rtr__slices *s, uint32_t i)
+{
+	const struct rtr__open_slice *l = &s->level[i];
+	size_t name = l->name != NULL		  ? strnlen(l->name, RTR_MAX_COPY)
+		      : l->copy_len != UINT32_MAX ? l->copy_len
+						  : 0;
+	size_t cat = l->cat != NULL ? strnlen(l->cat, RTR_MAX_COPY) : 0;
+	struct rtr__args a;
+
+	return 256 + 6 * (name + cat) +
+	       (rtr__slices_bargs(s, i, &a) ? rtr__slices_json_bytes(&a) : 0);
+}
+
+/* r's held B's as lines, outermost first, within *budget bytes (SIZE_MAX: none).
+ * Returns the held levels left out. */
+static uint64_t show_held(struct rtr__writer *w, struct rtr__ring *r, size_t *budget)
+{
+	const struct rtr__slices *s = rtr__reader_of(r)->slices;
+	uint64_t left_out = 0;
+
+	for (uint32_t i = 0; i < s->depth; i++) {
+		size_t need = held_bound(s, i) + PAGE_BYTES; /* and a page's padding */
+		size_t any = SIZE_MAX, before = w->out.chunk->len;
+		if (!s->level[i].held)
+			continue;
+		if (*budget != SIZE_MAX && need > *budget) {
+			left_out++;
+			continue;
+		}
+		cut_held(w, r, i, &any);
+		if (*budget != SIZE_MAX)
+			*budget -= w->out.chunk->len - before;
+	}
+	return left_out;
+}
+
+uint64_t rtr__cut_show_held(struct rtr__writer *w, struct rtr__ring *only, size_t budget)
+{
+	size_t n = only != NULL ? 1 : rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	uint64_t left_out = 0;
+
+	if (!w->drain.hold)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct rtr__ring *r = only != NULL ? only : w->drain.rings[i];
+		if (has_open(w, r))
+			left_out += show_held(w, r, &budget);
+	}
+	return left_out;
 }
 
 uint64_t rtr__cut_closing_bytes(struct rtr__writer *w)

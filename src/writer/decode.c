@@ -40,7 +40,7 @@ int rtr__events_init(struct rtr__writer *w)
 
 	d->events = rtr__mem_map(EVENTS_MAX * sizeof(*d->events));
 	d->folded = rtr__mem_map(FOLDED_MAX * sizeof(*d->folded));
-	d->added = rtr__mem_map(RTR_SLICES_ADDED_MAX * sizeof(*d->added));
+	d->added = rtr__mem_map(RTR__ADDED_LISTS * sizeof(*d->added));
 	d->scratch = rtr__mem_map(RTR__EXT_MAX);
 	d->bad = rtr__mem_map(BAD_MAX * sizeof(*d->bad));
 	if (d->events == NULL || d->folded == NULL || d->added == NULL || d->scratch == NULL ||
@@ -57,7 +57,7 @@ void rtr__events_fini(struct rtr__writer *w)
 
 	rtr__mem_unmap(d->events, EVENTS_MAX * sizeof(*d->events));
 	rtr__mem_unmap(d->folded, FOLDED_MAX * sizeof(*d->folded));
-	rtr__mem_unmap(d->added, RTR_SLICES_ADDED_MAX * sizeof(*d->added));
+	rtr__mem_unmap(d->added, RTR__ADDED_LISTS * sizeof(*d->added));
 	rtr__mem_unmap(d->scratch, RTR__EXT_MAX);
 	rtr__mem_unmap((void *)d->bad, BAD_MAX * sizeof(*d->bad));
 	d->bad = NULL;
@@ -156,7 +156,7 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 	case RTR__K_BEGIN:
 		if (d->end == NULL) {
 			ev->type = RTR__EV_BEGIN;
-			ev->op = RTR__OP_PUSH;
+			ev->op = RTR__OP_PUSH | (w->drain.hold ? RTR__OP_PREPARE : 0);
 			return true;
 		}
 		ev->type = RTR__EV_SPAN;

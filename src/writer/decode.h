@@ -105,7 +105,7 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ri
 	case RTR__K_BEGIN:
 		rtr__decode_common(w, r, rec, pos, ev);
 		ev->type = RTR__EV_BEGIN;
-		ev->op = RTR__OP_PUSH;
+		ev->op = RTR__OP_PUSH | (w->drain.hold ? RTR__OP_PREPARE : 0); /* held */
 		return true;
 	case RTR__K_END:
 		rtr__decode_common(w, r, rec, pos, ev);

@@ -337,6 +337,8 @@ static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 		w->drain.current = NULL;
 	rtr__account_ring(w, r, &w->acct.retired);
 	if (reader_of(r)->session == w->drain.session_id) {
+		if (w->drain.hold) /* what it left open, as it left it (cut.c) */
+			w->drain.show_held(w, r, SIZE_MAX);
 		w->out.closing -= rtr__slices_weight(reader_of(r)->slices); /* ended with it */
 		rtr__slices_free(reader_of(r)->slices);
 	}

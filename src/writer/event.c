@@ -4,7 +4,8 @@
  *
  * The walk (rtr__batch_first/next()) calls rtr__event_prepare() before an event that
  * needs it is written (an E: the slice it ends, for its name when it is a pop and for
- * the arguments added to it; a thread's name: the ring takes it) and
+ * the arguments added to it, or all of it when its B was held; a B that may be held;
+ * a thread's name: the ring takes it) and
  * rtr__event_written() after one that changes what is open (slices.h, async_open.h).
  * So the open slices and async spans are always those of the lines written, whenever
  * a cut looks at them, and so are the bytes their closing lines would take (struct
@@ -29,8 +30,65 @@ void rtr__event_rename_ring(struct rtr__ring *r, const char *name, size_t len)
 	r->name[n] = '\0';
 }
 
+/* A B, when B's are held (slices.h): kept whole in its thread's open slices instead
+ * of written (it counts as written now), or, when it cannot be, left to be written. */
+static void hold_begin(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev)
+{
+	struct rtr__reader *rd = rtr__reader_of(b->ring);
+	int copied = (ev->flags & RTR__EVF_COPIED) != 0;
+
+	if (!(ev->flags & RTR__EVF_TIMELINE))
+		return; /* on a track's lane: its own timeline, not the thread's stack */
+	if (rd->slices == NULL && (rd->slices = rtr__slices_new()) == NULL)
+		return;
+	uint64_t before = rtr__slices_weight(rd->slices);
+	if (!rtr__slices_hold(rd->slices, copied ? NULL : ev->name, ev->cat,
+			      copied ? ev->name : NULL, ev->name_len, &ev->args, ev->ts))
+		return;
+	ev->type = RTR__EV_SKIP;
+	ev->op = RTR__OP_NONE;
+	rtr__event_closing(w, before, rtr__slices_weight(rd->slices));
+}
+
+/* An E of a held slice becomes the whole slice: from the B's time to its own, with the
+ * B's name and arguments, then the arguments added to it and the E's own. */
+static void end_held(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev)
+{
+	const struct rtr__slices *open = rtr__reader_of(b->ring)->slices;
+	const struct rtr__open_slice *top = &open->level[open->depth - 1];
+	struct rtr__args own = ev->args;
+	uint64_t end = ev->ts;
+	uint32_t n;
+
+	ev->type = RTR__EV_SPAN;
+	ev->flags = RTR__EVF_TIMELINE;
+	ev->tid = b->ring->tid;
+	ev->ts = top->ts;
+	ev->dur = end > top->ts ? end - top->ts : 0;
+	ev->name = top->name;
+	ev->cat = top->cat;
+	if (top->name == NULL) {
+		ev->flags |= RTR__EVF_COPIED;
+		ev->name = open->text + top->copy_off;
+		ev->name_len = top->copy_len;
+	}
+	if (!rtr__slices_bargs(open, open->depth - 1, &ev->args))
+		ev->args.n = 0;
+	n = rtr__slices_added(open, open->depth - 1, w->drain.added, RTR_SLICES_ADDED_MAX);
+	if (own.n > 0)
+		w->drain.added[n++] = own;
+	if (top->continued)
+		rtr__slices_continued(&w->drain.added[n++]);
+	ev->more = n > 0 ? w->drain.added : NULL;
+	ev->nmore = n;
+}
+
 void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev)
 {
+	if (ev->type == RTR__EV_BEGIN) {
+		hold_begin(w, b, ev);
+		return;
+	}
 	if (ev->type == RTR__EV_THREAD_NAME) {
 		/* The ring's name is the writer's once the ring is made: the next file names
 		 * the thread with the name it has now. */
@@ -42,6 +100,10 @@ void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr_
 	const struct rtr__slices *open = rtr__reader_of(b->ring)->slices;
 	const struct rtr__open_slice *top = rtr__slices_top(open);
 
+	if (top != NULL && top->held) {
+		end_held(w, b, ev);
+		return;
+	}
 	if (ev->flags & RTR__EVF_POP) {
 		ev->name = top != NULL ? top->name : NULL;
 		if (top != NULL)

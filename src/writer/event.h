@@ -176,14 +176,15 @@ static inline void rtr__batch_written(struct rtr__writer *w, struct rtr__batch *
 }
 
 /* Before ev is written: what it needs to know first (an E of the slice it ends, a
- * thread's name). A plain E whose slice has no arguments added needs nothing. */
+ * thread's name; a B whether it is held). A plain E of a slice whose B was written
+ * and has no arguments added needs nothing. */
 static inline void rtr__batch_prepare(struct rtr__writer *w, struct rtr__batch *b,
 				      struct rtr__event *ev)
 {
 	if (ev->type == RTR__EV_END && !(ev->flags & RTR__EVF_POP)) {
 		const struct rtr__open_slice *top =
 			rtr__slices_top(rtr__reader_of(b->ring)->slices);
-		if (top == NULL || top->args_kept == 0)
+		if (top == NULL || (top->args_kept == 0 && !top->held))
 			return;
 	}
 	rtr__event_prepare(w, b, ev);

@@ -65,6 +65,9 @@ struct rtr__format {
 	/* Lines may be moved to the next file page (out_commit()): JSON text can be
 	 * padded with spaces between lines; a protobuf stream cannot. */
 	int pads_pages;
+	/* A slice is one line (JSON's X): B's are held until their E (slices.h), so that
+	 * no viewer has to pair a B with an E. Perfetto's tracks pair them per thread. */
+	int holds_begins;
 	/* The session's state into w->fmt_state. 0 or -errno (nothing left allocated). */
 	int (*init)(struct rtr__writer *w);
 	/* Free it (how: RTR__FINI_*). */
@@ -84,19 +87,24 @@ struct rtr__format {
 	 * events written: the sum of their counts, or less when the format could not
 	 * write some. */
 	uint64_t (*events)(struct rtr__writer *w, struct rtr__batch *b);
-	/* A line of a cut (what: RTR__CUT_*): ev, an RTR__EV_BEGIN or RTR__EV_END of r's
-	 * thread or an RTR__EV_ASYNC_BEGIN or RTR__EV_ASYNC_END (r NULL), at ev->ts, with
-	 * the cut's mark added to its arguments. False, having written nothing, when the
+	/* A line of a cut (what: RTR__CUT_*): ev, an RTR__EV_BEGIN, RTR__EV_END or
+	 * RTR__EV_SPAN (a held slice ended) of r's thread or an RTR__EV_ASYNC_BEGIN or
+	 * RTR__EV_ASYNC_END (r NULL), at ev->ts, with the cut's mark added to its
+	 * arguments (RTR__CUT_HELD: none). False, having written nothing, when the
 	 * most it could take is over *budget; else that most comes off *budget. */
 	bool (*cut)(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__event *ev,
 		    int what, size_t *budget);
 };
 
 /* The key a cut's lines carry, true: "continued" where a file begins again what was
- * open, "cut" where it ends it, "open" where a snapshot shows it still open. */
+ * open, "cut" where it ends it, "open" where a snapshot shows it still open; NULL for
+ * a held slice's B (RTR__CUT_HELD), which is as recorded. */
 static inline const char *rtr__cut_mark(int what)
 {
-	return what == RTR__CUT_BEGIN ? "continued" : what == RTR__CUT_END ? "cut" : "open";
+	return what == RTR__CUT_BEGIN  ? "continued"
+	       : what == RTR__CUT_END  ? "cut"
+	       : what == RTR__CUT_OPEN ? "open"
+				       : NULL;
 }
 
 #endif

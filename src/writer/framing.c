@@ -4,7 +4,8 @@
  * the head and the end marker (written by the format, said by marker.c).
  *
  * Every chunk but the last ends in a provisional end marker (and, in JSON, the "]"
- * that closes the array), which the sink cuts off before it writes the next chunk
+ * that closes the array, and before them the B's of the slices open and held: cut.c),
+ * which the sink cuts off before it writes the next chunk
  * in their place. So a file between two writes (a killed run, or a reader while the
  * run goes on) is a whole trace with an end marker that says "final": false, and one
  * cut during a write ends after a whole line (out.h), which the repair rule handles.
@@ -16,6 +17,7 @@
 #include "writer/framing.h"
 
 #include "common/atomic.h"
+#include "writer/cut.h"
 #include "writer/format.h"
 #include "writer/out.h"
 
@@ -33,9 +35,13 @@ void rtr__out_submit(struct rtr__writer *w)
 	if (w->out.chunk->len == 0)
 		return;
 	w->out.chunk->keep = w->out.chunk->len;
-	if (!w->out.finishing && w->out.provisional)
+	if (!w->out.finishing && w->out.provisional) {
+		/* the slices open now whose B's are held, in the room kept for them */
+		w->out.in_tail = 1;
+		w->out.held_unshown = rtr__cut_show_held(w, NULL, HELD_TAIL_BYTES);
+		w->out.in_tail = 0;
 		rtr__out_end_file(w, 0);
-	else
+	} else
 		w->out.chunk->keep = 0; /* all of it */
 	rtr__sink_submit(&w->out.sink, w->out.chunk);
 	w->out.chunk = rtr__sink_acquire(&w->out.sink);

@@ -279,6 +279,8 @@ static void *writer_main(void *arg)
 		w->out.closed = 0;
 		if (rtr_atomic_load_relaxed(&w->loop.signal) != 0) /* what each thread was in */
 			w->out.closed = rtr__cut_end_open(w, RTR__CUT_OPEN);
+		else /* open slices stay open, as recorded */
+			rtr__cut_show_held(w, NULL, SIZE_MAX);
 		w->out.finishing = 1;
 		out_reserve(w, 0); /* TAIL_ROOM is free */
 		rtr__out_end_file(w, 1);
@@ -434,6 +436,8 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	if (err != 0)
 		goto fail_format;
 start_thread:
+	w->drain.hold = fmt->holds_begins && (w->out.provisional || w->out.flight != NULL);
+	w->drain.show_held = rtr__cut_show_held;
 	rtr__writer_account(w, 0);
 	rtr_atomic_store_relaxed(&w->acct.st_io, w->out.sink.method);
 	rtr_atomic_store_relaxed(&w->acct.st_clock, s->clock.kind);

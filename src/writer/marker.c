@@ -115,6 +115,8 @@ void rtr__marker_end(struct rtr__writer *w, int final, struct rtr__marker *m)
 		if (o->flight != NULL)
 			put_num(m, RTR__KEY_EVICTED, rtr__flight_evicted(o));
 	}
+	if (!final && o->held_unshown != 0) /* open slices this close could not show */
+		put_num(m, RTR__KEY_OPEN_UNSHOWN, o->held_unshown);
 	put_num(m, RTR__KEY_DROPPED, m->dropped);
 	put_num(m, RTR__KEY_DROPPED_FULL, full);
 	put_num(m, RTR__KEY_DROPPED_LARGE, large);

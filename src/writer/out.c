@@ -78,5 +78,7 @@ void rtr__out_set_limit(struct rtr__writer *w)
 
 void rtr__out_full(struct rtr__writer *w, size_t need)
 {
+	if (w->out.in_tail)
+		return;	      /* a provisional close: within TAIL_ROOM, each line's room checked */
 	w->out.full(w, need); /* the session's files decide (files.c) */
 }

@@ -37,8 +37,11 @@ static inline uint64_t rtr__flight_evicted(const struct rtr__out *o)
 	return o->snapshotting ? o->snapshot_evicted : o->flight_evicted;
 }
 
-#define PAGE_BYTES 4096u	       /* lines are kept from crossing file pages (out_commit()) */
-#define TAIL_ROOM  (1024 + PAGE_BYTES) /* kept free in every chunk for the closing lines */
+#define PAGE_BYTES 4096u /* lines are kept from crossing file pages (out_commit()) */
+/* Kept free in every chunk for the closing lines: the end marker and "]", a page of
+ * padding, and the held slices' B's of a provisional close (cut.c). */
+#define HELD_TAIL_BYTES (16 * 1024)
+#define TAIL_ROOM	(1024 + 2 * PAGE_BYTES + HELD_TAIL_BYTES)
 
 /* Room for `need` more bytes in the current chunk; returns the cursor. */
 static inline char *out_reserve(struct rtr__writer *w, size_t need)

@@ -83,6 +83,37 @@ void rtr__slices_push(struct rtr__slices *s, const char *name, const char *cat, 
 	l->args_off = s->text_len;
 	l->args_kept = 0;
 	l->args_json = 0;
+	l->held = l->continued = 0;
+	l->ts = 0;
+}
+
+void rtr__slices_continued(struct rtr__args *out)
+{
+	/* a packed list of one: its type, then its pair {key, value} */
+	static uint8_t list[1 + RTR__EXT_PAIR]; /* writer thread only */
+	static const char key[] = "continued";
+	uint64_t k = (uint64_t)(uintptr_t)key, v = 1;
+
+	list[0] = RTR_ARG_TYPE_BOOL;
+	memcpy(list + 1, &k, sizeof(k));
+	memcpy(list + 1 + sizeof(k), &v, sizeof(v));
+	out->types = list;
+	out->n = 1;
+	out->len = (uint32_t)sizeof(list);
+}
+
+bool rtr__slices_hold(struct rtr__slices *s, const char *name, const char *cat, const char *copy,
+		      uint32_t copy_len, const struct rtr__args *args, uint64_t ts)
+{
+	size_t need = (copy != NULL ? copy_len : 0) +
+		      (args != NULL && args->n > 0 ? sizeof(struct packed) + args->len : 0);
+
+	if (s->overflow > 0 || s->depth == RTR_SLICES_DEPTH || need > RTR_SLICES_TEXT - s->text_len)
+		return false;
+	rtr__slices_push(s, name, cat, copy, copy_len, args);
+	s->level[s->depth - 1].held = 1;
+	s->level[s->depth - 1].ts = ts;
+	return true;
 }
 
 bool rtr__slices_bargs(const struct rtr__slices *s, uint32_t i, struct rtr__args *out)
@@ -110,7 +141,7 @@ uint32_t rtr__slices_added(const struct rtr__slices *s, uint32_t i, struct rtr__
  * between: the measure of RTR_MAX_SCOPE_ARG_BYTES (ringtrace.h), whatever the
  * output format.
  */
-static size_t json_bytes(const struct rtr__args *a)
+size_t rtr__slices_json_bytes(const struct rtr__args *a)
 {
 	static char tmp[RTR_JSONTEXT_ESCAPE_BOUND(RTR_MAX_COPY) + 64]; /* writer thread only */
 	const char *blob = rtr__args_blobs(a);
@@ -164,7 +195,7 @@ bool rtr__slices_add(struct rtr__slices *s, const struct rtr__args *args)
 	if (s == NULL || s->depth == 0 || s->overflow > 0)
 		return false;
 	struct rtr__open_slice *top = &s->level[s->depth - 1];
-	size_t json = json_bytes(args) + (top->args_kept > 0);
+	size_t json = rtr__slices_json_bytes(args) + (top->args_kept > 0);
 
 	if (top->args_json + json > RTR_MAX_SCOPE_ARG_BYTES || !put_list(s, args))
 		return false;

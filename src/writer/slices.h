@@ -9,6 +9,15 @@
  * too, so that a cut (cut.c) can end each open slice where a file ends and begin it
  * again, with the same arguments, where the next one starts.
  *
+ * A format that writes a slice as one line (JSON's X: struct rtr__format.holds_begins)
+ * has its B held here instead of written: the level keeps the B's time, and its E
+ * becomes the whole slice (event.c). Chrome DevTools pairs B and E lines on one stack
+ * across every thread, in file order, so B/E lines of two threads that interleave
+ * pair wrongly there; one X per slice cannot. A held B goes out as a line only where
+ * the file must show it still open: a provisional close, a thread that exits, a stop
+ * (cut.c). A B that cannot be held whole (past the depth, a name or arguments that
+ * find no room) is written as recorded, and its E then ends it as an E.
+ *
  * Everything is kept as recorded, in no output format: names as static strings'
  * pointers or copied bytes, arguments as packed lists (rtr__slices_args_at()), which
  * the format encodes when it writes the E or the cut's lines.
@@ -36,6 +45,8 @@
 #define RTR_SLICES_TEXT	 (16 * 1024)
 /* Most argument lists added to one slice that its E carries. */
 #define RTR_SLICES_ADDED_MAX 512
+/* The lists an E or a cut's line carries: the added ones, the E's own, "continued". */
+#define RTR__ADDED_LISTS (RTR_SLICES_ADDED_MAX + 2)
 
 struct rtr__open_slice {
 	const char *name;   /* the B's static name; NULL when copied */
@@ -47,7 +58,10 @@ struct rtr__open_slice {
 	uint32_t args_off;  /* this level's added arguments start here in text */
 	uint32_t args_kept; /* how many lists */
 	uint32_t args_json; /* their bytes as JSON text, with a comma between two */
-	uint32_t unused;
+	uint8_t held;	    /* its B is not in the file: its E writes the whole slice */
+	uint8_t continued;  /* held since a cut began it again in this file */
+	uint16_t unused;
+	uint64_t ts; /* ns on the trace clock: its B's, or the cut's that began it again */
 };
 
 struct rtr__slices {
@@ -85,6 +99,12 @@ bool rtr__slices_bargs(const struct rtr__slices *s, uint32_t i, struct rtr__args
  * be kept (no slice open, or no room): the caller counts it. */
 bool rtr__slices_add(struct rtr__slices *s, const struct rtr__args *args);
 
+/* A B to hold (its line not written): rtr__slices_push() at time ts, if the level
+ * keeps all of it (within the depth, its name and arguments in text). False, having
+ * done nothing, when it cannot: the B is then written. */
+bool rtr__slices_hold(struct rtr__slices *s, const char *name, const char *cat, const char *copy,
+		      uint32_t copy_len, const struct rtr__args *args, uint64_t ts);
+
 /* rtr__slices_push() of the common B, inline: a static name, no arguments. False,
  * having done nothing, when the push is not that simple (past the depth). */
 static inline bool rtr__slices_push_plain(struct rtr__slices *s, const char *name, const char *cat)
@@ -96,7 +116,23 @@ static inline bool rtr__slices_push_plain(struct rtr__slices *s, const char *nam
 	l->cat = cat;
 	l->copy_off = l->bargs_off = l->args_off = s->text_len;
 	l->copy_len = l->bargs_len = l->args_kept = l->args_json = 0;
+	l->held = l->continued = 0;
+	l->ts = 0;
 	return true;
+}
+
+/* The bytes a list of arguments takes as JSON text, `"key":value` with a comma between
+ * two: the measure of RTR_MAX_SCOPE_ARG_BYTES, whatever the output format. */
+size_t rtr__slices_json_bytes(const struct rtr__args *a);
+
+/* The list of one argument, "continued": true, that a held slice begun again by a cut
+ * carries on its line (a static list: valid for the session). */
+void rtr__slices_continued(struct rtr__args *out);
+
+/* Whether level i's name is known: a static string, or copied bytes that fit. */
+static inline bool rtr__slices_named(const struct rtr__open_slice *l)
+{
+	return l->name != NULL || l->copy_len != UINT32_MAX;
 }
 
 /* An E was written: forget the innermost slice. */

@@ -66,8 +66,9 @@ enum {
 };
 
 /* What a cut writes (cut.c): the end of what is open where a file ends (END, or OPEN
- * at a snapshot's end), or its beginning again where the next starts (BEGIN). */
-enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN };
+ * at a snapshot's end), its beginning again where the next starts (BEGIN), or the B
+ * lines of held slices, still open, that the file does not show yet (HELD). */
+enum { RTR__CUT_END, RTR__CUT_OPEN, RTR__CUT_BEGIN, RTR__CUT_HELD };
 
 /* How a session's state is freed: all of it, or in a child after fork() what never
  * moves (FORK: what may be mid-update is forgotten) or nothing (FORGET: the parent's
@@ -160,12 +161,19 @@ struct rtr__drain {
 	const struct rtr__batch *batch; /* its batch being written, or NULL */
 	const struct rtr__rec **bad;	/* headers the last batch left out (event.c) */
 	uint32_t nbad;
+	/* The format writes a slice as one line, and the file can show a held B at a
+	 * provisional close or in a flight chunk's beginning: B's are held (slices.h). A
+	 * stream cannot take a line back, so it gets each B as it comes. */
+	int hold;
+	/* rtr__cut_show_held(), for a ring that retires with slices held (cut.c includes
+	 * drain.h, so drain.c calls it through here) */
+	uint64_t (*show_held)(struct rtr__writer *w, struct rtr__ring *only, size_t budget);
 	/* event.c: the batch's events, the folded arguments' views, the arguments an E
 	 * carries from its slice, one wrapped continuation (mapped at the start). */
 	struct rtr__event *events; /* RTR__BATCH_EVENTS */
 	struct rtr__args *folded;  /* RTR__BATCH_EVENTS * RTR_MAX_ARGS */
 	uint32_t nfolded;	   /* ... in use by the batch */
-	struct rtr__args *added;   /* RTR_SLICES_ADDED_MAX */
+	struct rtr__args *added;   /* RTR__ADDED_LISTS */
 	char *scratch;		   /* RTR__EXT_MAX */
 };
 
@@ -192,17 +200,19 @@ struct rtr__out {
 	int error_reported;
 
 	/* The files (cut.c). */
-	uint64_t file_id;     /* unique in the process: names are written once per file */
-	uint64_t file_no;     /* the segment's or snapshot's number (%s) */
-	uint64_t file_events; /* `encoded` when the file began */
-	uint64_t file_failed; /* the sink's events_failed then */
-	uint64_t limit_bytes; /* rotation: text a segment may hold; UINT64_MAX: no limit */
-	uint64_t continued;   /* lines at the file's start beginning what was open */
-	uint64_t closed;      /* lines at its end ending what is open */
-	uint64_t cut_lost;    /* open slices a cut could not end and begin again */
-	uint64_t files;	      /* files finished: segments or snapshots */
-	int cutting;	      /* a cut's lines are being written: no segment limit */
-	int continues;	      /* the end marker being written is a segment's: more follow */
+	uint64_t file_id;      /* unique in the process: names are written once per file */
+	uint64_t file_no;      /* the segment's or snapshot's number (%s) */
+	uint64_t file_events;  /* `encoded` when the file began */
+	uint64_t file_failed;  /* the sink's events_failed then */
+	uint64_t limit_bytes;  /* rotation: text a segment may hold; UINT64_MAX: no limit */
+	uint64_t continued;    /* lines at the file's start beginning what was open */
+	uint64_t closed;       /* lines at its end ending what is open */
+	uint64_t cut_lost;     /* open slices a cut could not end and begin again */
+	uint64_t files;	       /* files finished: segments or snapshots */
+	int cutting;	       /* a cut's lines are being written: no segment limit */
+	int in_tail;	       /* a provisional close's lines: TAIL_ROOM has their room */
+	uint64_t held_unshown; /* held slices the last provisional close left out */
+	int continues;	       /* the end marker being written is a segment's: more follow */
 	/* Finished segments whose pages may still be cached (cut.c): their fds, open until
 	 * their pages are dropped, and sizes. */
 	int old_fd[8];

@@ -344,17 +344,28 @@ static int parse_us(const char *t, size_t len, uint64_t *ns, const char **why)
 	}
 	if (i == 0)
 		return -1;
+	int up = 0;
 	if (i < len && t[i] == '.') {
-		for (i++; i < len && is_digit(t[i]); i++) {
-			if (dec == 3) {
-				*why = "has more than three decimals (finer than 1 ns)";
-				return -1;
-			}
+		for (i++; i < len && is_digit(t[i]) && dec < 3; i++) {
 			frac = frac * 10 + (unsigned)(t[i] - '0');
 			dec++;
 		}
 		if (dec == 0)
 			return -1;
+		/* More: a double's shortest text of a whole ns (the JSON writer's exact
+		 * dur), ns.000xxx or ns.999xxx; anything else is finer than 1 ns. */
+		size_t more = i;
+		while (i < len && is_digit(t[i]))
+			i++;
+		if (i > more) {
+			int zeros = i - more >= 3 && memcmp(t + more, "000", 3) == 0;
+			int nines = i - more >= 3 && memcmp(t + more, "999", 3) == 0;
+			if (!zeros && !nines) {
+				*why = "has more than three decimals (finer than 1 ns)";
+				return -1;
+			}
+			up = nines;
+		}
 	}
 	if (i != len)
 		return -1;
@@ -364,7 +375,7 @@ static int parse_us(const char *t, size_t len, uint64_t *ns, const char **why)
 		*why = "is too large for uint64 nanoseconds";
 		return -1;
 	}
-	*ns = v * 1000 + frac;
+	*ns = v * 1000 + frac + (uint64_t)up;
 	return 0;
 }
 

@@ -158,8 +158,10 @@ const struct tt_arg *tt_arg(const struct tt_event *e, const char *key);
 
 /*
  * Microseconds in JSON decimal text to exact nanoseconds: "1234.567" -> 1234567,
- * "1.5" -> 1500, "0" -> 0, "0.001" -> 1. len bytes at text (no NUL needed). Returns
- * 0, or -1 for a negative number, an exponent form, more than three decimals,
+ * "1.5" -> 1500, "0" -> 0, "0.001" -> 1, "2.4139999999970314" -> 2414 (the shortest
+ * text of a double within a millionth of a ns of a whole one, as an X's dur may be
+ * written). len bytes at text (no NUL needed). Returns 0, or -1 for a negative
+ * number, an exponent form, decimals finer than 1 ns,
  * anything that is not a JSON number, or a value above UINT64_MAX ns. For args that
  * carry times: tt_parse_us(a->raw, strlen(a->raw), &ns).
  */

@@ -109,8 +109,7 @@ static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct
 		p = put_hex_id(p, ev->value);
 	} else if (ev->type == RTR__EV_SPAN) {
 		/* the end, clamped like the start, so dur is exact inside the window */
-		p = PUT_LIT(p, ",\"dur\":");
-		p = rtr__jsontext_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+		p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur));
 	}
 	memcpy(p, ids, sizeof(j->ids));
 	p += ids_len; /* the line ends here unless it has arguments */
@@ -145,8 +144,7 @@ static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
 
 	p = put_head_keyed(w, p, ev, 1u + RTR__EV_SPAN); /* head_key() of a plain span */
 	p = rtr__jsontext_us_near(p, ts, &j->ts_text);
-	p = PUT_LIT(p, ",\"dur\":");
-	p = rtr__jsontext_us_inline(p, rel_ns(w, ev->ts + ev->dur) - ts);
+	p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur));
 	memcpy(p, j->ids, sizeof(j->ids));
 	p += j->ids_len;
 	if (ev->args.n == 1) {

@@ -134,6 +134,7 @@ static void json_fini(struct rtr__writer *w, int how)
 const struct rtr__format rtr__json_format = {
 	.name = "json",
 	.pads_pages = 1,
+	.holds_begins = 1,
 	.init = json_init,
 	.fini = json_fini,
 	.begin_file = json_begin_file,

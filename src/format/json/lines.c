@@ -237,9 +237,10 @@ void rtr__json_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_
 #define ASYNC_LINE_MAX 480
 
 /*
- * rtr__format.cut: a B or E of an open slice on r's thread, or an async span's b or
- * e, at ev->ts, with `"<mark>":true` after its arguments: a B's own (begun again), an
- * E's added ones (ended), an async span's own when begun again. The budget is
+ * rtr__format.cut: a B, E or X of an open slice on r's thread, or an async span's b or
+ * e, at ev->ts, with `"<mark>":true` after its arguments (none for a held B): a B's
+ * own (begun again, or held), an E's added ones (ended), an X's own and added ones (a
+ * held slice ended), an async span's own when begun again. The budget is
  * charged, as it always was, the most such a line takes besides its arguments, plus
  * the arguments' text.
  */
@@ -248,7 +249,7 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 {
 	struct rtr__json *j = json_of(w);
 	const char *mark = rtr__cut_mark(what);
-	size_t mark_len = strlen(mark) + sizeof("\"\":true") - 1;
+	size_t mark_len = (mark != NULL ? strlen(mark) : 0) + sizeof("\"\":true") - 1;
 	int async = r == NULL;
 	size_t fixed = async ? ASYNC_LINE_MAX + mark_len + 64
 			     : LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED +
@@ -262,6 +263,8 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 	char *p = out_reserve(w, bound), *args0;
 	p = rtr__json_encode_head(w, p, ev);
 	p = rtr__jsontext_us(p, rel_ns(w, ev->ts));
+	if (ev->type == RTR__EV_SPAN)
+		p = put_dur(p, rel_ns(w, ev->ts), rel_ns(w, ev->ts + ev->dur));
 	if (async) {
 		p = put_hex_id(p, ev->value);
 		p = PUT_LIT(p, ",\"pid\":");
@@ -289,11 +292,15 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 	if (!async && fixed + args_len > *budget)
 		return false; /* nothing committed */
 	*budget -= async ? fixed : fixed + args_len;
-	if (some)
-		*p++ = ',';
-	*p++ = '"';
-	p = put(p, mark, strlen(mark));
-	p = PUT_LIT(p, "\":true}},\n");
+	if (mark != NULL) {
+		if (some)
+			*p++ = ',';
+		*p++ = '"';
+		p = put(p, mark, strlen(mark));
+		p = PUT_LIT(p, "\":true");
+		some = 1;
+	}
+	p = some ? PUT_LIT(p, "}},\n") : PUT_LIT(p - sizeof(",\"args\":{") + 1, "},\n");
 	out_commit(w, p, 0);
 	return true;
 }

@@ -101,6 +101,29 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
 	return RTR_LIKELY(end != NULL) ? end : rtr__json_arg_key_fresh(w, p, key);
 }
 
+/*
+ * An X's ",dur": from its start to its end, ns past the origin. A viewer adds ts and
+ * dur as doubles, and speedscope pairs the ends of slices that end together, and
+ * orders an end before a begin at its time, by comparing those sums exactly; the
+ * microseconds with three decimals of a dur, added to those of a ts, miss the end's
+ * by one unit in the last place about once in four. Then dur is written as the double
+ * that makes the sum exact (shortest round trip: it reads back as the same ns).
+ */
+char *rtr__json_dur_exact(char *p, uint64_t start, uint64_t end);
+
+static inline char *put_dur(char *p, uint64_t start, uint64_t end)
+{
+	/* ns below 2^53 are exact doubles, and correctly rounded division by 1000 gives
+	 * the double a parser reads from their microseconds' text */
+	double s = (double)start / 1000.0, e = (double)end / 1000.0;
+	double d = (double)(end - start) / 1000.0;
+
+	p = PUT_LIT(p, ",\"dur\":");
+	if (RTR_LIKELY(s + d == e))
+		return rtr__jsontext_us_inline(p, end - start);
+	return rtr__json_dur_exact(p, start, end);
+}
+
 /* The arguments of a as `"k":v,...` (no braces); `counters`: a series, whose booleans
  * are numbers. */
 char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args *a, int counters);
