@@ -121,7 +121,7 @@ enum {
 	RTR_FORMAT_PERFETTO = 2, /* Perfetto's TrackEvent protobuf (docs/perfetto.md) */
 };
 
-#define RTR_CONFIG_VERSION 3
+#define RTR_CONFIG_VERSION 4
 
 struct rtr_config {
 	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
@@ -204,7 +204,17 @@ struct rtr_config {
 	/* Fields of version 3. */
 	/* RTR_FORMAT_AUTO (default), _JSON or _PERFETTO. RINGTRACE_FORMAT=auto|json|perfetto. */
 	int format;
+	/* Fields of version 4. */
+	/* How long rtr_start() waits, in ms, for a reader to open the FIFO at path (a FIFO
+	 * opened with no reader fails at once; `cat fifo > out &` may not have opened it
+	 * yet). Past it, rtr_start() fails with -ENXIO, naming the FIFO on stderr.
+	 * RTR_OPEN_TIMEOUT_STOP (default): as long as stop_timeout_ms; 0: not at all; at
+	 * most 3600000. RINGTRACE_OPEN_TIMEOUT_MS. */
+	unsigned open_timeout_ms;
 };
+
+/* rtr_config.open_timeout_ms: as long as stop_timeout_ms. */
+#define RTR_OPEN_TIMEOUT_STOP 0xffffffffu
 
 /*
  * Fill *cfg with the defaults, then apply the RINGTRACE_* environment variables,

@@ -790,8 +790,9 @@ static void fifo_gets_the_whole_trace(void **state)
 	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
-/* A FIFO with no reader: rtr_start() fails at once with ENXIO and says why (11c, 8). */
-static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
+/* A FIFO with no reader: rtr_start() waits open_timeout_ms for one, then fails with
+ * ENXIO and says why, naming the FIFO (11c, 8); with 0 it fails at once. */
+static void fifo_without_a_reader_fails_start_after_its_wait_and_says_why(void **state)
 {
 	(void)state;
 	char fifo[4096], errlog[4096];
@@ -807,8 +808,13 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 			_exit(51);
 		rtr_config_init(&cfg);
 		cfg.path = fifo;
+		cfg.open_timeout_ms = 150;
+		uint64_t t0 = rtr_now_ns();
 		if (rtr_start(&cfg) != -ENXIO)
 			_exit(52);
+		if (rtr_now_ns() - t0 < UINT64_C(150) * 1000000) /* it did wait */
+			_exit(54);
+		cfg.open_timeout_ms = 0;
 		if (rtr_start(&cfg) != -ENXIO) /* and again: the lock was released */
 			_exit(53);
 		_exit(0);
@@ -826,6 +832,65 @@ static void fifo_without_a_reader_fails_start_at_once_and_says_why(void **state)
 	}
 	fclose(f);
 	assert_int_equal(reports, 2); /* once per failed start */
+}
+
+/* Flow ids stay unique in the process across fork() with no session running: the
+ * child takes none from the block its parent's thread had in hand. */
+static void flow_ids_differ_in_a_child_forked_without_a_session(void **state)
+{
+	(void)state;
+	int rp[2];
+	uint64_t parent_first = rtr_flow_id(), child_id = 0;
+
+	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		uint64_t id = rtr_flow_id();
+		_exit(write(rp[1], &id, sizeof(id)) == (ssize_t)sizeof(id) ? 0 : 60);
+	}
+	close(rp[1]);
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	assert_int_equal(read(rp[0], &child_id, sizeof(child_id)), (ssize_t)sizeof(child_id));
+	close(rp[0]);
+	uint64_t parent_next = rtr_flow_id();
+	assert_int_equal(parent_next, parent_first + 1); /* the parent's block goes on */
+	assert_int_not_equal(child_id, parent_next);
+	assert_int_equal(child_id >> 40, (uint64_t)(uint32_t)pid & 0xffffff);
+	assert_int_equal(parent_next >> 40, (uint64_t)(uint32_t)getpid() & 0xffffff);
+}
+
+/* `cat fifo > out & prog`: the program may open the FIFO before cat does. rtr_start()
+ * waits for the reader (the default: as long as the stop timeout), and the trace is
+ * whole. */
+static void fifo_whose_reader_comes_late_gets_the_whole_trace(void **state)
+{
+	(void)state;
+	char fifo[4096], text[4096];
+	int rp[2];
+	struct child_report rep;
+
+	make_file(fifo, sizeof(fifo), "fifo-late", ".fifo");
+	make_path(text, sizeof(text), "fifo-late");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		close(rp[0]);
+		fifo_child(fifo, RTR_IO_SYNC, rp[1]); /* starts before there is a reader */
+	}
+	close(rp[1]);
+	struct timespec late = {0, 200 * 1000 * 1000};
+	nanosleep(&late, NULL);
+	int rd = open(fifo, O_RDONLY | O_CLOEXEC); /* the reader, late: the writer waits */
+	assert_true(rd >= 0);
+	drain_to_file(rd, text);
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	get_report(rp[0], &rep);
+	assert_int_equal(rep.start_rc, 0);
+	assert_int_equal(rep.stop_rc, 0);
+	assert_int_equal(rep.st.events_written, STREAM_EVENTS);
+	assert_int_equal(rep.st.events_dropped, 0);
+	check_whole_seq_file(text, pid, STREAM_EVENTS);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1371,7 +1436,9 @@ int main(void)
 		IO_TESTS(pipe_on_stdout_gets_the_whole_trace),
 		IO_TESTS(gzip_to_a_pipe_decompresses_whole),
 		IO_TESTS(fifo_gets_the_whole_trace),
-		TEST(fifo_without_a_reader_fails_start_at_once_and_says_why),
+		TEST(fifo_without_a_reader_fails_start_after_its_wait_and_says_why),
+		TEST(fifo_whose_reader_comes_late_gets_the_whole_trace),
+		TEST(flow_ids_differ_in_a_child_forked_without_a_session),
 		IO_TESTS(stop_on_a_fifo_nobody_reads_times_out),
 		TEST(fork_is_not_held_by_a_flush_waiting_for_the_file),
 		TEST(stop_leaves_a_writer_stuck_in_the_file_and_it_cleans_up_after_itself),

@@ -14,6 +14,7 @@
 #include "record/encode.h"
 #include "ring/ring.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -368,14 +369,25 @@ RTR_API void rtr_counter_args(const char *cat, const char *name, const struct rt
  * process-wide counter below, so that a new id costs no shared write. */
 #define FLOW_BLOCK 4096u
 static uint64_t flow_blocks; /* blocks handed out */
+static uint32_t flow_pid;    /* this process's, in the top bits */
 static __thread uint64_t flow_next, flow_end;
 
-void rtr__flow_after_fork_child(void)
+static void flow_after_fork_child(void)
 {
 	/* The child's pid is in the top bits of every id it takes from a new block:
 	 * drop the block this thread had from the parent, and count blocks from 0. */
 	flow_next = flow_end = 0;
+	flow_pid = (uint32_t)getpid();
 	rtr_atomic_store_relaxed(&flow_blocks, 0); /* relaxed: only this thread exists */
+}
+
+/* At load, not at the first rtr_start(): a child forked while no session runs (or
+ * before any) must not take ids from its parent's block. glibc forgets the handler
+ * when a dlopen'd copy of the library is unloaded. */
+__attribute__((constructor)) static void flow_ids_init(void)
+{
+	flow_pid = (uint32_t)getpid();
+	pthread_atfork(NULL, NULL, flow_after_fork_child);
 }
 
 RTR_API uint64_t rtr_flow_id(void)
@@ -383,7 +395,7 @@ RTR_API uint64_t rtr_flow_id(void)
 	if (RTR_UNLIKELY(flow_next == flow_end)) {
 		/* relaxed: the count only has to be unique, it orders nothing */
 		uint64_t block = __atomic_fetch_add(&flow_blocks, 1, __ATOMIC_RELAXED);
-		uint64_t base = ((uint64_t)(uint32_t)getpid() << 40) |
+		uint64_t base = ((uint64_t)flow_pid << 40) |
 				((block * FLOW_BLOCK) & ((UINT64_C(1) << 40) - 1));
 		flow_next = base + 1; /* never 0 */
 		flow_end = base + FLOW_BLOCK;

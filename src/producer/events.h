@@ -17,7 +17,4 @@ bool rtr__emit_ext(const struct rtr__ext_event *e);
 unsigned rtr__numeric_args(const struct rtr_arg *args, unsigned n,
 			   struct rtr_arg kept[RTR_MAX_ARGS]);
 
-/* Forget the flow ids this thread took (a child after fork()). */
-void rtr__flow_after_fork_child(void);
-
 #endif /* RTR_EVENTS_H */

@@ -143,6 +143,10 @@ static const struct option options[] = {
 	/* version 3 */
 	{"RINGTRACE_FORMAT", OPT_CHOICE, FIELD(format), .def = RTR_FORMAT_AUTO,
 	 .choices = format_choices, .expected = "auto, json or perfetto"},
+	/* version 4 */
+	{"RINGTRACE_OPEN_TIMEOUT_MS", OPT_UNSIGNED, FIELD(open_timeout_ms),
+	 .def = RTR_OPEN_TIMEOUT_STOP, .lo = 0, .hi = MAX_STOP_MS,
+	 .expected = "a timeout in milliseconds (0 .. 3600000)"},
 	/* not in struct rtr_config: a testing aid read by the clock (clock/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };
@@ -292,6 +296,9 @@ static int option_valid(const struct rtr_config *cfg, const struct option *o)
 		return 0;
 	default:
 		n = get_number(cfg, o);
+		if (o->offset == offsetof(struct rtr_config, open_timeout_ms) &&
+		    n == RTR_OPEN_TIMEOUT_STOP)
+			return 1; /* as long as the stop timeout */
 		return n >= o->lo << o->shift && n <= o->hi << o->shift;
 	}
 }
@@ -484,5 +491,7 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 	}
 	if (s->cfg.format == RTR_FORMAT_AUTO)
 		s->cfg.format = path_is_perfetto(s->path) ? RTR_FORMAT_PERFETTO : RTR_FORMAT_JSON;
+	if (s->cfg.open_timeout_ms == RTR_OPEN_TIMEOUT_STOP)
+		s->cfg.open_timeout_ms = s->cfg.stop_timeout_ms;
 	return 0;
 }

@@ -66,14 +66,13 @@ static void fork_parent(void)
  * file of its own. It lets go of the parent's session (memory, the trace fd and the
  * io_uring fds: a FIFO reader sees EOF when the parent stops, whatever children live;
  * nothing of the parent's file is written or waited for), of the rings of threads
- * that do not exist here, and of the flow ids this thread had in hand.
+ * that do not exist here (flow ids: events.c forgets the parent's itself).
  */
 static void fork_child(void)
 {
 	/* R0': producers of the child see the recorder off */
 	rtr_atomic_store_release(&rtr__active, 0);
 	rtr__rings_after_fork_child();
-	rtr__flow_after_fork_child();
 	rtr__writer_after_fork_child();
 	/* No writer here: the program's dispositions back (ours pass signals on until
 	 * then, seeing another pid) */
@@ -87,8 +86,8 @@ static void fork_child(void)
 
 static int open_trace(struct rtr__session *s)
 {
-	return rtr__trace_open(s->path, s->pid, &s->fd, s->tmp_path, sizeof(s->tmp_path),
-			       &s->truncate);
+	return rtr__trace_open(s->path, s->pid, s->cfg.open_timeout_ms, &s->fd, s->tmp_path,
+			       sizeof(s->tmp_path), &s->truncate);
 }
 
 /* Why a start failed, once, on stderr: a program that ignores the result must not be
@@ -96,7 +95,7 @@ static int open_trace(struct rtr__session *s)
 static void report_start_error(const char *path, int err)
 {
 	fprintf(stderr, "ringtrace: cannot start: %s: %s%s\n", path, strerror(-err),
-		err == -ENXIO	? " (a FIFO with no reader?)"
+		err == -ENXIO	? " (a FIFO no reader opened within RINGTRACE_OPEN_TIMEOUT_MS)"
 		: err == -EBUSY ? " (the last session's writer is still stuck in its file)"
 				: "");
 }

@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Paths that name the descriptor the program inherited rather than a file. */
@@ -29,9 +31,9 @@ static int inherited_fd(const char *path)
  * closes ours only. (They are symlinks to /proc/self/fd/N, which O_NOFOLLOW refuses.)
  *
  * Something that is there and is not a regular file (a FIFO, a tty, /dev/null) is
- * opened in place, O_NONBLOCK: a FIFO with no reader is ENXIO at once, not an open()
- * that never returns while holding the lifecycle lock (and O_NOCTTY: a tty must not
- * become the program's controlling terminal).
+ * opened in place, O_NONBLOCK: a FIFO with no reader is ENXIO, not an open() that
+ * never returns while holding the lifecycle lock; it is tried again for wait_ms (and
+ * O_NOCTTY: a tty must not become the program's controlling terminal).
  *
  * A regular file is never written in place: the trace goes to a new file beside it,
  * created 0644 less the umask, which replaces the path by rename() once the start
@@ -43,8 +45,31 @@ static int inherited_fd(const char *path)
  * where we may not create one is written in place, truncated only once the start is
  * certain.
  */
-int rtr__trace_open(const char *path, pid_t pid, int *fd_out, char *tmp_path, size_t tmp_size,
-		    int *truncate)
+/*
+ * Open something that is there and is not a regular file, O_NONBLOCK; a FIFO that has
+ * no reader yet (ENXIO) is tried again, more slowly each time, for wait_ms at most (0:
+ * not again), so that a reader started just before the program has time to open it.
+ */
+static int open_in_place(const char *path, unsigned wait_ms)
+{
+	const int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+	uint64_t waited_us = 0, step_us = 200;
+	struct stat st;
+	int fd;
+
+	while ((fd = open(path, flags)) < 0 && errno == ENXIO &&
+	       waited_us < (uint64_t)wait_ms * 1000 && stat(path, &st) == 0 &&
+	       S_ISFIFO(st.st_mode)) {
+		struct timespec nap = {0, (long)step_us * 1000};
+		nanosleep(&nap, NULL);
+		waited_us += step_us;
+		step_us = step_us < 50000 ? step_us * 2 : step_us;
+	}
+	return fd;
+}
+
+int rtr__trace_open(const char *path, pid_t pid, unsigned wait_ms, int *fd_out, char *tmp_path,
+		    size_t tmp_size, int *truncate)
 {
 	int std = inherited_fd(path);
 	struct stat st;
@@ -56,7 +81,7 @@ int rtr__trace_open(const char *path, pid_t pid, int *fd_out, char *tmp_path, si
 		*fd_out = fcntl(std, F_DUPFD_CLOEXEC, 3);
 		return *fd_out < 0 ? -errno : 0;
 	}
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	fd = open_in_place(path, wait_ms);
 	if (fd >= 0) {
 		if (fstat(fd, &st) != 0) {
 			err = -errno;

@@ -131,7 +131,7 @@ void rtr__files_rotate(struct rtr__writer *w)
 	uint64_t old_size = o->sink.offset; /* the finished segment's length */
 	err = rtr__out_path(w, o->file_no + 1, path, sizeof(path));
 	if (err == 0)
-		err = rtr__trace_open(path, w->s.pid, &fd, tmp, sizeof(tmp), &truncate);
+		err = rtr__trace_open(path, w->s.pid, 0, &fd, tmp, sizeof(tmp), &truncate);
 	if (err == 0 && truncate && ftruncate(fd, 0) != 0)
 		err = -errno;
 	if (err == 0 && (err = rtr__sink_reopen(&o->sink, fd)) != 0)

@@ -170,7 +170,7 @@ static int open_snapshot(struct rtr__writer *w, const char *want, uint64_t no, c
 	else
 		err = rtr__out_path(w, no, path, PATH_MAX);
 	if (err == 0)
-		err = rtr__trace_open(path, w->s.pid, fd, tmp, PATH_MAX, &truncate);
+		err = rtr__trace_open(path, w->s.pid, 0, fd, tmp, PATH_MAX, &truncate);
 	if (err == 0 && truncate && ftruncate(*fd, 0) != 0) {
 		err = -errno;
 		close(*fd);
