@@ -108,6 +108,10 @@ char *json_put_us(char *cur, int64_t ns);
 int buf_put_i64(struct buf *b, int64_t v);
 int buf_put_u64(struct buf *b, uint64_t v);
 int buf_put_us(struct buf *b, int64_t ns);
+/* An X's dur of dur_ns at ts_ns, as the recorder writes it: three decimals, or, when a
+ * viewer's ts + dur in doubles would miss the end, the shortest text of the double
+ * that makes it exact (docs/format.md). 0 or -1. */
+int buf_put_dur(struct buf *b, int64_t ts_ns, int64_t dur_ns);
 
 /*
  * Microseconds in JSON number text to nanoseconds. Exact (*exact = true) when the

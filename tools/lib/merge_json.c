@@ -103,7 +103,7 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 			err = buf_put(out, json + from, before - from) || buf_put_us(out, e->ts_ns);
 		} else if (m.key_len == 3 && memcmp(key, "dur", 3) == 0 && e->set_dur) {
 			err = buf_put(out, json + from, before - from) ||
-			      buf_put_us(out, e->dur_ns);
+			      buf_put_dur(out, e->ts_ns, e->dur_ns);
 		} else if (m.key_len == 3 && memcmp(key, "pid", 3) == 0 && e->set_pid) {
 			err = buf_put(out, json + from, before - from) || buf_put_i64(out, e->pid);
 		} else if (m.key_len == 2 && key[0] == 'i' && key[1] == 'd' && e->id != NULL) {

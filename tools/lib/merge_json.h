@@ -45,7 +45,7 @@ struct event_edit {
 	bool set_ts;
 	int64_t ts_ns; /* written as microseconds with at most three decimals */
 	bool set_dur;
-	int64_t dur_ns; /* the same */
+	int64_t dur_ns; /* the same, or a double's text where ts_ns + dur_ns needs it */
 	bool set_pid;
 	int64_t pid;
 	const char *id; /* the new value text of "id", or NULL */

@@ -280,7 +280,8 @@ void merge_place_head(struct merge *m, struct input *in)
 	    add_i64(ev->ts_ns, ev->dur_ns, &end) &&
 	    merge_thread_time(m, in, pid, tid, end, &lin_end, &out_end) &&
 	    !__builtin_sub_overflow(out_end, in->head_ts, &in->head_dur)) {
-		in->head_set_dur = in->head_dur != ev->dur_ns;
+		/* a dur written for the ts it had may not add up with another */
+		in->head_set_dur = in->head_dur != ev->dur_ns || in->head_set_ts || !ev->dur_exact;
 		in->head_moved |= out_end != lin_end;
 		in->key = out_end;
 	}
