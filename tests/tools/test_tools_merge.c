@@ -215,13 +215,18 @@ static void one_host_aligns_on_the_monotonic_origin(void **state)
 	assert_int_equal(named(&t, "a-step", 0)->ts_ns, 10000);
 	assert_int_equal(named(&t, "a-k", 0)->ts_ns, 10500);
 	assert_int_equal(named(&t, "a-k", 0)->dur_ns, 2250);
-	assert_int_equal(named(&t, "a-step", 1)->ts_ns, 20001);
+	/* A B and its E are one X, its arguments the B's: no viewer pairs them. */
+	e = named(&t, "a-step", 0);
+	assert_string_equal(e->ph, "X");
+	assert_int_equal(e->dur_ns, 20001 - 10000);
+	assert_int_equal(arg_of(e, "i")->i, 1);
 	/* The later one's move by the difference of the origins, 123456 ns, exactly. */
 	e = named(&t, "b-step", 0);
+	assert_string_equal(e->ph, "X");
 	assert_int_equal(e->ts_ns, 1001 + 123456);
+	assert_int_equal(e->dur_ns, 5000 - 1001);
 	assert_int_equal(e->pid, 200);
 	assert_int_equal(e->tid, 201);
-	assert_int_equal(named(&t, "b-step", 1)->ts_ns, 5000 + 123456);
 	/* One start marker, first; one end marker, last; the inputs' own are gone. */
 	start = &t.ev[0];
 	assert_string_equal(start->name, "ringtrace: start");
@@ -349,7 +354,7 @@ static void colliding_pids_are_remapped_in_every_event(void **state)
 	assert_int_equal(named(&t, "a-step", 0)->pid, 100);
 	assert_int_equal(named(&t, "a-kernel", 0)->pid, 1073741825);
 	assert_int_equal(named(&t, "b-step", 0)->pid, b_pid);
-	assert_int_equal(named(&t, "b-step", 1)->pid, b_pid);
+	assert_string_equal(named(&t, "b-step", 0)->ph, "X"); /* its B and E, one line */
 	assert_int_equal(named(&t, "b-kernel", 0)->pid, b_gpu);
 	/* tids stay: threads are (pid, tid) pairs, and the pids now differ. */
 	assert_int_equal(named(&t, "b-step", 0)->tid, 100);
@@ -541,10 +546,13 @@ static void a_cut_input_gives_its_whole_events(void **state)
 	tool_run_free(&r);
 	tool_load_strict(out, &t);
 	assert_int_equal(named(&t, "b-k", 0)->ts_ns, 2000 + 123456);
-	e = named(&t, "b-step", 1);
-	assert_string_equal(e->ph, "E");
+	/* ended 1 ns after the thread's latest time: its X, with the B's arguments */
+	e = named(&t, "b-step", 0);
+	assert_string_equal(e->ph, "X");
 	assert_string_equal(e->cat, "c");
-	assert_int_equal(e->ts_ns, 3000 + 1 + 123456);
+	assert_int_equal(e->ts_ns, 1001 + 123456);
+	assert_int_equal(e->dur_ns, 3000 + 1 - 1001);
+	assert_int_equal(arg_of(e, "n")->i, 1);
 	assert_int_equal(e->pid, 200);
 	assert_int_equal(e->tid, 201);
 	for (size_t i = 0; i < t.n; i++)
@@ -615,7 +623,9 @@ static void gzip_in_and_out(void **state)
 		tool_load_strict(unz, &t);
 		/* The first member's lines: "[", the start marker (left out), then events. */
 		assert_true(strstr(arg_of(&t.ev[t.n - 1], "inputs")->raw, "\"cut\":true") != NULL);
-		assert_int_equal(named(&t, "b-step", 1)->ts_ns, 5000 + 123456);
+		assert_string_equal(named(&t, "b-step", 0)->ph, "X");
+		assert_int_equal(named(&t, "b-step", 0)->ts_ns + named(&t, "b-step", 0)->dur_ns,
+				 5000 + 123456);
 		tt_free(&t);
 		tool_expect_no_findings(out);
 		assert_true(first >= 2);
@@ -855,14 +865,16 @@ static void a_receive_before_its_send_is_moved_after_it(void **state)
 	/* The receive: 100 ns after its send (200.0001 ms). */
 	assert_int_equal(t.ev[index_of_id(&t, "f", "0x2222")].ts_ns, 200000100 + 100);
 	/* The jump is 2200 ns at 199.998 ms; 1 us later 2100 are left... */
-	assert_int_equal(ts_of(&t, "recv", 0), 199990000); /* its B: before the jump */
-	assert_int_equal(ts_of(&t, "recv", 1), 199999000 + 2100);
+	e = named(&t, "recv", 0); /* one X: its B before the jump, its E after */
+	assert_int_equal(e->ts_ns, 199990000);
+	assert_int_equal(e->ts_ns + e->dur_ns, 199999000 + 2100);
 	/* ... 12 us later 1000, 17 us later 500; 102 us later nothing. */
 	e = named(&t, "after1", 0);
 	assert_int_equal(e->ts_ns, 200010000 + 1000);
 	assert_int_equal(e->dur_ns, 5000 - 500);
 	assert_int_equal(ts_of(&t, "after2", 0), 200100000);
-	assert_int_equal(ts_of(&t, "step", 1), 200050000);
+	e = named(&t, "step", 0); /* its E, 102 us after: not moved */
+	assert_int_equal(e->ts_ns + e->dur_ns, 200050000);
 	/* M1 was in order: untouched. */
 	/* Offset -50000020 - 19980 * (98.01 - 1) / 999 = -50000020 - 1940.2, truncated. */
 	assert_int_equal(t.ev[index_of_id(&t, "f", "0x1111")].ts_ns,
@@ -1065,9 +1077,11 @@ static void a_thousand_ranks_merge_within_the_open_files_limit(void **state)
 	}
 	/* Every rank's clock is k us ahead, measured: its events land where rank 0's do. */
 	for (size_t i = 0; i < t.n; i++)
-		if (t.ev[i].name != NULL && strcmp(t.ev[i].name, "step") == 0)
-			assert_int_equal(t.ev[i].ts_ns,
-					 strcmp(t.ev[i].ph, "B") == 0 ? 1000000 : 1000200);
+		if (t.ev[i].name != NULL && strcmp(t.ev[i].name, "step") == 0) {
+			assert_string_equal(t.ev[i].ph, "X");
+			assert_int_equal(t.ev[i].ts_ns, 1000000);
+			assert_int_equal(t.ev[i].dur_ns, 200);
+		}
 	tt_free(&t);
 	for (int k = 0; k < ranks; k++)
 		unlink(paths[k]);

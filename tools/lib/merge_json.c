@@ -86,7 +86,8 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 {
 	struct json_member m;
 	size_t pos = 0, from = 0;
-	unsigned left = e->set_ts + e->set_dur + e->set_pid + (e->id != NULL) + (e->args != NULL);
+	unsigned left = e->set_ts + e->set_dur + e->set_pid + (e->id != NULL) + (e->args != NULL) +
+			(e->ph != NULL);
 
 	/*
 	 * Copy runs of untouched members in one piece: from is where the text not yet
@@ -112,6 +113,8 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 		} else if (m.key_len == 4 && memcmp(key, "args", 4) == 0 && e->args != NULL) {
 			err = buf_put(out, json + from, before - from) ||
 			      buf_put(out, e->args, e->args_len);
+		} else if (m.key_len == 2 && key[0] == 'p' && key[1] == 'h' && e->ph != NULL) {
+			err = buf_put(out, json + from, before - from) || buf_puts(out, e->ph);
 		} else {
 			continue;
 		}
@@ -120,6 +123,9 @@ int event_rewrite(struct buf *out, const char *json, size_t len, const struct ev
 		from = pos;
 		left -= left > 0;
 	}
+	if (e->add_dur && len > 2 && json[len - 1] == '}')
+		return buf_put(out, json + from, len - 1 - from) || buf_put(out, ",\"dur\":", 7) ||
+		       buf_put_dur(out, e->ts_ns, e->dur_ns) || buf_putc(out, '}');
 	return buf_put(out, json + from, len - from);
 }
 

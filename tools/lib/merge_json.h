@@ -53,12 +53,15 @@ struct event_edit {
 	const char *args; /* the new value text of "args", or NULL */
 	size_t args_len;
 	bool duplicates; /* a known key may come twice (trace_event.duplicates) */
+	const char *ph;	 /* the new value text of "ph" ("\"X\""), or NULL */
+	bool add_dur;	 /* append "dur" (dur_ns at ts_ns) to an event that has none */
 };
 
 /*
  * Append the event json[0 .. len) to out with the fields of e replaced (every
  * occurrence of a key seen twice, when e->duplicates says there may be one). Fields
- * the event does not have are not added. 0, or -1 when out of memory.
+ * the event does not have are not added, but for "dur" with add_dur. 0, or -1 when
+ * out of memory.
  */
 int event_rewrite(struct buf *out, const char *json, size_t len, const struct event_edit *e);
 

@@ -36,6 +36,10 @@ struct open_slice {
 	 * of them is what Catapult warns about: slice_has_key()). */
 	uint32_t nkeys;
 	uint64_t key_hash[8];
+	/* A tool that holds the B's line to write one X at its E (merge): the time and pid
+	 * the B would have been written with. */
+	bool held, held_set_pid;
+	int64_t held_ts, held_pid;
 };
 #define OPEN_SLICE_KEYS 8
 

@@ -199,6 +199,7 @@ struct input {
 	struct buf end_args; /* the input's last end marker's args */
 
 	uint64_t events;
+	struct open_slice *pushed; /* the B just taken, when known: held (take.c) */
 	uint64_t slices_closed;
 };
 

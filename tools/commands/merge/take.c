@@ -71,11 +71,93 @@ static int write_held(struct merge *m, struct input *in)
 	return merge_write_line(m, m->line.p, m->line.len);
 }
 
-/* Open B slices and latest times per thread: what ends a cut input's slices. */
+/* The event taken was moved by the alignment or a message's correction. */
+static void count_moved(struct merge *m, struct input *in)
+{
+	if (in->head_moved) {
+		in->moved_events++;
+		m->moved_events++;
+	}
+}
+
+/*
+ * The held B s as one X, from the time it was taken at to end_ns (its E's, or where a
+ * cut input's slices end), with the B's arguments: a slice is one line, so that no
+ * viewer pairs a B with another thread's E (Chrome DevTools pairs them on one stack,
+ * in file order).
+ */
+static int write_held_slice(struct merge *m, const struct open_slice *s, int64_t end_ns)
+{
+	struct event_edit e = {
+		.set_ts = true,
+		.ts_ns = s->held_ts,
+		.set_pid = s->held_set_pid,
+		.pid = s->held_pid,
+		.ph = "\"X\"",
+		.add_dur = true,
+		.dur_ns = end_ns > s->held_ts ? end_ns - s->held_ts : 0,
+		.duplicates = true,
+	};
+
+	m->line.len = 0;
+	if (event_rewrite(&m->line, s->json, s->json_len, &e)) {
+		m->nomem = true;
+		return -1;
+	}
+	return merge_write_line(m, m->line.p, m->line.len);
+}
+
+/* The held B s as it was recorded: an open slice the merged file shows open. */
+static int write_held_begin(struct merge *m, const struct open_slice *s)
+{
+	struct event_edit e = {.set_ts = true,
+			       .ts_ns = s->held_ts,
+			       .set_pid = s->held_set_pid,
+			       .pid = s->held_pid,
+			       .duplicates = true};
+
+	m->line.len = 0;
+	if (event_rewrite(&m->line, s->json, s->json_len, &e)) {
+		m->nomem = true;
+		return -1;
+	}
+	return merge_write_line(m, m->line.p, m->line.len);
+}
+
+/*
+ * An E whose B is held: the slice's X in its place (an E with arguments of its own
+ * gets the B and itself written as they are instead, its arguments kept). 1 when it
+ * was the E of a held B (written), 0 when not, -1 on error.
+ */
+static int end_held(struct merge *m, struct input *in, const struct trace_event *ev)
+{
+	struct thread_state *th = threads_of(&in->threads, ev);
+	struct open_slice *s = th != NULL && !thread_untracked(th) ? thread_top(th) : NULL;
+
+	if (s == NULL || !s->held)
+		return 0;
+	s->held = false;
+	if (ev->nargs > 0)
+		return write_held_begin(m, s) ? -1 : 0; /* then the E, as it is */
+	count_moved(m, in);
+	if (write_held_slice(m, s, in->head_ts))
+		return -1;
+	thread_note_time(th, ev);
+	thread_pop(th);
+	if (ev->has_ts)
+		note_time(m, in->key);
+	m->written++;
+	in->events++;
+	return 1;
+}
+
+/* Open B slices and latest times per thread: what ends a cut input's slices. A B
+ * pushed and known is in->pushed (merge_take() holds it). */
 static int track_thread(struct merge *m, struct input *in, const struct trace_event *ev)
 {
 	struct thread_state *th = threads_of(&in->threads, ev);
 
+	in->pushed = NULL;
 	if (th == NULL && threads_refused(&in->threads))
 		return 0; /* past the state bound: its slices are not ended at a cut */
 	if (th == NULL) {
@@ -84,10 +166,13 @@ static int track_thread(struct merge *m, struct input *in, const struct trace_ev
 	}
 	thread_note_time(th, ev);
 	if (ev->phase == 'B') {
-		if (thread_push(th, ev) == -ENOMEM) {
+		int err = thread_push(th, ev);
+		if (err == -ENOMEM) {
 			m->nomem = true;
 			return -1;
 		}
+		if (err == 0 && ev->has_ts && in->head_timed)
+			in->pushed = thread_top(th);
 	} else if (ev->phase == 'E') {
 		thread_pop(th);
 	}
@@ -108,6 +193,11 @@ int merge_take(struct merge *m, struct input *in, const struct trace_event *ev)
 			return -1;
 		}
 		return hold_end(m, in, ev);
+	}
+	if (ev->phase == 'E') {
+		int done = end_held(m, in, ev);
+		if (done != 0)
+			return done < 0 ? -1 : 0;
 	}
 	if (track_thread(m, in, ev))
 		return -1;
@@ -130,10 +220,7 @@ int merge_take(struct merge *m, struct input *in, const struct trace_event *ev)
 	e.ts_ns = in->head_ts;
 	e.set_dur = in->head_set_dur;
 	e.dur_ns = in->head_dur;
-	if (in->head_moved) {
-		in->moved_events++;
-		m->moved_events++;
-	}
+	count_moved(m, in);
 	switch (ev->phase) {
 	case 'M':
 		if (pm != NULL && merge_meta_args(m, in, pm, ev, &e))
@@ -156,6 +243,13 @@ int merge_take(struct merge *m, struct input *in, const struct trace_event *ev)
 	if (ev->phase != 'M')
 		m->written++;
 	in->events++;
+	if (in->pushed != NULL) { /* a B: held until its E, to write the slice as one X */
+		in->pushed->held = true;
+		in->pushed->held_ts = e.ts_ns;
+		in->pushed->held_set_pid = e.set_pid;
+		in->pushed->held_pid = e.pid;
+		return 0;
+	}
 	m->line.len = 0;
 	if (event_rewrite(&m->line, ev->json, ev->json_len, &e)) {
 		m->nomem = true;
@@ -182,13 +276,18 @@ static int close_slices(struct merge *m, struct input *in)
 			    !merge_thread_time(m, in, th->pid, th->tid, t + 1, &linear, &ts))
 				ts = t;
 			m->line.len = 0;
-			if (put_end_event(&m->line, 'E', s->cat, s->cat_len, s->name, s->name_len,
-					  NULL, 0, ts, pm->pid, th->tid)) {
-				m->nomem = true;
-				return -1;
+			if (s->held) {
+				if (write_held_slice(m, s, ts))
+					return -1;
+			} else {
+				if (put_end_event(&m->line, 'E', s->cat, s->cat_len, s->name,
+						  s->name_len, NULL, 0, ts, pm->pid, th->tid)) {
+					m->nomem = true;
+					return -1;
+				}
+				if (merge_write_line(m, m->line.p, m->line.len))
+					return -1;
 			}
-			if (merge_write_line(m, m->line.p, m->line.len))
-				return -1;
 			note_time(m, ts);
 			in->slices_closed++;
 			m->closed++;
@@ -196,6 +295,17 @@ static int close_slices(struct merge *m, struct input *in)
 			thread_pop(th);
 		}
 	}
+	return 0;
+}
+
+/* The held B's of a whole input's slices left open: as recorded, outermost first. */
+static int show_held(struct merge *m, struct input *in)
+{
+	for (struct thread_state *th = threads_first(&in->threads); th != NULL;
+	     th = threads_next(th))
+		for (size_t i = 0; i < th->depth; i++)
+			if (th->open[i].held && write_held_begin(m, &th->open[i]))
+				return -1;
 	return 0;
 }
 
@@ -222,8 +332,11 @@ int merge_finish_input(struct merge *m, struct input *in)
 			 in->name, in->rc < 0 ? "stopped at an error" : "was cut short", st->events,
 			 st->cut_in_event ? " (a partial last event dropped)" : "",
 			 in->slices_closed, in->slices_closed == 1 ? "" : "s");
-	} else if (st->events == 0) {
-		cli_note("merge", "warning: %s has no events", in->name);
+	} else {
+		if (st->events == 0)
+			cli_note("merge", "warning: %s has no events", in->name);
+		if (show_held(m, in))
+			return -1;
 	}
 	return 0;
 }
