@@ -74,7 +74,11 @@ static void level_event(struct rtr__ring *r, const struct rtr__slices *s, uint32
 
 /*
  * Level i ended at ts (what: RTR__CUT_END, RTR__CUT_OPEN): an E with the arguments
- * added so far, or, held, the whole slice up to ts with the B's arguments too.
+ * added so far, or, held, the whole slice with the B's arguments too, up to ts and
+ * 1 ns more for each level it holds open: a slice that ended at ts inside it stays
+ * inside it for a viewer that adds ts and dur as doubles, whose sums may differ by
+ * a unit in the last place where the times are equal (speedscope then pairs the ends
+ * wrongly).
  */
 static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int what, uint64_t ts,
 		    size_t *budget)
@@ -89,8 +93,9 @@ static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int 
 		ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
 		return w->fmt->cut(w, r, &ev, what, budget);
 	}
+	uint64_t end = ts + (s->depth - i);
 	level_event(r, s, i, RTR__EV_SPAN, l->ts, &ev);
-	ev.dur = ts > l->ts ? ts - l->ts : 0;
+	ev.dur = end > l->ts ? end - l->ts : 0;
 	rtr__slices_bargs(s, i, &ev.args);
 	ev.more = w->drain.added;
 	ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);

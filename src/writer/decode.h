@@ -57,7 +57,8 @@ static inline void rtr__decode_span(struct rtr__writer *w, const struct rtr__rin
 	rtr__decode_common(w, r, rec, pos, ev);
 	ev->type = RTR__EV_SPAN;
 	ev->count = 2;
-	ev->dur = rtr__writer_ticks_ns(w, end->ts) - ev->ts;
+	ev->ts = rtr__writer_begin_ns(w, rec->ts);
+	ev->dur = rtr__writer_dur_ns(w, ev->ts, end->ts);
 }
 
 /* A leaf span whose B has arguments that are all numbers or static strings (one
@@ -105,6 +106,7 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ri
 	case RTR__K_BEGIN:
 		rtr__decode_common(w, r, rec, pos, ev);
 		ev->type = RTR__EV_BEGIN;
+		ev->ts = rtr__writer_begin_ns(w, rec->ts);
 		ev->op = RTR__OP_PUSH | (w->drain.hold ? RTR__OP_PREPARE : 0); /* held */
 		return true;
 	case RTR__K_END:
@@ -122,7 +124,8 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ri
 		ev->type = RTR__EV_SPAN;
 		ev->name = site->name;
 		ev->cat = site->cat;
-		ev->dur = rtr__writer_ticks_ns(w, rec->ts + rec->b) - ev->ts;
+		ev->ts = rtr__writer_begin_ns(w, rec->ts);
+		ev->dur = rtr__writer_dur_ns(w, ev->ts, rec->ts + rec->b);
 		return true;
 	}
 	default:

@@ -249,4 +249,20 @@ static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_
 	return rtr__clock_ns(&w->s.clock, ticks);
 }
 
+/* The time a slice begins at: rounded up within its nanosecond (rtr__clock_ns_up()). */
+static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, uint64_t ticks)
+{
+	return rtr__clock_ns_up(&w->s.clock, ticks);
+}
+
+/* A slice's length from its begin (rtr__writer_begin_ns()) to its end's ticks: 0 for
+ * an end in the nanosecond it began in. */
+static inline uint64_t rtr__writer_dur_ns(const struct rtr__writer *w, uint64_t begin_ns,
+					  uint64_t end_ticks)
+{
+	uint64_t end = rtr__clock_ns(&w->s.clock, end_ticks);
+
+	return end > begin_ns ? end - begin_ns : 0;
+}
+
 #endif

@@ -89,8 +89,19 @@ static size_t line_bound(const struct rtr__event *ev)
 	return bound;
 }
 
+/* Whether the X ev ends at the very time of the next event of its batch, or of the
+ * slice before it that ended then too (put_dur()). */
+static inline bool ends_at_next(const struct rtr__batch *b, const struct rtr__event *ev)
+{
+	uint64_t end = ev->ts + ev->dur;
+
+	return (ev + 1 < b->end && ev[1].ts == end) ||
+	       (ev > b->ev && ev[-1].type == RTR__EV_SPAN && ev[-1].ts + ev[-1].dur == end);
+}
+
 /* A slice, an instant, a counter, a flow or an async event: its line. */
-static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct rtr__event *ev)
+static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct rtr__event *ev,
+			bool tie)
 {
 	const char *ids = j->ids;
 	size_t ids_len = j->ids_len;
@@ -109,7 +120,7 @@ static void write_event(struct rtr__writer *w, struct rtr__json *j, const struct
 		p = put_hex_id(p, ev->value);
 	} else if (ev->type == RTR__EV_SPAN) {
 		/* the end, clamped like the start, so dur is exact inside the window */
-		p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur));
+		p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur), tie);
 	}
 	memcpy(p, ids, sizeof(j->ids));
 	p += ids_len; /* the line ends here unless it has arguments */
@@ -137,14 +148,14 @@ static inline bool plain_span(const struct rtr__event *ev)
 /* A plain_span()'s line: what write_event() writes for it, without its look at every
  * type. */
 static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
-			      const struct rtr__event *ev)
+			      const struct rtr__event *ev, bool tie)
 {
 	char *p = out_reserve(w, LINE_FIXED + 2 * (size_t)RTR_INTERN_MAX_ESCAPED + ARG_BOUND);
 	uint64_t ts = rel_ns(w, ev->ts);
 
 	p = put_head_keyed(w, p, ev, 1u + RTR__EV_SPAN); /* head_key() of a plain span */
 	p = rtr__jsontext_us_near(p, ts, &j->ts_text);
-	p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur));
+	p = put_dur(p, ts, rel_ns(w, ev->ts + ev->dur), tie);
 	memcpy(p, j->ids, sizeof(j->ids));
 	p += j->ids_len;
 	if (ev->args.n == 1) {
@@ -191,11 +202,11 @@ uint64_t rtr__json_events(struct rtr__writer *w, struct rtr__batch *b)
 	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
 		events += ev->count;
 		if (RTR_LIKELY(plain_span(ev)))
-			write_span(w, j, ev);
+			write_span(w, j, ev, ends_at_next(b, ev));
 		else if (plain_mark(ev))
 			write_mark(w, j, ev);
 		else if (RTR_LIKELY(ev->type <= RTR__EV_ASYNC_END && ev->type != RTR__EV_SKIP))
-			write_event(w, j, ev);
+			write_event(w, j, ev, ev->type == RTR__EV_SPAN && ends_at_next(b, ev));
 		else
 			rtr__json_other(w, b->ring, ev);
 	}

@@ -264,7 +264,7 @@ bool rtr__json_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 	p = rtr__json_encode_head(w, p, ev);
 	p = rtr__jsontext_us(p, rel_ns(w, ev->ts));
 	if (ev->type == RTR__EV_SPAN)
-		p = put_dur(p, rel_ns(w, ev->ts), rel_ns(w, ev->ts + ev->dur));
+		p = put_dur(p, rel_ns(w, ev->ts), rel_ns(w, ev->ts + ev->dur), false);
 	if (async) {
 		p = put_hex_id(p, ev->value);
 		p = PUT_LIT(p, ",\"pid\":");

@@ -236,9 +236,13 @@ static double step(double d, int up)
 
 char *rtr__json_dur_exact(char *p, uint64_t start, uint64_t end)
 {
+	/* ns below 2^53 are exact doubles, and correctly rounded division by 1000 gives
+	 * the double a parser reads from their microseconds' text */
 	double s = (double)start / 1000.0, e = (double)end / 1000.0;
 	double d = e - s; /* exact when start >= end / 2; else the steps below find it */
 
+	if (d == (double)(end - start) / 1000.0)
+		return rtr__jsontext_us_inline(p, end - start); /* the three decimals are it */
 	for (int i = 0; i < 8 && s + d != e; i++)
 		d = step(d, s + d < e);
 	if (s + d != e || d < 0)

@@ -103,24 +103,27 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
 
 /*
  * An X's ",dur": from its start to its end, ns past the origin. A viewer adds ts and
- * dur as doubles, and speedscope pairs the ends of slices that end together, and
- * orders an end before a begin at its time, by comparing those sums exactly; the
- * microseconds with three decimals of a dur, added to those of a ts, miss the end's
- * by one unit in the last place about once in four. Then dur is written as the double
- * that makes the sum exact (shortest round trip: it reads back as the same ns).
+ * dur as doubles: where the end is the very time of the next event of the thread (a
+ * slice that begins as this one ends, the slice around it ending too), the sum must
+ * be that time exactly, or speedscope, which orders and pairs ends and begins by
+ * comparing those sums, pairs them wrongly (it also subtracts the thread's first
+ * time from every ts first). The three decimals of a dur miss almost always by a unit
+ * in the last place; `tie` then has dur written as the double that is exactly end -
+ * start (shortest round trip: it reads back as the same ns). A tie is seen when the
+ * next event is in the batch. (A slice begun as another ended, recorded later, a
+ * scope, cannot tie: begins are rounded up within their ns, ends down.)
  */
 char *rtr__json_dur_exact(char *p, uint64_t start, uint64_t end);
 
-static inline char *put_dur(char *p, uint64_t start, uint64_t end)
+static inline char *put_dur(char *p, uint64_t start, uint64_t end, bool tie)
 {
-	/* ns below 2^53 are exact doubles, and correctly rounded division by 1000 gives
-	 * the double a parser reads from their microseconds' text */
-	double s = (double)start / 1000.0, e = (double)end / 1000.0;
-	double d = (double)(end - start) / 1000.0;
-
 	p = PUT_LIT(p, ",\"dur\":");
-	if (RTR_LIKELY(s + d == e))
-		return rtr__jsontext_us_inline(p, end - start);
+	if (RTR_LIKELY(!tie)) {
+		/* the sum rounded to the end's double at least, as most viewers compare */
+		double s = (double)start / 1000.0, e = (double)end / 1000.0;
+		if (RTR_LIKELY(s + (double)(end - start) / 1000.0 == e))
+			return rtr__jsontext_us_inline(p, end - start);
+	}
 	return rtr__json_dur_exact(p, start, end);
 }
 
