@@ -14,11 +14,14 @@
  *		B inner
  *		i tick {i, now: rtr_now_ns()}
  *		C level {value: i}
- *		B leaf, E leaf                  folded into one X when drained at once
+ *		B leaf, E leaf
  *		E inner
  *		E step
  *	E outer
  *	e request
+ *
+ * In JSON each slice is one X, written where its E is: per iteration the file holds
+ * i tick, C level, X leaf, X inner, X step.
  *
  * Header-only (static functions): each test executable includes it once.
  */
@@ -121,8 +124,10 @@ static inline int flag_true(const struct tt_event *e, const char *key)
 	return a != NULL && a->type == TT_BOOL && a->b;
 }
 
-/* Whether e's args are exactly those of w, plus `flag`:true when flag is not NULL. */
-static inline int wl_args_match(const struct tt_event *e, const struct wl_want *w, const char *flag)
+/* Whether e's args are exactly those of w, plus `flag`:true and `flag2`:true for those
+ * that are not NULL. */
+static inline int wl_args_match2(const struct tt_event *e, const struct wl_want *w,
+				 const char *flag, const char *flag2)
 {
 	size_t n = 0;
 
@@ -154,7 +159,18 @@ static inline int wl_args_match(const struct tt_event *e, const struct wl_want *
 		if (!flag_true(e, flag))
 			return 0;
 	}
+	if (flag2 != NULL) {
+		n++;
+		if (!flag_true(e, flag2))
+			return 0;
+	}
 	return e->nargs == n;
+}
+
+/* Whether e's args are exactly those of w, plus `flag`:true when flag is not NULL. */
+static inline int wl_args_match(const struct tt_event *e, const struct wl_want *w, const char *flag)
+{
+	return wl_args_match2(e, w, flag, NULL);
 }
 
 /* The files of a session: prefix is the path pattern up to the number, suffix after it

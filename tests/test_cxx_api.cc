@@ -312,20 +312,25 @@ static void session_takes_snapshots(void **state)
 	std::memset(&t, 0, sizeof(t));
 	if (tt_load(snap, 0, &t) != 0)
 		fail_msg("%s", t.error);
-	const tt_event *end = nullptr;
-	bool inside = false;
+	/* the Scope still open at the snapshot: one X from its begin to the thread's
+	 * latest time ("inside"), marked open */
+	const tt_event *open = nullptr, *inside = nullptr;
 	for (size_t i = 0; i < t.n; i++) {
+		assert_true(std::strcmp(t.ev[i].ph, "B") != 0 && std::strcmp(t.ev[i].ph, "E") != 0);
 		if (std::strcmp(t.ev[i].ph, "i") == 0 && t.ev[i].name != nullptr &&
 		    std::strcmp(t.ev[i].name, "inside") == 0)
-			inside = true;
-		if (std::strcmp(t.ev[i].ph, "E") == 0)
-			end = &t.ev[i];
+			inside = &t.ev[i];
+		if (std::strcmp(t.ev[i].ph, "X") == 0)
+			open = &t.ev[i];
 	}
-	assert_true(inside);
-	assert_non_null(end);
-	assert_string_equal(end->name, "waiting");
-	assert_non_null(tt_arg(end, "open"));
-	assert_int_equal(tt_arg(end, "open")->b, 1);
+	assert_non_null(inside);
+	assert_non_null(open);
+	assert_true(open > inside);
+	assert_string_equal(open->name, "waiting");
+	assert_non_null(tt_arg(open, "open"));
+	assert_int_equal(tt_arg(open, "open")->b, 1);
+	assert_true(open->ts_ns <= inside->ts_ns);
+	assert_int_equal(open->ts_ns + open->dur_ns, inside->ts_ns);
 	tt_free(&t);
 	unlink(snap);
 }

@@ -2,14 +2,17 @@
 /*
  * Ending slices without repeating the name: rtr_end_copy() for copied names,
  * rtr_pop() for the innermost slice, arguments added to an open slice
- * (rtr_scope_arg_*), and rtr_category_enabled(). Each test records through the public
- * API, parses the file back and compares every name, category and argument.
+ * (rtr_scope_arg_*), and rtr_category_enabled(); a slice is one X at its end, or a B
+ * where the file must show it open (a flush, a thread's exit, the stop). Each test
+ * records through the public API, parses the file back and compares every name,
+ * category and argument.
  */
 #include <ringtrace.h>
 
 #include "test_util.h"
 #include "trace_read.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -60,61 +64,19 @@ static void expect(const struct tt_event *e, const char *ph, const char *cat, co
 	assert_true(tu_is(e->name, name));
 }
 
-/*
- * A slice as the viewer sees it, whether the writer wrote it as one X or as a B and an
- * E (it folds them when both are in the ring at once, which depends on when it
- * drains): its name, category, and arguments, the B's then the E's, in file order.
- */
-struct slice {
-	const struct tt_event *first; /* the X, or the B */
-	const struct tt_event *last;  /* the X, or the E */
-	size_t nargs;
-	const struct tt_arg *args[2 * RTR_MAX_ARGS];
-};
-
-/* The slices among the events e[0 .. n), in the order they begin; instants are left
- * out. Returns how many. */
-static size_t slices_of(const struct tt_event *const *e, size_t n, struct slice *out, size_t max)
+/* e is one X: the whole slice, written at its E. */
+static void expect_x(const struct tt_event *e, const char *cat, const char *name, size_t nargs)
 {
-	size_t open[16], depth = 0, k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct slice *sl = &out[k];
-		if (strcmp(e[i]->ph, "X") == 0 || strcmp(e[i]->ph, "B") == 0) {
-			assert_true(k < max);
-			sl->first = sl->last = e[i];
-			sl->nargs = 0;
-			for (size_t a = 0; a < e[i]->nargs; a++)
-				sl->args[sl->nargs++] = &e[i]->args[a];
-			if (e[i]->ph[0] == 'B') {
-				assert_true(depth < 16);
-				open[depth++] = k;
-			}
-			k++;
-		} else if (strcmp(e[i]->ph, "E") == 0) {
-			assert_true(depth > 0);
-			sl = &out[open[--depth]];
-			assert_true(tu_is(e[i]->name, sl->first->name));
-			assert_true(tu_is(e[i]->cat, sl->first->cat));
-			assert_true(e[i]->ts_ns >= sl->first->ts_ns);
-			sl->last = e[i];
-			for (size_t a = 0; a < e[i]->nargs; a++) {
-				assert_true(sl->nargs < 2 * RTR_MAX_ARGS);
-				sl->args[sl->nargs++] = &e[i]->args[a];
-			}
-		}
-	}
-	assert_int_equal(depth, 0);
-	return k;
+	expect(e, "X", cat, name);
+	assert_true(e->has_dur);
+	assert_int_equal(e->nargs, nargs);
 }
 
-static void expect_slice(const struct slice *sl, const char *cat, const char *name, size_t nargs)
+/* outer's X holds inner (an event or an X) in time. */
+static void assert_holds(const struct tt_event *outer, const struct tt_event *inner)
 {
-	assert_true(tu_is(sl->first->cat, cat));
-	assert_true(tu_is(sl->first->name, name));
-	assert_int_equal(sl->nargs, nargs);
-	if (sl->first == sl->last)
-		assert_true(sl->first->has_dur);
+	assert_true(outer->ts_ns <= inner->ts_ns);
+	assert_true(outer->ts_ns + outer->dur_ns >= inner->ts_ns + inner->dur_ns);
 }
 
 static void end_copy_outlives_the_callers_buffer(void **state)
@@ -135,14 +97,16 @@ static void end_copy_outlives_the_callers_buffer(void **state)
 		free(name);
 	}
 	finish(&t, 0);
-	assert_int_equal(tu_events_of(&t, e, 12), 9);
+	assert_int_equal(tu_events_of(&t, e, 12), 6);
 	for (int i = 0; i < 3; i++) {
 		char want[32];
 		snprintf(want, sizeof(want), "job-%d", i);
-		expect(e[3 * i], "B", "app", want);
-		expect(e[3 * i + 1], "i", "app", "work");
-		expect(e[3 * i + 2], "E", "app", want);
-		assert_true(e[3 * i + 2]->ts_ns >= e[3 * i]->ts_ns);
+		expect(e[2 * i], "i", "app", "work");
+		expect_x(e[2 * i + 1], "app", want, 0);
+		assert_holds(e[2 * i + 1], e[2 * i]);
+		if (i > 0)
+			assert_true(e[2 * i + 1]->ts_ns >=
+				    e[2 * i - 1]->ts_ns + e[2 * i - 1]->dur_ns);
 	}
 	tt_free(&t);
 }
@@ -158,28 +122,25 @@ static void pop_ends_the_innermost_slice(void **state)
 	rtr_begin_copy("io", "copied-middle");
 	rtr_instant("app", "mark");
 	rtr_begin("app", "leaf");
-	rtr_pop("app"); /* the E right after its B: one X */
-	rtr_pop("io");	/* the category comes from the B, whatever the pop says */
+	rtr_pop("app");
+	rtr_pop("io"); /* the category comes from the B, whatever the pop says */
 	rtr_instant("app", "between");
 	rtr_pop("app");
 	finish(&t, 0);
 
-	size_t n = tu_events_of(&t, e, 16);
-	size_t leaf = n == 8; /* leaf as a B and an E: written before its pop came */
-	assert_int_equal(n, 7 + leaf);
-	expect(e[0], "B", "app", "outer");
-	expect(e[1], "B", "io", "copied-middle");
-	expect(e[2], "i", "app", "mark");
-	expect(e[3], leaf ? "B" : "X", "app", "leaf");
-	if (leaf)
-		expect(e[4], "E", "app", "leaf");
-	else
-		assert_true(e[3]->has_dur);
-	expect(e[4 + leaf], "E", "io", "copied-middle");
-	expect(e[5 + leaf], "i", "app", "between");
-	expect(e[6 + leaf], "E", "app", "outer");
-	for (size_t i = 1; i < n; i++)
-		assert_true(e[i]->ts_ns >= e[i - 1]->ts_ns);
+	/* each X where its pop came: leaf, copied-middle, then outer */
+	assert_int_equal(tu_events_of(&t, e, 16), 5);
+	expect(e[0], "i", "app", "mark");
+	expect_x(e[1], "app", "leaf", 0);
+	expect_x(e[2], "io", "copied-middle", 0);
+	expect(e[3], "i", "app", "between");
+	expect_x(e[4], "app", "outer", 0);
+	assert_true(e[1]->ts_ns >= e[0]->ts_ns);
+	assert_holds(e[2], e[0]);
+	assert_holds(e[2], e[1]);
+	assert_true(e[3]->ts_ns >= e[2]->ts_ns + e[2]->dur_ns);
+	assert_holds(e[4], e[2]);
+	assert_holds(e[4], e[3]);
 	tt_free(&t);
 }
 
@@ -201,29 +162,25 @@ static void scope_args_go_on_their_slices_end(void **state)
 	rtr_end("app", "inner");
 	rtr_scope_arg_f64("app", "residual", 1.5e-7);
 	rtr_pop("app");
-	rtr_begin("app", "plain"); /* no arguments: an X as before */
+	rtr_begin("app", "plain");
 	rtr_end("app", "plain");
 	finish(&t, 0);
 
-	/* solve's B is written before its E is recorded (a slice begins inside it):
-	 * its arguments go on its E. inner's B, argument and E are usually in the ring
-	 * together: then one X with the argument. */
-	struct slice sl[4];
-	size_t n = tu_events_of(&t, e, 16);
-	assert_int_equal(slices_of(e, n, sl, 4), 3);
-	expect_slice(&sl[0], "app", "solve", 2);
-	assert_string_equal(sl[0].first->ph, "B");
-	assert_int_equal(sl[0].first->has_args, 0);
-	assert_string_equal(sl[0].last->ph, "E");
-	assert_string_equal(sl[0].args[0]->key, "iters");
-	assert_int_equal(sl[0].args[0]->i, -42);
-	assert_string_equal(sl[0].args[1]->key, "residual");
-	assert_string_equal(sl[0].args[1]->raw, "1.5e-7");
-	expect_slice(&sl[1], "app", "inner", 1);
-	assert_string_equal(sl[1].args[0]->key, "status");
-	assert_int_equal(sl[1].args[0]->type, TT_STRING);
-	assert_string_equal(sl[1].args[0]->s, "converged \"ok\"");
-	expect_slice(&sl[2], "app", "plain", 0);
+	/* each slice one X, with the arguments added while it was open, in call order */
+	assert_int_equal(tu_events_of(&t, e, 16), 3);
+	expect_x(e[0], "app", "inner", 1);
+	assert_string_equal(e[0]->args[0].key, "status");
+	assert_int_equal(e[0]->args[0].type, TT_STRING);
+	assert_string_equal(e[0]->args[0].s, "converged \"ok\"");
+	expect_x(e[1], "app", "solve", 2);
+	assert_string_equal(e[1]->args[0].key, "iters");
+	assert_int_equal(e[1]->args[0].i, -42);
+	assert_string_equal(e[1]->args[1].key, "residual");
+	assert_string_equal(e[1]->args[1].raw, "1.5e-7");
+	assert_holds(e[1], e[0]);
+	expect_x(e[2], "app", "plain", 0);
+	assert_int_equal(e[2]->has_args, 0);
+	assert_true(e[2]->ts_ns >= e[1]->ts_ns + e[1]->dur_ns);
 	tt_free(&t);
 }
 
@@ -249,12 +206,11 @@ static void scope_args_are_bounded(void **state)
 	/* each argument is `"k00":"vvv..."`, 1007 bytes, with a comma between */
 	int kept = (RTR_MAX_SCOPE_ARG_BYTES + 1) / 1008;
 	finish(&t, (uint64_t)(calls - kept));
-	assert_int_equal(tu_events_of(&t, e, 4), 2);
-	expect(e[1], "E", "app", "big");
-	assert_int_equal(e[1]->nargs, kept);
+	assert_int_equal(tu_events_of(&t, e, 4), 1);
+	expect_x(e[0], "app", "big", (size_t)kept);
 	for (int i = 0; i < kept; i++) {
-		assert_string_equal(e[1]->args[i].key, keys[i]);
-		assert_string_equal(e[1]->args[i].s, value);
+		assert_string_equal(e[0]->args[i].key, keys[i]);
+		assert_string_equal(e[0]->args[i].s, value);
 	}
 	tt_free(&t);
 }
@@ -278,17 +234,15 @@ static void filter_and_category_enabled(void **state)
 	rtr_pop("app");
 	finish(&t, 0);
 	assert_false(rtr_category_enabled("app"));
-	struct slice sl[2];
-	size_t n = tu_events_of(&t, e, 8);
-	assert_int_equal(slices_of(e, n, sl, 2), 1);
-	expect_slice(&sl[0], "app", "kept", 1);
-	assert_string_equal(sl[0].args[0]->key, "n");
-	assert_int_equal(sl[0].args[0]->i, 7);
+	assert_int_equal(tu_events_of(&t, e, 8), 1);
+	expect_x(e[0], "app", "kept", 1);
+	assert_string_equal(e[0]->args[0].key, "n");
+	assert_int_equal(e[0]->args[0].i, 7);
 	tt_free(&t);
 }
 
 /* A B with arguments, arguments added, its E: one X with both, in call order. */
-static void added_args_fold_with_the_begins(void **state)
+static void added_args_go_after_the_begins(void **state)
 {
 	(void)state;
 	struct tt_trace t = {0};
@@ -300,20 +254,219 @@ static void added_args_fold_with_the_begins(void **state)
 	rtr_scope_arg_f64("app", "c", 0.25);
 	rtr_end("app", "step");
 	finish(&t, 0);
-	struct slice sl[2];
-	size_t n = tu_events_of(&t, e, 4);
-	assert_int_equal(slices_of(e, n, sl, 2), 1);
-	expect_slice(&sl[0], "app", "step", 4);
+	assert_int_equal(tu_events_of(&t, e, 4), 1);
+	expect_x(e[0], "app", "step", 4);
 	static const char *const keys[] = {"a", "s", "b", "c"};
 	for (int i = 0; i < 4; i++)
-		assert_string_equal(sl[0].args[i]->key, keys[i]);
-	assert_int_equal(sl[0].args[0]->i, 1);
-	assert_string_equal(sl[0].args[1]->s, "x");
-	assert_int_equal(sl[0].args[2]->i, 2);
-	assert_string_equal(sl[0].args[3]->raw, "0.25");
-	/* folded (the usual case): the B's and the added arguments on one X */
-	if (n == 1)
-		assert_string_equal(e[0]->ph, "X");
+		assert_string_equal(e[0]->args[i].key, keys[i]);
+	assert_int_equal(e[0]->args[0].i, 1);
+	assert_string_equal(e[0]->args[1].s, "x");
+	assert_int_equal(e[0]->args[2].i, 2);
+	assert_string_equal(e[0]->args[3].raw, "0.25");
+	tt_free(&t);
+}
+
+/* A slice still open at rtr_stop() stays open in the file: a B line with the B's own
+ * arguments (those added since have no E to go on), at its time, and no E. */
+static void slice_open_at_stop_is_a_begin(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	start("open_at_stop", NULL);
+	rtr_instant("app", "before");
+	rtr_begin_v("app", "unended", RTR_ARG_I64("n", 5), RTR_ARG_STR_COPY("s", "copied"));
+	rtr_scope_arg_i64("app", "added", 6);
+	rtr_begin("app", "done");
+	rtr_end("app", "done");
+	rtr_instant("app", "after");
+	finish(&t, 0);
+	assert_int_equal(tu_events_of(&t, e, 8), 4);
+	expect(e[0], "i", "app", "before");
+	expect_x(e[1], "app", "done", 0);
+	expect(e[2], "i", "app", "after");
+	expect(e[3], "B", "app", "unended");
+	assert_false(e[3]->has_dur);
+	assert_int_equal(e[3]->nargs, 2);
+	assert_int_equal(tu_arg_int(e[3], "n"), 5);
+	assert_string_equal(tt_arg(e[3], "s")->s, "copied");
+	assert_true(e[3]->ts_ns >= e[0]->ts_ns);
+	assert_true(e[3]->ts_ns <= e[1]->ts_ns);
+	assert_true(e[1]->ts_ns + e[1]->dur_ns <= e[2]->ts_ns);
+	tt_free(&t);
+}
+
+static void *exit_inside_a_slice(void *arg)
+{
+	(void)arg;
+	rtr_begin_v("app", "left open", RTR_ARG_I64("n", 1));
+	rtr_begin("app", "done");
+	rtr_end("app", "done");
+	return (void *)(intptr_t)gettid();
+}
+
+/* A thread that exits inside a slice leaves it open in the file: a B line. */
+static void slice_open_at_thread_exit_is_a_begin(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+	pthread_t th;
+	void *tid;
+
+	start("open_at_exit", NULL);
+	assert_int_equal(pthread_create(&th, NULL, exit_inside_a_slice, NULL), 0);
+	assert_int_equal(pthread_join(th, &tid), 0);
+	finish(&t, 0);
+	assert_int_equal(tu_events_of(&t, e, 8), 2);
+	expect_x(e[0], "app", "done", 0);
+	expect(e[1], "B", "app", "left open");
+	assert_false(e[1]->has_dur);
+	assert_int_equal(tu_arg_int(e[1], "n"), 1);
+	assert_int_equal(e[0]->tid, (intptr_t)tid);
+	assert_int_equal(e[1]->tid, (intptr_t)tid);
+	assert_true(e[1]->ts_ns <= e[0]->ts_ns);
+	tt_free(&t);
+}
+
+/*
+ * Two threads each hold a slice open across many drain passes (a flush each round):
+ * every file in between shows it as a B, at one fixed time, in its provisional close;
+ * the last file has one X per slice, at that time, holding every step, and no B or E.
+ */
+#define OPEN_THREADS 2
+#define OPEN_ROUNDS  40
+
+static pthread_barrier_t round_done, round_checked;
+
+static void *hold_open(void *arg)
+{
+	int64_t id = (int64_t)(intptr_t)arg;
+
+	rtr_begin_v("app", "held", RTR_ARG_I64("thread", id));
+	for (int64_t r = 0; r < OPEN_ROUNDS; r++) {
+		rtr_begin("app", "step");
+		rtr_scope_arg_i64("app", "round", r);
+		rtr_end("app", "step");
+		pthread_barrier_wait(&round_done);
+		pthread_barrier_wait(&round_checked);
+	}
+	rtr_scope_arg_i64("app", "rounds", OPEN_ROUNDS);
+	rtr_pop("app");
+	rtr_instant("app", "after");
+	return (void *)(intptr_t)gettid();
+}
+
+/* In a file written while the threads hold their slices: thread k's open slice
+ * (its B line) into *open_ts[k] (equal to what an earlier file showed), and no E. */
+static void check_open_file(const int64_t *tids, uint64_t *open_ts, int round)
+{
+	struct tt_trace t = {0};
+	int begins[OPEN_THREADS] = {0}, steps[OPEN_THREADS] = {0};
+
+	if (tt_load(path, TT_CHECK_ESCAPES, &t) != 0)
+		fail_msg("%s", t.error);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct tt_event *e = &t.ev[i];
+		assert_string_not_equal(e->ph, "E");
+		for (int k = 0; k < OPEN_THREADS; k++) {
+			if (e->tid != tids[k] || e->cat == NULL)
+				continue;
+			if (strcmp(e->ph, "B") == 0) {
+				expect(e, "B", "app", "held");
+				assert_int_equal(tu_arg_int(e, "thread"), k);
+				if (open_ts[k] == 0)
+					open_ts[k] = e->ts_ns;
+				assert_int_equal(e->ts_ns, open_ts[k]);
+				begins[k]++;
+			} else {
+				expect_x(e, "app", "step", 1);
+				assert_int_equal(tu_arg_int(e, "round"), steps[k]++);
+			}
+		}
+	}
+	for (int k = 0; k < OPEN_THREADS; k++) {
+		assert_int_equal(begins[k], 1);
+		assert_int_equal(steps[k], round + 1);
+	}
+	tt_free(&t);
+}
+
+static void slices_open_across_drains_on_two_threads_are_one_x_each(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	pthread_t th[OPEN_THREADS];
+	int64_t tids[OPEN_THREADS] = {0};
+	uint64_t open_ts[OPEN_THREADS] = {0};
+
+	start("open_across_drains", NULL);
+	assert_int_equal(pthread_barrier_init(&round_done, NULL, OPEN_THREADS + 1), 0);
+	assert_int_equal(pthread_barrier_init(&round_checked, NULL, OPEN_THREADS + 1), 0);
+	for (intptr_t k = 0; k < OPEN_THREADS; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, hold_open, (void *)k), 0);
+	for (int r = 0; r < OPEN_ROUNDS; r++) {
+		pthread_barrier_wait(&round_done);
+		assert_int_equal(rtr_flush(), 0);
+		if (r == 0) { /* the tids, from the first file */
+			assert_int_equal(tt_load(path, 0, &t), 0);
+			for (size_t i = 0; i < t.n; i++)
+				if (tu_is(t.ev[i].name, "held"))
+					tids[tu_arg_int(&t.ev[i], "thread")] = t.ev[i].tid;
+			tt_free(&t);
+		}
+		check_open_file(tids, open_ts, r);
+		pthread_barrier_wait(&round_checked);
+	}
+	for (int k = 0; k < OPEN_THREADS; k++) {
+		void *tid;
+		assert_int_equal(pthread_join(th[k], &tid), 0);
+		assert_int_equal((intptr_t)tid, tids[k]);
+	}
+	pthread_barrier_destroy(&round_done);
+	pthread_barrier_destroy(&round_checked);
+	finish(&t, 0);
+
+	for (int k = 0; k < OPEN_THREADS; k++) {
+		const struct tt_event *held = NULL, *after = NULL, *last_step = NULL;
+		int steps = 0;
+		for (size_t i = 0; i < t.n; i++) {
+			const struct tt_event *e = &t.ev[i];
+			if (e->tid != tids[k] || e->cat == NULL)
+				continue;
+			assert_string_not_equal(e->ph, "B");
+			assert_string_not_equal(e->ph, "E");
+			assert_null(after); /* "after" is the thread's last event */
+			if (tu_is(e->name, "step")) {
+				assert_null(held); /* every step before its X */
+				expect_x(e, "app", "step", 1);
+				assert_int_equal(tu_arg_int(e, "round"), steps++);
+				if (last_step != NULL)
+					assert_true(e->ts_ns >=
+						    last_step->ts_ns + last_step->dur_ns);
+				last_step = e;
+			} else if (tu_is(e->name, "held")) {
+				assert_null(held);
+				held = e;
+			} else {
+				expect(e, "i", "app", "after");
+				after = e;
+			}
+		}
+		assert_int_equal(steps, OPEN_ROUNDS);
+		assert_non_null(held);
+		assert_non_null(after);
+		/* its B's arguments, then the one added; at the time every file showed */
+		expect_x(held, "app", "held", 2);
+		assert_string_equal(held->args[0].key, "thread");
+		assert_int_equal(held->args[0].i, k);
+		assert_string_equal(held->args[1].key, "rounds");
+		assert_int_equal(held->args[1].i, OPEN_ROUNDS);
+		assert_int_equal(held->ts_ns, open_ts[k]);
+		assert_holds(held, last_step);
+		assert_true(held->ts_ns + held->dur_ns <= after->ts_ns);
+	}
 	tt_free(&t);
 }
 
@@ -325,7 +478,11 @@ int main(void)
 		cmocka_unit_test_teardown(scope_args_go_on_their_slices_end, tu_teardown),
 		cmocka_unit_test_teardown(scope_args_are_bounded, tu_teardown),
 		cmocka_unit_test_teardown(filter_and_category_enabled, tu_teardown),
-		cmocka_unit_test_teardown(added_args_fold_with_the_begins, tu_teardown),
+		cmocka_unit_test_teardown(added_args_go_after_the_begins, tu_teardown),
+		cmocka_unit_test_teardown(slice_open_at_stop_is_a_begin, tu_teardown),
+		cmocka_unit_test_teardown(slice_open_at_thread_exit_is_a_begin, tu_teardown),
+		cmocka_unit_test_teardown(slices_open_across_drains_on_two_threads_are_one_x_each,
+					  tu_teardown),
 	};
 
 	tu_filter_from_env();

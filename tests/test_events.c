@@ -136,24 +136,34 @@ static void flows_have_hex_ids_and_bind_to_the_enclosing_slice(void **state)
 
 	record("flows", record_flows, &t);
 	size_t n = tu_events_of(&t, e, 16);
-	assert_int_equal(n, 10);
-	/* B launch, s, E launch, B sync, t, E sync, B kernel, f, f, E kernel */
-	static const char *const ph[] = {"B", "s", "E", "B", "t", "E", "B", "f", "f", "E"};
+	assert_int_equal(n, 7);
+	/* s, X launch, t, X sync, f, f, X kernel: each slice one X, written at its end */
+	static const char *const ph[] = {"s", "X", "t", "X", "f", "f", "X"};
+	static const char *const slice[] = {"launch", "sync", "kernel"};
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(e[i]->ph, ph[i]);
 	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)flow_ids[0]);
-	for (int i = 1; i <= 7; i += 3) {
+	for (int i = 0, k = 0; i <= 4; i += 2, k++) {
+		const struct tt_event *x = e[i == 4 ? 6 : i + 1];
+		assert_string_equal(x->name, slice[k]);
+		assert_string_equal(x->cat, k == 2 ? "gpu" : "host");
 		assert_string_equal(e[i]->name, "kernel");
 		assert_string_equal(e[i]->cat, "gpu");
 		assert_int_equal(e[i]->id_type, TT_STRING);
 		assert_string_equal(e[i]->id, want);
-		/* inside its slice: at or after the B before it, at or before the E after */
-		assert_true(e[i]->ts_ns >= e[i - 1]->ts_ns);
+		/* inside its slice */
+		assert_true(e[i]->ts_ns >= x->ts_ns);
+		assert_true(e[i]->ts_ns <= x->ts_ns + x->dur_ns);
 	}
-	assert_null(e[1]->bp);
-	assert_null(e[4]->bp);
-	assert_string_equal(e[7]->bp, "e");
-	assert_string_equal(e[8]->id, "0xffffffffffffffff");
+	assert_true(e[5]->ts_ns >= e[6]->ts_ns && e[5]->ts_ns <= e[6]->ts_ns + e[6]->dur_ns);
+	assert_true(e[3]->ts_ns >= e[1]->ts_ns + e[1]->dur_ns);
+	assert_true(e[6]->ts_ns >= e[3]->ts_ns + e[3]->dur_ns);
+	assert_null(e[0]->bp);
+	assert_null(e[2]->bp);
+	assert_string_equal(e[4]->bp, "e");
+	assert_string_equal(e[5]->name, "max id");
+	assert_string_equal(e[5]->bp, "e");
+	assert_string_equal(e[5]->id, "0xffffffffffffffff");
 	/* the id carries the process id above its 40 low bits, and is never 0 */
 	assert_int_equal(flow_ids[0] >> 40, (uint64_t)getpid());
 	assert_true((flow_ids[0] & ((UINT64_C(1) << 40) - 1)) != 0);
@@ -309,19 +319,21 @@ static void null_names_are_recorded_as_empty_strings(void **state)
 	const struct tt_event *e[8];
 
 	record("nullnames", record_null_names, &t);
-	assert_int_equal(tu_events_of(&t, e, 8), 6);
-	static const char *const ph[] = {"i", "B", "E", "X", "i", "i"};
-	for (int i = 0; i < 6; i++) {
+	assert_int_equal(tu_events_of(&t, e, 8), 5);
+	static const char *const ph[] = {"i", "X", "X", "i", "i"};
+	for (int i = 0; i < 5; i++) {
 		assert_string_equal(e[i]->ph, ph[i]);
-		assert_string_equal(e[i]->name, i < 5 ? "" : "null string");
+		assert_string_equal(e[i]->name, i < 4 ? "" : "null string");
 	}
 	assert_string_equal(e[0]->cat, "app");
-	assert_null(e[1]->cat);
-	assert_null(e[2]->cat);
-	assert_int_equal(e[3]->dur_ns, 5);
-	assert_null(e[4]->cat);
-	assert_int_equal(tt_arg(e[5], "s")->type, TT_NULL);
-	assert_int_equal(tt_arg(e[5], "t")->type, TT_NULL);
+	assert_null(e[1]->cat); /* the slice begun and ended with NULL: one X */
+	assert_true(e[1]->has_dur);
+	assert_true(e[1]->ts_ns >= e[0]->ts_ns);
+	assert_string_equal(e[2]->cat, "app");
+	assert_int_equal(e[2]->dur_ns, 5);
+	assert_null(e[3]->cat);
+	assert_int_equal(tt_arg(e[4], "s")->type, TT_NULL);
+	assert_int_equal(tt_arg(e[4], "t")->type, TT_NULL);
 	tt_free(&t);
 }
 

@@ -231,17 +231,19 @@ static void flows_join_launches_to_device_work(int64_t host, int64_t gpu, uint64
 		assert_string_equal(s->cat, f->cat);
 		assert_int_equal(s->pid, host);
 		assert_int_equal(s->tid, host);
-		/* the main thread's event before it (file order is its record order) is the
-		 * launch slice's B */
-		const struct tt_event *before = NULL;
-		for (size_t j = s_at; j-- > 0;)
+		/* the main thread's event after it is the launch slice's X (file order is
+		 * its record order, an X at its end), which holds it */
+		const struct tt_event *launch = NULL;
+		for (size_t j = s_at + 1; j < trace.n; j++)
 			if (trace.ev[j].pid == host && trace.ev[j].tid == host &&
 			    strcmp(trace.ev[j].ph, "M") != 0) {
-				before = &trace.ev[j];
+				launch = &trace.ev[j];
 				break;
 			}
-		assert_non_null(before);
-		assert_true(is(before, "B", kernel ? "launchKernel" : "memcpyAsync"));
+		assert_non_null(launch);
+		assert_true(is(launch, "X", kernel ? "launchKernel" : "memcpyAsync"));
+		assert_true(launch->ts_ns <= s->ts_ns);
+		assert_true(launch->ts_ns + launch->dur_ns >= s->ts_ns);
 		flows++;
 	}
 	assert_int_equal(kernels, GPU_ITERATIONS * GPU_KERNELS);

@@ -172,6 +172,13 @@ struct walk {
 	char err[256];
 	int64_t known, loop, loop_last;
 	int done_seen, open_seen, ends, end_final;
+	/* "open": its X's start, end and "open" argument (1: true); or seen as a B */
+	int open_x, open_marked, open_b;
+	uint64_t open_start, open_end, first_known_ts;
+	uint64_t open_latest; /* its thread's latest time before the X */
+	int64_t tids[8];      /* the threads' latest times, for events of CAT */
+	uint64_t latest[8];
+	int ntids;
 	int64_t end_signal, end_dropped; /* -1: no "signal" arg */
 };
 
@@ -179,8 +186,20 @@ static int visit(const struct tt_event *e, void *ctx)
 {
 	struct walk *w = ctx;
 
+	if (tu_is(e->cat, CAT) && e->has_ts) {
+		int k = 0;
+		while (k < w->ntids && w->tids[k] != e->tid)
+			k++;
+		TU_WALK_CHECK(w, e, k < 8, "more than 8 threads");
+		if (k == w->ntids)
+			w->tids[w->ntids++] = e->tid;
+		if (e->ts_ns + e->dur_ns > w->latest[k])
+			w->latest[k] = e->ts_ns + e->dur_ns;
+	}
 	if (tu_is(e->name, "known")) {
 		int64_t i = tu_arg_int(e, "i");
+		if (w->known == 0)
+			w->first_known_ts = e->ts_ns;
 		TU_WALK_CHECK(w, e, i == w->known, "known event %lld, expected %lld", (long long)i,
 			      (long long)w->known);
 		TU_WALK_CHECK(w, e, tu_arg_int(e, "sq") == i * i, "known event %lld: torn args",
@@ -198,8 +217,19 @@ static int visit(const struct tt_event *e, void *ctx)
 		w->loop++;
 	} else if (tu_is(e->name, "done")) {
 		w->done_seen = 1;
-	} else if (tu_is(e->name, "open") && tu_is(e->ph, "B")) {
+	} else if (tu_is(e->name, "open")) {
+		TU_WALK_CHECK(w, e, tu_is(e->ph, "X") || tu_is(e->ph, "B"), "open as %s", e->ph);
+		TU_WALK_CHECK(w, e, !w->open_seen, "open twice");
 		w->open_seen = 1;
+		w->open_b = tu_is(e->ph, "B");
+		w->open_x = tu_is(e->ph, "X");
+		const struct tt_arg *open = tt_arg(e, "open");
+		w->open_marked = open != NULL && open->type == TT_BOOL && open->b;
+		w->open_start = e->ts_ns;
+		w->open_end = e->ts_ns + e->dur_ns;
+		for (int k = 0; k < w->ntids; k++)
+			if (w->tids[k] == e->tid)
+				w->open_latest = w->latest[k];
 	} else if (tu_is(e->name, "ringtrace: end")) {
 		const struct tt_arg *final = tt_arg(e, "final");
 		const struct tt_arg *sig = tt_arg(e, "signal");
@@ -234,8 +264,9 @@ static void load_and_walk(const char *p, struct walk *w)
 	walk(p, w);
 }
 
-/* The trace a signal finished: one end marker, final, every known event, both slices'
- * beginnings, the looping thread's events in order. */
+/* The trace a signal finished: one end marker, final, every known event, both slices
+ * (the one left open as an X marked "open", from its B to its thread's latest time),
+ * the looping thread's events in order. */
 static void check_finished(const struct walk *w, int64_t known)
 {
 	assert_int_equal(w->ends, 1);
@@ -244,6 +275,10 @@ static void check_finished(const struct walk *w, int64_t known)
 	if (known > 0) {
 		assert_true(w->done_seen);
 		assert_true(w->open_seen);
+		assert_true(w->open_x);
+		assert_true(w->open_marked);
+		assert_true(w->open_start <= w->first_known_ts);
+		assert_int_equal(w->open_end, w->open_latest);
 	}
 	if (w->loop > 0 && w->end_dropped == 0)
 		assert_int_equal(w->loop_last + 1, w->loop); /* none missing */
@@ -615,13 +650,18 @@ static void program_handler_is_chained_after_a_flush(void **state)
 	assert_int_equal(w.ends, 1);
 	assert_true(w.end_final);
 	assert_int_equal(w.known, 2 * KNOWN);
+	assert_true(w.open_x); /* ended by the program: one X, not marked open */
+	assert_false(w.open_marked);
+	uint64_t open_start = w.open_start;
 
 	/* When its handler ran, the file was flushed: strict JSON, its provisional end
-	 * marker after every known event. */
+	 * marker after every known event, the slice still open there a B at its time. */
 	load_and_walk(copy_path, &w);
 	assert_int_equal(w.ends, 1);
 	assert_false(w.end_final);
 	assert_int_equal(w.known, KNOWN);
+	assert_true(w.open_b);
+	assert_int_equal(w.open_start, open_start);
 	check_names_signal(&w, SIGTERM);
 }
 

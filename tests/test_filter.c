@@ -271,20 +271,23 @@ static void record_workload(void)
 	rtr_end("app", "outer");
 }
 
+/* Each slice is one X, in the file where its E was recorded. */
 static const char all_events[] =
-	"B/app/outer i/app/i-app i/mpi/i-mpi i/debug/i-debug i/verbose/i-verbose "
+	"i/app/i-app i/mpi/i-mpi i/debug/i-debug i/verbose/i-verbose "
 	"i/-/i-none i/gpu,debug/i-gpu-debug C/mpi/c-mpi C/debug/c-debug X/verbose/x-verbose "
-	"B/debug/inner i/app/i-inner E/debug/inner X/mpi/scope-mpi X/debug/scope-debug "
-	"i/debug/ia-debug i/app/ia-app B/verbose/ba-verbose i/mpi/ic-mpi E/verbose/ba-verbose "
-	"X/mpi/xa-mpi X/debug/xc-debug B/app/bc-app i/verbose/i-verbose-2 E/app/bc-app "
-	"E/app/outer";
+	"i/app/i-inner X/debug/inner X/mpi/scope-mpi X/debug/scope-debug "
+	"i/debug/ia-debug i/app/ia-app i/mpi/ic-mpi X/verbose/ba-verbose "
+	"X/mpi/xa-mpi X/debug/xc-debug i/verbose/i-verbose-2 X/app/bc-app "
+	"X/app/outer";
 
-/* Record the workload under the list `categories`; compare with `want`. */
-static void check_workload(const char *name, const char *categories, const char *want)
+/* Record the workload under the list `categories`; compare with `want`, whose X lines
+ * of the slices begun with rtr_begin*() (`slices` of them) stand for two events each. */
+static void check_workload(const char *name, const char *categories, const char *want,
+			   size_t slices)
 {
 	char path[4096], got[4096];
 	struct rtr_stats st;
-	size_t n = 1;
+	size_t n = 1 + slices;
 
 	for (const char *p = want; *p != '\0'; p++)
 		n += *p == ' ';
@@ -304,27 +307,29 @@ static void check_workload(const char *name, const char *categories, const char 
 static void no_list_records_every_category(void **state)
 {
 	(void)state;
-	check_workload("none", NULL, all_events);
-	check_workload("empty", "", all_events); /* "" is no list either */
+	check_workload("none", NULL, all_events, 4);
+	check_workload("empty", "", all_events, 4); /* "" is no list either */
 }
 
 static void plain_names_record_only_those_categories(void **state)
 {
 	(void)state;
-	/* B/E of "bc-app" stay apart: its B carries a copied name */
+	/* "bc-app", whose B carries a copied name, is one X too */
 	check_workload("include", "app,mpi",
-		       "B/app/outer i/app/i-app i/mpi/i-mpi C/mpi/c-mpi i/app/i-inner "
-		       "X/mpi/scope-mpi i/app/ia-app i/mpi/ic-mpi X/mpi/xa-mpi B/app/bc-app "
-		       "E/app/bc-app E/app/outer");
+		       "i/app/i-app i/mpi/i-mpi C/mpi/c-mpi i/app/i-inner "
+		       "X/mpi/scope-mpi i/app/ia-app i/mpi/ic-mpi X/mpi/xa-mpi "
+		       "X/app/bc-app X/app/outer",
+		       2);
 }
 
 static void minus_names_record_all_but_those(void **state)
 {
 	(void)state;
 	check_workload("exclude", "-debug,-verbose",
-		       "B/app/outer i/app/i-app i/mpi/i-mpi i/-/i-none i/gpu,debug/i-gpu-debug "
+		       "i/app/i-app i/mpi/i-mpi i/-/i-none i/gpu,debug/i-gpu-debug "
 		       "C/mpi/c-mpi i/app/i-inner X/mpi/scope-mpi i/app/ia-app i/mpi/ic-mpi "
-		       "X/mpi/xa-mpi B/app/bc-app E/app/bc-app E/app/outer");
+		       "X/mpi/xa-mpi X/app/bc-app X/app/outer",
+		       2);
 }
 
 static void mixed_list_keeps_chosen_categories_less_the_removed(void **state)
@@ -332,8 +337,9 @@ static void mixed_list_keeps_chosen_categories_less_the_removed(void **state)
 	(void)state;
 	/* "gpu,debug" stays: its part "gpu" is chosen */
 	check_workload("mixed", " app , gpu , -debug ",
-		       "B/app/outer i/app/i-app i/gpu,debug/i-gpu-debug i/app/i-inner "
-		       "i/app/ia-app B/app/bc-app E/app/bc-app E/app/outer");
+		       "i/app/i-app i/gpu,debug/i-gpu-debug i/app/i-inner "
+		       "i/app/ia-app X/app/bc-app X/app/outer",
+		       2);
 }
 
 /* A disabled slice around enabled events, enabled slices around disabled ones, and
@@ -351,15 +357,15 @@ static void slices_of_a_disabled_category_vanish_whole(void **state)
 		rtr_begin("debug", "d2");
 		rtr_instant("app", "mark");
 		rtr_begin("app", "a2");
-		rtr_end("app", "a2"); /* folds with its B into one X */
+		rtr_end("app", "a2");
 		rtr_end("debug", "d2");
 		rtr_end("app", "a1");
 		rtr_end("debug", "d1");
 	}
 	assert_int_equal(rtr_stop(), 0);
 	trace_tokens(path, "-debug", got, sizeof(got));
-	assert_string_equal(got, "B/app/a1 i/app/mark X/app/a2 E/app/a1 "
-				 "B/app/a1 i/app/mark X/app/a2 E/app/a1");
+	assert_string_equal(got, "i/app/mark X/app/a2 X/app/a1 "
+				 "i/app/mark X/app/a2 X/app/a1");
 }
 
 /* The calls of the event model beyond the basic ones: each follows the list. */
@@ -391,8 +397,8 @@ static void flows_async_scoped_instants_and_counters_follow_the_list(void **stat
 	rtr_end("app", "outer");
 	assert_int_equal(rtr_stop(), 0);
 	trace_tokens(path, "-debug", got, sizeof(got));
-	assert_string_equal(got, "B/app/outer i/app/is-app C/app/ca-app s/app/f-app t/app/f-app "
-				 "f/app/f-app b/app/a-app n/app/a-app e/app/a-app E/app/outer");
+	assert_string_equal(got, "i/app/is-app C/app/ca-app s/app/f-app t/app/f-app "
+				 "f/app/f-app b/app/a-app n/app/a-app e/app/a-app X/app/outer");
 }
 
 static void thread_names_are_never_filtered(void **state)
@@ -698,7 +704,8 @@ static void *worker_main(void *arg)
 
 struct per_thread {
 	int64_t tid;
-	uint64_t b, e, m, sa, cm;
+	uint64_t b, m, sa, cm;
+	uint64_t m_ts, last_ts; /* the iteration's instant; its latest time */
 	int64_t depth;
 };
 
@@ -723,25 +730,32 @@ static int count_event(const struct tt_event *ev, void *arg)
 	if (k == c->n)
 		c->t[c->n++].tid = ev->tid;
 	struct per_thread *t = &c->t[k];
-	if (strcmp(ev->ph, "B") == 0) {
-		TU_WALK_CHECK(c, ev, tu_is(ev->name, "span"), "B %s", ev->name);
-		t->b++;
-		t->depth++;
-	} else if (strcmp(ev->ph, "E") == 0) {
-		TU_WALK_CHECK(c, ev, tu_is(ev->name, "span") && t->depth > 0, "E %s", ev->name);
-		t->e++;
-		t->depth--;
-	} else if (strcmp(ev->ph, "i") == 0) {
-		TU_WALK_CHECK(c, ev, tu_is(ev->name, "m"), "i %s", ev->name);
+	/* per iteration: i m, X sa, C cm, then the X of "span", which holds them */
+	TU_WALK_CHECK(c, ev, strcmp(ev->ph, "B") != 0 && strcmp(ev->ph, "E") != 0,
+		      "%s %s: a slice is one X", ev->ph, ev->name);
+	if (strcmp(ev->ph, "i") == 0) {
+		TU_WALK_CHECK(c, ev, tu_is(ev->name, "m") && t->depth == 0, "i %s", ev->name);
 		t->m++;
+		t->depth++;
+		t->m_ts = ev->ts_ns;
+	} else if (strcmp(ev->ph, "X") == 0 && tu_is(ev->name, "span")) {
+		TU_WALK_CHECK(c, ev,
+			      t->depth == 1 && t->sa == t->m && t->cm == t->m &&
+				      ev->ts_ns <= t->m_ts && ev->ts_ns + ev->dur_ns >= t->last_ts,
+			      "X span: not around its iteration");
+		t->b++;
+		t->depth--;
 	} else if (strcmp(ev->ph, "X") == 0) {
-		TU_WALK_CHECK(c, ev, tu_is(ev->name, "sa"), "X %s", ev->name);
+		TU_WALK_CHECK(c, ev, tu_is(ev->name, "sa") && t->depth == 1, "X %s", ev->name);
 		t->sa++;
+		t->last_ts = ev->ts_ns + ev->dur_ns;
 	} else if (strcmp(ev->ph, "C") == 0) {
 		TU_WALK_CHECK(c, ev,
 			      tu_is(ev->name, "cm") && tu_arg_int(ev, "value") == (int64_t)t->cm,
 			      "C %s", ev->name);
+		TU_WALK_CHECK(c, ev, t->depth == 1, "C outside its span");
 		t->cm++;
+		t->last_ts = ev->ts_ns;
 	}
 	return 0;
 }
@@ -773,7 +787,6 @@ static void threads_under_a_list_record_exactly_its_categories(void **state)
 	assert_int_equal(c->n, THREADS);
 	for (size_t k = 0; k < c->n; k++) {
 		assert_int_equal(c->t[k].b, iterations);
-		assert_int_equal(c->t[k].e, iterations);
 		assert_int_equal(c->t[k].m, iterations);
 		assert_int_equal(c->t[k].sa, iterations);
 		assert_int_equal(c->t[k].cm, iterations);

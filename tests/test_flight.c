@@ -43,9 +43,8 @@ static void config(struct rtr_config *cfg, unsigned flight_mb, unsigned at_exit)
 
 struct thread_lines {
 	int64_t tid;
-	const char *open[16]; /* names of the slices open */
-	size_t depth;
-	uint64_t last_ts;
+	uint64_t last_ts; /* its latest time: an event's, an X's end */
+	uint64_t lines;	  /* before the "open" ones */
 	int named;
 };
 
@@ -53,13 +52,15 @@ struct snap {
 	struct tt_trace t;
 	struct thread_lines th[MAX_TIDS];
 	size_t nth;
-	uint64_t events;	       /* real events, an X counting 2 */
+	uint64_t events;	       /* real events: an X its E, and its B unless continued */
 	uint64_t conts;		       /* lines with "continued" */
 	uint64_t opens;		       /* lines with "open" */
 	int64_t marker_conts;	       /* the end marker's "continued" */
 	int64_t first_tick, last_tick; /* the ticks' i, contiguous */
 	uint64_t ticks;
 	int async_open;
+	uint64_t window_start; /* the first line's time */
+	int has_start;
 	const struct tt_event *last_real; /* the last real event */
 };
 
@@ -76,11 +77,13 @@ static struct thread_lines *thread_of(struct snap *s, int64_t tid)
 
 /*
  * Load the snapshot at p and check what holds for every snapshot: strict JSON, the
- * flight start marker (snapshot no), each thread named before its lines, the lines
- * with "continued" before every event and those with "open" after them, slices
- * balanced per thread (every E ends the innermost open B), nothing open after the
- * "open" lines, times non-decreasing per thread, the ticks contiguous, and the end
- * marker's counts ("continued" only kept in marker_conts). The caller frees s->t.
+ * flight start marker (snapshot no), each thread named before its lines, the async
+ * span begun again ("continued") before every event, each slice one X where its E is
+ * (no B or E lines), one that began before the window "continued" and the others
+ * within it, the thread's times never going backwards (an X's at its end), the lines
+ * with "open" after every event (an X from its start to its thread's latest time), the
+ * ticks contiguous, and the end marker's counts ("continued" only kept in
+ * marker_conts). The caller frees s->t.
  */
 static void load_snapshot(struct snap *s, const char *p, uint64_t no)
 {
@@ -107,47 +110,64 @@ static void load_snapshot(struct snap *s, const char *p, uint64_t no)
 		}
 		struct thread_lines *th = thread_of(s, e->tid);
 		assert_true(th->named);
-		if (e->ts_ns < th->last_ts)
-			fail_msg("%s:%zu: ts %lu before %lu on its thread", p, e->line,
-				 (unsigned long)e->ts_ns, (unsigned long)th->last_ts);
-		th->last_ts = e->ts_ns;
+		if (strcmp(e->ph, "B") == 0 || strcmp(e->ph, "E") == 0)
+			fail_msg("%s:%zu: %s %s: a slice is one X", p, e->line, e->ph, e->name);
 		int cont = flag_true(e, "continued"), open = flag_true(e, "open");
-		if (cont) {
-			assert_true(phase <= 1);
-			phase = 1;
-			s->conts++;
-		} else if (open) {
+		int x = strcmp(e->ph, "X") == 0;
+		uint64_t end = x ? e->ts_ns + e->dur_ns : e->ts_ns;
+		s->conts += cont;
+		if (!s->has_start && !open) {
+			s->window_start = e->ts_ns;
+			s->has_start = 1;
+		}
+		if (x && !cont && s->has_start && e->ts_ns < s->window_start)
+			fail_msg("%s:%zu: X %s starts at %lu, before the window (%lu), and is not "
+				 "\"continued\"",
+				 p, e->line, e->name, (unsigned long)e->ts_ns,
+				 (unsigned long)s->window_start);
+		if (open) {
 			phase = 3;
 			s->opens++;
+			/* (a thread with no line in the window: its latest time fell out) */
+			if (th->lines > 0 && end != th->last_ts)
+				fail_msg("%s:%zu: open %s ends at %lu, not at its thread's latest "
+					 "time %lu",
+					 p, e->line, e->name, (unsigned long)end,
+					 (unsigned long)th->last_ts);
+			if (x)
+				s->events += !cont; /* its B */
+			else {
+				assert_string_equal(e->ph, "e");
+				assert_true(s->async_open);
+				assert_int_equal(e->nargs, 1); /* {"open":true} */
+				s->async_open = 0;
+			}
+			continue;
+		}
+		if (cont && !x) { /* the async span, begun again */
+			assert_true(phase <= 1);
+			phase = 1;
+			assert_string_equal(e->ph, "b");
+			assert_false(s->async_open);
+			s->async_open = 1;
 		} else {
 			assert_true(phase <= 2);
 			phase = 2;
-			s->events += strcmp(e->ph, "X") == 0 ? 2 : 1;
+			s->events += x && !cont ? 2 : 1;
 			s->last_real = e;
+			if (strcmp(e->ph, "b") == 0) {
+				assert_false(s->async_open);
+				s->async_open = 1;
+			} else if (strcmp(e->ph, "e") == 0) {
+				assert_true(s->async_open);
+				s->async_open = 0;
+			}
 		}
-		if (strcmp(e->ph, "B") == 0) {
-			assert_false(open);
-			assert_true(th->depth < 16);
-			th->open[th->depth++] = e->name;
-		} else if (strcmp(e->ph, "E") == 0) {
-			assert_false(cont);
-			if (th->depth == 0)
-				fail_msg("%s:%zu: E %s without its B", p, e->line, e->name);
-			assert_true(tu_is(e->name, th->open[th->depth - 1]));
-			th->depth--;
-			if (open)
-				assert_int_equal(e->nargs, 1); /* {"open":true} */
-		} else if (strcmp(e->ph, "b") == 0) {
-			assert_false(open);
-			assert_false(s->async_open);
-			s->async_open = 1;
-		} else if (strcmp(e->ph, "e") == 0) {
-			assert_false(cont);
-			assert_true(s->async_open);
-			s->async_open = 0;
-		} else {
-			assert_false(cont || open);
-		}
+		if (end < th->last_ts)
+			fail_msg("%s:%zu: %s %s at %lu, before %lu on its thread", p, e->line,
+				 e->ph, e->name, (unsigned long)end, (unsigned long)th->last_ts);
+		th->last_ts = end;
+		th->lines++;
 		if (strcmp(e->ph, "i") == 0 && tu_is(e->name, "tick")) {
 			int64_t i = tu_arg_int(e, "i");
 			if (s->last_tick >= 0 && i != s->last_tick + 1)
@@ -159,8 +179,6 @@ static void load_snapshot(struct snap *s, const char *p, uint64_t no)
 			s->ticks++;
 		}
 	}
-	for (size_t i = 0; i < s->nth; i++)
-		assert_int_equal(s->th[i].depth, 0);
 	assert_false(s->async_open);
 	const struct tt_event *end = tu_end_marker(&s->t);
 	assert_true(flag_true(end, "final"));
@@ -285,20 +303,22 @@ static void snapshot_holds_the_newest_window_and_ends_what_is_open(void **state)
 	assert_true(s.first_tick > 0);
 	assert_true(s.ticks * WL_PER_ITER * 90 > 2 * MIB); /* most of the window is events */
 
-	/* the held slice: begun again with its arguments, ended as open; its own B is out */
-	const struct tt_event *b = find_line(&s, "B", "held", "continued", h.tid);
-	assert_non_null(b);
-	assert_true(tu_is(tt_arg(b, "who") ? tt_arg(b, "who")->s : NULL, "worker"));
-	assert_int_equal(tu_arg_int(b, "n"), 99);
-	assert_int_equal(b->nargs, 3);
-	assert_null(find_line(&s, "B", "held", NULL, h.tid));
-	assert_non_null(find_line(&s, "E", "held", "open", h.tid));
+	/* the held slice: begun before the window, so "continued", with its arguments,
+	 * and ended as open; nothing else of it */
+	const struct tt_event *x = find_line(&s, "X", "held", "open", h.tid);
+	assert_non_null(x);
+	assert_true(flag_true(x, "continued"));
+	assert_true(tu_is(tt_arg(x, "who") ? tt_arg(x, "who")->s : NULL, "worker"));
+	assert_int_equal(tu_arg_int(x, "n"), 99);
+	assert_int_equal(x->nargs, 4);
+	assert_null(find_line(&s, "X", "held", NULL, h.tid));
 	/* and the main thread's outer slice and the async span, the same way */
-	b = find_line(&s, "B", "outer", "continued", getpid());
-	assert_non_null(b);
-	assert_int_equal(tu_arg_int(b, "run"), 42);
-	assert_non_null(find_line(&s, "E", "outer", "open", getpid()));
-	b = find_line(&s, "b", "request", "continued", getpid());
+	x = find_line(&s, "X", "outer", "open", getpid());
+	assert_non_null(x);
+	assert_true(flag_true(x, "continued"));
+	assert_int_equal(tu_arg_int(x, "run"), 42);
+	assert_int_equal(x->nargs, 4);
+	const struct tt_event *b = find_line(&s, "b", "request", "continued", getpid());
 	assert_non_null(b);
 	assert_int_equal(tu_arg_int(b, "req"), 7);
 	assert_non_null(find_line(&s, "e", "request", "open", getpid()));
@@ -370,8 +390,8 @@ static void snapshot_is_at_most_the_window(void **state)
 			 (unsigned long)size);
 }
 
-/* The end marker's "continued" counts the lines at the start that begin again what was
- * open at the window's start, as a segment's does. */
+/* The end marker's "continued" counts the lines of what was open at the window's start
+ * (the async span begun again, the X of each slice begun before), as a segment's does. */
 static void snapshot_end_marker_counts_the_continued_lines(void **state)
 {
 	(void)state;
@@ -384,7 +404,7 @@ static void snapshot_end_marker_counts_the_continued_lines(void **state)
 	tt_free(&s.t);
 	assert_true(lines >= 3); /* held, outer, request at least */
 	if ((uint64_t)marker != lines)
-		fail_msg("end marker \"continued\": %ld, the snapshot begins with %lu such lines",
+		fail_msg("end marker \"continued\": %ld, the snapshot has %lu such lines",
 			 (long)marker, (unsigned long)lines);
 }
 

@@ -140,7 +140,8 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 	uint64_t origin = check_frame(&t, 16);
 	const struct tt_event *e[32];
 	size_t n = tu_events_of(&t, e, 32);
-	assert_int_equal(n, 15); /* the thread name is an M event */
+	/* the thread name is an M event; each slice is one X, written at its end */
+	assert_int_equal(n, 13);
 
 	/* thread names: the ring's first name, then the one set with rtr_thread_name */
 	int named = 0;
@@ -150,68 +151,75 @@ static void every_event_kind_comes_back_with_exact_values(void **state)
 			named++;
 	assert_true(named >= 1);
 
-	assert_string_equal(e[0]->ph, "B");
-	assert_string_equal(e[0]->cat, "cat");
-	assert_string_equal(e[0]->name, "outer");
-	assert_int_equal(e[0]->nargs, 10);
-	assert_int_equal(tt_arg(e[0], "i64")->i, INT64_MIN);
-	assert_string_equal(tt_arg(e[0], "u64")->raw, "18446744073709551615");
-	assert_int_equal(tt_arg(e[0], "f64")->type, TT_DOUBLE);
-	assert_true(tt_arg(e[0], "f64")->d == 0.1);
-	assert_int_equal(tt_arg(e[0], "yes")->type, TT_BOOL);
-	assert_int_equal(tt_arg(e[0], "yes")->b, 1);
-	assert_int_equal(tt_arg(e[0], "no")->b, 0);
-	assert_string_equal(tt_arg(e[0], "static")->s, hostile);
-	assert_string_equal(tt_arg(e[0], "copy")->s, invalid_fixed);
-	assert_int_equal(tt_arg(e[0], "null")->type, TT_NULL);
-	assert_int_equal(tt_arg(e[0], "nan")->type, TT_NULL);
-	assert_int_equal(tt_arg(e[0], "max")->i, INT64_MAX);
-	assert_int_equal(e[0]->tid, gettid());
+	/* "outer" ends last, so its X is the last line, with the B's arguments */
+	const struct tt_event *outer = e[12];
+	assert_string_equal(outer->ph, "X");
+	assert_string_equal(outer->cat, "cat");
+	assert_string_equal(outer->name, "outer");
+	assert_true(outer->has_dur);
+	assert_int_equal(outer->nargs, 10);
+	assert_int_equal(tt_arg(outer, "i64")->i, INT64_MIN);
+	assert_string_equal(tt_arg(outer, "u64")->raw, "18446744073709551615");
+	assert_int_equal(tt_arg(outer, "f64")->type, TT_DOUBLE);
+	assert_true(tt_arg(outer, "f64")->d == 0.1);
+	assert_int_equal(tt_arg(outer, "yes")->type, TT_BOOL);
+	assert_int_equal(tt_arg(outer, "yes")->b, 1);
+	assert_int_equal(tt_arg(outer, "no")->b, 0);
+	assert_string_equal(tt_arg(outer, "static")->s, hostile);
+	assert_string_equal(tt_arg(outer, "copy")->s, invalid_fixed);
+	assert_int_equal(tt_arg(outer, "null")->type, TT_NULL);
+	assert_int_equal(tt_arg(outer, "nan")->type, TT_NULL);
+	assert_int_equal(tt_arg(outer, "max")->i, INT64_MAX);
+	assert_int_equal(outer->tid, gettid());
+	assert_true(outer->ts_ns >= t0 - origin);
 
-	assert_string_equal(e[1]->ph, "i");
-	assert_string_equal(e[1]->scope, "t");
-	assert_string_equal(e[1]->name, hostile);
+	assert_string_equal(e[0]->ph, "i");
+	assert_string_equal(e[0]->scope, "t");
+	assert_string_equal(e[0]->name, hostile);
+	assert_true(e[0]->ts_ns >= outer->ts_ns); /* recorded after outer's B */
 
+	assert_string_equal(e[1]->ph, "C");
+	assert_string_equal(e[1]->name, "bytes");
+	assert_int_equal(tt_arg(e[1], "value")->i, -42);
 	assert_string_equal(e[2]->ph, "C");
-	assert_string_equal(e[2]->name, "bytes");
-	assert_int_equal(tt_arg(e[2], "value")->i, -42);
-	assert_string_equal(e[3]->ph, "C");
-	assert_true(tt_arg(e[3], "value")->d == -1.5e-300);
+	assert_true(tt_arg(e[2], "value")->d == -1.5e-300);
 
 	const struct {
 		const char *name;
 		uint64_t ts, dur;
 	} x[] = {{"k0", 1, 999}, {"k1", 1000, 1000}, {"k2", 123456789012, 7}};
 	for (int i = 0; i < 3; i++) {
-		const struct tt_event *k = e[4 + i];
+		const struct tt_event *k = e[3 + i];
 		assert_string_equal(k->ph, "X");
 		assert_string_equal(k->cat, "gpu");
 		assert_string_equal(k->name, x[i].name);
 		assert_int_equal(k->ts_ns, t0 + x[i].ts - origin);
 		assert_int_equal(k->dur_ns, x[i].dur);
 	}
-	assert_string_equal(e[7]->ph, "B");
-	assert_string_equal(e[7]->name, "step 17");
-	assert_string_equal(e[8]->ph, "E");
-	assert_string_equal(e[8]->name, "step 17");
-	assert_string_equal(e[9]->name, invalid_fixed);
-	assert_string_equal(e[10]->name, "copied complete");
-	assert_int_equal(e[10]->ts_ns, t0 + 5000 - origin);
-	assert_int_equal(e[10]->dur_ns, 250);
-	assert_string_equal(e[11]->name, "with args");
-	assert_int_equal(e[11]->dur_ns, 1);
-	assert_int_equal(tt_arg(e[11], "n")->i, 3);
-	assert_string_equal(e[12]->name, "variadic");
-	assert_int_equal(tt_arg(e[12], "a")->i, 1);
-	assert_string_equal(tt_arg(e[12], "b")->s, "two");
-	assert_string_equal(e[13]->ph, "X");
-	assert_string_equal(e[13]->name, "scope");
-	assert_true(e[13]->ts_ns >= e[12]->ts_ns);
-	assert_string_equal(e[14]->ph, "E");
-	assert_string_equal(e[14]->name, "outer");
-	assert_true(e[14]->ts_ns >= e[13]->ts_ns + e[13]->dur_ns);
-	/* B/E timestamps of one thread never go backwards */
-	assert_true(e[0]->ts_ns <= e[7]->ts_ns && e[7]->ts_ns <= e[8]->ts_ns);
+	/* "step 17": one X between the counter recorded before its B and the instant
+	 * recorded after its E */
+	assert_string_equal(e[6]->ph, "X");
+	assert_string_equal(e[6]->cat, "cat");
+	assert_string_equal(e[6]->name, "step 17");
+	assert_int_equal(e[6]->nargs, 0);
+	assert_true(e[6]->ts_ns >= e[2]->ts_ns);
+	assert_true(e[6]->ts_ns + e[6]->dur_ns <= e[7]->ts_ns);
+	assert_string_equal(e[7]->name, invalid_fixed);
+	assert_string_equal(e[8]->name, "copied complete");
+	assert_int_equal(e[8]->ts_ns, t0 + 5000 - origin);
+	assert_int_equal(e[8]->dur_ns, 250);
+	assert_string_equal(e[9]->name, "with args");
+	assert_int_equal(e[9]->dur_ns, 1);
+	assert_int_equal(tt_arg(e[9], "n")->i, 3);
+	assert_string_equal(e[10]->name, "variadic");
+	assert_int_equal(tt_arg(e[10], "a")->i, 1);
+	assert_string_equal(tt_arg(e[10], "b")->s, "two");
+	assert_string_equal(e[11]->ph, "X");
+	assert_string_equal(e[11]->name, "scope");
+	assert_true(e[11]->ts_ns >= e[10]->ts_ns);
+	/* outer holds every event of the thread, its end after scope's */
+	assert_true(outer->ts_ns + outer->dur_ns >= e[11]->ts_ns + e[11]->dur_ns);
+	assert_true(outer->ts_ns <= e[6]->ts_ns);
 	tt_free(&t);
 	unlink(path);
 }
@@ -286,7 +294,7 @@ static void threads_record_in_order_with_exact_values(void **state)
 	assert_lines_stay_within_pages(path);
 	load(&t);
 	uint64_t origin = check_frame(&t, THREADS * PER_THREAD * 3 + THREADS);
-	int64_t next[THREADS] = {0}, depth[THREADS] = {0}, phase[THREADS] = {0};
+	int64_t next[THREADS] = {0}, phase[THREADS] = {0};
 	uint64_t last_ts[THREADS] = {0};
 	int names[THREADS] = {0};
 	for (size_t k = 1; k + 1 < t.n; k++) {
@@ -307,38 +315,33 @@ static void threads_record_in_order_with_exact_values(void **state)
 			continue;
 		}
 		assert_string_equal(e->cat, "work");
+		/* per span: its inner X, then the span's X, written at its E */
 		switch (phase[id]) {
 		case 0:
-			assert_string_equal(e->ph, "B");
-			assert_string_equal(e->name, "span");
-			assert_int_equal(tt_arg(e, "thread")->i, id);
-			assert_int_equal(tt_arg(e, "seq")->i, next[id]);
-			assert_true(e->ts_ns >= last_ts[id]);
-			last_ts[id] = e->ts_ns;
-			depth[id]++;
-			break;
-		case 1:
 			assert_string_equal(e->ph, "X");
 			assert_string_equal(e->name, "inner");
 			assert_int_equal(e->ts_ns,
 					 base_ns + (uint64_t)(id * 1000000 + next[id]) - origin);
 			assert_int_equal(e->dur_ns, (uint64_t)next[id]);
 			break;
-		case 2:
-			assert_string_equal(e->ph, "E");
+		case 1:
+			assert_string_equal(e->ph, "X");
 			assert_string_equal(e->name, "span");
-			assert_int_equal(e->nargs, 0);
+			assert_int_equal(e->nargs, 2);
+			assert_int_equal(tt_arg(e, "thread")->i, id);
+			assert_int_equal(tt_arg(e, "seq")->i, next[id]);
+			assert_true(e->has_dur);
+			/* the spans of a thread one after another */
 			assert_true(e->ts_ns >= last_ts[id]);
-			last_ts[id] = e->ts_ns;
-			depth[id]--;
+			last_ts[id] = e->ts_ns + e->dur_ns;
 			next[id]++;
 			break;
 		}
-		phase[id] = (phase[id] + 1) % 3;
+		phase[id] = (phase[id] + 1) % 2;
 	}
 	for (int i = 0; i < THREADS; i++) {
 		assert_int_equal(next[i], PER_THREAD);
-		assert_int_equal(depth[i], 0);
+		assert_int_equal(phase[i], 0);
 		assert_true(names[i] >= 1);
 	}
 	tt_free(&t);
@@ -595,12 +598,22 @@ static void exit_without_stop_still_finishes_the_file(void **state)
 	unlink(path);
 }
 
-/* A B whose E follows at once, same static name and cat, is written as one X; every
- * other B and E is written as it was recorded. */
-static void adjacent_begin_and_end_fold_into_one_complete_event(void **state)
+/* The first event named name in t, or NULL. */
+static const struct tt_event *find_named(const struct tt_trace *t, const char *ph, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->ev[i].ph, ph) == 0 && tu_is(t->ev[i].name, name))
+			return &t->ev[i];
+	return NULL;
+}
+
+/* Each slice is one X, written when its E comes (an outer slice after the slices it
+ * holds), with the B's time, the B's name and arguments; a flush while a slice is open
+ * shows it as a B in the file's provisional close, at the time its X then starts. */
+static void each_slice_is_one_complete_event_at_its_end(void **state)
 {
 	(void)state;
-	struct tt_trace t = {0};
+	struct tt_trace t = {0}, mid = {0};
 	const struct tt_event *e[16];
 
 	make_path("fold");
@@ -614,11 +627,13 @@ static void adjacent_begin_and_end_fold_into_one_complete_event(void **state)
 	rtr_begin_copy("f", "copied");
 	rtr_end("f", "copied");
 	rtr_begin("f", "a");
-	rtr_end("f", "b"); /* a mismatch: both lines kept for the viewer to judge */
+	rtr_end("f", "b"); /* a mismatch: the E ends the innermost slice, "a" */
 	rtr_begin("f", "split");
 	assert_int_equal(rtr_flush(), 0); /* the B is in the file before its E exists */
+	if (tt_load(path, TT_CHECK_ESCAPES, &mid) != 0)
+		fail_msg("%s", mid.error);
 	rtr_end("f", "split");
-	rtr_begin("g", "leaf"); /* another category: a different head */
+	rtr_begin("g", "leaf"); /* another category */
 	rtr_end("g", "leaf");
 	rtr_end("f", "outer");
 	uint64_t t1 = rtr_now_ns();
@@ -628,33 +643,48 @@ static void adjacent_begin_and_end_fold_into_one_complete_event(void **state)
 	uint64_t origin = check_frame(&t, 14);
 	size_t n = tu_events_of(&t, e, 16);
 	static const struct {
-		const char *ph, *cat, *name;
+		const char *cat, *name;
 	} want[] = {
-		{"B", "f", "outer"},  {"X", "f", "leaf"},   {"X", "f", "with args"},
-		{"B", "f", "copied"}, {"E", "f", "copied"}, {"B", "f", "a"},
-		{"E", "f", "b"},      {"B", "f", "split"},  {"E", "f", "split"},
-		{"X", "g", "leaf"},   {"E", "f", "outer"},
+		{"f", "leaf"},	{"f", "with args"}, {"f", "copied"}, {"f", "a"},
+		{"f", "split"}, {"g", "leaf"},	    {"f", "outer"},
 	};
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	uint64_t last = 0;
 	for (size_t i = 0; i < n; i++) {
-		assert_string_equal(e[i]->ph, want[i].ph);
+		assert_string_equal(e[i]->ph, "X");
+		assert_true(e[i]->has_dur);
 		assert_string_equal(e[i]->cat, want[i].cat);
 		assert_string_equal(e[i]->name, want[i].name);
-		/* in recording order, inside the window, each X ending before the next line */
-		assert_true(e[i]->ts_ns >= last);
 		assert_true(e[i]->ts_ns + origin >= t0);
-		last = e[i]->ts_ns;
-		if (strcmp(e[i]->ph, "X") == 0) {
-			assert_true(e[i]->has_dur);
-			last += e[i]->dur_ns;
-		}
-		assert_true(last + origin <= t1);
+		assert_true(e[i]->ts_ns + e[i]->dur_ns + origin <= t1);
+		if (i + 1 == n)
+			break;
+		/* the inner slices one after another, in recording order */
+		assert_true(e[i]->ts_ns >= last);
+		last = e[i]->ts_ns + e[i]->dur_ns;
 	}
-	assert_int_equal(e[1]->nargs, 0);
-	assert_int_equal(e[2]->nargs, 2);
-	assert_int_equal(tt_arg(e[2], "n")->i, 7);
-	assert_string_equal(tt_arg(e[2], "s")->s, "x");
+	/* outer holds them all */
+	assert_true(e[n - 1]->ts_ns <= e[0]->ts_ns);
+	assert_true(e[n - 1]->ts_ns + e[n - 1]->dur_ns >= last);
+	assert_int_equal(e[0]->nargs, 0);
+	assert_int_equal(e[1]->nargs, 2);
+	assert_int_equal(tt_arg(e[1], "n")->i, 7);
+	assert_string_equal(tt_arg(e[1], "s")->s, "x");
+
+	/* at the flush, outer and split were open: B lines in the provisional close, the
+	 * slices done by then X lines, and no E */
+	const struct tt_event *mid_outer = find_named(&mid, "B", "outer");
+	const struct tt_event *mid_split = find_named(&mid, "B", "split");
+	assert_non_null(mid_outer);
+	assert_non_null(mid_split);
+	assert_true(mid_outer < mid_split);
+	assert_non_null(find_named(&mid, "X", "a"));
+	assert_null(find_named(&mid, "X", "split"));
+	assert_null(find_named(&mid, "E", "split"));
+	assert_int_equal(mid_outer->ts_ns, e[6]->ts_ns);
+	assert_int_equal(mid_split->ts_ns, e[4]->ts_ns);
+	assert_false(tt_arg(tu_end_marker(&mid), "final")->b);
+	tt_free(&mid);
 	tt_free(&t);
 	unlink(path);
 }
@@ -687,21 +717,25 @@ static void tsc_clock_keeps_times_ordered_and_explicit_times_exact(void **state)
 	load(&t);
 	uint64_t origin = check_frame(&t, 3000);
 	uint64_t last = 0;
-	int i = 0;
+	int i = 0, outers = 0;
 	for (size_t k = 0; k < t.n; k++) {
 		const struct tt_event *e = &t.ev[k];
-		if (strcmp(e->ph, "B") == 0 || strcmp(e->ph, "E") == 0) {
+		assert_true(strcmp(e->ph, "B") != 0 && strcmp(e->ph, "E") != 0);
+		if (tu_is(e->name, "outer")) {
 			/* clock readings between the two rtr_now_ns() calls, never backwards */
+			assert_string_equal(e->ph, "X");
 			assert_true(e->ts_ns >= last);
 			assert_true(e->ts_ns + origin >= before);
-			assert_true(e->ts_ns + origin <= after);
-			last = e->ts_ns;
+			assert_true(e->ts_ns + e->dur_ns + origin <= after);
+			last = e->ts_ns + e->dur_ns;
+			outers++;
 		} else if (strcmp(e->ph, "X") == 0) {
 			assert_int_equal(e->ts_ns, before + (uint64_t)i++ - origin);
 			assert_int_equal(e->dur_ns, 3);
 		}
 	}
 	assert_int_equal(i, 1000);
+	assert_int_equal(outers, 1000);
 	tt_free(&t);
 	unlink(path);
 }
@@ -899,7 +933,7 @@ int main(void)
 		cmocka_unit_test(restart_writes_a_second_complete_file),
 		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
 		cmocka_unit_test(exit_without_stop_still_finishes_the_file),
-		cmocka_unit_test(adjacent_begin_and_end_fold_into_one_complete_event),
+		cmocka_unit_test(each_slice_is_one_complete_event_at_its_end),
 		cmocka_unit_test(tsc_clock_keeps_times_ordered_and_explicit_times_exact),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),

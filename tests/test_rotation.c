@@ -39,14 +39,25 @@ static void config(struct rtr_config *cfg)
 /* ------------------------------------------------------------------------- */
 /* The segment checker                                                        */
 
+/* A slice of the workload open in the model: its B is not in the file, its X comes at
+ * its E (or at a cut). */
+struct level {
+	uint64_t item;	      /* its B in the workload */
+	unsigned seg;	      /* the segment its B went to */
+	uint64_t floor;	      /* its B is no earlier than the event before it */
+	uint64_t first_after; /* nor later than the first event after it */
+	int has_after;
+};
+
 /* What the segments so far have shown of the workload. */
 struct model {
-	uint64_t n;	   /* iterations recorded */
-	uint64_t next;	   /* the next event expected */
-	uint64_t open[16]; /* items of the slices open, outermost first */
+	uint64_t n;	       /* iterations recorded */
+	uint64_t next;	       /* the next event expected, in recording order */
+	struct level open[16]; /* the slices open, outermost first */
 	size_t depth;
 	int async_open;	      /* b request seen, e not yet */
-	uint64_t last_ts;     /* across segments: continued lines start at the cut */
+	uint64_t last_ts;     /* the thread's latest time so far, across segments */
+	uint64_t cut_ts;      /* where the last segment was cut: what continues starts */
 	uint64_t events;      /* events in the segments so far */
 	char origin_mono[64]; /* segment 0's start marker */
 	char origin_real[64];
@@ -90,66 +101,128 @@ static void check_start_marker(struct model *m, const struct tt_event *e, unsign
 	assert_int_equal(tu_arg_int(e, "pid"), getpid());
 }
 
-/* One real event (X already split into B and E) against the next one predicted. */
-static void take(struct model *m, const struct tt_event *e, char ph, uint64_t ts, size_t *seg_depth,
+/* The Bs recorded before the next event in the file (theirs are not written) enter the
+ * model as open slices; at most `most` of them. */
+static void take_begins(struct model *m, unsigned no, size_t most)
+{
+	while (most-- > 0 && m->next < wl_events(m->n) && wl_item(m->next, m->n).ph == 'B') {
+		assert_true(m->depth < 16);
+		m->open[m->depth++] = (struct level){m->next, no, m->last_ts, 0, 0};
+		m->next++;
+	}
+}
+
+/* An event at ts (its start): the first after the Bs of the slices just opened. */
+static void mark_after(struct model *m, uint64_t ts)
+{
+	for (size_t d = m->depth; d-- > 0 && !m->open[d].has_after;) {
+		m->open[d].first_after = ts;
+		m->open[d].has_after = 1;
+	}
+}
+
+/* The thread's times, in file order, never go backwards: each event's time, an X's end
+ * (it is written at its E). */
+static void advance(struct model *m, const char *p, const struct tt_event *e, uint64_t at)
+{
+	if (at < m->last_ts)
+		fail_msg("%s:%zu: %s %s at %lu, before %lu", p, e->line, e->ph, e->name,
+			 (unsigned long)at, (unsigned long)m->last_ts);
+	m->last_ts = at;
+}
+
+/* An X's start: the B's time, between the events around it; or, for a slice begun in
+ * an earlier segment, the cut where this one starts. */
+static void check_start(const struct model *m, const char *p, const struct tt_event *e,
+			const struct level *lv, int continued)
+{
+	if (continued ? e->ts_ns != m->cut_ts
+		      : e->ts_ns < lv->floor || (lv->has_after && e->ts_ns > lv->first_after))
+		fail_msg("%s:%zu: %s%s starts at %lu: want %s %lu", p, e->line, e->name,
+			 continued ? " (continued)" : "", (unsigned long)e->ts_ns,
+			 continued ? "the cut at" : "its B's time, at or after",
+			 (unsigned long)(continued ? m->cut_ts : lv->floor));
+}
+
+/* A real event other than an X against the next one predicted. */
+static void take(struct model *m, const char *p, const struct tt_event *e, unsigned no,
 		 int *seg_async)
 {
+	take_begins(m, no, SIZE_MAX);
 	assert_true(m->next < wl_events(m->n));
 	struct wl_want w = wl_item(m->next, m->n);
-	if (ph != w.ph || !tu_is(e->name, w.name))
-		fail_msg("line %zu: event %lu is %c %s, want %c %s", e->line,
-			 (unsigned long)m->next, ph, e->name ? e->name : "(null)", w.ph, w.name);
+	if (e->ph[0] != w.ph || e->ph[1] != '\0' || !tu_is(e->name, w.name))
+		fail_msg("%s:%zu: event %lu is %s %s, want %c %s", p, e->line,
+			 (unsigned long)m->next, e->ph, e->name ? e->name : "(null)", w.ph, w.name);
 	assert_true(tu_is(e->cat, "app"));
-	if (e->ph[0] != 'X' || ph == 'B') /* an X carries its B's arguments */
-		if (!wl_args_match(e, &w, NULL))
-			fail_msg("line %zu: event %lu (%c %s) has the wrong args", e->line,
-				 (unsigned long)m->next, ph, w.name);
-	if (ph == 'i') { /* its time is when it was recorded */
+	if (!wl_args_match(e, &w, NULL))
+		fail_msg("%s:%zu: event %lu (%c %s) has the wrong args", p, e->line,
+			 (unsigned long)m->next, w.ph, w.name);
+	if (w.ph == 'i') { /* its time is when it was recorded */
 		const struct tt_arg *now = tt_arg(e, "now");
-		uint64_t abs = m->origin_ns + ts;
+		uint64_t abs = m->origin_ns + e->ts_ns;
 		assert_true(now->fits & TT_FITS_U64);
 		if (abs + 1000000 < now->u || abs > now->u + 5000000000u)
-			fail_msg("line %zu: tick at %lu ns, recorded at %lu", e->line,
+			fail_msg("%s:%zu: tick at %lu ns, recorded at %lu", p, e->line,
 				 (unsigned long)abs, (unsigned long)now->u);
 	}
-	switch (ph) {
-	case 'B':
-		assert_true(m->depth < 16);
-		m->open[m->depth++] = m->next;
-		++*seg_depth;
-		break;
-	case 'E':
-		assert_true(m->depth > 0 && *seg_depth > 0);
-		assert_true(tu_is(e->name, wl_item(m->open[m->depth - 1], m->n).name));
-		m->depth--;
-		--*seg_depth;
-		break;
-	case 'b':
+	if (w.ph == 'b') {
 		assert_false(m->async_open);
 		assert_true(tu_is(e->id, "0x7"));
 		m->async_open = *seg_async = 1;
-		break;
-	case 'e':
+	} else if (w.ph == 'e') {
 		assert_true(m->async_open && *seg_async);
 		m->async_open = *seg_async = 0;
-		break;
 	}
+	mark_after(m, e->ts_ns);
+	advance(m, p, e, e->ts_ns);
 	m->next++;
+}
+
+/* An X that is not a cut's: the innermost open slice, ended by the next event
+ * predicted, its E. Returns the events it stands for (its E, and its B if the B went
+ * to this segment). */
+static uint64_t take_x(struct model *m, const char *p, const struct tt_event *e, unsigned no)
+{
+	take_begins(m, no, SIZE_MAX);
+	assert_true(e->has_dur);
+	if (m->depth == 0)
+		fail_msg("%s:%zu: X %s with nothing open", p, e->line, e->name);
+	struct level *lv = &m->open[m->depth - 1];
+	struct wl_want b = wl_item(lv->item, m->n);
+	int continued = lv->seg < no;
+	if (!tu_is(e->name, b.name) || !tu_is(e->cat, "app"))
+		fail_msg("%s:%zu: X %s, want X %s", p, e->line, e->name, b.name);
+	if (!wl_args_match(e, &b, continued ? "continued" : NULL))
+		fail_msg("%s:%zu: X %s%s has the wrong args", p, e->line, b.name,
+			 continued ? " (continued)" : "");
+	check_start(m, p, e, lv, continued);
+	assert_true(m->next < wl_events(m->n));
+	struct wl_want w = wl_item(m->next, m->n);
+	if (w.ph != 'E' || !tu_is(w.name, b.name))
+		fail_msg("%s:%zu: X %s written where %c %s is due", p, e->line, b.name, w.ph,
+			 w.name);
+	mark_after(m, e->ts_ns);
+	advance(m, p, e, e->ts_ns + e->dur_ns);
+	m->next++;
+	m->depth--;
+	return continued ? 1 : 2;
 }
 
 /*
  * Check segment `no` at p (the JSON text: plain, or decompressed) and advance the model
- * over its events: its head, the lines that begin again what the model has open (the
- * B's own arguments and "continued"), its events in the predicted order with
- * non-decreasing times, the cut's lines ending what is still open (innermost first,
- * "cut"), nothing open after them, and the end marker's counts.
+ * over its events: its head, the async span begun again ("continued", at the cut), its
+ * events in the predicted order (each slice one X where its E is, at its B's time, or
+ * at the cut when it began in an earlier segment, then "continued"), the thread's times
+ * never going backwards, the cut's lines ending what is still open (innermost first,
+ * "cut", all at one time: the thread's latest), and the end marker's counts.
  */
 static void check_segment(struct model *m, const char *p, unsigned no, int last)
 {
 	struct tt_trace t = {0};
-	size_t seg_depth = 0, conts = 0, cuts = 0, cont_slices = 0;
-	int seg_async = 0, phase = 0, named = 0, cont_async = 0;
-	uint64_t events = 0;
+	size_t conts = 0, cuts = 0, cut_x = 0, seg_cut = 0;
+	int seg_async = 0, phase = 0, named = 0, has_cut = 0;
+	uint64_t events = 0, cut_end = 0;
 	int64_t tid = -1;
 
 	if (tt_load(p, TT_CHECK_ESCAPES, &t) != 0)
@@ -157,6 +230,8 @@ static void check_segment(struct model *m, const char *p, unsigned no, int last)
 	assert_true(t.complete);
 	assert_true(t.n >= 3);
 	check_start_marker(m, &t.ev[0], no);
+	for (size_t k = 1; k + 1 < t.n; k++)
+		cut_x += flag_true(&t.ev[k], "cut") && strcmp(t.ev[k].ph, "X") == 0;
 	for (size_t k = 1; k + 1 < t.n; k++) {
 		const struct tt_event *e = &t.ev[k];
 		if (strcmp(e->ph, "M") == 0) {
@@ -169,84 +244,98 @@ static void check_segment(struct model *m, const char *p, unsigned no, int last)
 		assert_int_equal(e->tid, tid); /* one thread records */
 		assert_true(named);	       /* named before its first line */
 		assert_true(e->has_ts);
-		if (e->ts_ns < m->last_ts)
-			fail_msg("%s:%zu: ts %lu before %lu", p, e->line, (unsigned long)e->ts_ns,
-				 (unsigned long)m->last_ts);
-		m->last_ts = e->ts_ns;
-		if (flag_true(e, "continued")) {
-			assert_true(phase <= 1);
-			phase = 1;
-			conts++;
-			if (strcmp(e->ph, "B") == 0) {
-				/* what was open, outermost first, with the B's own arguments */
-				assert_true(cont_slices < m->depth);
-				struct wl_want w = wl_item(m->open[cont_slices], m->n);
-				assert_true(tu_is(e->name, w.name));
-				if (!wl_args_match(e, &w, "continued"))
-					fail_msg("%s:%zu: continued %s: wrong args", p, e->line,
-						 w.name);
-				cont_slices++;
-				seg_depth++;
-			} else {
-				assert_string_equal(e->ph, "b");
-				assert_true(m->async_open && !cont_async);
-				struct wl_want w = wl_item(0, m->n);
-				assert_true(tu_is(e->name, "request") && tu_is(e->id, "0x7"));
-				assert_true(wl_args_match(e, &w, "continued"));
-				cont_async = seg_async = 1;
-			}
-			continue;
-		}
-		if (phase <= 1) { /* everything open began again */
-			assert_int_equal(cont_slices, m->depth);
-			assert_int_equal(cont_async, m->async_open);
-		}
+		int continued = flag_true(e, "continued");
+		conts += continued;
 		if (flag_true(e, "cut")) {
+			if (phase < 3) { /* the slices open at the cut, Bs and all */
+				assert_true(cut_x >= m->depth);
+				take_begins(m, no, cut_x - m->depth);
+				assert_int_equal(m->depth, cut_x);
+				seg_cut = m->depth;
+			}
 			phase = 3;
 			cuts++;
-			assert_int_equal(e->nargs, 1); /* {"cut":true}: no scope args here */
-			if (strcmp(e->ph, "E") == 0) {
+			uint64_t at = e->ts_ns;
+			if (strcmp(e->ph, "X") == 0) {
 				/* innermost first: the model's stack is left as it is */
-				assert_true(seg_depth > 0 && seg_depth <= m->depth);
-				struct wl_want w = wl_item(m->open[seg_depth - 1], m->n);
+				assert_true(seg_cut > 0);
+				const struct level *lv = &m->open[--seg_cut];
+				struct wl_want w = wl_item(lv->item, m->n);
+				int began_before = lv->seg < no;
 				assert_true(tu_is(e->name, w.name));
-				seg_depth--;
+				assert_int_equal(continued, began_before);
+				if (!wl_args_match2(e, &w, "cut",
+						    began_before ? "continued" : NULL))
+					fail_msg("%s:%zu: cut %s: wrong args", p, e->line, w.name);
+				check_start(m, p, e, lv, began_before);
+				events += !began_before; /* its B */
+				at = e->ts_ns + e->dur_ns;
 			} else {
 				assert_string_equal(e->ph, "e");
 				assert_true(seg_async && tu_is(e->id, "0x7"));
+				assert_int_equal(e->nargs, 1); /* {"cut":true} */
 				seg_async = 0;
 			}
+			if (!has_cut)
+				cut_end = at;
+			has_cut = 1;
+			if (at != cut_end)
+				fail_msg("%s:%zu: cut %s at %lu, the cut is at %lu", p, e->line,
+					 e->name, (unsigned long)at, (unsigned long)cut_end);
+			if (at < m->last_ts)
+				fail_msg("%s:%zu: cut %s ends at %lu, before the thread's latest "
+					 "time %lu",
+					 p, e->line, e->name, (unsigned long)at,
+					 (unsigned long)m->last_ts);
 			continue;
 		}
+		if (continued && strcmp(e->ph, "b") == 0) {
+			assert_true(phase <= 1);
+			phase = 1;
+			assert_true(m->async_open && !seg_async);
+			struct wl_want w = wl_item(0, m->n);
+			assert_true(tu_is(e->name, "request") && tu_is(e->id, "0x7"));
+			assert_true(wl_args_match(e, &w, "continued"));
+			assert_int_equal(e->ts_ns, m->cut_ts);
+			seg_async = 1;
+			continue;
+		}
+		if (phase <= 1) /* the async span began again */
+			assert_int_equal(seg_async, m->async_open);
 		assert_true(phase <= 2); /* nothing after the cut but the end marker */
 		phase = 2;
 		if (strcmp(e->ph, "X") == 0) {
-			assert_true(e->has_dur);
-			take(m, e, 'B', e->ts_ns, &seg_depth, &seg_async);
-			take(m, e, 'E', e->ts_ns + e->dur_ns, &seg_depth, &seg_async);
-			events += 2;
+			events += take_x(m, p, e, no);
 		} else {
-			assert_int_equal(strlen(e->ph), 1);
-			take(m, e, e->ph[0], e->ts_ns, &seg_depth, &seg_async);
+			assert_false(continued);
+			take(m, p, e, no, &seg_async);
 			events++;
 		}
 	}
-	if (phase <= 1) {
-		assert_int_equal(cont_slices, m->depth);
-		assert_int_equal(cont_async, m->async_open);
-	}
-	/* the cut closed everything; after the last segment nothing was open at all */
-	assert_int_equal(seg_depth, 0);
+	if (phase <= 1)
+		assert_int_equal(seg_async, m->async_open);
+	/* the cut ended everything; after the last segment nothing was open at all */
+	assert_int_equal(seg_cut, 0);
 	assert_int_equal(seg_async, 0);
 	assert_int_equal(cuts, last ? 0 : m->depth + (size_t)m->async_open);
+	if (last)
+		assert_int_equal(m->depth, 0);
 	if (no == 0)
 		assert_int_equal(conts, 0);
+	if (has_cut) {
+		m->cut_ts = cut_end;
+		if (cut_end > m->last_ts)
+			m->last_ts = cut_end;
+	}
 
 	const struct tt_event *end = &t.ev[t.n - 1];
 	m->events += events;
 	assert_true(tu_is(end->name, "ringtrace: end"));
 	assert_true(flag_true(end, "final"));
-	assert_int_equal(tu_arg_int(end, "events"), events);
+	if (tu_arg_int(end, "events") != (int64_t)events)
+		fail_msg("%s: the end marker counts %ld events, the lines show %lu (each B where "
+			 "its X or its cut's X is not \"continued\", each E and other event)",
+			 p, (long)tu_arg_int(end, "events"), (unsigned long)events);
 	assert_int_equal(tu_arg_int(end, "segment"), no);
 	const struct tt_arg *cont = tt_arg(end, "continues");
 	assert_non_null(cont);
@@ -532,16 +621,22 @@ static void snapshot_in_stream_mode_ends_the_segment(void **state)
 	/* on return the next segment is in place and the first complete */
 	wl_file(&files, 1, seg, sizeof(seg));
 	assert_int_equal(access(seg, F_OK), 0);
+	/* held, open at the cut: an X from its B to the cut, the thread's latest time */
 	load_segment(0, &t);
-	assert_int_equal(tu_events_of(&t, e, 8), 3);
-	assert_string_equal(e[0]->ph, "B");
-	assert_true(tu_is(e[0]->name, "held"));
-	assert_true(tu_is(e[1]->name, "before"));
-	assert_string_equal(e[2]->ph, "E");
-	assert_true(tu_is(e[2]->name, "held") && flag_true(e[2], "cut"));
+	assert_int_equal(tu_events_of(&t, e, 8), 2);
+	assert_true(tu_is(e[0]->name, "before"));
+	assert_string_equal(e[1]->ph, "X");
+	assert_true(tu_is(e[1]->name, "held") && flag_true(e[1], "cut"));
+	assert_false(flag_true(e[1], "continued"));
+	assert_int_equal(tu_arg_int(e[1], "n"), 5);
+	assert_int_equal(e[1]->nargs, 2);
+	assert_true(e[1]->ts_ns <= e[0]->ts_ns);
+	uint64_t cut = e[1]->ts_ns + e[1]->dur_ns;
+	assert_int_equal(cut, e[0]->ts_ns);
 	const struct tt_event *end = tu_end_marker(&t);
 	assert_true(flag_true(end, "continues"));
 	assert_int_equal(tu_arg_int(end, "events"), 2);
+	assert_int_equal(tu_arg_int(end, "cut"), 1);
 	tt_free(&t);
 
 	assert_int_equal(rtr_snapshot(path), -EINVAL);
@@ -551,16 +646,22 @@ static void snapshot_in_stream_mode_ends_the_segment(void **state)
 	stop_and_check_stats(&st, 4);
 	assert_int_equal(st.files, 2);
 	wl_glob_count(&files, 0, 2, 1);
+	/* and one X from the cut to its E, "continued" */
 	load_segment(1, &t);
-	assert_int_equal(tu_events_of(&t, e, 8), 3);
-	assert_true(tu_is(e[0]->name, "held") && flag_true(e[0], "continued"));
-	assert_int_equal(tu_arg_int(e[0], "n"), 5);
-	assert_true(tu_is(e[1]->name, "after"));
-	assert_true(tu_is(e[2]->name, "held") && !flag_true(e[2], "cut"));
+	assert_int_equal(tu_events_of(&t, e, 8), 2);
+	assert_true(tu_is(e[0]->name, "after"));
+	assert_string_equal(e[1]->ph, "X");
+	assert_true(tu_is(e[1]->name, "held") && flag_true(e[1], "continued"));
+	assert_false(flag_true(e[1], "cut"));
+	assert_int_equal(tu_arg_int(e[1], "n"), 5);
+	assert_int_equal(e[1]->nargs, 2);
+	assert_int_equal(e[1]->ts_ns, cut);
+	assert_true(e[1]->ts_ns + e[1]->dur_ns >= e[0]->ts_ns);
 	end = tu_end_marker(&t);
 	assert_false(flag_true(end, "continues"));
 	assert_int_equal(tu_arg_int(end, "events"), 2);
 	assert_int_equal(tu_arg_int(end, "segment"), 1);
+	assert_int_equal(tu_arg_int(end, "continued"), 1);
 	tt_free(&t);
 	assert_int_equal(rtr_snapshot(NULL), -ENOTCONN);
 
@@ -575,7 +676,7 @@ static void snapshot_in_stream_mode_ends_the_segment(void **state)
 	assert_int_equal(st.files, 0);
 }
 
-/* Arguments added to a slice open across a cut: on the cut's E and on the final E. */
+/* Arguments added to a slice open across a cut: on the cut's X and on the final X. */
 static void scope_args_go_on_the_cut_and_the_final_end(void **state)
 {
 	(void)state;
@@ -596,31 +697,41 @@ static void scope_args_go_on_the_cut_and_the_final_end(void **state)
 	rtr_end("app", "held");
 	stop_and_check_stats(&st, 5);
 
+	/* the B's arguments, those added so far, then "cut" */
 	load_segment(0, &t);
-	assert_int_equal(tu_events_of(&t, e, 8), 2);
+	assert_int_equal(tu_events_of(&t, e, 8), 1);
+	assert_string_equal(e[0]->ph, "X");
 	assert_true(tu_is(e[0]->name, "held"));
-	assert_int_equal(tu_arg_int(e[0], "n"), 5);
-	assert_string_equal(e[1]->ph, "E");
-	assert_true(flag_true(e[1], "cut"));
-	assert_int_equal(tu_arg_int(e[1], "rows"), 17);
-	assert_true(tu_is(arg_str(e[1], "stage"), "load"));
-	assert_int_equal(e[1]->nargs, 3);
+	assert_true(flag_true(e[0], "cut"));
+	assert_int_equal(e[0]->nargs, 4);
+	assert_string_equal(e[0]->args[0].key, "n");
+	assert_int_equal(e[0]->args[0].i, 5);
+	assert_string_equal(e[0]->args[1].key, "rows");
+	assert_int_equal(e[0]->args[1].i, 17);
+	assert_string_equal(e[0]->args[2].key, "stage");
+	assert_true(tu_is(e[0]->args[2].s, "load"));
+	assert_string_equal(e[0]->args[3].key, "cut");
+	uint64_t cut = e[0]->ts_ns + e[0]->dur_ns;
 	tt_free(&t);
 
+	/* the B's arguments, every one added, then "continued"; from the cut on */
 	load_segment(1, &t);
-	assert_int_equal(tu_events_of(&t, e, 8), 2);
-	assert_string_equal(e[0]->ph, "B");
+	assert_int_equal(tu_events_of(&t, e, 8), 1);
+	assert_string_equal(e[0]->ph, "X");
+	assert_true(tu_is(e[0]->name, "held"));
 	assert_true(flag_true(e[0], "continued"));
+	assert_false(flag_true(e[0], "cut"));
+	assert_int_equal(e[0]->nargs, 5);
 	assert_int_equal(tu_arg_int(e[0], "n"), 5);
-	assert_int_equal(e[0]->nargs, 2);
-	assert_string_equal(e[1]->ph, "E");
-	assert_false(flag_true(e[1], "cut"));
-	assert_int_equal(tu_arg_int(e[1], "rows"), 17);
-	assert_true(tu_is(arg_str(e[1], "stage"), "load"));
-	const struct tt_arg *ratio = tt_arg(e[1], "ratio");
+	assert_int_equal(tu_arg_int(e[0], "rows"), 17);
+	assert_true(tu_is(arg_str(e[0], "stage"), "load"));
+	const struct tt_arg *ratio = tt_arg(e[0], "ratio");
 	assert_non_null(ratio);
 	assert_true(ratio->d == 0.5);
-	assert_int_equal(e[1]->nargs, 3);
+	assert_string_equal(e[0]->args[4].key, "continued");
+	if (e[0]->ts_ns != cut)
+		fail_msg("the continued X starts at %lu ns, not at the cut (%lu)",
+			 (unsigned long)e[0]->ts_ns, (unsigned long)cut);
 	tt_free(&t);
 }
 

@@ -140,9 +140,9 @@ static void run_producers(struct producer *p, int drop, uint64_t n)
 struct per_thread {
 	int64_t tid;
 	uint64_t next;	   /* block: next expected seq; drop: seq after the last seen */
-	int phase;	   /* block: 0 C, 1 B, 2 i, 3 E */
-	int64_t depth;	   /* open B slices */
+	int phase;	   /* block: 0 C, 1 i, 2 X */
 	uint64_t last_ts;  /* ts never goes backwards on one thread */
+	uint64_t mark_ts;  /* block: the iteration's mark */
 	int named;	   /* thread_name M lines with the right name */
 	int started;	   /* a non-M event was seen */
 	uint64_t present;  /* drop: sequence numbers in the file */
@@ -234,10 +234,10 @@ static int visit_block(const struct tt_event *e, void *ctx)
 	TU_WALK_CHECK(w, e, t->named > 0, "event of tid %" PRId64 " before its thread_name",
 		      e->tid);
 	TU_WALK_CHECK(w, e, tu_is(e->cat, CAT), "cat");
-	TU_WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
-	t->last_ts = e->ts_ns;
 	t->started = 1;
 	w->plain++;
+	/* per iteration: C seq, i mark, then iter's X, written at its E; a thread's
+	 * times never go backwards, iter's X holds the mark and starts after the C */
 	switch (t->phase) {
 	case 0:
 		TU_WALK_CHECK(w, e, tu_is(e->ph, "C") && tu_is(e->name, "seq"),
@@ -245,28 +245,34 @@ static int visit_block(const struct tt_event *e, void *ctx)
 		TU_WALK_CHECK(w, e, tu_arg_int(e, "value") == (int64_t)t->next,
 			      "thread %d: counter %" PRId64 ", want %" PRIu64, idx,
 			      tu_arg_int(e, "value"), t->next);
+		TU_WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
+		t->last_ts = e->ts_ns;
 		break;
 	case 1:
-		TU_WALK_CHECK(w, e, tu_is(e->ph, "B") && tu_is(e->name, "iter"), "want B iter");
-		t->depth++;
-		break;
-	case 2:
 		TU_WALK_CHECK(w, e,
 			      tu_is(e->ph, "i") && tu_is(e->scope, "t") && tu_is(e->name, "mark"),
 			      "want i mark");
 		TU_WALK_CHECK(w, e, e->nargs == 1 && tu_arg_int(e, "seq") == (int64_t)t->next,
 			      "thread %d: mark seq %" PRId64 ", want %" PRIu64, idx,
 			      tu_arg_int(e, "seq"), t->next);
+		TU_WALK_CHECK(w, e, e->has_ts && e->ts_ns >= t->last_ts, "ts went backwards");
+		t->mark_ts = e->ts_ns;
 		break;
-	case 3:
-		TU_WALK_CHECK(w, e, tu_is(e->ph, "E") && tu_is(e->name, "iter") && e->nargs == 0,
-			      "want E");
-		TU_WALK_CHECK(w, e, t->depth == 1, "E without B");
-		t->depth--;
+	case 2:
+		TU_WALK_CHECK(w, e,
+			      tu_is(e->ph, "X") && tu_is(e->name, "iter") && e->nargs == 0 &&
+				      e->has_dur,
+			      "want X iter, got %s %s", e->ph, e->name);
+		TU_WALK_CHECK(w, e,
+			      e->ts_ns >= t->last_ts && e->ts_ns <= t->mark_ts &&
+				      e->ts_ns + e->dur_ns >= t->mark_ts,
+			      "X iter not between its counter and around its mark");
+		t->last_ts = e->ts_ns + e->dur_ns;
 		t->next++;
+		w->plain++; /* its B and its E */
 		break;
 	}
-	t->phase = (t->phase + 1) % 4;
+	t->phase = (t->phase + 1) % 3;
 	return 0;
 }
 
@@ -380,7 +386,6 @@ static void block_mode_with_tiny_rings_loses_nothing(void **state)
 	for (int i = 0; i < NPROD; i++) {
 		assert_int_equal(w->t[i].next, iters);
 		assert_int_equal(w->t[i].phase, 0);
-		assert_int_equal(w->t[i].depth, 0);
 		assert_true(w->t[i].named >= 1);
 	}
 	assert_int_equal(w->plain, NPROD * 4 * iters);
