@@ -269,7 +269,9 @@ static void check_segment(struct model *m, const char *p, unsigned no, int last)
 					fail_msg("%s:%zu: cut %s: wrong args", p, e->line, w.name);
 				check_start(m, p, e, lv, began_before);
 				events += !began_before; /* its B */
-				at = e->ts_ns + e->dur_ns;
+				/* ended at the cut and 1 ns more for each level it holds open
+				 * (its own included): what ended inside it stays inside */
+				at = e->ts_ns + e->dur_ns - (cut_x - seg_cut);
 			} else {
 				assert_string_equal(e->ph, "e");
 				assert_true(seg_async && tu_is(e->id, "0x7"));
@@ -632,7 +634,7 @@ static void snapshot_in_stream_mode_ends_the_segment(void **state)
 	assert_int_equal(e[1]->nargs, 2);
 	assert_true(e[1]->ts_ns <= e[0]->ts_ns);
 	uint64_t cut = e[1]->ts_ns + e[1]->dur_ns;
-	assert_int_equal(cut, e[0]->ts_ns);
+	assert_int_equal(cut, e[0]->ts_ns + 1); /* and 1 ns for the level it holds open */
 	const struct tt_event *end = tu_end_marker(&t);
 	assert_true(flag_true(end, "continues"));
 	assert_int_equal(tu_arg_int(end, "events"), 2);
@@ -655,7 +657,7 @@ static void snapshot_in_stream_mode_ends_the_segment(void **state)
 	assert_false(flag_true(e[1], "cut"));
 	assert_int_equal(tu_arg_int(e[1], "n"), 5);
 	assert_int_equal(e[1]->nargs, 2);
-	assert_int_equal(e[1]->ts_ns, cut);
+	assert_int_equal(e[1]->ts_ns, cut - 1); /* the thread's latest time at the cut */
 	assert_true(e[1]->ts_ns + e[1]->dur_ns >= e[0]->ts_ns);
 	end = tu_end_marker(&t);
 	assert_false(flag_true(end, "continues"));
@@ -711,7 +713,7 @@ static void scope_args_go_on_the_cut_and_the_final_end(void **state)
 	assert_string_equal(e[0]->args[2].key, "stage");
 	assert_true(tu_is(e[0]->args[2].s, "load"));
 	assert_string_equal(e[0]->args[3].key, "cut");
-	uint64_t cut = e[0]->ts_ns + e[0]->dur_ns;
+	uint64_t cut = e[0]->ts_ns + e[0]->dur_ns - 1; /* and 1 ns for the level it holds */
 	tt_free(&t);
 
 	/* the B's arguments, every one added, then "continued"; from the cut on */

@@ -124,19 +124,4 @@ static inline uint64_t rtr__clock_ns(const struct rtr__clock *c, uint64_t ticks)
 	return rtr__clock_ns_past(c, ticks);
 }
 
-/* rtr__clock_ns() rounded up where the tick falls inside a nanosecond (a TSC's, in the
- * newest segment): the time a slice begins at. A begin recorded after an end then
- * never shares its nanosecond, which rtr__clock_ns() rounds down; two slices one
- * after the other stay apart for a viewer that compares ts + dur as doubles. */
-static inline uint64_t rtr__clock_ns_up(const struct rtr__clock *c, uint64_t ticks)
-{
-	int64_t dt = (int64_t)(ticks - c->base_ticks);
-
-	if (c->kind != 2 /* RTR_CLOCK_TSC */ || dt < 0)
-		return rtr__clock_ns(c, ticks);
-	__int128 x = (__int128)dt * c->ns_per_tick32;
-	uint64_t ns = rtr__clock_seg_ns(c->base_ticks, c->base_ns, c->ns_per_tick32, ticks);
-	return ns + ((uint32_t)x != 0 && ns != UINT64_MAX);
-}
-
 #endif

@@ -80,8 +80,8 @@ static void level_event(struct rtr__ring *r, const struct rtr__slices *s, uint32
  * a unit in the last place where the times are equal (speedscope then pairs the ends
  * wrongly).
  */
-static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int what, uint64_t ts,
-		    size_t *budget)
+static int cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int what, uint64_t ts,
+		   size_t *budget)
 {
 	const struct rtr__slices *s = rtr__reader_of(r)->slices;
 	const struct rtr__open_slice *l = &s->level[i];
@@ -91,7 +91,7 @@ static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int 
 		level_event(r, s, i, RTR__EV_END, ts, &ev);
 		ev.more = w->drain.added;
 		ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
-		return w->fmt->cut(w, r, &ev, what, budget);
+		return w->fmt->cut(w, r, &ev, what, budget) ? 1 : -1;
 	}
 	uint64_t end = ts + (s->depth - i);
 	level_event(r, s, i, RTR__EV_SPAN, l->ts, &ev);
@@ -101,32 +101,33 @@ static bool cut_end(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, int 
 	ev.nmore = rtr__slices_added(s, i, w->drain.added, RTR_SLICES_ADDED_MAX);
 	if (l->continued)
 		rtr__slices_continued(&w->drain.added[ev.nmore++]);
-	return w->fmt->cut(w, r, &ev, what, budget);
+	return w->fmt->cut(w, r, &ev, what, budget) ? 1 : -1;
 }
 
 /*
  * Level i begun again where a file begins, at ts: a B with the B's own arguments, or,
  * held, nothing yet: in a new segment its line will begin here, "continued"; in a
  * flight chunk (whose slices a snapshot begins from the window's first chunk) the
- * slice's line, when its E comes, holds all of it.
+ * slice's line, when its E comes, holds all of it. Returns 1 when it is begun again
+ * (a line, or a held slice's X to come), 0 when not, -1 when its line found no room.
  */
-static bool cut_begin(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, uint64_t ts,
-		      size_t *budget)
+static int cut_begin(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, uint64_t ts,
+		     size_t *budget)
 {
 	struct rtr__slices *s = rtr__reader_of(r)->slices;
 	struct rtr__open_slice *l = &s->level[i];
 	struct rtr__event ev;
 
 	if (l->held) {
-		if (w->out.flight == NULL) {
-			l->ts = ts;
-			l->continued = 1;
-		}
-		return true;
+		if (w->out.flight != NULL)
+			return 0;
+		l->ts = ts;
+		l->continued = 1;
+		return 1;
 	}
 	level_event(r, s, i, RTR__EV_BEGIN, ts, &ev);
 	rtr__slices_bargs(s, i, &ev.args);
-	return w->fmt->cut(w, r, &ev, RTR__CUT_BEGIN, budget);
+	return w->fmt->cut(w, r, &ev, RTR__CUT_BEGIN, budget) ? 1 : -1;
 }
 
 /* A held level's B, as recorded ("continued" when a cut began it again): the file
@@ -146,22 +147,20 @@ static bool cut_held(struct rtr__writer *w, struct rtr__ring *r, uint32_t i, siz
 
 /*
  * r's open slices ended (innermost first) or begun again (outermost first), at ts,
- * within *budget. Returns the levels done.
+ * within *budget. Returns the levels done; *counted: those ended, or begun again.
  */
 static uint64_t cut_ring(struct rtr__writer *w, struct rtr__ring *r, int what, uint64_t ts,
-			 size_t *budget)
+			 size_t *budget, uint64_t *counted)
 {
 	uint32_t depth = rtr__reader_of(r)->slices->depth;
 	uint64_t done = 0;
 
 	for (uint32_t k = 0; k < depth; k++) {
-		bool ok;
-		if (what == RTR__CUT_BEGIN)
-			ok = cut_begin(w, r, k, ts, budget);
-		else
-			ok = cut_end(w, r, depth - 1 - k, what, ts, budget);
-		if (!ok)
+		int ok = what == RTR__CUT_BEGIN ? cut_begin(w, r, k, ts, budget)
+						: cut_end(w, r, depth - 1 - k, what, ts, budget);
+		if (ok < 0)
 			break; /* the caller counts what is left */
+		*counted += (uint64_t)ok;
 		done++;
 	}
 	return done;
@@ -218,8 +217,7 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 			rtr__drain_thread_meta(w, r, 0);
 		size_t used = w->out.chunk->len - start; /* within one chunk while budgeted */
 		size_t left = budget > used ? budget - used : 0;
-		uint64_t k = cut_ring(w, r, what, ring_cut_ts(w, r), &left);
-		lines += k;
+		uint64_t k = cut_ring(w, r, what, ring_cut_ts(w, r), &left, &lines);
 		if (what != RTR__CUT_BEGIN)
 			w->out.cut_lost += s->depth - k + s->overflow;
 	}
@@ -232,6 +230,7 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 		if (cur != NULL && rtr__reader_of(cur)->session == w->drain.session_id &&
 		    rtr__reader_of(cur)->meta_file != w->out.file_id)
 			rtr__drain_thread_meta(w, cur, 0);
+		rtr__event_rebegun(w); /* its X, if it was one, begins where the file does */
 	}
 	return lines;
 }

@@ -160,13 +160,14 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 			return true;
 		}
 		ev->type = RTR__EV_SPAN;
-		ev->dur = rtr__writer_dur_ns(w, ev->ts, d->end->ts);
+		ev->dur = rtr__writer_dur_ns(w, r, ev->ts, d->end->ts);
 		ev->count = 2 + d->args;
 		return d->args == 0 ||
 		       fold_args(w, r, ev, d->pos + rtr__rec_records(rec->ext), d->args, pool);
 	case RTR__K_END:
 		ev->type = RTR__EV_END;
 		ev->op = RTR__OP_PREPARE | RTR__OP_POP;
+		rtr__writer_note_end(r, ev->ts);
 		if (rec->flags & RTR__F_POP)
 			ev->flags |= RTR__EVF_POP;
 		return true;
@@ -189,7 +190,7 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 		return true;
 	case RTR__K_SCOPE: {
 		ev->type = RTR__EV_SPAN;
-		ev->dur = rtr__writer_dur_ns(w, ev->ts, rec->ts + rec->b);
+		ev->dur = rtr__writer_dur_ns(w, r, ev->ts, rec->ts + rec->b);
 		if (rec->flags & RTR__F_CODE_ADDR) { /* the instrument library's function */
 			ev->flags |= RTR__EVF_CODE;
 			ev->x.code.addr = rec->a;
@@ -306,7 +307,7 @@ static bool decode(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 	} else if (!(rec->flags & RTR__F_TRACK)) {
 		/* a slice's begin rounded up within its ns (rtr__clock_ns_up()) */
 		ev->ts = rec->kind == RTR__K_BEGIN || rec->kind == RTR__K_SCOPE
-				 ? rtr__writer_begin_ns(w, rec->ts)
+				 ? rtr__writer_begin_ns(w, r, rec->ts)
 				 : rtr__writer_ticks_ns(w, rec->ts);
 		if (rec->kind != RTR__K_COMPLETE)
 			ev->flags |= RTR__EVF_TIMELINE;

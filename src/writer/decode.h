@@ -50,21 +50,21 @@ static inline void rtr__decode_common(struct rtr__writer *w, const struct rtr__r
 
 /* The common event: a leaf span, a B folded with its E, neither with flags or a
  * continuation. */
-static inline void rtr__decode_span(struct rtr__writer *w, const struct rtr__ring *r,
+static inline void rtr__decode_span(struct rtr__writer *w, struct rtr__ring *r,
 				    const struct rtr__rec *rec, uint32_t pos,
 				    const struct rtr__rec *end, struct rtr__event *ev)
 {
 	rtr__decode_common(w, r, rec, pos, ev);
 	ev->type = RTR__EV_SPAN;
 	ev->count = 2;
-	ev->ts = rtr__writer_begin_ns(w, rec->ts);
-	ev->dur = rtr__writer_dur_ns(w, ev->ts, end->ts);
+	ev->ts = rtr__writer_begin_ns(w, r, rec->ts);
+	ev->dur = rtr__writer_dur_ns(w, r, ev->ts, end->ts);
 }
 
 /* A leaf span whose B has arguments that are all numbers or static strings (one
  * integer, most often): its arguments are a view of the B's continuation. False,
  * having decided nothing, for any other. */
-static inline bool rtr__decode_span_args(struct rtr__writer *w, const struct rtr__ring *r,
+static inline bool rtr__decode_span_args(struct rtr__writer *w, struct rtr__ring *r,
 					 const struct rtr__rec *rec, uint32_t pos,
 					 const struct rtr__rec *end, struct rtr__event *ev)
 {
@@ -86,7 +86,7 @@ static inline bool rtr__decode_span_args(struct rtr__writer *w, const struct rtr
  * neither flags nor a continuation, an integer or double counter of one word. False,
  * having decided nothing, for any other (the general path then decodes it).
  */
-static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ring *r,
+static inline bool rtr__decode_plain(struct rtr__writer *w, struct rtr__ring *r,
 				     const struct rtr__rec *rec, uint32_t pos,
 				     struct rtr__event *ev)
 {
@@ -106,13 +106,14 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ri
 	case RTR__K_BEGIN:
 		rtr__decode_common(w, r, rec, pos, ev);
 		ev->type = RTR__EV_BEGIN;
-		ev->ts = rtr__writer_begin_ns(w, rec->ts);
+		ev->ts = rtr__writer_begin_ns(w, r, rec->ts);
 		ev->op = RTR__OP_PUSH | (w->drain.hold ? RTR__OP_PREPARE : 0); /* held */
 		return true;
 	case RTR__K_END:
 		rtr__decode_common(w, r, rec, pos, ev);
 		ev->type = RTR__EV_END;
 		ev->op = RTR__OP_PREPARE | RTR__OP_POP;
+		rtr__writer_note_end(r, ev->ts);
 		return true;
 	case RTR__K_INSTANT:
 		rtr__decode_common(w, r, rec, pos, ev);
@@ -124,8 +125,8 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, const struct rtr__ri
 		ev->type = RTR__EV_SPAN;
 		ev->name = site->name;
 		ev->cat = site->cat;
-		ev->ts = rtr__writer_begin_ns(w, rec->ts);
-		ev->dur = rtr__writer_dur_ns(w, ev->ts, rec->ts + rec->b);
+		ev->ts = rtr__writer_begin_ns(w, r, rec->ts);
+		ev->dur = rtr__writer_dur_ns(w, r, ev->ts, rec->ts + rec->b);
 		return true;
 	}
 	default:

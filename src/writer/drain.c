@@ -177,26 +177,28 @@ static inline struct span span_end(const struct rtr__ring *r, const struct rtr__
 	return sp;
 }
 
-/* Where event ev ends on its thread's timeline: its E's time for a folded slice. */
+/* Where event ev ends on its thread's timeline: its E's time for a folded slice, a
+ * scope or a held slice's X; 0 for one that has no time there (an argument kept for
+ * its slice's E, an event on a track or at a given time). */
 static inline uint64_t end_ns(const struct rtr__event *ev)
 {
+	if (!(ev->flags & RTR__EVF_TIMELINE) || (ev->op & ~RTR__OP_PREPARE) == RTR__OP_KEEP_ARG)
+		return 0;
 	return ev->type == RTR__EV_SPAN ? ev->ts + ev->dur : ev->ts;
 }
 
 /*
  * The batch is written: its latest time on the thread's timeline is where a cut would
  * end and begin again the thread's open slices, after every event written and before
- * every one to come (a thread records in time order).
+ * every one to come. (Records come in the order they were made, but a scope's and a
+ * held slice's come at their ends, with their begins: the latest of all ends.)
  */
 static inline void note_last_ns(struct rtr__reader *rd, const struct rtr__batch *b)
 {
-	for (const struct rtr__event *ev = b->end; ev-- > b->ev;) {
-		if (!(ev->flags & RTR__EVF_TIMELINE))
-			continue;
+	for (const struct rtr__event *ev = b->ev; ev < b->end; ev++) {
 		uint64_t t = end_ns(ev);
 		if (t > rd->last_ns)
 			rd->last_ns = t;
-		return;
 	}
 }
 
@@ -208,16 +210,16 @@ uint64_t rtr__drain_cut_ns(struct rtr__writer *w, struct rtr__ring *r)
 	if (r != w->drain.current || b == NULL || b->cur == NULL)
 		return t;
 	/* A cut in the middle of a batch: before the event being written, after those
-	 * written before it. */
+	 * written before it, whose ends may come in any order (a scope's record and a
+	 * held slice's X come at their ends, with their begins) */
 	const struct rtr__event *now = b->cur;
-	if (now != b->end && (now->flags & RTR__EVF_TIMELINE))
-		return now->ts > t ? now->ts : t;
-	for (const struct rtr__event *ev = now; ev-- > b->ev;) {
-		if (!(ev->flags & RTR__EVF_TIMELINE))
-			continue;
+	for (const struct rtr__event *ev = b->ev; ev < now; ev++) {
 		uint64_t e = end_ns(ev);
-		return e > t ? e : t;
+		if (e > t)
+			t = e;
 	}
+	if (now != b->end && end_ns(now) != 0 && now->ts > t)
+		t = now->ts;
 	return t;
 }
 

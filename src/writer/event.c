@@ -50,18 +50,23 @@ static void hold_begin(struct rtr__writer *w, struct rtr__batch *b, struct rtr__
 	rtr__event_closing(w, before, rtr__slices_weight(rd->slices));
 }
 
-/* An E of a held slice becomes the whole slice: from the B's time to its own, with the
- * B's name and arguments, then the arguments added to it and the E's own. */
+/* An E of a held slice becomes the whole slice: from the B's time to its own (kept in
+ * value), with the B's name and arguments, then the arguments added to it and the E's
+ * own (kept in w->drain.held_own, for rtr__event_rebegun()). */
 static void end_held(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev)
 {
+	if (ev->type == RTR__EV_END) {
+		w->drain.held_own = ev->args;
+		ev->value = ev->ts;
+	}
 	const struct rtr__slices *open = rtr__reader_of(b->ring)->slices;
 	const struct rtr__open_slice *top = &open->level[open->depth - 1];
-	struct rtr__args own = ev->args;
-	uint64_t end = ev->ts;
+	struct rtr__args own = w->drain.held_own;
+	uint64_t end = ev->value;
 	uint32_t n;
 
 	ev->type = RTR__EV_SPAN;
-	ev->flags = RTR__EVF_TIMELINE;
+	ev->flags = RTR__EVF_TIMELINE | RTR__EVF_HELD;
 	ev->tid = b->ring->tid;
 	ev->ts = top->ts;
 	ev->dur = end > top->ts ? end - top->ts : 0;
@@ -81,6 +86,14 @@ static void end_held(struct rtr__writer *w, struct rtr__batch *b, struct rtr__ev
 		rtr__slices_continued(&w->drain.added[n++]);
 	ev->more = n > 0 ? w->drain.added : NULL;
 	ev->nmore = n;
+}
+
+void rtr__event_rebegun(struct rtr__writer *w)
+{
+	struct rtr__batch *b = (struct rtr__batch *)w->drain.batch;
+
+	if (b != NULL && b->cur != NULL && b->cur != b->end && (b->cur->flags & RTR__EVF_HELD))
+		end_held(w, b, b->cur);
 }
 
 void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev)

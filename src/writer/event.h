@@ -73,6 +73,7 @@ enum {
 	RTR__EVF_CODE = 1 << 2,	    /* a function's slice (x.code): named by its address */
 	RTR__EVF_DOUBLE = 1 << 3,   /* a counter's value is a double's bits */
 	RTR__EVF_TIMELINE = 1 << 4, /* at the thread's own time (not a track's, not given) */
+	RTR__EVF_HELD = 1 << 6,	    /* the writer's: a held slice's X, made of its E (value) */
 	RTR__EVF_POP = 1 << 7,	    /* the writer's: an E of rtr_pop(), named from its slice */
 };
 
@@ -128,6 +129,10 @@ struct rtr__batch {
 
 /* Give the ring the name rtr_thread_name() gave its thread (cut on a character). */
 void rtr__event_rename_ring(struct rtr__ring *r, const char *name, size_t len);
+
+/* A cut began again the open slices (a new segment) while the event being written
+ * was a held slice's X: it is made again, from where its slice now begins. */
+void rtr__event_rebegun(struct rtr__writer *w);
 
 /* event.c: what the walk does around an event that needs it (rtr__event.op). */
 void rtr__event_prepare(struct rtr__writer *w, struct rtr__batch *b, struct rtr__event *ev);

@@ -39,6 +39,7 @@
 #include "record/record.h"
 #include "ring/ring.h"
 #include "sink/sink.h"
+#include "writer/args.h"
 #include "writer/async_open.h"
 #include "writer/memstack_writer.h"
 #include "writer/writer.h"
@@ -82,6 +83,8 @@ struct rtr__totals {
 };
 
 /* The writer's state in each ring (rtr__ring.reader), drain.c's. */
+#define RTR__RECENT_ENDS 8
+
 struct rtr__reader {
 	uint64_t session;     /* session these fields belong to */
 	uint64_t base_events; /* producer counters when the session began */
@@ -101,6 +104,9 @@ struct rtr__reader {
 	uint32_t meta_done;	    /* counted in the session's threads */
 	uint32_t unframed; /* a header could not be framed: corrupt is P - events at the end */
 	uint64_t fmt_word; /* the format's own, per ring and session (0 at the start) */
+	uint64_t recent_end[RTR__RECENT_ENDS]; /* the last slices' ends (rtr__writer_begin_ns) */
+	uint32_t recent_next;
+	uint32_t unused;
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -165,6 +171,7 @@ struct rtr__drain {
 	 * provisional close or in a flight chunk's beginning: B's are held (slices.h). A
 	 * stream cannot take a line back, so it gets each B as it comes. */
 	int hold;
+	struct rtr__args held_own; /* the arguments of the E of the held X being written */
 	/* rtr__cut_show_held(), for a ring that retires with slices held (cut.c includes
 	 * drain.h, so drain.c calls it through here) */
 	uint64_t (*show_held)(struct rtr__writer *w, struct rtr__ring *only, size_t budget);
@@ -249,19 +256,41 @@ static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_
 	return rtr__clock_ns(&w->s.clock, ticks);
 }
 
-/* The time a slice begins at: rounded up within its nanosecond (rtr__clock_ns_up()). */
-static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, uint64_t ticks)
+/*
+ * The time a slice of ring r begins at. Ticks become ns rounded down, so a slice
+ * that begins as another ends (a scope right after an rtr_end()) may share its
+ * nanosecond; a viewer that compares ts + dur as doubles (speedscope) may then see
+ * the end after the begin, and pair them wrongly. A begin in the very nanosecond of
+ * one of the ring's recent ends is moved 1 ns later: it was recorded after it.
+ */
+static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, struct rtr__ring *r,
+					    uint64_t ticks)
 {
-	return rtr__clock_ns_up(&w->s.clock, ticks);
+	const struct rtr__reader *rd = rtr__reader_of(r);
+	uint64_t ns = rtr__clock_ns(&w->s.clock, ticks);
+
+	for (unsigned k = 0; k < RTR__RECENT_ENDS; k++)
+		if (RTR_UNLIKELY(rd->recent_end[k] == ns))
+			return ns + 1;
+	return ns;
 }
 
-/* A slice's length from its begin (rtr__writer_begin_ns()) to its end's ticks: 0 for
- * an end in the nanosecond it began in. */
-static inline uint64_t rtr__writer_dur_ns(const struct rtr__writer *w, uint64_t begin_ns,
-					  uint64_t end_ticks)
+/* A slice of ring r ends at ns: for rtr__writer_begin_ns(). */
+static inline void rtr__writer_note_end(struct rtr__ring *r, uint64_t ns)
+{
+	struct rtr__reader *rd = rtr__reader_of(r);
+
+	rd->recent_end[rd->recent_next++ % RTR__RECENT_ENDS] = ns;
+}
+
+/* A slice of ring r from begin_ns (rtr__writer_begin_ns()) to its end's ticks: its
+ * length, 0 for an end in the nanosecond it began in. Notes the end. */
+static inline uint64_t rtr__writer_dur_ns(const struct rtr__writer *w, struct rtr__ring *r,
+					  uint64_t begin_ns, uint64_t end_ticks)
 {
 	uint64_t end = rtr__clock_ns(&w->s.clock, end_ticks);
 
+	rtr__writer_note_end(r, end);
 	return end > begin_ns ? end - begin_ns : 0;
 }
 

@@ -180,7 +180,8 @@ void rtr__json_other(struct rtr__writer *w, struct rtr__ring *r, const struct rt
 
 	switch (ev->type) {
 	case RTR__EV_SKIP: /* its bytes go with the slice's E: it counts as written now */
-		out_commit(w, out_reserve(w, 0), ev->count);
+		/* no room taken: a file that ends here must not count it in the next one */
+		out_commit(w, w->out.chunk->data + w->out.chunk->len, ev->count);
 		break;
 	case RTR__EV_MEM_ALLOC:
 	case RTR__EV_MEM_FREE:
