@@ -6,6 +6,8 @@
  * (rtr_begin_args()/rtr_end(), so the slice is there while the call blocks) with its
  * arguments: peer (a world rank; MPI_ANY_SOURCE -1, MPI_PROC_NULL -2 as Open MPI numbers
  * them), tag, bytes (count times the type's size), comm_size, root, count (requests).
+ * A test or probe call that completes nothing is a poll instead: one record, which
+ * the writer folds with the thread's polls around it (rtr__mpi_poll_start() below).
  *
  * Flows. A point-to-point message is a flow "message" from the send's slice
  * (rtr_flow_start()) to the slice where the receive completes (rtr_flow_end(): the
