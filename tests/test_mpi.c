@@ -733,39 +733,79 @@ static int64_t check_folded(const struct tt_event *e)
 	return e->args[0].i;
 }
 
-/* The slices named name, B or X, of events [from, to) of t that are not folded. */
-static size_t unfolded(const struct tt_trace *t, size_t from, size_t to, const char *name)
-{
-	size_t n = 0;
+/* A slice of a rank file: an X, or a B and its E (in file order on the rank's one
+ * thread), with its times. */
+struct span_of {
+	const struct tt_event *e; /* the X or the B */
+	uint64_t begin, end;
+};
 
-	for (size_t i = from; i < to; i++) {
+#define MAX_SPANS 4096
+
+static int by_begin(const void *a, const void *b)
+{
+	const struct span_of *x = a, *y = b;
+
+	return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* The slices of t, by their start, into s; returns how many. */
+static size_t spans_of(const struct tt_trace *t, struct span_of *s)
+{
+	size_t n = 0, open[64], depth = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
 		const struct tt_event *e = &t->ev[i];
-		n += e->name != NULL && strcmp(e->name, name) == 0 &&
-		     (strcmp(e->ph, "B") == 0 || strcmp(e->ph, "X") == 0) && check_folded(e) == 0;
+		if (strcmp(e->ph, "X") == 0 || strcmp(e->ph, "B") == 0) {
+			assert_true(n < MAX_SPANS);
+			s[n] = (struct span_of){e, e->ts_ns, e->ts_ns + e->dur_ns};
+			if (e->ph[0] == 'B') {
+				assert_true(depth < 64);
+				open[depth++] = n;
+			}
+			n++;
+		} else if (strcmp(e->ph, "E") == 0) {
+			assert_true(depth > 0);
+			s[open[--depth]].end = e->ts_ns;
+		}
 	}
+	assert_int_equal(depth, 0);
+	qsort(s, n, sizeof(*s), by_begin);
 	return n;
 }
 
-/* The index of the first B of name in t from `from` on. */
-static size_t first_begin(const struct tt_trace *t, size_t from, const char *name)
+/* The slices named name of s[0, n) that begin in [from, to) and are not folded. */
+static size_t unfolded(const struct span_of *s, size_t n, uint64_t from, uint64_t to,
+		       const char *name)
 {
-	for (size_t i = from; i < t->n; i++)
-		if (t->ev[i].name != NULL && strcmp(t->ev[i].name, name) == 0 &&
-		    strcmp(t->ev[i].ph, "B") == 0)
-			return i;
-	fail_msg("no B %s from event %zu on", name, from);
-	return t->n;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i].begin >= from && s[i].begin < to && s[i].e->name != NULL &&
+		     strcmp(s[i].e->name, name) == 0 && check_folded(s[i].e) == 0;
+	return k;
+}
+
+/* The first slice named name of s[0, n). */
+static const struct span_of *first_named(const struct span_of *s, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].e->name != NULL && strcmp(s[i].e->name, name) == 0)
+			return &s[i];
+	fail_msg("no slice %s", name);
+	return NULL;
 }
 
 /* Rank 0 polls POLLS rounds of Testany, Test and Iprobe that cannot complete, sends a
  * go-ahead, then polls until its receives complete (mpi_patterns.c): the first rounds
  * are one slice that counts each call, before the send; each call that completes
- * something is a slice of its own, with the flow of its message; every message is
+ * something is a slice of its own, around the flow of its message; every message is
  * joined across the files. */
 static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 {
 	char files[RANKS][4096];
 	static struct ranks k;
+	static struct span_of s[MAX_SPANS];
 
 	(void)state;
 	const char *const cmd[] = {RTR_MPI_PATTERNS, "polls", NULL};
@@ -773,17 +813,18 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 	load(&k, files);
 	assert_int_equal(check_flows(&k), 4); /* the go-ahead, tags 20, 22, 23 */
 	const struct tt_trace *t = &k.t[0];
-	size_t first = t->n;
+	size_t n = spans_of(t, s);
+	const struct span_of *fold = NULL;
 	int64_t testany = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		int64_t calls = check_folded(&t->ev[i]);
-		if (calls > 0 && first == t->n)
-			first = i;
-		const struct tt_arg *a = tt_arg(&t->ev[i], "MPI_Testany");
+	for (size_t i = 0; i < n; i++) {
+		int64_t calls = check_folded(s[i].e);
+		if (calls > 0 && fold == NULL)
+			fold = &s[i];
+		const struct tt_arg *a = tt_arg(s[i].e, "MPI_Testany");
 		testany += calls > 0 && a != NULL ? a->i : 0;
 	}
-	assert_true(first < t->n);
-	const struct tt_event *f = &t->ev[first];
+	assert_non_null(fold);
+	const struct tt_event *f = fold->e;
 	assert_string_equal(f->name, "MPI polls");
 	assert_int_equal(f->nargs, 6);
 	static const char *const keys[] = {"polls",    "count",	     "MPI_Testany",
@@ -794,24 +835,29 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 		if (i < 5)
 			assert_int_equal(f->args[i].i, values[i]);
 	}
-	/* then the go-ahead: the thread's next event, after the polls */
-	size_t send = first_begin(t, first, "MPI_Send");
-	assert_int_equal(send, first + 1);
-	assert_true(t->ev[send].ts_ns >= f->ts_ns + f->dur_ns);
-	assert_int_equal(unfolded(t, 0, send, "MPI_Testany"), 0);
+	/* then the go-ahead, after the polls, and none of them a slice of its own */
+	const struct span_of *send = first_named(s, n, "MPI_Send");
+	assert_true(send->begin >= fold->end);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Testany"), 0);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Test"), 0);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Iprobe"), 0);
 	/* the calls that completed something: two Testany, one Iprobe, each its own slice;
-	 * a message's f right inside the B of the Testany or Recv that completes it */
-	assert_int_equal(unfolded(t, send, t->n, "MPI_Testany"), 2);
-	assert_int_equal(unfolded(t, send, t->n, "MPI_Test"), 0);
-	assert_int_equal(unfolded(t, send, t->n, "MPI_Iprobe"), 1);
+	 * each message's f inside the Testany or the Recv that completes it */
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Testany"), 2);
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Test"), 0);
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Iprobe"), 1);
 	size_t ends = 0;
-	for (size_t i = send; i < t->n; i++) {
-		if (strcmp(t->ev[i].ph, "f") != 0)
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		const char *in = NULL;
+		if (strcmp(e->ph, "f") != 0)
 			continue;
-		const struct tt_event *b = &t->ev[i - 1];
-		assert_string_equal(b->ph, "B");
-		assert_string_equal(b->name, ends < 2 ? "MPI_Testany" : "MPI_Recv");
-		assert_true(t->ev[i].ts_ns >= b->ts_ns);
+		for (size_t j = 0; j < n; j++)
+			if (s[j].begin <= e->ts_ns && e->ts_ns <= s[j].end &&
+			    check_folded(s[j].e) == 0)
+				in = s[j].e->name;
+		assert_non_null(in);
+		assert_string_equal(in, ends < 2 ? "MPI_Testany" : "MPI_Recv");
 		ends++;
 	}
 	assert_int_equal(ends, 3);
@@ -828,11 +874,11 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 	for (int r = 0; r < RANKS; r++)
 		for (size_t i = 0; i < k.t[r].n; i++)
 			assert_int_equal(check_folded(&k.t[r].ev[i]), 0);
-	t = &k.t[0];
-	send = first_begin(t, 0, "MPI_Send");
-	assert_int_equal(unfolded(t, 0, send, "MPI_Testany"), POLLS);
-	assert_int_equal(unfolded(t, 0, send, "MPI_Test"), POLLS);
-	assert_int_equal(unfolded(t, 0, send, "MPI_Iprobe"), POLLS);
+	n = spans_of(&k.t[0], s);
+	send = first_named(s, n, "MPI_Send");
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Testany"), POLLS);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Test"), POLLS);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Iprobe"), POLLS);
 	unload(&k);
 }
 
