@@ -10,8 +10,12 @@
  *	events	the PMPI sequence with the wrappers' events recorded around it directly
  *		(3 slices with their arguments, a flow start and end): what the
  *		wrappers cannot cost less than, without their tables and lookups
+ *	ptest	PMPI_Test of a receive that never completes (no wrapper)
+ *	test	MPI_Test of it through the wrapper: a poll, folded by the writer (or a
+ *		slice, with RINGTRACE_MPI_POLLS=all)
  * The wrapper cost per call is (mpi - pmpi) / 3, printed as a multiple of bare; the
- * events' cost, (events - pmpi) / 3, likewise on a second line.
+ * events' cost, (events - pmpi) / 3, likewise on a second line; a poll's, test - ptest,
+ * on a third.
  *
  * What is timed is the producer's cost, not the writer's pace: every pass starts on a
  * drained ring (rtr_flush()) that holds the whole pass (RINGTRACE_RING_KB defaults
@@ -55,12 +59,14 @@ __attribute__((noinline)) static void events(int *v, int *w, uint64_t id)
 	rtr_end("bench", "Waitall");
 }
 
-enum { BARE, PMPI, WRAPPED, EVENTS, KINDS, PASSES = 9 };
+enum { BARE, PMPI, WRAPPED, EVENTS, PTEST, TEST, KINDS, PASSES = 9 };
+
+static MPI_Request never; /* a receive no one sends to: every test of it fails */
 
 /* One pass of ITER rounds of one kind, in ns a round. */
 static double pass_ns(int which, long iter)
 {
-	int v = 0, w = 0;
+	int v = 0, w = 0, flag;
 
 	rtr_flush(); /* a drained ring: the pass times the events, not the writer */
 	uint64_t t0 = rtr_now_ns();
@@ -77,6 +83,10 @@ static double pass_ns(int which, long iter)
 			MPI_Irecv(&v, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &r[0]);
 			MPI_Isend(&w, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &r[1]);
 			MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+		} else if (which == PTEST) {
+			PMPI_Test(&never, &flag, MPI_STATUS_IGNORE);
+		} else if (which == TEST) {
+			MPI_Test(&never, &flag, MPI_STATUS_IGNORE);
 		} else {
 			events(&v, &w, (uint64_t)i + 1);
 		}
@@ -101,7 +111,8 @@ int main(int argc, char **argv)
 	snprintf(ring_kb, sizeof(ring_kb), "%ld", kib);
 	setenv("RINGTRACE_RING_KB", ring_kb, 0);
 	MPI_Init(&argc, &argv);
-	int v = 0, w = 0;
+	int v = 0, w = 0, never_buf = 0;
+	PMPI_Irecv(&never_buf, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, &never);
 	for (long i = 0, laps = atol(getenv("RINGTRACE_RING_KB")) * 1024 / 480 + 1; i < laps; i++)
 		events(&v, &w, (uint64_t)i + 1); /* the warm-up lap */
 	/* The kinds take turns, so that a slow spell of the machine (the PMPI sequence
@@ -123,6 +134,13 @@ int main(int argc, char **argv)
 	       bare, pmpi, mpi, per_call, per_call / bare);
 	printf("the same events recorded directly: %.1f ns; %.1f ns per call = %.2fx bare\n",
 	       direct, per_events, per_events / bare);
+	const char *polls = getenv("RINGTRACE_MPI_POLLS");
+	printf("a test that completes nothing: PMPI %.1f ns, wrapped %.1f ns; wrapper cost %.1f "
+	       "ns = %.2fx bare (RINGTRACE_MPI_POLLS=%s)\n",
+	       best[PTEST], best[TEST], best[TEST] - best[PTEST], (best[TEST] - best[PTEST]) / bare,
+	       polls != NULL ? polls : "fold");
+	PMPI_Cancel(&never);
+	PMPI_Wait(&never, MPI_STATUS_IGNORE);
 
 	struct rtr_stats st;
 	rtr_stats_get(&st);

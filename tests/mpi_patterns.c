@@ -31,6 +31,12 @@
  * `mpi_patterns kill`: rank 1 sends to rank 0, waits until its trace (RINGTRACE_FILE,
  * %r its rank) holds the MPI_Send (the writer's periodic flush; at most 20 s), and
  * kills itself with SIGKILL before MPI_Finalize.
+ * `mpi_patterns polls`: rank 0 polls POLLS rounds of MPI_Testany (two receives from
+ * rank 1, tags 20 and 22), MPI_Test (the first) and MPI_Iprobe (tag 23) while rank 1
+ * waits for its go-ahead, so that none can complete; then sends the go-ahead (tag 19),
+ * after which rank 1 sends tags 20, 22 and 23, and rank 0 polls with MPI_Testany until
+ * both receives complete and with MPI_Iprobe until it finds the third, which it
+ * receives with MPI_Recv.
  * `mpi_patterns threads`: at MPI_THREAD_MULTIPLE (exit 77 if MPI does not provide it),
  * ranks 2k and 2k + 1 exchange THREAD_ROUNDS messages in each of THREADS threads at
  * once, thread t on tag t: Irecv, Isend, then Waitall or two Waits, in turn.
@@ -44,6 +50,7 @@
 #include <time.h>
 
 #define SAME	      6
+#define POLLS	      100
 #define THREADS	      3
 #define THREAD_ROUNDS 250
 
@@ -85,6 +92,44 @@ static int threads(int *argc, char ***argv)
 		pthread_join(th[t], NULL);
 	MPI_Finalize();
 	return 0;
+}
+
+/* `mpi_patterns polls`: see the top. */
+static void polls(int rank)
+{
+	int v = 0, buf[2] = {0}, index, flag, done = 0;
+	MPI_Request req[2];
+
+	if (rank == 1) {
+		MPI_Recv(&v, 1, MPI_INT, 0, 19, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		for (int tag = 20; tag <= 23; tag++)
+			if (tag != 21)
+				MPI_Send(&tag, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
+	}
+	if (rank != 0)
+		return;
+	MPI_Irecv(&buf[0], 1, MPI_INT, 1, 20, MPI_COMM_WORLD, &req[0]);
+	MPI_Irecv(&buf[1], 1, MPI_INT, 1, 22, MPI_COMM_WORLD, &req[1]);
+	for (int i = 0; i < POLLS; i++) {
+		MPI_Testany(2, req, &index, &flag, MPI_STATUS_IGNORE);
+		done |= flag;
+		MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+		done |= flag;
+		MPI_Iprobe(1, 23, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		done |= flag;
+	}
+	if (done) /* rank 1 has sent nothing yet */
+		MPI_Abort(MPI_COMM_WORLD, 4);
+	MPI_Send(&v, 1, MPI_INT, 1, 19, MPI_COMM_WORLD);
+	while (done < 2) {
+		MPI_Testany(2, req, &index, &flag, MPI_STATUS_IGNORE);
+		done += flag && index != MPI_UNDEFINED;
+	}
+	for (flag = 0; !flag;)
+		MPI_Iprobe(1, 23, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	MPI_Recv(&v, 1, MPI_INT, 1, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (buf[0] != 20 || buf[1] != 22 || v != 23)
+		MPI_Abort(MPI_COMM_WORLD, 5);
 }
 
 /* Whether the file at path holds text. */
@@ -149,6 +194,11 @@ int main(int argc, char **argv)
 			if (buf[0] != 0 || buf[1] != 1 || buf[2] != 2 || buf[3] != 0 || v != 1)
 				MPI_Abort(MPI_COMM_WORLD, 3);
 		}
+		MPI_Finalize();
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "polls") == 0) {
+		polls(rank);
 		MPI_Finalize();
 		return 0;
 	}

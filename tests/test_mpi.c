@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
@@ -42,6 +44,10 @@ struct ranks {
 
 /* The rank files' suffix: .json, or .pftrace for Perfetto's format. */
 static const char *rank_suffix = ".json";
+/* A variable mpirun passes on too (-x NAME=VALUE), and the directory the job runs in:
+ * NULL for none, the test's own. */
+static const char *extra_env;
+static const char *run_dir;
 
 /* mpirun -np RANKS [-x LD_PRELOAD=preload] cmd..., files at dir/name-%r.json (or
  * rank_suffix); returns mpirun's wait status. */
@@ -69,11 +75,17 @@ static int run(const char *name, const char *preload, const char *const *cmd,
 		argv[n++] = "-x";
 		argv[n++] = env_preload;
 	}
+	if (extra_env != NULL) {
+		argv[n++] = "-x";
+		argv[n++] = extra_env;
+	}
 	while (*cmd != NULL && n < 31)
 		argv[n++] = *cmd++;
 	argv[n] = NULL;
 	pid_t pid = tu_fork();
 	if (pid == 0) {
+		if (run_dir != NULL && chdir(run_dir) != 0)
+			_exit(126);
 		execv(RTR_MPIEXEC, (char *const *)argv);
 		_exit(127);
 	}
@@ -665,6 +677,426 @@ static void threads_at_thread_multiple_join_every_message(void **state)
 	unload(&k);
 }
 
+/* ------------------------------------------------------------------ polls */
+
+#define POLLS 100 /* as in mpi_patterns.c */
+
+static int is_poll_name(const char *k)
+{
+	static const char *const names[] = {"MPI_Test",	    "MPI_Testany", "MPI_Testall",
+					    "MPI_Testsome", "MPI_Iprobe",  "MPI_Improbe"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(k, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether e is a folded slice of polls (its first argument "polls"), every value it
+ * says checked: its calls, the calls per name (known names, summing to the calls), a
+ * count of requests when tests are among them, the time inside the calls within its
+ * duration, its name. Returns its calls, or 0 when it is not one. */
+static int64_t check_folded(const struct tt_event *e)
+{
+	int64_t sum = 0, inside = -1;
+	size_t names = 0;
+	const char *one = NULL;
+	int has_count = 0, tests = 0;
+
+	if (strcmp(e->ph, "X") != 0 || e->nargs == 0 || strcmp(e->args[0].key, "polls") != 0)
+		return 0;
+	assert_string_equal(e->cat, "mpi");
+	for (size_t i = 1; i < e->nargs; i++) {
+		const struct tt_arg *a = &e->args[i];
+		if (strcmp(a->key, "count") == 0) {
+			assert_int_equal(i, 1);
+			assert_true(a->i > 0);
+			has_count = 1;
+		} else if (strcmp(a->key, "poll_ns") == 0) {
+			assert_int_equal(i, e->nargs - 1);
+			inside = a->i;
+		} else {
+			if (!is_poll_name(a->key))
+				fail_msg("line %zu: a folded slice counts %s", e->line, a->key);
+			assert_true(a->i > 0);
+			sum += a->i;
+			names++;
+			one = a->key;
+			tests |= strncmp(a->key, "MPI_Test", 8) == 0;
+		}
+	}
+	assert_true(e->args[0].i > 0);
+	assert_int_equal(sum, e->args[0].i);
+	assert_true(inside >= 0 && (uint64_t)inside <= e->dur_ns);
+	assert_int_equal(has_count, tests);
+	assert_string_equal(e->name, names == 1 ? one : "MPI polls");
+	return e->args[0].i;
+}
+
+/* A slice of a rank file: an X, or a B and its E (in file order on the rank's one
+ * thread), with its times. */
+struct span_of {
+	const struct tt_event *e; /* the X or the B */
+	uint64_t begin, end;
+};
+
+#define MAX_SPANS 4096
+
+static int by_begin(const void *a, const void *b)
+{
+	const struct span_of *x = a, *y = b;
+
+	return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* The slices of t, by their start, into s; returns how many. */
+static size_t spans_of(const struct tt_trace *t, struct span_of *s)
+{
+	size_t n = 0, open[64], depth = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (strcmp(e->ph, "X") == 0 || strcmp(e->ph, "B") == 0) {
+			assert_true(n < MAX_SPANS);
+			s[n] = (struct span_of){e, e->ts_ns, e->ts_ns + e->dur_ns};
+			if (e->ph[0] == 'B') {
+				assert_true(depth < 64);
+				open[depth++] = n;
+			}
+			n++;
+		} else if (strcmp(e->ph, "E") == 0) {
+			assert_true(depth > 0);
+			s[open[--depth]].end = e->ts_ns;
+		}
+	}
+	assert_int_equal(depth, 0);
+	qsort(s, n, sizeof(*s), by_begin);
+	return n;
+}
+
+/* The slices named name of s[0, n) that begin in [from, to) and are not folded. */
+static size_t unfolded(const struct span_of *s, size_t n, uint64_t from, uint64_t to,
+		       const char *name)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i].begin >= from && s[i].begin < to && s[i].e->name != NULL &&
+		     strcmp(s[i].e->name, name) == 0 && check_folded(s[i].e) == 0;
+	return k;
+}
+
+/* The first slice named name of s[0, n). */
+static const struct span_of *first_named(const struct span_of *s, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].e->name != NULL && strcmp(s[i].e->name, name) == 0)
+			return &s[i];
+	fail_msg("no slice %s", name);
+	return NULL;
+}
+
+/* Rank 0 polls POLLS rounds of Testany, Test and Iprobe that cannot complete, sends a
+ * go-ahead, then polls until its receives complete (mpi_patterns.c): the first rounds
+ * are one slice that counts each call, before the send; each call that completes
+ * something is a slice of its own, around the flow of its message; every message is
+ * joined across the files. */
+static void polls_fold_and_completing_calls_keep_their_flows(void **state)
+{
+	char files[RANKS][4096];
+	static struct ranks k;
+	static struct span_of s[MAX_SPANS];
+
+	(void)state;
+	const char *const cmd[] = {RTR_MPI_PATTERNS, "polls", NULL};
+	tu_expect_exit_0(run("polls", RTR_MPI_LIB, cmd, files));
+	load(&k, files);
+	assert_int_equal(check_flows(&k), 4); /* the go-ahead, tags 20, 22, 23 */
+	const struct tt_trace *t = &k.t[0];
+	size_t n = spans_of(t, s);
+	const struct span_of *fold = NULL;
+	int64_t testany = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t calls = check_folded(s[i].e);
+		if (calls > 0 && fold == NULL)
+			fold = &s[i];
+		const struct tt_arg *a = tt_arg(s[i].e, "MPI_Testany");
+		testany += calls > 0 && a != NULL ? a->i : 0;
+	}
+	assert_non_null(fold);
+	const struct tt_event *f = fold->e;
+	assert_string_equal(f->name, "MPI polls");
+	assert_int_equal(f->nargs, 6);
+	static const char *const keys[] = {"polls",    "count",	     "MPI_Testany",
+					   "MPI_Test", "MPI_Iprobe", "poll_ns"};
+	const int64_t values[] = {3 * POLLS, 2, POLLS, POLLS, POLLS};
+	for (size_t i = 0; i < 6; i++) {
+		assert_string_equal(f->args[i].key, keys[i]);
+		if (i < 5)
+			assert_int_equal(f->args[i].i, values[i]);
+	}
+	/* then the go-ahead, after the polls, and none of them a slice of its own */
+	const struct span_of *send = first_named(s, n, "MPI_Send");
+	assert_true(send->begin >= fold->end);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Testany"), 0);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Test"), 0);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Iprobe"), 0);
+	/* the calls that completed something: two Testany, one Iprobe, each its own slice;
+	 * each message's f inside the Testany or the Recv that completes it */
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Testany"), 2);
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Test"), 0);
+	assert_int_equal(unfolded(s, n, send->begin, UINT64_MAX, "MPI_Iprobe"), 1);
+	size_t ends = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		const char *in = NULL;
+		if (strcmp(e->ph, "f") != 0)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (s[j].begin <= e->ts_ns && e->ts_ns <= s[j].end &&
+			    check_folded(s[j].e) == 0)
+				in = s[j].e->name;
+		assert_non_null(in);
+		assert_string_equal(in, ends < 2 ? "MPI_Testany" : "MPI_Recv");
+		ends++;
+	}
+	assert_int_equal(ends, 3);
+	assert_true(testany >= POLLS);
+	unload(&k);
+
+	/* RINGTRACE_MPI_POLLS=all: every call a slice, none folded */
+	extra_env = "RINGTRACE_MPI_POLLS=all";
+	int status = run("polls-all", RTR_MPI_LIB, cmd, files);
+	extra_env = NULL;
+	tu_expect_exit_0(status);
+	load(&k, files);
+	assert_int_equal(check_flows(&k), 4);
+	for (int r = 0; r < RANKS; r++)
+		for (size_t i = 0; i < k.t[r].n; i++)
+			assert_int_equal(check_folded(&k.t[r].ev[i]), 0);
+	n = spans_of(&k.t[0], s);
+	send = first_named(s, n, "MPI_Send");
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Testany"), POLLS);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Test"), POLLS);
+	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Iprobe"), POLLS);
+	unload(&k);
+}
+
+/* ------------------------------------------------------------------ hpcc */
+
+#ifdef RTR_HPCC
+/* HPC Challenge's input (read from the working directory): the example Debian ships,
+ * with a problem of 200 (1000 there) in blocks of 40, so that the job takes seconds. */
+static const char hpccinf[] =
+	"HPLinpack benchmark input file\n"
+	"Innovative Computing Laboratory, University of Tennessee\n"
+	"HPL.out      output file name (if any)\n"
+	"8            device out (6=stdout,7=stderr,file)\n"
+	"1            # of problems sizes (N)\n"
+	"200          Ns\n"
+	"1            # of NBs\n"
+	"40           NBs\n"
+	"0            PMAP process mapping (0=Row-,1=Column-major)\n"
+	"1            # of process grids (P x Q)\n"
+	"2            Ps\n"
+	"2            Qs\n"
+	"16.0         threshold\n"
+	"1            # of panel fact\n"
+	"2            PFACTs (0=left, 1=Crout, 2=Right)\n"
+	"1            # of recursive stopping criterium\n"
+	"4            NBMINs (>= 1)\n"
+	"1            # of panels in recursion\n"
+	"2            NDIVs\n"
+	"1            # of recursive panel fact.\n"
+	"1            RFACTs (0=left, 1=Crout, 2=Right)\n"
+	"1            # of broadcast\n"
+	"1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)\n"
+	"1            # of lookahead depth\n"
+	"1            DEPTHs (>=0)\n"
+	"2            SWAP (0=bin-exch,1=long,2=mix)\n"
+	"64           swapping threshold\n"
+	"0            L1 in (0=transposed,1=no-transposed) form\n"
+	"0            U  in (0=transposed,1=no-transposed) form\n"
+	"1            Equilibration (0=no,1=yes)\n"
+	"8            memory alignment in double (> 0)\n"
+	"##### This line (no. 32) is ignored (it serves as a separator). ######\n"
+	"0                               Number of additional problem sizes for PTRANS\n"
+	"1200 10000 30000                values of N\n"
+	"0                               number of additional blocking sizes for PTRANS\n"
+	"40 9 8 13 13 20 16 32 64        values of NB\n";
+
+/* What a rank file holds: its event objects, its folded slices, per poll name the
+ * calls folded and those not (slices of their own), and its flows. */
+struct rank_polls {
+	size_t objects, folded;
+	int64_t calls[6], own[6];
+};
+
+static const char *const hpcc_names[6] = {"MPI_Test",	  "MPI_Testany", "MPI_Testall",
+					  "MPI_Testsome", "MPI_Iprobe",	 "MPI_Improbe"};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Load the RANKS files strictly, check every folded slice, count; every message's
+ * flow has one start and one end, across the files (by sorting their ids: the job
+ * sends tens of thousands). */
+static void hpcc_load(char files[RANKS][4096], struct rank_polls *p)
+{
+	static struct tt_trace t[RANKS];
+	size_t nids = 0, cap = 0;
+	char **ids = NULL;
+
+	memset(p, 0, RANKS * sizeof(*p));
+	for (int r = 0; r < RANKS; r++) {
+		if (tt_load(files[r], TT_CHECK_ESCAPES, &t[r]) != 0)
+			fail_msg("rank %d: %s", r, t[r].error);
+		assert_true(t[r].complete);
+		p[r].objects = t[r].n;
+		for (size_t i = 0; i < t[r].n; i++) {
+			const struct tt_event *e = &t[r].ev[i];
+			int64_t calls = check_folded(e);
+			p[r].folded += calls > 0;
+			for (int k = 0; k < 6; k++) {
+				const struct tt_arg *a =
+					calls > 0 ? tt_arg(e, hpcc_names[k]) : NULL;
+				p[r].calls[k] += a != NULL ? a->i : 0;
+				p[r].own[k] += calls == 0 && e->name != NULL &&
+					       strcmp(e->name, hpcc_names[k]) == 0 &&
+					       (strcmp(e->ph, "X") == 0 || strcmp(e->ph, "B") == 0);
+			}
+			if (strcmp(e->ph, "s") != 0 && strcmp(e->ph, "f") != 0)
+				continue;
+			if (nids == cap) {
+				cap = cap ? 2 * cap : 65536;
+				ids = realloc(ids, cap * sizeof(*ids));
+				assert_non_null(ids);
+			}
+			ids[nids] = malloc(strlen(e->id) + 2);
+			assert_non_null(ids[nids]);
+			sprintf(ids[nids++], "%s%c", e->id, e->ph[0]);
+		}
+	}
+	qsort(ids, nids, sizeof(*ids), cmp_str);
+	assert_true(nids % 2 == 0);
+	for (size_t i = 0; i < nids; i += 2) {
+		size_t len = strlen(ids[i]);
+		if (strncmp(ids[i], ids[i + 1], len - 1) != 0 || ids[i][len - 1] != 'f' ||
+		    ids[i + 1][len - 1] != 's' || strlen(ids[i + 1]) != len ||
+		    (i + 2 < nids && strncmp(ids[i + 2], ids[i], len - 1) == 0))
+			fail_msg("message %.*s: not one start and one end", (int)len - 1, ids[i]);
+	}
+	for (size_t i = 0; i < nids; i++)
+		free(ids[i]);
+	free(ids);
+	for (int r = 0; r < RANKS; r++)
+		tt_free(&t[r]);
+}
+
+/* `ringtrace stats --json` of file: its "polls" rows agree with what the test counted
+ * in the same file (p): per name, the calls folded and the calls that completed
+ * something (the name's slices not folded). */
+static void hpcc_stats_agree(const char *file, const struct rank_polls *p)
+{
+	char out[4096], cmd[9000], err[256];
+
+	tu_temp_path(out, sizeof(out), "mpi", "hpcc-stats", ".json");
+	snprintf(cmd, sizeof(cmd), "%s stats --json --top 0 %s > %s", RTR_TOOL, file, out);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	static char text[1 << 20];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	unlink(out);
+	text[n] = '\0';
+	yajl_val doc = yajl_tree_parse(text, err, sizeof(err));
+	if (doc == NULL)
+		fail_msg("stats --json: %s", err);
+	const char *rows_path[] = {"polls", "rows", NULL};
+	yajl_val rows = yajl_tree_get(doc, rows_path, yajl_t_array);
+	assert_non_null(rows);
+	size_t seen = 0;
+	for (size_t i = 0; i < rows->u.array.len; i++) {
+		yajl_val row = rows->u.array.values[i];
+		const char *name_path[] = {"name", NULL}, *folded_path[] = {"folded_calls", NULL},
+			   *done_path[] = {"completed_calls", NULL};
+		const char *name = YAJL_GET_STRING(yajl_tree_get(row, name_path, yajl_t_string));
+		for (int k = 0; k < 6; k++) {
+			if (strcmp(name, hpcc_names[k]) != 0)
+				continue;
+			assert_int_equal(
+				YAJL_GET_INTEGER(yajl_tree_get(row, folded_path, yajl_t_number)),
+				p->calls[k]);
+			assert_int_equal(
+				YAJL_GET_INTEGER(yajl_tree_get(row, done_path, yajl_t_number)),
+				p->own[k]);
+			seen++;
+		}
+	}
+	size_t want = 0;
+	for (int k = 0; k < 6; k++)
+		want += p->calls[k] > 0;
+	assert_int_equal(seen, want);
+	yajl_tree_free(doc);
+}
+#endif
+
+/* HPC Challenge (Debian's hpcc), unmodified, preloaded: folded, each rank file is
+ * strict JSON with every folded slice as it must be and every message joined across
+ * the files; the same job with every call a slice writes more event objects on every
+ * rank, none folded; `ringtrace stats` tells the calls per name that the test counts. */
+static void hpcc_polls_fold_and_stats_count_every_call(void **state)
+{
+	(void)state;
+#ifndef RTR_HPCC
+	skip(); /* hpcc not installed: scripts/deps installs it */
+#else
+	char files[RANKS][4096], dir[4096], inf[4200];
+	struct rank_polls folded[RANKS], all[RANKS];
+
+	tu_temp_path(dir, sizeof(dir), "mpi", "hpcc", "");
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(inf, sizeof(inf), "%s/hpccinf.txt", dir);
+	FILE *f = fopen(inf, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(hpccinf, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	const char *const cmd[] = {RTR_HPCC, NULL};
+	run_dir = dir;
+	int status = run("hpcc", RTR_MPI_LIB, cmd, files);
+	run_dir = NULL;
+	tu_expect_exit_0(status);
+	hpcc_load(files, folded);
+	hpcc_stats_agree(files[0], &folded[0]);
+	run_dir = dir;
+	extra_env = "RINGTRACE_MPI_POLLS=all";
+	status = run("hpcc-all", RTR_MPI_LIB, cmd, files);
+	run_dir = NULL;
+	extra_env = NULL;
+	tu_expect_exit_0(status);
+	hpcc_load(files, all);
+	for (int r = 0; r < RANKS; r++) {
+		print_message("rank %d: %zu event objects folded (%zu slices of %lld Testany and "
+			      "%lld Test calls), %zu with every call (%lld Testany, %lld Test)\n",
+			      r, folded[r].objects, folded[r].folded, (long long)folded[r].calls[1],
+			      (long long)folded[r].calls[0], all[r].objects,
+			      (long long)all[r].own[1], (long long)all[r].own[0]);
+		assert_true(folded[r].folded > 0);
+		assert_int_equal(all[r].folded, 0);
+		assert_true(folded[r].objects < all[r].objects);
+	}
+	unlink(inf);
+	snprintf(inf, sizeof(inf), "%s/hpccoutf.txt", dir);
+	unlink(inf);
+	rmdir(dir);
+	for (int r = 0; r < RANKS; r++)
+		unlink(files[r]);
+#endif
+}
+
 static void rank_killed_before_finalize_leaves_a_file_that_loads(void **state)
 {
 	char files[RANKS][4096];
@@ -710,6 +1142,8 @@ int main(void)
 		cmocka_unit_test(perfetto_rank_files_merge_aligned),
 		cmocka_unit_test(threads_at_thread_multiple_join_every_message),
 		cmocka_unit_test(rank_killed_before_finalize_leaves_a_file_that_loads),
+		cmocka_unit_test(polls_fold_and_completing_calls_keep_their_flows),
+		cmocka_unit_test(hpcc_polls_fold_and_stats_count_every_call),
 	};
 
 	return cmocka_run_group_tests_name("mpi", tests, NULL, NULL);

@@ -83,6 +83,11 @@ enum {
 	/* RTR__K_SCOPE: `a` is a function's code address, named by the writer (the
 	 * instrument library); category "function" */
 	RTR__F_CODE_ADDR = 1 << 6,
+	/* RTR__K_COMPLETE: a poll, an MPI test or probe call that completed nothing
+	 * (rtr__poll_args()); ts and the word, its duration, in ticks. The writer folds
+	 * a thread's consecutive polls into one slice (src/writer/polls.c). Internal:
+	 * written by the library's own modules only. */
+	RTR__F_POLL = 1 << 7,
 };
 
 /*
@@ -129,7 +134,7 @@ struct rtr__ring {
 	size_t map_bytes;	/* size of the mapping that holds this ring */
 	char name[64];		/* the thread's name when the ring was made */
 	int32_t sort_index;	/* rtr_thread_sort_index() + 1, 0 if none; relaxed */
-	uint64_t reader[27];	/* the writer's per-ring state; writer only */
+	uint64_t reader[28];	/* the writer's per-ring state; writer only */
 };
 
 /*
@@ -187,6 +192,20 @@ RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t c
  * needed) and returns its length, or 0; the writer then adds {"src": ...} to the
  * slices of RTR__F_CODE_ADDR. */
 RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap));
+
+/*
+ * For the MPI module, whose test and probe calls learn only at their end whether they
+ * completed anything. A call that began at `ticks` (rtr__ticks()) and completed
+ * something is a slice as any: rtr__begin_args_at() records its B now, at `ticks`
+ * (rtr_end() its E, as usual). One that completed nothing is one record,
+ * rtr__poll_args(): RTR__K_COMPLETE with RTR__F_POLL, from `ticks` for `dur_ticks`,
+ * with its arguments (numbers and static strings), which the writer folds with the
+ * polls next to it. Any thread; as rtr_begin_args().
+ */
+RTR_API void rtr__begin_args_at(const char *cat, const char *name, uint64_t ticks,
+				const struct rtr_arg *args, unsigned n);
+RTR_API void rtr__poll_args(const char *cat, const char *name, uint64_t ticks, uint64_t dur_ticks,
+			    const struct rtr_arg *args, unsigned n);
 
 /* The category filter's per-thread cache of decisions, direct-mapped by category
  * pointer (categories are static strings). A zeroed slot never matches: its decision

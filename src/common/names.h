@@ -69,4 +69,14 @@
 #define RTR__KEY_MEM_UNTRACKED	   "mem_untracked"
 #define RTR__KEY_BYTES		   "bytes"
 
+/* A fold of polls (src/writer/polls.c): one slice for a thread's consecutive MPI test
+ * and probe calls that completed nothing, named after the call, or RTR__POLLS_MIXED
+ * when they were of several. Its arguments: the calls, "count" (the requests: the most
+ * one call was given), the calls of each name (keyed by the name), the time inside
+ * them. */
+#define RTR__POLLS_MIXED  "MPI polls"
+#define RTR__KEY_POLLS	  "polls"
+#define RTR__KEY_POLL_NS  "poll_ns"
+#define RTR__KEY_REQUESTS "count"
+
 #endif

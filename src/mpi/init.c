@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The module's state: every field's writer is named in mpi_internal.h. */
 struct rtr__mpi_state rtr__mpi = {
@@ -76,10 +77,26 @@ static long launcher_rank(void)
 	return -1;
 }
 
+/* RINGTRACE_MPI_POLLS: "all" records every test and probe call as a slice; unset or
+ * "fold" folds those that complete nothing; anything else warns and folds. */
+static int polls_all(void)
+{
+	const char *v = getenv("RINGTRACE_MPI_POLLS");
+
+	if (v == NULL || *v == '\0' || strcmp(v, "fold") == 0)
+		return 0;
+	if (strcmp(v, "all") == 0)
+		return 1;
+	fprintf(stderr, "ringtrace: RINGTRACE_MPI_POLLS=\"%s\" is not fold or all; folding\n", v);
+	return 0;
+}
+
 /* Before PMPI_Init: the recorder, unless the program runs one already. */
 static void before_init(void)
 {
 	struct rtr_config cfg;
+
+	rtr__mpi.polls_all = polls_all();
 
 	rtr_config_init(&cfg);
 	if (getenv("RINGTRACE_FILE") == NULL || *getenv("RINGTRACE_FILE") == '\0')

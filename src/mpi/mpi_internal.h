@@ -6,6 +6,8 @@
  * (rtr_begin_args()/rtr_end(), so the slice is there while the call blocks) with its
  * arguments: peer (a world rank; MPI_ANY_SOURCE -1, MPI_PROC_NULL -2 as Open MPI numbers
  * them), tag, bytes (count times the type's size), comm_size, root, count (requests).
+ * A test or probe call that completes nothing is a poll instead: one record, which
+ * the writer folds with the thread's polls around it (rtr__mpi_poll_start() below).
  *
  * Flows. A point-to-point message is a flow "message" from the send's slice
  * (rtr_flow_start()) to the slice where the receive completes (rtr_flow_end(): the
@@ -152,6 +154,10 @@ struct rtr__mpi_state {
 	char process_name[32];
 	/* before_init(): the rank the launcher gives, -1 without one. */
 	long env_rank;
+	/* RINGTRACE_MPI_POLLS=all: every test and probe call is a slice (else those that
+	 * complete nothing are polls, folded by the writer). before_init(), then
+	 * read-only: plain. */
+	int polls_all;
 
 	/*
 	 * The sizes of the predefined C datatypes, asked once by after_init(): open
@@ -314,6 +320,52 @@ static inline void rtr__mpi_count_begin(const char *name, int count)
 	const struct rtr_arg args[] = {rtr__mpi_arg_i64("count", count)};
 
 	rtr_begin_args(CAT, name, args, 1);
+}
+
+static inline void rtr__mpi_count_begin_at(const char *name, int count, uint64_t ticks)
+{
+	const struct rtr_arg args[] = {rtr__mpi_arg_i64("count", count)};
+
+	rtr__begin_args_at(CAT, name, ticks, args, 1);
+}
+
+/*
+ * Test and probe calls (wait.c, p2p.c). One that completes nothing is a poll: one
+ * record (rtr__poll_args(), with its count of requests; a probe's has none), which the
+ * writer folds with the thread's polls next to it into one slice. One that completes
+ * something is a slice as any call's, begun at the time the call began, once the call
+ * has told (rtr__begin_args_at()). Before the call, rtr__mpi_poll_start(): that time,
+ * or 0 when the call is a slice from its start as any other's (the caller begins it):
+ * RINGTRACE_MPI_POLLS=all, or the category is not recorded.
+ */
+static inline uint64_t rtr__mpi_poll_start(void)
+{
+	if (RTR__LIKELY(!rtr__mpi.polls_all) && rtr_category_enabled(CAT))
+		return rtr__ticks();
+	return 0;
+}
+
+/* A call that completed nothing, begun at t0 (not 0): count its requests, -1 none. */
+static inline void rtr__mpi_poll(const char *name, uint64_t t0, int count)
+{
+	const struct rtr_arg args[] = {rtr__mpi_arg_i64("count", count)};
+
+	rtr__poll_args(CAT, name, t0, rtr__ticks() - t0, args, count >= 0 ? 1 : 0);
+}
+
+/* After a test call of `count` requests begun at t0 (rtr__mpi_poll_start()): 1 when
+ * it completed nothing (`done` 0) and is recorded as a poll, nothing more to record;
+ * else 0, its slice begun, to be ended by the caller after what it completed. */
+static inline int rtr__mpi_polled(const char *name, int count, uint64_t t0, int done)
+{
+	if (t0 == 0)
+		return 0;
+	if (!done) {
+		rtr__mpi_poll(name, t0, count);
+		return 1;
+	}
+	rtr__mpi_count_begin_at(name, count, t0);
+	return 0;
 }
 
 /* A collective slice (collectives.c). */

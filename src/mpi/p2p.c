@@ -14,10 +14,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* A point-to-point slice on c: peer (as a world rank), tag, bytes. Returns whether the
- * category is recorded (the slice's flow then goes with it). */
-static int p2p_begin(const char *name, const struct comm_info *c, int peer, int tag, int count,
-		     MPI_Datatype dt)
+/* A point-to-point slice on c: peer (as a world rank), tag, bytes; begun now, or at
+ * `ticks` when not 0 (a probe that found a message: mpi_internal.h). Returns whether
+ * the category is recorded (the slice's flow then goes with it). */
+static int p2p_begin_at(const char *name, const struct comm_info *c, int peer, int tag, int count,
+			MPI_Datatype dt, uint64_t ticks)
 {
 	if (!rtr_category_enabled(CAT))
 		return 0;
@@ -26,8 +27,17 @@ static int p2p_begin(const char *name, const struct comm_info *c, int peer, int 
 		rtr__mpi_arg_i64("tag", tag),
 		rtr__mpi_arg_i64("bytes", rtr__mpi_bytes_of(count, dt)),
 	};
-	rtr_begin_args(CAT, name, args, 3);
+	if (ticks != 0)
+		rtr__begin_args_at(CAT, name, ticks, args, 3);
+	else
+		rtr_begin_args(CAT, name, args, 3);
 	return 1;
+}
+
+static int p2p_begin(const char *name, const struct comm_info *c, int peer, int tag, int count,
+		     MPI_Datatype dt)
+{
+	return p2p_begin_at(name, c, peer, tag, count, dt, 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -139,11 +149,23 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	return rc;
 }
 
+/* A probe that found no message is a poll (mpi_internal.h), without arguments: its
+ * peer and tag are those of the probe that finds one, as a rule. */
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-	if (rtr_category_enabled(CAT))
+	uint64_t t0 = rtr__mpi_poll_start();
+
+	if (t0 == 0 && rtr_category_enabled(CAT))
 		p2p_begin("MPI_Iprobe", rtr__mpi_info_of(comm), source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+	if (t0 != 0) {
+		if (rc == MPI_SUCCESS && !*flag) {
+			rtr__mpi_poll("MPI_Iprobe", t0, -1);
+			return rc;
+		}
+		p2p_begin_at("MPI_Iprobe", rtr__mpi_info_of(comm), source, tag, 0,
+			     MPI_DATATYPE_NULL, t0);
+	}
 	rtr_end(CAT, "MPI_Iprobe");
 	return rc;
 }
@@ -380,9 +402,18 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	struct comm_info *c = rtr__mpi_info_of(comm);
+	uint64_t t0 = rtr__mpi_poll_start();
 
-	p2p_begin("MPI_Improbe", c, source, tag, 0, MPI_DATATYPE_NULL);
+	if (t0 == 0)
+		p2p_begin("MPI_Improbe", c, source, tag, 0, MPI_DATATYPE_NULL);
 	int rc = PMPI_Improbe(source, tag, comm, flag, msg, st);
+	if (t0 != 0) {
+		if (rc == MPI_SUCCESS && !*flag) {
+			rtr__mpi_poll("MPI_Improbe", t0, -1);
+			return rc;
+		}
+		p2p_begin_at("MPI_Improbe", c, source, tag, 0, MPI_DATATYPE_NULL, t0);
+	}
 	if (rc == MPI_SUCCESS && *flag)
 		matched_add(*msg, c, st);
 	rtr_end(CAT, "MPI_Improbe");

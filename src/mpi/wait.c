@@ -2,8 +2,10 @@
 /*
  * Wait and Test, of one request, all, any or some: a slice each (count: the
  * requests), and for each request it completes that was a pending receive, the end of
- * its flow (match.c). A call with several copies the handles first, as MPI sets the
- * completed ones to MPI_REQUEST_NULL, unless no receive is pending at all.
+ * its flow (match.c). A test that completes nothing is a poll, one record that the
+ * writer folds with the thread's polls around it (mpi_internal.h). A call with several
+ * copies the handles first, as MPI sets the completed ones to MPI_REQUEST_NULL, unless
+ * no receive is pending at all.
  */
 #include "mpi/mpi_internal.h"
 
@@ -71,6 +73,13 @@ static int none_pending(void)
 	return rtr_atomic_load_relaxed(&rtr__mpi.pending_count) == 0;
 }
 
+/* Whether a Waitsome or Testsome's outcount says it completed a request (none active:
+ * MPI_UNDEFINED). */
+static int some_done(int outcount)
+{
+	return outcount != 0 && outcount != MPI_UNDEFINED;
+}
+
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	MPI_Status local;
@@ -90,30 +99,43 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	MPI_Request h = *req;
+	uint64_t t0 = rtr__mpi_poll_start();
 
-	rtr__mpi_count_begin("MPI_Test", 1);
+	if (t0 == 0)
+		rtr__mpi_count_begin("MPI_Test", 1);
 	int rc = PMPI_Test(req, flag, st);
+	if (rtr__mpi_polled("MPI_Test", 1, t0, rc != MPI_SUCCESS || *flag))
+		return rc;
 	if (rc == MPI_SUCCESS && *flag)
 		rtr__mpi_complete(h, st);
 	rtr_end(CAT, "MPI_Test");
 	return rc;
 }
 
-/* Waitall and Testall; Waitany and Testany; Waitsome and Testsome: one body each. */
+/* Waitall and Testall; Waitany and Testany; Waitsome and Testsome: one body each. A
+ * test that completes nothing is a poll (rtr__mpi_polled()); an error is not. */
 static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status *statuses)
 {
 	struct reqs r;
 	int rc, done = 1;
+	uint64_t t0 = flag != NULL ? rtr__mpi_poll_start() : 0;
 
-	rtr__mpi_count_begin(name, n);
+	if (t0 == 0)
+		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
 		rc = flag == NULL ? PMPI_Waitall(n, reqs, statuses)
 				  : PMPI_Testall(n, reqs, flag, statuses);
+		if (rtr__mpi_polled(name, n, t0, flag == NULL || rc != MPI_SUCCESS || *flag))
+			return rc;
 	} else {
 		rc = flag == NULL ? PMPI_Waitall(n, reqs, r.st)
 				  : PMPI_Testall(n, reqs, &done, r.st);
 		if (flag != NULL)
 			*flag = done;
+		if (rtr__mpi_polled(name, n, t0, rc != MPI_SUCCESS || done)) {
+			reqs_fini(&r, statuses);
+			return rc;
+		}
 		/* A request in error has no message: its handle is left out (NULL). */
 		for (int i = 0; done && rc != MPI_SUCCESS && i < n; i++)
 			if (r.st[i].MPI_ERROR != MPI_SUCCESS)
@@ -143,16 +165,27 @@ static int any(const char *name, int n, MPI_Request *reqs, int *index, int *flag
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	struct reqs r;
 	int rc, done = 1;
+	uint64_t t0 = flag != NULL ? rtr__mpi_poll_start() : 0;
 
-	rtr__mpi_count_begin(name, n);
+	if (t0 == 0)
+		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, MPI_STATUSES_IGNORE) != 0) {
 		rc = flag == NULL ? PMPI_Waitany(n, reqs, index, status)
 				  : PMPI_Testany(n, reqs, index, flag, status);
+		if (rtr__mpi_polled(name, n, t0,
+				    flag == NULL || rc != MPI_SUCCESS ||
+					    (*flag && *index != MPI_UNDEFINED)))
+			return rc;
 	} else {
 		rc = flag == NULL ? PMPI_Waitany(n, reqs, index, st)
 				  : PMPI_Testany(n, reqs, index, &done, st);
 		if (flag != NULL)
 			*flag = done;
+		if (rtr__mpi_polled(name, n, t0,
+				    rc != MPI_SUCCESS || (done && *index != MPI_UNDEFINED))) {
+			reqs_fini(&r, MPI_STATUSES_IGNORE);
+			return rc;
+		}
 		if (rc == MPI_SUCCESS && done && *index != MPI_UNDEFINED)
 			rtr__mpi_complete(r.h[*index], st);
 		reqs_fini(&r, MPI_STATUSES_IGNORE);
@@ -176,14 +209,22 @@ static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *
 {
 	struct reqs r;
 	int rc;
+	uint64_t t0 = test ? rtr__mpi_poll_start() : 0;
 
-	rtr__mpi_count_begin(name, n);
+	if (t0 == 0)
+		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
 		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, statuses)
 			  : PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+		if (rtr__mpi_polled(name, n, t0, rc != MPI_SUCCESS || some_done(*outcount)))
+			return rc;
 	} else {
 		rc = test ? PMPI_Testsome(n, reqs, outcount, indices, r.st)
 			  : PMPI_Waitsome(n, reqs, outcount, indices, r.st);
+		if (rtr__mpi_polled(name, n, t0, rc != MPI_SUCCESS || some_done(*outcount))) {
+			reqs_fini(&r, statuses);
+			return rc;
+		}
 		for (int i = 0; *outcount != MPI_UNDEFINED && rc != MPI_SUCCESS && i < *outcount;
 		     i++)
 			if (r.st[i].MPI_ERROR != MPI_SUCCESS)

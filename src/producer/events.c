@@ -151,6 +151,36 @@ RTR_API void rtr_begin_args(const char *cat, const char *name, const struct rtr_
 	rtr__begin_done(emit_event(&e));
 }
 
+RTR_API void rtr__begin_args_at(const char *cat, const char *name, uint64_t ticks,
+				const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return;
+	struct rtr__ext_event e = {.kind = RTR__K_BEGIN,
+				   .ts = ticks,
+				   .cat = cat,
+				   .name = name,
+				   .args = args,
+				   .nargs = n};
+	rtr__begin_done(emit_event(&e));
+}
+
+RTR_API void rtr__poll_args(const char *cat, const char *name, uint64_t ticks, uint64_t dur_ticks,
+			    const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(cat)))
+		return;
+	struct rtr__ext_event e = {.kind = RTR__K_COMPLETE,
+				   .flags = RTR__F_POLL,
+				   .ts = ticks,
+				   .cat = cat,
+				   .name = name,
+				   .word = dur_ticks,
+				   .args = args,
+				   .nargs = n};
+	emit_event(&e);
+}
+
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
 			      unsigned n)
 {

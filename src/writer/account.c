@@ -9,6 +9,7 @@
 
 #include "common/atomic.h"
 #include "writer/out.h"
+#include "writer/polls.h"
 #include "writer/slices.h"
 
 #include <string.h>
@@ -27,6 +28,7 @@ struct rtr__reader *rtr__reader_attach(struct rtr__writer *w, struct rtr__ring *
 	/* A stack left by an earlier session is freed at its end; one still here is a
 	 * copy in a child after fork(), of memory the child owns. */
 	rtr__slices_free(rd->slices);
+	rtr__polls_free(rd->polls);
 	memset(rd, 0, sizeof(*rd));
 	rd->session = w->drain.session_id;
 	if (r->id <= w->drain.first_ring_id) {

@@ -15,16 +15,20 @@
 
 #include "writer/drain.h"
 #include "writer/format.h"
+#include "writer/polls.h"
 #include "writer/slices.h"
 
 #include <string.h>
 
 /* The latest time written on r's timeline, on the trace clock and not before the
- * origin: where a cut ends and begins again r's open slices. */
-static uint64_t ring_cut_ts(struct rtr__writer *w, struct rtr__ring *r)
+ * origin: where a cut ends and begins again r's open slices. A snapshot shows them
+ * open after the polls it shows pending (rtr__drain_polls()). */
+static uint64_t ring_cut_ts(struct rtr__writer *w, struct rtr__ring *r, int what)
 {
 	uint64_t t = rtr__drain_cut_ns(w, r);
 
+	if (what == RTR__CUT_OPEN && rtr__polls_end_ns(r) > t)
+		t = rtr__polls_end_ns(r);
 	return t > w->s.origin_ns ? t : w->s.origin_ns;
 }
 
@@ -38,14 +42,14 @@ static int has_open(struct rtr__writer *w, struct rtr__ring *r)
 }
 
 /* The latest time written on any thread: where async spans end and begin again. */
-static uint64_t latest_ts(struct rtr__writer *w, size_t n)
+static uint64_t latest_ts(struct rtr__writer *w, size_t n, int what)
 {
 	uint64_t latest = w->s.origin_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		struct rtr__ring *r = w->drain.rings[i];
 		if (rtr__reader_of(r)->session == w->drain.session_id) {
-			uint64_t t = ring_cut_ts(w, r);
+			uint64_t t = ring_cut_ts(w, r, what);
 			latest = t > latest ? t : latest;
 		}
 	}
@@ -204,6 +208,8 @@ static uint64_t cut_async(struct rtr__writer *w, int what, uint64_t ts, size_t *
  */
 uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 {
+	if (what != RTR__CUT_BEGIN) /* the polls being folded first, in the file */
+		rtr__drain_polls(w, what == RTR__CUT_OPEN);
 	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
 	uint64_t lines = 0;
 	size_t start = w->out.chunk->len;
@@ -217,13 +223,13 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 			rtr__drain_thread_meta(w, r, 0);
 		size_t used = w->out.chunk->len - start; /* within one chunk while budgeted */
 		size_t left = budget > used ? budget - used : 0;
-		uint64_t k = cut_ring(w, r, what, ring_cut_ts(w, r), &left, &lines);
+		uint64_t k = cut_ring(w, r, what, ring_cut_ts(w, r, what), &left, &lines);
 		if (what != RTR__CUT_BEGIN)
 			w->out.cut_lost += s->depth - k + s->overflow;
 	}
 	size_t used = w->out.chunk->len - start;
 	size_t left = budget > used ? budget - used : 0;
-	lines += cut_async(w, what, latest_ts(w, n), &left);
+	lines += cut_async(w, what, latest_ts(w, n, what), &left);
 	if (what == RTR__CUT_BEGIN) {
 		/* and the ring being drained, which may be midway through a batch */
 		struct rtr__ring *cur = w->drain.current;

@@ -16,6 +16,7 @@
 #include "common/mem.h"
 #include "producer/tracks.h"
 #include "writer/lanes.h"
+#include "writer/polls.h"
 #include "writer/slices.h"
 
 #include <errno.h>
@@ -44,7 +45,7 @@ int rtr__events_init(struct rtr__writer *w)
 	d->scratch = rtr__mem_map(RTR__EXT_MAX);
 	d->bad = rtr__mem_map(BAD_MAX * sizeof(*d->bad));
 	if (d->events == NULL || d->folded == NULL || d->added == NULL || d->scratch == NULL ||
-	    d->bad == NULL) {
+	    d->bad == NULL || rtr__polls_init(w) != 0) {
 		rtr__events_fini(w);
 		return -ENOMEM;
 	}
@@ -60,6 +61,7 @@ void rtr__events_fini(struct rtr__writer *w)
 	rtr__mem_unmap(d->added, RTR__ADDED_LISTS * sizeof(*d->added));
 	rtr__mem_unmap(d->scratch, RTR__EXT_MAX);
 	rtr__mem_unmap((void *)d->bad, BAD_MAX * sizeof(*d->bad));
+	rtr__polls_fini(w);
 	d->bad = NULL;
 	d->events = NULL;
 	d->folded = NULL;

@@ -9,9 +9,10 @@
 #include "writer/event.h"
 #include "writer/writer_internal.h"
 
-/* Events the general path may add to a batch for one header beyond the batch's size:
- * a B that does not decode gives its folded argument events and its E alone. */
-#define RTR__EVENTS_SLACK (2 + RTR_MAX_ARGS)
+/* Events the drain may add to a batch for one header beyond the batch's size: a fold
+ * of polls before it (polls.h), and from the general path, a B that does not decode,
+ * its folded argument events and its E alone. */
+#define RTR__EVENTS_SLACK (3 + RTR_MAX_ARGS)
 
 /* The batch's memory (struct rtr__drain), for the session. 0 or -ENOMEM. */
 int rtr__events_init(struct rtr__writer *w);

@@ -15,6 +15,10 @@
  * same slice in every viewer in about half the bytes). Nothing is held back waiting for
  * an E, so folding never delays a line.
  *
+ * Polls. A thread's consecutive polls (an MPI test or probe call that completed
+ * nothing) are folded into one slice (polls.c), which goes to the format just before
+ * the thread's next other event; what is pending when a pass ends stays pending.
+ *
  * Malformed records (a program may scribble over its ring) are skipped and counted
  * as dropped_corrupt, the first reported on stderr: one that frames but does not
  * decode alone; one that does not frame with everything published after it, since
@@ -31,6 +35,7 @@
 #include "writer/account.h"
 #include "writer/decode.h"
 #include "writer/format.h"
+#include "writer/polls.h"
 #include "writer/slices.h"
 
 #include <stdio.h>
@@ -274,6 +279,30 @@ static inline uint32_t decode_one(struct rtr__writer *w, struct rtr__ring *r,
 	return rtr__event_decode(w, r, pos, sp->end, sp->args, ev, events);
 }
 
+/* The poll rec at pos folded (polls.h): returns the events it made in ev (a fold that
+ * was full), adding what they stand for to *events. One that does not decode is
+ * skipped as malformed. */
+static uint32_t fold_poll(struct rtr__writer *w, struct rtr__ring *r, struct rtr__reader *rd,
+			  const struct rtr__rec *rec, uint32_t pos, struct rtr__event *ev,
+			  uint64_t *events)
+{
+	int made = rtr__polls_add(w, r, rec, pos, ev, events);
+
+	if (RTR_LIKELY(made >= 0))
+		return (uint32_t)made;
+	skip_corrupt(w, r, rd, rec, rtr__ring_event_records(rec->ext), 0);
+	return 0;
+}
+
+/* r's fold of polls into ev, before the event at pos (the record it stands at in the
+ * batch, for write_batch()). */
+static RTR_COLD void take_polls(struct rtr__writer *w, struct rtr__ring *r, uint32_t pos,
+				struct rtr__event *ev, uint64_t *events)
+{
+	rtr__polls_take(w, r, ev, 0, events);
+	ev->pos = pos;
+}
+
 /* Drain up to `max` records of r. Returns the records consumed. */
 static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t max)
 {
@@ -281,6 +310,7 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 	uint32_t avail = rtr__ring_readable(r);
 	uint32_t tail = r->tail; /* own index; rtr__ring_consume() below moves it */
 	uint32_t done = 0, released = 0;
+	int polls = rtr__polls_pending(rd);
 
 	if (avail == 0) {
 		show_drops(w, r, rd);
@@ -306,16 +336,29 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 			const struct rtr__rec *rec = rtr__ring_rec(r, pos);
 			if (RTR_UNLIKELY(!rtr__rec_framed(rec, avail - done))) {
 				unframed = 1;
+				if (polls) /* whole events: written before what is skipped */
+					take_polls(w, r, pos, &ev[n++], &events);
 				break;
 			}
 			uint32_t next = pos + rtr__ring_event_records(rec->ext);
+			if (RTR_UNLIKELY(rtr__polls_is(rec))) {
+				n += fold_poll(w, r, rd, rec, pos, &ev[n], &events);
+				polls = rtr__polls_pending(rd);
+				done = next - tail;
+				continue;
+			}
+			if (RTR_UNLIKELY(polls)) { /* the thread's polls end before this */
+				take_polls(w, r, pos, &ev[n++], &events);
+				polls = 0;
+			}
 			struct span sp = span_end(r, rec, tail, next, avail);
 			__builtin_prefetch(rtr__ring_rec(r, pos + 8));
 			n += decode_one(w, r, rec, pos, &sp, &ev[n], &events);
 			done = next - tail + sp.skip + (sp.end != NULL);
 		}
 		struct rtr__batch b = {r, ev, ev + n, NULL};
-		write_batch(w, r, rd, &b, events);
+		if (n > 0 || w->drain.nbad > 0) /* not a batch of polls being folded */
+			write_batch(w, r, rd, &b, events);
 		if (RTR_UNLIKELY(unframed)) {
 			/* Where the next event starts is unknown: skip what is published. */
 			skip_corrupt(w, r, rd, rtr__ring_rec(r, tail + done), avail - done, 1);
@@ -332,17 +375,64 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 	return done;
 }
 
+/*
+ * r's pending fold of polls written alone, outside the drain's batches (keep: see
+ * rtr__drain_polls()). The format writes it as a batch of one event of r's, and the
+ * ring being drained, if another, is the format's current one again after it.
+ */
+static void write_polls(struct rtr__writer *w, struct rtr__ring *r, int keep)
+{
+	struct rtr__reader *rd = reader_of(r);
+	struct rtr__ring *current = w->drain.current;
+	struct rtr__event ev;
+	uint64_t events = 0;
+
+	if (!rtr__polls_pending(rd))
+		return;
+	w->fmt->begin_ring(w, r);
+	w->drain.current = r;
+	if (rd->meta_file != w->out.file_id)
+		rtr__drain_thread_meta(w, r, 0);
+	rtr__polls_take(w, r, &ev, keep, &events);
+	struct rtr__batch b = {r, &ev, &ev + 1, NULL};
+	w->drain.batch = &b;
+	uint64_t written = w->fmt->events(w, &b);
+	w->drain.batch = NULL;
+	w->drain.current = current;
+	if (current != NULL && current != r)
+		w->fmt->begin_ring(w, current);
+	if (keep)
+		return;
+	rd->events += written;
+	rd->corrupt += events - (written < events ? written : events); /* not written */
+	if (ev.ts + ev.dur > rd->last_ns)
+		rd->last_ns = ev.ts + ev.dur;
+}
+
+void rtr__drain_polls(struct rtr__writer *w, int keep)
+{
+	if (w->drain.batch != NULL) /* a cut inside a format's batch: see polls.h */
+		return;
+	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	for (size_t i = 0; i < n; i++)
+		if (reader_of(w->drain.rings[i])->session == w->drain.session_id)
+			write_polls(w, w->drain.rings[i], keep);
+}
+
 /* Fold a drained, closed ring into the retired totals and free it. */
 static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 {
 	if (w->drain.current == r)
 		w->drain.current = NULL;
+	if (reader_of(r)->session == w->drain.session_id)
+		write_polls(w, r, 0); /* the thread's last polls */
 	rtr__account_ring(w, r, &w->acct.retired);
 	if (reader_of(r)->session == w->drain.session_id) {
 		if (w->drain.hold) /* what it left open, as it left it (cut.c) */
 			w->drain.show_held(w, r, SIZE_MAX);
 		w->out.closing -= rtr__slices_weight(reader_of(r)->slices); /* ended with it */
 		rtr__slices_free(reader_of(r)->slices);
+		rtr__polls_free(reader_of(r)->polls);
 	}
 	rtr__rings_free(r);
 }
@@ -374,6 +464,8 @@ void rtr__drain_free_slices(struct rtr__writer *w)
 			w->out.closing -= rtr__slices_weight(rd->slices);
 			rtr__slices_free(rd->slices);
 			rd->slices = NULL;
+			rtr__polls_free(rd->polls);
+			rd->polls = NULL;
 		}
 	}
 }

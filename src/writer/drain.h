@@ -10,7 +10,12 @@
 /* One pass over every ring, up to `batch` records of each. Returns the records
  * consumed. Closed rings found drained are folded into the totals and freed. */
 uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch);
-/* Free the session's stacks of open slices (struct rtr__reader.slices). */
+/* Write the pending folds of polls of every ring (polls.h) through the format: keep 0
+ * ends them (a flush, the stop, a file's end), keep 1 shows them and leaves them
+ * pending (a snapshot's end: the polls go on in the window). Nothing while the format
+ * writes a batch: they then go on in the next file. */
+void rtr__drain_polls(struct rtr__writer *w, int keep);
+/* Free the session's stacks of open slices and folds (struct rtr__reader.slices, .polls). */
 void rtr__drain_free_slices(struct rtr__writer *w);
 
 /* Where a cut ends and begins again r's open slices, in ns on the trace clock: after

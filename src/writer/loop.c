@@ -88,6 +88,13 @@ static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *t
 
 static void write_out(struct rtr__writer *w, int wait);
 
+/* Everything recorded so far into the file, the polls being folded too. */
+static void flush_now(struct rtr__writer *w)
+{
+	rtr__drain_polls(w, 0);
+	write_out(w, 1);
+}
+
 /* Whether a snapshot (or the end of a segment) was asked for. */
 static int snapshot_pending(struct rtr__writer *w)
 {
@@ -115,7 +122,7 @@ static void serve_snapshots(struct rtr__writer *w)
 		else if (rotating)
 			rtr__files_rotate(w);
 		else
-			write_out(w, 1);
+			flush_now(w);
 	}
 	if (req != w->loop.snap_done) {
 		int err = w->out.flight != NULL ? rtr__flight_snapshot(w, w->loop.snap_path)
@@ -250,8 +257,8 @@ static void *writer_main(void *arg)
 		}
 		if (flush != w->loop.flush_done) {
 			/* Done after one pass even if producers keep going: they cannot
-			 * hold a flush up. */
-			write_out(w, 1);
+			 * hold a flush up. The polls being folded are events recorded. */
+			flush_now(w);
 			/* a signal's flush is served: the next provisional close names none */
 			rtr_atomic_store_relaxed(&w->loop.flush_signal, 0);
 			/* R7: pairs with A7 in rtr__writer_flush_wait(); the file has it all */
@@ -267,6 +274,7 @@ static void *writer_main(void *arg)
 		}
 	}
 
+	rtr__drain_polls(w, 0); /* every event is in: the last polls end */
 	rtr__writer_account(w, 1);
 	if (w->out.flight != NULL) {
 		/* The last snapshot, unless the program wants none; a signal's always. */

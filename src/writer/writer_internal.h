@@ -8,6 +8,7 @@
  *	account.c	the session's accounting and the counters of rtr_stats_get()
  *	drain.c		reading the rings: framing, folding B+E into one event, skipping
  *			what is malformed, the per-ring reader state
+ *	polls.c		a thread's consecutive polls folded into one slice
  *	event.c		decoding a batch of records into events (event.h), once, for
  *			any format; the bookkeeping that follows the lines written
  *	files.c		the files of a session: one, or segments (rotation); what a
@@ -28,7 +29,7 @@
  * records (event.c) and hands it to the format through struct rtr__format, which
  * writes bytes with out.h into chunks that out.c gives to the sink. Nothing here
  * knows an output format; the format knows events, not records or rings. The files
- * call down too: loop > files > flight > cut > drain > event > slices, async spans;
+ * call down too: loop > files > flight > cut > drain > polls > event > slices, async spans;
  * a full chunk reaches files.c through the hook it sets (struct rtr__out.full), not a
  * call up from out.c.
  */
@@ -52,6 +53,7 @@ struct rtr__format;
 struct rtr__batch;
 struct rtr__event;
 struct rtr__args;
+struct rtr__poll_fold;
 
 #define RTR__CHUNK_BYTES  ((size_t)1 << 20) /* a chunk of lines: the unit of every write */
 #define RTR__NCHUNKS	  4		    /* chunks of a file's sink */
@@ -107,6 +109,7 @@ struct rtr__reader {
 	uint64_t recent_end[RTR__RECENT_ENDS]; /* the last slices' ends (rtr__writer_begin_ns) */
 	uint32_t recent_next;
 	uint32_t unused;
+	struct rtr__poll_fold *polls; /* its polls being folded (polls.h); NULL until one */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -182,6 +185,7 @@ struct rtr__drain {
 	uint32_t nfolded;	   /* ... in use by the batch */
 	struct rtr__args *added;   /* RTR__ADDED_LISTS */
 	char *scratch;		   /* RTR__EXT_MAX */
+	char *poll_args;	   /* polls.c: the folds' arguments, a run per event and one */
 };
 
 struct rtr__flight;

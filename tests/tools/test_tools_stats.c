@@ -486,6 +486,102 @@ static void slice_far_out_of_order_is_counted_as_late(void **state)
 	unlink(path);
 }
 
+/* A poll row of the "polls" section, by name: what it must say (completed -1: null). */
+struct want_poll {
+	const char *name;
+	long long folded, alone_slices, alone_inside, completed, completed_ns;
+};
+
+static void expect_poll_rows(yajl_val polls, const struct want_poll *want, size_t n)
+{
+	yajl_val rows = jt_array(polls, "rows");
+
+	assert_int_equal(rows->u.array.len, n);
+	for (size_t i = 0; i < n; i++) {
+		yajl_val r = rows->u.array.values[i];
+		const struct want_poll *w = &want[i];
+
+		assert_string_equal(jt_str(r, "name"), w->name);
+		assert_int_equal(jt_int(r, "folded_calls"), w->folded);
+		assert_int_equal(jt_int(r, "alone_slices"), w->alone_slices);
+		assert_int_equal(jt_int(r, "alone_inside_ns"), w->alone_inside);
+		if (w->completed < 0) {
+			assert_true(YAJL_IS_NULL(jt_at(r, "completed_calls")));
+			assert_true(YAJL_IS_NULL(jt_at(r, "completed_ns")));
+		} else {
+			assert_int_equal(jt_int(r, "completed_calls"), w->completed);
+			assert_int_equal(jt_int(r, "completed_ns"), w->completed_ns);
+		}
+	}
+}
+
+/* Folded polls (the recorder's MPI module: docs/mpi.md): per call name, the calls in
+ * the folded slices; by name, those that completed something too (the slices of the
+ * name that are not folded) and the time inside them; the runs of several names
+ * apart. A slice whose first argument is not "polls" is not one. */
+static void folded_polls_are_counted_per_call_name(void **state)
+{
+	static const char *const lines[] = {
+		"{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"MPI polls\",\"ts\":0,\"dur\":1,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"polls\":5,\"count\":2,\"MPI_Testany\":3,"
+		"\"MPI_Test\":2,\"poll_ns\":600}}",
+		"{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"MPI_Testany\",\"ts\":2,\"dur\":0.5,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"polls\":4,\"count\":1,\"MPI_Testany\":4,"
+		"\"poll_ns\":300}}",
+		"{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"MPI_Testany\",\"ts\":3,\"dur\":0.1,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"count\":1}}",
+		"{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"MPI_Test\",\"ts\":3.2,\"dur\":0.05,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"count\":1}}",
+		"{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":\"MPI_Iprobe\",\"ts\":4,\"dur\":0.2,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"polls\":2,\"MPI_Iprobe\":2,\"poll_ns\":150}}",
+		"{\"ph\":\"X\",\"cat\":\"app\",\"name\":\"other\",\"ts\":5,\"dur\":0.2,"
+		"\"pid\":1,\"tid\":1,\"args\":{\"x\":1,\"polls\":3,\"MPI_Test\":3}}",
+	};
+	static const struct want_poll by_name[] = {
+		{"MPI_Testany", 7, 1, 300, 1, 100},
+		{"MPI_Test", 2, 0, 0, 1, 50}, /* ties in the file's order */
+		{"MPI_Iprobe", 2, 1, 150, 0, 0},
+	};
+	static const struct want_poll by_cat[] = {
+		{"MPI_Testany", 7, 1, 300, -1, 0},
+		{"MPI_Test", 2, 0, 0, -1, 0},
+		{"MPI_Iprobe", 2, 1, 150, -1, 0},
+	};
+	const char *path = tool_tmp("polls.json");
+	struct tool_run r;
+	yajl_val doc, polls;
+
+	(void)state;
+	write_events(path, lines, sizeof(lines) / sizeof(lines[0]));
+	doc = run_json(0, path, NULL, NULL);
+	polls = jt_at(doc, "polls");
+	assert_int_equal(jt_int(polls, "slices"), 3);
+	assert_int_equal(jt_int(polls, "calls"), 11);
+	assert_int_equal(jt_int(polls, "inside_ns"), 1050);
+	assert_int_equal(jt_int(polls, "names"), 3);
+	expect_poll_rows(polls, by_name, 3);
+	assert_int_equal(jt_int(jt_at(polls, "mixed"), "slices"), 1);
+	assert_int_equal(jt_int(jt_at(polls, "mixed"), "calls"), 5);
+	assert_int_equal(jt_int(jt_at(polls, "mixed"), "inside_ns"), 600);
+	yajl_tree_free(doc);
+	doc = run_json(0, path, "--by", "cat");
+	expect_poll_rows(jt_at(doc, "polls"), by_cat, 3);
+	yajl_tree_free(doc);
+	/* The table for people: every call of each name, those completed, the time. */
+	const char *args[] = {"stats", path, NULL};
+	tool_runv(&r, NULL, NULL, args);
+	assert_int_equal(r.status, 0);
+	assert_true(tool_has(r.out, "polls folded: 11 calls of 3 names that completed nothing, "
+				    "in 3 slices, 1.050 us inside the calls"));
+	assert_true(tool_has(r.out, "         8          1     400 ns  MPI_Testany\n"));
+	assert_true(tool_has(r.out, "         3          1      50 ns  MPI_Test\n"));
+	assert_true(tool_has(r.out, "         2          0     150 ns  MPI_Iprobe\n"));
+	assert_true(tool_has(r.out, "         5                600 ns  (in runs of several names: "
+				    "MPI polls)\n"));
+	tool_run_free(&r);
+	unlink(path);
+}
+
 /* In the recorder's order, 2000 top-level slices, then a parent of the last 1000 of
  * them: by then the older ones are merged into runs, and the parent starts inside
  * one. Its self time is an estimate, counted and warned about; totals stay exact. */
@@ -1193,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(malformed_input_gives_stats_before_it_and_exit_1),
 		cmocka_unit_test(slice_far_out_of_order_is_counted_as_late),
 		cmocka_unit_test(late_parent_inside_a_merged_run_is_estimated),
+		cmocka_unit_test(folded_polls_are_counted_per_call_name),
 		cmocka_unit_test(generated_recorder_order_agrees_with_the_reference),
 		cmocka_unit_test(generated_start_order_agrees_with_the_reference),
 		cmocka_unit_test(generated_x_out_of_order_agrees_with_the_reference),

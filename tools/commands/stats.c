@@ -16,6 +16,7 @@
 #include "common/names.h"
 #include "json.h"
 #include "report.h"
+#include "stats_polls.h"
 #include "tally_file.h"
 
 #include <getopt.h>
@@ -570,7 +571,8 @@ static int json_report(const struct tally *c, const struct trace_status *st, siz
 		err = (i > 0 && buf_putc(&b, ',')) || report_jstr(&b, w, strlen(w));
 	err = err || buf_puts(&b, "],") || json_rows(c, &b) || buf_putc(&b, ',') ||
 	      json_threads(c, &b) || buf_putc(&b, ',') || json_async(c, &b) || buf_putc(&b, ',') ||
-	      json_counters(c, &b) || buf_puts(&b, ",\"anomalies\":{");
+	      json_counters(c, &b) || buf_putc(&b, ',') || stats_json_polls(c, &b) ||
+	      buf_puts(&b, ",\"anomalies\":{");
 	f2 = true;
 	for (int i = 0; i < AN_COUNT && !err; i++)
 		err = report_ju64(&b, &f2, anomalies[i].key, c->anomaly[i]);
@@ -596,6 +598,8 @@ static void usage(FILE *f)
 		"  - per thread, the share of its span (first to last event) covered by\n"
 		"    top-level slices;\n"
 		"  - async spans (b/e, matched on cat, id and name) by name; counter series;\n"
+		"  - MPI polls folded (slices with args \"polls\", a count per call name,\n"
+		"    \"poll_ns\"): per call name, its calls and the time inside them;\n"
 		"  - what the recorder's end marker says it dropped, and a warning when the\n"
 		"    file is cut short or the marker says final:false.\n"
 		"\n"
@@ -640,6 +644,7 @@ static int stats_file(const char *path, const struct tally_options *opt)
 			print_threads(c);
 			print_async(c);
 			print_counters(c);
+			stats_print_polls(c);
 			print_notes(c);
 		}
 		if (status == CLI_OK && st->error != TRACE_OK) {

@@ -222,6 +222,8 @@ static void on_thread_event(struct tally *c, const struct trace_event *ev)
 		break;
 	case 'X':
 		on_complete(c, th, t, ev);
+		if (ev->nargs >= 2 && tally_polls_add(&c->polls, ev) != 0)
+			c->nomem = true;
 		break;
 	default:
 		break;
@@ -484,6 +486,7 @@ static void free_state(struct tally *c)
 		sketch_free(&r->dur);
 	table_destroy(&c->async_rows);
 	table_destroy(&c->counters);
+	tally_polls_destroy(&c->polls);
 	for (struct label *l = table_first(&c->labels); l != NULL; l = table_next(l))
 		free(l->name);
 	table_destroy(&c->labels);
@@ -499,6 +502,7 @@ void tally_init(struct tally *c, const struct tally_options *opt)
 	table_init(&c->async_open, sizeof(struct async_open));
 	table_init(&c->async_rows, sizeof(struct async_row));
 	table_init(&c->counters, sizeof(struct counter));
+	tally_polls_init(&c->polls);
 	table_init(&c->labels, sizeof(struct label));
 }
 

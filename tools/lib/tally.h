@@ -23,6 +23,7 @@
 #include "json.h"
 #include "sketch.h"
 #include "table.h"
+#include "tally_polls.h"
 #include "threads.h"
 #include "trace.h"
 
@@ -165,6 +166,7 @@ struct tally {
 	struct table async_rows;       /* name -> struct async_row */
 	struct table counters;	       /* (name, series) -> struct counter */
 	struct table labels;	       /* "p" pid or "t" pid tid -> struct label (M events) */
+	struct tally_polls polls;      /* the folded polls (tally_polls.h) */
 	struct buf key;
 	struct end_marker end;
 	bool saw_start;

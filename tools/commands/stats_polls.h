@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace stats`: the folded polls (stats_polls.c), from the tally's (tally_polls.h).
+ */
+#ifndef RTR_TOOLS_STATS_POLLS_H
+#define RTR_TOOLS_STATS_POLLS_H
+
+#include "tally.h"
+
+/* The "polls folded" table on stdout; nothing when the trace has no folded slice. */
+void stats_print_polls(const struct tally *c);
+/* Its JSON member, "polls":{...}, into b. 0, or -1 out of memory. */
+int stats_json_polls(const struct tally *c, struct buf *b);
+
+#endif
