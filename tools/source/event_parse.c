@@ -88,8 +88,9 @@ static inline const unsigned char *skip_plain(const unsigned char *p, const unsi
 	return p;
 }
 
-/* A string, from its opening quote to just past its closing one. */
-static enum event_parse_result parse_string(struct fp *f)
+/* A string that is not done in one step of parse_string(): longer than 15 bytes, or
+ * holding UTF-8, or not plain, or cut by the end of the text. */
+static __attribute__((noinline)) enum event_parse_result parse_string_long(struct fp *f)
 {
 	const unsigned char *p = f->p + 1, *end = f->end;
 
@@ -117,13 +118,64 @@ static enum event_parse_result parse_string(struct fp *f)
 	}
 }
 
+/* A string, from its opening quote to just past its closing one. Most strings of a
+ * trace (keys, names, categories) are plain and short: one look at the 16 bytes
+ * after the quote finds the closing one, inline. */
+static inline enum event_parse_result parse_string(struct fp *f)
+{
+#if defined(__SSE2__)
+	const unsigned char *p = f->p + 1;
+
+	if (f->end - p >= 16) {
+		const __m128i control = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, control), v);
+		__m128i high = _mm_cmpeq_epi8(_mm_max_epu8(v, del), v);
+		__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+							 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+					    _mm_or_si128(low, high));
+		unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+
+		if (mask != 0 && p[__builtin_ctz(mask)] == '"') {
+			f->p = p + __builtin_ctz(mask) + 1;
+			return EVENT_PARSE_DONE;
+		}
+	}
+#endif
+	return parse_string_long(f);
+}
+
+/* Past the digits from p (up to end). Eight at a time where eight bytes are left:
+ * a byte is a digit when its high nibble is 3 and its low one below 10. */
+static inline const unsigned char *skip_digits(const unsigned char *p, const unsigned char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (end - p >= 8) {
+		uint64_t x, other;
+
+		memcpy(&x, p, 8);
+		other = ((x & 0xf0f0f0f0f0f0f0f0u) ^ 0x3030303030303030u) |
+			(((x & 0x0f0f0f0f0f0f0f0fu) + 0x0606060606060606u) & 0xf0f0f0f0f0f0f0f0u);
+		if (other != 0) {
+			/* The first byte that is not 0: its bit 7 set, then counted. */
+			other = (((other & 0x7f7f7f7f7f7f7f7fu) + 0x7f7f7f7f7f7f7f7fu) | other) &
+				0x8080808080808080u;
+			return p + (__builtin_ctzll(other) >> 3);
+		}
+		p += 8;
+	}
+#endif
+	while (p < end && is_digit(*p))
+		p++;
+	return p;
+}
+
 /* Digits from p; NULL when there are none, and end when they run to it. */
 static const unsigned char *digits(const unsigned char *p, const unsigned char *end)
 {
 	const unsigned char *d = p;
 
-	while (p < end && is_digit(*p))
-		p++;
+	p = skip_digits(p, end);
 	return p == d && p < end ? NULL : p;
 }
 
