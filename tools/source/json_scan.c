@@ -427,6 +427,38 @@ static void fast_value(const struct event_parse *e, const unsigned char *p,
 	*more += v->len + 1;
 }
 
+/* The numbers of the event, as tr_event_numbers() reads them: those event_parse()
+ * read already taken from it. */
+static void fast_numbers(const struct event_parse *e, struct trace_event *ev)
+{
+	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
+	if (e->has_number[TRACE_F_TS]) {
+		ev->has_ts = ev->ts_exact = true;
+		ev->ts_ns = e->number[TRACE_F_TS];
+	} else if (ev->ts.type == TRACE_NUMBER) {
+		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
+	}
+	if (e->has_number[TRACE_F_DUR]) {
+		ev->has_dur = ev->dur_exact = true;
+		ev->dur_ns = e->number[TRACE_F_DUR];
+	} else if (ev->dur.type == TRACE_NUMBER) {
+		ev->has_dur =
+			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
+	}
+	if (e->has_number[TRACE_F_PID]) {
+		ev->has_pid = true;
+		ev->pid_num = e->number[TRACE_F_PID];
+	} else if (ev->pid.type == TRACE_NUMBER) {
+		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
+	}
+	if (e->has_number[TRACE_F_TID]) {
+		ev->has_tid = true;
+		ev->tid_num = e->number[TRACE_F_TID];
+	} else if (ev->tid.type == TRACE_NUMBER) {
+		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
+	}
+}
+
 /* The plain event event_parse() read at p (text offset abs): copied into one
  * allocation (its JSON, its text again for the scalars, its containers), and queued.
  * 1, or 0 (out of memory). */
@@ -488,7 +520,7 @@ static int fast_commit(struct trace *r, const unsigned char *p, uint64_t abs, ui
 	}
 	ev->arg = e->nargs > 0 ? args : NULL;
 	ev->nargs = e->nargs;
-	tr_event_numbers(ev);
+	fast_numbers(e, ev);
 	ev->line = line;
 	ev->col = col;
 	ev->offset = abs;
