@@ -436,6 +436,10 @@ int range_feed_open_kept(struct range_feed *f, int fd, uint64_t from, uint64_t t
 		return -errno;
 	f->rfd = p[0];
 	f->wfd = p[1];
+	/* Room for a feed block and more in the pipe, so that the thread glancing at
+	 * lines and the reader parsing the kept ones run side by side (the default 64 KiB
+	 * where the system allows no more). */
+	(void)fcntl(f->wfd, F_SETPIPE_SZ, (int)(1u << 20));
 	snprintf(f->path, sizeof(f->path), "/dev/fd/%d", f->rfd);
 	err = pthread_create(&f->thread, NULL, feed_main, f);
 	if (err != 0) {
