@@ -83,8 +83,9 @@ static void glance_time(struct glances *gl, const struct seek_glance *g, int64_t
  * Does a line matter to the window (range_keep_fn, on the feed's thread)? One that a
  * glance cannot read does. Of the others only those window_take() would act on: M
  * anywhere; nothing that begins after the window; before it, the slices, async spans
- * and counters open or current at its start and the X that reach into it. Markers
- * pass too (the window writes its own, and notes no time of theirs). Once a line
+ * and counters open or current at its start and the X that reach into it. A marker
+ * after the window passes (the window writes its own, and notes no time of theirs)
+ * until a line begun after the window was seen. Once a line
  * more than the margin past the window was seen, the lines are in time order to
  * within the margin (the search's assumption): only an X (the recorder writes it when
  * it ends) can still begin inside the window, and a glance at the others' phase is
@@ -105,7 +106,10 @@ static bool window_keeps(void *ctx, const char *line, size_t len)
 	}
 	if (!seek_glance(line, len, true, &g) || !g.has_ts)
 		return true;
-	if (g.phase == 'i' && memmem(line, len, "ringtrace: ", 11) != NULL)
+	/* A marker's time is not noted: it matters only while no line begun after the
+	 * window was (then where the window's open slices end depends on it). */
+	if (g.phase == 'i' && g.ts > gl->to && !(gl->has_latest && gl->latest > gl->to) &&
+	    memmem(line, len, "ringtrace: ", 11) != NULL)
 		return true;
 	if (g.ts > gl->to) {
 		glance_time(gl, &g, g.ts); /* an X's end is later still: past the window too */
