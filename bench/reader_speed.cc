@@ -19,7 +19,8 @@
 // after simdjson's run, so that the commands and the yardstick take turns on the same
 // machine in the same minutes; one line per command: its median wall time, MB/s, the
 // ratio of that to simdjson's median MB/s, and its median peak RSS. `{}` in ARGS is
-// replaced by the file, which then is not appended (`-o /tmp/x {}`).
+// replaced by the file, which then is not appended (`-o /tmp/x {}`); ARGS that begin
+// with '/' name their own program (another build, to compare in the same rounds).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -203,7 +204,8 @@ bool run_command(const char *tool, command &c, const char *path)
 
 	if (timed)
 		words = {time_tool, "-f", "%M", "-o", rss_file};
-	words.push_back(tool);
+	if (c.args[0] != '/') /* else ARGS names its own program: a build to compare */
+		words.push_back(tool);
 	std::vector<char *> argv;
 	bool file_given = false;
 	size_t i = 0;
