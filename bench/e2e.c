@@ -4,7 +4,11 @@
  * mode; the figure is what it takes until the file is closed.
  *
  *	e2e [--threads N] [--events M] [--io auto|uring|sync] [--ring-kb K]
- *	    [--path FILE] [--mix mix|spans|arg]
+ *	    [--path FILE] [--mix mix|spans|arg] [--seconds S]
+ *
+ * --seconds S paces each producer so that its events are spread evenly over S seconds
+ * (it waits on the clock between iterations): a trace that spans S seconds, for the
+ * commands that read a time window of it (bench/tools_speed.sh).
  *
  * Prints one line of key=value pairs: producer ns per event (median over threads),
  * writer events per second (events / wall time to rtr_stop() returning), bytes per
@@ -25,6 +29,8 @@ static long events_per_thread = 10000000;
 /* --mix: the workload each producer records */
 enum mix { MIX_MIX, MIX_SPANS, MIX_ARG };
 static enum mix mix = MIX_MIX;
+/* --seconds: the span the events are paced over (0: as fast as they go) */
+static double pace_s;
 
 static double now_s(void)
 {
@@ -34,11 +40,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* With --seconds: wait until iteration i of n is due, from t0. */
+static void pace(long i, long n, double t0)
+{
+	if (pace_s > 0)
+		while (now_s() - t0 < pace_s * (double)i / (double)n)
+			;
+}
+
 /* The mix: spans with and without arguments, scopes, counters, instants. Every
  * loop iteration records 10 events. */
 static void record_mix(long iterations)
 {
+	double t0 = now_s();
+
 	for (long i = 0; i < iterations; i++) {
+		pace(i, iterations, t0);
 		rtr_begin("app", "iteration");
 		{
 			RTR_SCOPE("app", "kernel");
@@ -59,7 +76,10 @@ static void record_mix(long iterations)
 
 static void record_spans(long iterations)
 {
+	double t0 = now_s();
+
 	for (long i = 0; i < iterations; i++) {
+		pace(i, iterations, t0);
 		rtr_begin("app", "span");
 		rtr_end("app", "span");
 	}
@@ -68,7 +88,10 @@ static void record_spans(long iterations)
 /* A span with one integer argument on its begin: the argument path of a folded X. */
 static void record_arg_spans(long iterations)
 {
+	double t0 = now_s();
+
 	for (long i = 0; i < iterations; i++) {
+		pace(i, iterations, t0);
 		struct rtr_arg a[] = {RTR_ARG_I64("i", i)};
 		rtr_begin_args("app", "span", a, 1);
 		rtr_end("app", "span");
@@ -119,6 +142,8 @@ int main(int argc, char **argv)
 			cfg.ring_bytes = (size_t)atol(v) << 10;
 		} else if (strcmp(k, "--path") == 0) {
 			cfg.path = v;
+		} else if (strcmp(k, "--seconds") == 0) {
+			pace_s = strtod(v, NULL);
 		} else if (strcmp(k, "--mix") == 0) {
 			mix = strcmp(v, "spans") == 0 ? MIX_SPANS
 			      : strcmp(v, "arg") == 0 ? MIX_ARG

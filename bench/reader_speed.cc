@@ -3,7 +3,7 @@
 // The tools' streaming reader (tools/source/trace.h) against simdjson's on-demand parser,
 // the yardstick, on the same file in the same run.
 //
-//   bench_reader_speed [--runs N] FILE...
+//   bench_reader_speed [--runs N] [--tool PATH --command 'ARGS'...] FILE...
 //
 // Both sides do the same work per event: find it, and read ph, name, cat, ts, dur,
 // pid, tid and the top-level keys of args (each value touched, so that nothing is
@@ -13,16 +13,31 @@
 // on-demand code is its SIMD kernel and not its portable fallback. Runs alternate between the two;
 // the report is the median MB/s of each and their ratio, reader over simdjson. MB is 10^6 bytes of
 // the file.
+//
+// With --command (any number of them), each round also runs `PATH ARGS FILE` once per
+// command (the ringtrace command, its output to /dev/null, ARGS split at blanks), right
+// after simdjson's run, so that the commands and the yardstick take turns on the same
+// machine in the same minutes; one line per command: its median wall time, MB/s, the
+// ratio of that to simdjson's median MB/s, and its median peak RSS. `{}` in ARGS is
+// replaced by the file, which then is not appended (`-o /tmp/x {}`); ARGS that begin
+// with '/' name their own program (another build, to compare in the same rounds).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <simdjson.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern "C" {
 #include "trace.h"
@@ -171,18 +186,105 @@ double median(std::vector<double> v)
 	return v[v.size() / 2];
 }
 
+struct command {
+	std::string args;
+	std::vector<double> wall_s, rss_mib;
+};
+
+// Run `tool ARGS FILE` (ARGS split at blanks; `{}` is the file), output to /dev/null:
+// its wall time and peak RSS, or false when it could not run or exited above 1 (1 is
+// "findings", which check may have). The peak RSS comes through /usr/bin/time when
+// there is one (0 otherwise): a child of this process starts with its high-water mark,
+// the gigabyte of simdjson's buffer, which a child of /usr/bin/time does not.
+bool run_command(const char *tool, command &c, const char *path)
+{
+	static const char time_tool[] = "/usr/bin/time", rss_file[] = "/tmp/bench_reader_rss";
+	bool timed = access(time_tool, X_OK) == 0;
+	std::vector<std::string> words;
+
+	if (timed)
+		words = {time_tool, "-f", "%M", "-o", rss_file};
+	if (c.args[0] != '/') /* else ARGS names its own program: a build to compare */
+		words.push_back(tool);
+	std::vector<char *> argv;
+	bool file_given = false;
+	size_t i = 0;
+
+	while (i < c.args.size()) {
+		size_t j = c.args.find(' ', i);
+
+		if (j == std::string::npos)
+			j = c.args.size();
+		if (j > i) {
+			std::string w = c.args.substr(i, j - i);
+
+			if (w == "{}") {
+				w = path;
+				file_given = true;
+			}
+			words.push_back(w);
+		}
+		i = j + 1;
+	}
+	if (!file_given)
+		words.push_back(path);
+	for (auto &w : words)
+		argv.push_back(w.data());
+	argv.push_back(nullptr);
+
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status;
+	struct rusage ru;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	double t0 = now_s();
+	int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err != 0 || wait4(pid, &status, 0, &ru) != pid)
+		return false;
+	double t1 = now_s();
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+		return false;
+	double kib = 0;
+	if (timed) {
+		FILE *fp = std::fopen(rss_file, "r");
+
+		if (fp != nullptr) {
+			if (std::fscanf(fp, "%lf", &kib) != 1)
+				kib = 0;
+			std::fclose(fp);
+		}
+	}
+	c.wall_s.push_back(t1 - t0);
+	c.rss_mib.push_back(kib / 1024.0);
+	return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	int runs = 5, first = 1;
+	const char *tool = nullptr;
+	std::vector<command> commands;
 
-	if (argc > 2 && std::strcmp(argv[1], "--runs") == 0) {
-		runs = std::atoi(argv[2]);
-		first = 3;
+	while (first + 1 < argc && argv[first][0] == '-' && argv[first][1] == '-') {
+		if (std::strcmp(argv[first], "--runs") == 0)
+			runs = std::atoi(argv[first + 1]);
+		else if (std::strcmp(argv[first], "--tool") == 0)
+			tool = argv[first + 1];
+		else if (std::strcmp(argv[first], "--command") == 0)
+			commands.push_back(command{argv[first + 1], {}, {}});
+		else
+			break;
+		first += 2;
 	}
-	if (first >= argc || runs < 1) {
-		std::fprintf(stderr, "usage: bench_reader_speed [--runs N] FILE...\n");
+	if (first >= argc || runs < 1 || (!commands.empty() && tool == nullptr)) {
+		std::fprintf(stderr, "usage: bench_reader_speed [--runs N] [--tool PATH --command "
+				     "'ARGS'...] FILE...\n");
 		return 2;
 	}
 	for (int f = first; f < argc; f++) {
@@ -190,6 +292,8 @@ int main(int argc, char **argv)
 		std::vector<double> ours, theirs;
 		simdjson_side side;
 		tally a, b;
+		for (auto &c : commands)
+			c.wall_s.clear(), c.rss_mib.clear();
 		FILE *fp = std::fopen(path, "rb");
 		double mb;
 
@@ -218,6 +322,13 @@ int main(int argc, char **argv)
 
 			ours.push_back(mb / (t1 - t0));
 			theirs.push_back(mb / (t2 - t1));
+			for (auto &c : commands) {
+				if (!run_command(tool, c, path)) {
+					std::fprintf(stderr, "%s: `%s %s` failed\n", path, tool,
+						     c.args.c_str());
+					return 1;
+				}
+			}
 		}
 		if (a.events != b.events) {
 			std::fprintf(stderr, "%s: %llu events read, simdjson %llu\n", path,
@@ -230,6 +341,27 @@ int main(int argc, char **argv)
 			    "MB/s, ratio %.2f\n",
 			    path, mb, (unsigned long long)a.events, runs, m_ours, m_theirs,
 			    m_ours / m_theirs);
+		const command *stats = nullptr;
+		for (auto &c : commands) {
+			double t = median(c.wall_s);
+
+			if (c.args == "stats")
+				stats = &c;
+			std::printf("  %-40s %7.3f s %6.0f MB/s  %.2fx simdjson  %5.1f MiB\n",
+				    c.args.c_str(), t, mb / t, mb / t / m_theirs,
+				    median(c.rss_mib));
+		}
+		// Each command's time against a stats pass of the same rounds (the median
+		// of the rounds' own ratios): what window is measured by.
+		for (auto &c : commands) {
+			std::vector<double> ratio;
+
+			if (stats == nullptr || &c == stats)
+				continue;
+			for (size_t i = 0; i < c.wall_s.size(); i++)
+				ratio.push_back(c.wall_s[i] / stats->wall_s[i]);
+			std::printf("  %-40s %.3fx a stats pass\n", c.args.c_str(), median(ratio));
+		}
 	}
 	return 0;
 }

@@ -306,6 +306,138 @@ static void a_searched_window_is_the_exact_one(void **state)
 	unlink(in);
 }
 
+/* A slice of the file below, written as one X when it ends (the recorder's complete
+ * events): its times in us, its thread. */
+struct late_x {
+	const char *name;
+	double ts, end;
+	int tid;
+};
+
+/*
+ * The recorder's layout where every slice is one X written when it ends: a slice
+ * around the window is written long after it in the file. ts and dur are clipped to
+ * the window [40 ms, 41 ms] as the docs say: ts to its start when earlier, dur to end
+ * at its end when later.
+ */
+static void a_late_x_around_the_window_is_found(void **state)
+{
+	static const struct late_x late[] = {
+		{"across", 39500, 42500, 2},   /* around the whole window, ends 1.5 ms after */
+		{"into_end", 40600, 47000, 3}, /* begins inside, ends 6 ms after */
+		{"from_start", 1, 70000, 2},   /* begun at the start, ends 30 ms after */
+		{"before", 39000, 39900, 3},   /* ends before the window: not in it */
+		{"inside", 40200, 40700.5, 2}, /* inside it: whole */
+		{"after", 41200.25, 55000, 3}, /* begins after it */
+	};
+	static const struct {
+		const char *name;
+		uint64_t ts, dur;
+	} want[] = {
+		{"across", 40000000, 1000000},
+		{"into_end", 40600000, 400000},
+		{"from_start", 40000000, 1000000},
+		{"inside", 40200000, 500500},
+	};
+	const char *in = tool_tmp("win-late.json"), *fast = tool_tmp("win-late-fast.json");
+	const char *exact = tool_tmp("win-late-exact.json");
+	const size_t nlate = sizeof(late) / sizeof(late[0]);
+	bool written[sizeof(late) / sizeof(late[0])] = {false};
+	struct tool_text t = {0};
+	struct tt_trace a, b;
+	struct tool_run r;
+	long steps = 40000; /* 2 threads x 40000 steps of 2 us: 80 ms */
+
+	(void)state;
+	tool_text_printf(&t, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
+			     "\"pid\":1,\"tid\":1,\"args\":{}},\n");
+	for (long s = 0; s < steps; s += 100) {
+		double batch_end = 10 + (double)(s + 100) * 2;
+
+		for (int tid = 2; tid <= 3; tid++) {
+			for (long k = s; k < s + 100; k++)
+				tool_text_printf(
+					&t,
+					"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"work\",\"ts\":"
+					"%ld.25,\"dur\":1.5,\"pid\":1,\"tid\":%d,\"args\":"
+					"{\"k\":%ld,\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+					"xxxxxxxxxxxxxxxxxx\"}},\n",
+					10 + k * 2, tid, k);
+		}
+		/* Each slice where the drain would write it: with the batch it ends in. */
+		for (size_t i = 0; i < nlate; i++) {
+			if (written[i] || late[i].end > batch_end)
+				continue;
+			written[i] = true;
+			tool_text_printf(&t,
+					 "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"%s\",\"ts\":%.3f,"
+					 "\"dur\":%.3f,\"pid\":1,\"tid\":%d},\n",
+					 late[i].name, late[i].ts, late[i].end - late[i].ts,
+					 late[i].tid);
+		}
+	}
+	tool_text_printf(&t,
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%ld,"
+			 "\"pid\":1,\"tid\":1,\"args\":{}}\n]\n",
+			 30 + steps * 2);
+	tool_write(in, t.p, t.len);
+	free(t.p);
+	tool_run(&r, NULL, "window", "--from", "40ms", "--to", "41ms", "--margin", "500us", "-o",
+		 fast, in, NULL);
+	if (r.status != 0)
+		fail_msg("window: exit %d\n%s", r.status, r.err);
+	assert_true(tool_has(r.err, "(searched)"));
+	tool_run_free(&r);
+	tool_run(&r, NULL, "window", "--exact", "--from", "40ms", "--to", "41ms", "-o", exact, in,
+		 NULL);
+	assert_int_equal(r.status, 0);
+	tool_run_free(&r);
+	tool_expect_no_findings(fast);
+	tool_load_strict(fast, &a);
+	tool_load_strict(exact, &b);
+	/* The same window either way, event for event and value for value. */
+	assert_int_equal(a.n, b.n);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_string_equal(a.ev[i].ph, b.ev[i].ph);
+		assert_string_equal(a.ev[i].name, b.ev[i].name);
+		assert_int_equal(a.ev[i].ts_ns, b.ev[i].ts_ns);
+		assert_int_equal(a.ev[i].has_dur, b.ev[i].has_dur);
+		assert_int_equal(a.ev[i].dur_ns, b.ev[i].dur_ns);
+		assert_int_equal(a.ev[i].tid, b.ev[i].tid);
+	}
+	/* Each slice that overlaps the window once, clipped; the others not at all; every
+	 * event inside [from, to]. */
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		size_t seen = 0;
+
+		for (size_t i = 0; i < a.n; i++) {
+			if (strcmp(a.ev[i].name, want[k].name) != 0)
+				continue;
+			seen++;
+			assert_string_equal(a.ev[i].ph, "X");
+			assert_int_equal(a.ev[i].ts_ns, want[k].ts);
+			assert_int_equal(a.ev[i].dur_ns, want[k].dur);
+		}
+		if (seen != 1)
+			fail_msg("%s: %zu times in the window", want[k].name, seen);
+	}
+	for (size_t i = 0; i < a.n; i++) {
+		assert_true(strcmp(a.ev[i].name, "before") != 0 &&
+			    strcmp(a.ev[i].name, "after") != 0);
+		assert_true(a.ev[i].ts_ns >= 40000000 && a.ev[i].ts_ns <= 41000000);
+		if (a.ev[i].has_dur)
+			assert_true(a.ev[i].ts_ns + a.ev[i].dur_ns <= 41000000);
+	}
+	/* 2 threads x 250 steps of work in [40 ms, 41 ms] (those that end in it too),
+	 * the 4 slices, the start and end markers. */
+	assert_true(a.n >= 500 + 4 + 2);
+	tt_free(&a);
+	tt_free(&b);
+	unlink(fast);
+	unlink(exact);
+	unlink(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +445,7 @@ int main(void)
 		cmocka_unit_test(around_and_width_and_no_clip),
 		cmocka_unit_test(usage_errors_are_exit_2),
 		cmocka_unit_test(a_searched_window_is_the_exact_one),
+		cmocka_unit_test(a_late_x_around_the_window_is_found),
 	};
 
 	return cmocka_run_group_tests_name("tools_window", tests, NULL, NULL);

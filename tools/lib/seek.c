@@ -15,6 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define PROBE_BLOCK  (64u << 10)
 #define PROBE_LINES  64
 #define SEARCH_GRAIN (64u << 10)
@@ -169,6 +173,126 @@ int seek_before(int fd, uint64_t size, int64_t target, uint64_t *off, unsigned *
 	return 0;
 }
 
+/* -------------------------------------------------------------------- glances */
+
+/* The end of the JSON number at p (up to end): past its characters. */
+static const char *number_end(const char *p, const char *end)
+{
+	while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '+' ||
+			   *p == 'e' || *p == 'E'))
+		p++;
+	return p;
+}
+
+/* The number at p (up to end), followed by ',' or '}', in ns into *ns, as
+ * json_parse_us() reads it (its short form, the recorder's, inline); the byte after
+ * it, or NULL when it is not one. */
+static const char *glance_number(const char *p, const char *end, int64_t *ns)
+{
+	static const uint64_t scale[] = {1000, 100, 10, 1};
+	const char *q = p;
+	uint64_t v = 0, fraction = 0;
+	unsigned digits = 0, decimals = 0;
+	bool exact;
+
+	for (; q < end && *q >= '0' && *q <= '9' && digits < 16; q++, digits++)
+		v = v * 10 + (uint64_t)(*q - '0');
+	if (digits >= 1 && digits <= 15 && (digits == 1 || *p != '0')) {
+		bool whole = true;
+
+		if (q < end && *q == '.') {
+			for (q++; q < end && *q >= '0' && *q <= '9' && decimals < 4;
+			     q++, decimals++)
+				fraction = fraction * 10 + (uint64_t)(*q - '0');
+			whole = decimals >= 1 && decimals <= 3;
+		}
+		if (whole && q < end && (*q == ',' || *q == '}')) {
+			*ns = (int64_t)(v * 1000 + fraction * scale[decimals]);
+			return q;
+		}
+	}
+	q = number_end(p, end);
+	if (q == p || q == end || (*q != ',' && *q != '}') ||
+	    json_parse_us(p, (size_t)(q - p), ns, &exact) != 0)
+		return NULL;
+	return q;
+}
+
+/*
+ * The first `,"ts":` in p[0 .. end), when no backslash, '{' or '[' comes before it: just
+ * past its colon, else NULL. In valid JSON with no backslash before it every quote
+ * opens or closes a string, so the `,"` can only begin a key, of the event itself when
+ * no object or array was opened.
+ */
+static const char *find_ts(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+	while (end - p >= 16 + 5) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i q = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+		unsigned comma = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
+		unsigned quote = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(q, _mm_set1_epi8('"')));
+		unsigned stop = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+						  _mm_cmpeq_epi8(v, _mm_set1_epi8('{'))),
+				     _mm_cmpeq_epi8(v, _mm_set1_epi8('['))));
+		unsigned cand = comma & quote;
+
+		while (cand != 0) {
+			unsigned i = (unsigned)__builtin_ctz(cand);
+
+			if (stop & ((1u << i) - 1))
+				return NULL;
+			if (memcmp(p + i + 2, "ts\":", 4) == 0)
+				return p + i + 6;
+			cand &= cand - 1;
+		}
+		if (stop != 0)
+			return NULL;
+		p += 16;
+	}
+#endif
+	for (; end - p >= 6; p++) {
+		if (*p == '\\' || *p == '{' || *p == '[')
+			return NULL;
+		if (*p == ',' && memcmp(p + 1, "\"ts\":", 5) == 0)
+			return p + 6;
+	}
+	return NULL;
+}
+
+int seek_glance(const char *line, size_t len, bool ts_wanted, struct seek_glance *g)
+{
+	const char *p = line, *end = line + len, *q;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	g->has_ts = false;
+	if (end - p < 9 || memcmp(p, "{\"ph\":\"", 7) != 0 || p[8] != '"' || p[7] == '"' ||
+	    p[7] == '\\')
+		return 0;
+	g->phase = p[7];
+	if (g->phase == 'M' || !ts_wanted)
+		return 1;
+	q = find_ts(p + 8, end);
+	if (q == NULL || (q = glance_number(q, end, &g->ts)) == NULL)
+		return 0;
+	g->has_ts = true;
+	g->after_ts = q;
+	g->end = end;
+	return 1;
+}
+
+int seek_glance_dur(const struct seek_glance *g, int64_t *dur)
+{
+	const char *q = g->after_ts;
+
+	if (!g->has_ts || g->end - q <= 7 || memcmp(q, ",\"dur\":", 7) != 0 ||
+	    glance_number(q + 7, g->end, dur) == NULL)
+		return -1;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- range feeds */
 
 static int write_all(int fd, const char *p, size_t n)
@@ -186,10 +310,88 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Does the line end in a comma (blanks after it aside)? */
+static bool ends_in_comma(const char *line, size_t len)
+{
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	return len > 0 && line[len - 1] == ',';
+}
+
+/* Kept lines gathered for one write to the pipe. */
+struct kept_out {
+	char *p;
+	size_t len;
+};
+
+static int kept_put(struct range_feed *f, struct kept_out *o, const char *p, size_t n)
+{
+	if (o->len + n > FEED_BLOCK) {
+		if (o->len > 0 && write_all(f->wfd, o->p, o->len) != 0)
+			return -1;
+		o->len = 0;
+		if (n > FEED_BLOCK)
+			return write_all(f->wfd, p, n);
+	}
+	memcpy(o->p + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+/*
+ * The range through f->keep: each block's whole lines, the runs of kept ones gathered
+ * and written a block at a time; a line longer than the block, and the range's last
+ * line, always pass. 0, or -1 when the pipe or the file failed.
+ */
+static int feed_kept(struct range_feed *f, char *buf, char *gather)
+{
+	struct kept_out o = {gather, 0};
+	uint64_t off = f->from;
+	size_t have = 0;
+	bool in_long = false; /* inside a line longer than the block: it passes */
+
+	while (off < f->to) {
+		uint64_t want = f->to - off < FEED_BLOCK - have ? f->to - off : FEED_BLOCK - have;
+		ssize_t n = read_at(f->fd, buf + have, (size_t)want, off, &f->bytes);
+		char *p = buf, *run = buf, *end, *nl;
+
+		if (n <= 0)
+			break;
+		off += (uint64_t)n;
+		end = buf + have + n;
+		while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			size_t len = (size_t)(nl + 1 - p);
+
+			if (in_long)
+				in_long = false;
+			else if (ends_in_comma(p, len) && !f->keep(f->keep_ctx, p, len)) {
+				if (p > run && kept_put(f, &o, run, (size_t)(p - run)) != 0)
+					return -1;
+				run = nl + 1;
+			}
+			p = nl + 1;
+		}
+		if (p > run && kept_put(f, &o, run, (size_t)(p - run)) != 0)
+			return -1;
+		have = (size_t)(end - p);
+		if (have == FEED_BLOCK) {
+			if (kept_put(f, &o, buf, have) != 0)
+				return -1;
+			in_long = true;
+			have = 0;
+		} else {
+			memmove(buf, p, have);
+		}
+	}
+	if (have > 0 && kept_put(f, &o, buf, have) != 0)
+		return -1;
+	return o.len > 0 ? write_all(f->wfd, o.p, o.len) : 0;
+}
+
 static void *feed_main(void *arg)
 {
 	struct range_feed *f = arg;
-	char *buf = malloc(FEED_BLOCK);
+	char *buf = malloc(f->keep != NULL ? 2 * FEED_BLOCK : FEED_BLOCK);
 	uint64_t off = f->from;
 	sigset_t pipe_set;
 
@@ -198,7 +400,9 @@ static void *feed_main(void *arg)
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
 	if (buf != NULL && (f->from == 0 || write_all(f->wfd, "[\n", 2) == 0)) {
-		while (off < f->to) {
+		if (f->keep != NULL)
+			feed_kept(f, buf, buf + FEED_BLOCK);
+		while (f->keep == NULL && off < f->to) {
 			uint64_t want = f->to - off < FEED_BLOCK ? f->to - off : FEED_BLOCK;
 			ssize_t n = read_at(f->fd, buf, (size_t)want, off, &f->bytes);
 
@@ -214,9 +418,17 @@ static void *feed_main(void *arg)
 
 int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to)
 {
+	return range_feed_open_kept(f, fd, from, to, NULL, NULL);
+}
+
+int range_feed_open_kept(struct range_feed *f, int fd, uint64_t from, uint64_t to,
+			 range_keep_fn keep, void *ctx)
+{
 	int p[2], err;
 
 	memset(f, 0, sizeof(*f));
+	f->keep = keep;
+	f->keep_ctx = ctx;
 	f->fd = fd;
 	f->from = from;
 	f->to = to;
@@ -224,6 +436,10 @@ int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to)
 		return -errno;
 	f->rfd = p[0];
 	f->wfd = p[1];
+	/* Room for a feed block and more in the pipe, so that the thread glancing at
+	 * lines and the reader parsing the kept ones run side by side (the default 64 KiB
+	 * where the system allows no more). */
+	(void)fcntl(f->wfd, F_SETPIPE_SZ, (int)(1u << 20));
 	snprintf(f->path, sizeof(f->path), "/dev/fd/%d", f->rfd);
 	err = pthread_create(&f->thread, NULL, feed_main, f);
 	if (err != 0) {

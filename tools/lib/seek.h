@@ -48,23 +48,63 @@ int seek_before(int fd, uint64_t size, int64_t target, uint64_t *off, unsigned *
 		uint64_t *bytes);
 
 /*
+ * What a line says at a glance, without the JSON reader: its phase and its times, when
+ * it is laid out as the recorder writes its lines, `{"ph":"P",` first, then the other
+ * keys up to `,"ts":` with no backslash, '{' or '[' before it (so that no string can
+ * hide a key, and the ts found is the event's own), and for an X `,"dur":` right
+ * after the ts. The numbers are read as the reader reads them (json_parse_us()).
+ */
+struct seek_glance {
+	char phase;
+	bool has_ts; /* its ts was found: ts */
+	int64_t ts;
+	const char *after_ts, *end; /* the line past its ts, for seek_glance_dur() */
+};
+
+/*
+ * Glance at line[0 .. len) (blanks before its '{' allowed). 1 when it is laid out as
+ * above (an M, or any other phase with its ts found), 0 when it is not: only the
+ * reader can say what it holds. With ts_wanted false only the phase is read (1 when
+ * the line begins as above).
+ */
+int seek_glance(const char *line, size_t len, bool ts_wanted, struct seek_glance *g);
+
+/* The dur of an X glanced at with its ts, when `,"dur":` follows the ts: 0 and *dur in
+ * ns; -1 when it does not (only the reader can say whether it has one). */
+int seek_glance_dur(const struct seek_glance *g, int64_t *dur);
+
+/*
  * A range feed: the bytes [from, to) of the file fd, behind "[\n" unless from is 0, fed
  * by a thread into a pipe that trace_open() reads as the path feed->path
  * ("/dev/fd/N"). Lines of the range are events of a bare array; a range that ends
  * inside a line reads as a trace cut short. Close the reader before the feed.
+ *
+ * A feed with a keep function passes only the lines it keeps: it is called, on the
+ * feed's thread, with each whole line ('\n' included) but the last of the range and
+ * any longer than the feed's block (those always pass), and the reader never sees the
+ * lines it turns down. It must not turn down a line that does not end in a comma (the
+ * array's last event), so that what passes stays a bare array.
  */
+typedef bool (*range_keep_fn)(void *ctx, const char *line, size_t len);
+
 struct range_feed {
 	char path[32];
 	uint64_t bytes; /* read from the file so far: valid after range_feed_close() */
 	/* private */
 	int fd, rfd, wfd;
 	uint64_t from, to;
+	range_keep_fn keep;
+	void *keep_ctx;
 	bool started;
 	pthread_t thread;
 };
 
 /* Start feeding. 0, or -errno. */
 int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to);
+
+/* The same, passing only the lines keep(ctx, ...) keeps (see above). */
+int range_feed_open_kept(struct range_feed *f, int fd, uint64_t from, uint64_t to,
+			 range_keep_fn keep, void *ctx);
 
 /* Stop (the reader of the pipe must be closed first), join the thread. */
 void range_feed_close(struct range_feed *f);

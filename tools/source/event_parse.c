@@ -55,6 +55,9 @@ static inline bool is_digit(unsigned c)
 
 static inline void skip_blanks(struct fp *f)
 {
+	/* Most often there is none: one look. */
+	if (f->p<f->end && * f->p> ' ')
+		return;
 	while (f->p < f->end && is_blank(*f->p)) {
 		f->p++;
 		f->blanks = true;
@@ -88,8 +91,9 @@ static inline const unsigned char *skip_plain(const unsigned char *p, const unsi
 	return p;
 }
 
-/* A string, from its opening quote to just past its closing one. */
-static enum event_parse_result parse_string(struct fp *f)
+/* A string that is not done in one step of parse_string(): longer than 15 bytes, or
+ * holding UTF-8, or not plain, or cut by the end of the text. */
+static __attribute__((noinline)) enum event_parse_result parse_string_long(struct fp *f)
 {
 	const unsigned char *p = f->p + 1, *end = f->end;
 
@@ -117,13 +121,64 @@ static enum event_parse_result parse_string(struct fp *f)
 	}
 }
 
+/* A string, from its opening quote to just past its closing one. Most strings of a
+ * trace (keys, names, categories) are plain and short: one look at the 16 bytes
+ * after the quote finds the closing one, inline. */
+static inline enum event_parse_result parse_string(struct fp *f)
+{
+#if defined(__SSE2__)
+	const unsigned char *p = f->p + 1;
+
+	if (f->end - p >= 16) {
+		const __m128i control = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, control), v);
+		__m128i high = _mm_cmpeq_epi8(_mm_max_epu8(v, del), v);
+		__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+							 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+					    _mm_or_si128(low, high));
+		unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+
+		if (mask != 0 && p[__builtin_ctz(mask)] == '"') {
+			f->p = p + __builtin_ctz(mask) + 1;
+			return EVENT_PARSE_DONE;
+		}
+	}
+#endif
+	return parse_string_long(f);
+}
+
+/* Past the digits from p (up to end). Eight at a time where eight bytes are left:
+ * a byte is a digit when its high nibble is 3 and its low one below 10. */
+static inline const unsigned char *skip_digits(const unsigned char *p, const unsigned char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (end - p >= 8) {
+		uint64_t x, other;
+
+		memcpy(&x, p, 8);
+		other = ((x & 0xf0f0f0f0f0f0f0f0u) ^ 0x3030303030303030u) |
+			(((x & 0x0f0f0f0f0f0f0f0fu) + 0x0606060606060606u) & 0xf0f0f0f0f0f0f0f0u);
+		if (other != 0) {
+			/* The first byte that is not 0: its bit 7 set, then counted. */
+			other = (((other & 0x7f7f7f7f7f7f7f7fu) + 0x7f7f7f7f7f7f7f7fu) | other) &
+				0x8080808080808080u;
+			return p + (__builtin_ctzll(other) >> 3);
+		}
+		p += 8;
+	}
+#endif
+	while (p < end && is_digit(*p))
+		p++;
+	return p;
+}
+
 /* Digits from p; NULL when there are none, and end when they run to it. */
 static const unsigned char *digits(const unsigned char *p, const unsigned char *end)
 {
 	const unsigned char *d = p;
 
-	while (p < end && is_digit(*p))
-		p++;
+	p = skip_digits(p, end);
 	return p == d && p < end ? NULL : p;
 }
 
@@ -261,18 +316,128 @@ static int field_of(const unsigned char *k, size_t len)
 	}
 }
 
-/* Record a top-level member of the event; SLOW for a known key seen twice (the full
- * parser reports it). */
-static enum event_parse_result record_member(struct fp *f, struct event_parse *e,
-					     const struct event_ref *key, const unsigned char *v)
+/*
+ * A known top-level key at p as the recorder writes it, `"ph":` (quotes and colon,
+ * no blanks): its field, and in *n the bytes it takes; -1 when it is not one (the key
+ * is then read as any other). One 8-byte look instead of a string scan.
+ */
+static inline int known_key(const unsigned char *p, const unsigned char *end, size_t *n)
 {
-	int field = field_of(f->start + key->off, key->len);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* Each key's bytes, `"ph":` and so on, as a little-endian word. */
+	static const struct {
+		uint64_t word;
+		unsigned char len, field;
+	} keys[] = {
+		{0x0000003a22687022u, 5, TRACE_F_PH},	/* "ph": */
+		{0x00003a2274616322u, 6, TRACE_F_CAT},	/* "cat": */
+		{0x003a22656d616e22u, 7, TRACE_F_NAME}, /* "name": */
+		{0x0000003a22737422u, 5, TRACE_F_TS},	/* "ts": */
+		{0x00003a2272756422u, 6, TRACE_F_DUR},	/* "dur": */
+		{0x00003a2264697022u, 6, TRACE_F_PID},	/* "pid": */
+		{0x00003a2264697422u, 6, TRACE_F_TID},	/* "tid": */
+		{0x003a227367726122u, 7, TRACE_F_ARGS}, /* "args": */
+		{0x000000003a227322u, 4, TRACE_F_S},	/* "s": */
+		{0x0000003a22646922u, 5, TRACE_F_ID},	/* "id": */
+		{0x0000003a22706222u, 5, TRACE_F_BP},	/* "bp": */
+	};
+	uint64_t w;
+	int i;
 
+	if (end - p < 8)
+		return -1;
+	memcpy(&w, p, 8);
+	switch (p[1]) {
+	case 'p':
+		i = p[2] == 'h' ? 0 : 5;
+		break;
+	case 'c':
+		i = 1;
+		break;
+	case 'n':
+		i = 2;
+		break;
+	case 't':
+		i = p[2] == 's' ? 3 : 6;
+		break;
+	case 'd':
+		i = 4;
+		break;
+	case 'a':
+		i = 7;
+		break;
+	case 's':
+		i = 8;
+		break;
+	case 'i':
+		i = 9;
+		break;
+	case 'b':
+		i = 10;
+		break;
+	default:
+		return -1;
+	}
+	if ((w & (~(uint64_t)0 >> (64 - 8 * keys[i].len))) != keys[i].word)
+		return -1;
+	*n = keys[i].len;
+	return keys[i].field;
+#else
+	(void)p, (void)end, (void)n;
+	return -1;
+#endif
+}
+
+/*
+ * The number parse_number() took, p[0 .. end), in the short form: ns for a time (us:
+ * ts, dur), else an integer (pid, tid). false for any other form, which the reader
+ * leaves to json_parse_us() and json_parse_i64(). Its result is theirs.
+ */
+static bool short_number(const unsigned char *p, const unsigned char *end, bool us, int64_t *out)
+{
+	static const uint64_t scale[] = {1000, 100, 10, 1};
+	bool neg = *p == '-';
+	const unsigned char *digits_start;
+	uint64_t v = 0, fraction = 0;
+	size_t decimals = 0;
+
+	p += neg;
+	digits_start = p;
+	for (; p < end && is_digit(*p); p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (p - digits_start > 15)
+		return false;
+	if (p < end) {
+		if (!us || *p != '.')
+			return false;
+		for (p++; p < end && decimals < 4 && is_digit(*p); p++, decimals++)
+			fraction = fraction * 10 + (uint64_t)(*p - '0');
+		if (p < end || decimals > 3)
+			return false;
+	}
+	if (us)
+		v = v * 1000 + fraction * scale[decimals];
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+/* Record a top-level member of the event, its key's field given (-1: not known yet);
+ * SLOW for a known key seen twice (the full parser reports it). */
+static enum event_parse_result record_member(struct fp *f, struct event_parse *e,
+					     const struct event_ref *key, int field,
+					     const unsigned char *v)
+{
+	if (field < 0)
+		field = field_of(f->start + key->off, key->len);
 	if (field < 0)
 		return EVENT_PARSE_DONE;
 	if (e->field[field].type != TRACE_ABSENT)
 		return EVENT_PARSE_SLOW;
 	e->field[field] = ref_of(f, v);
+	if (e->field[field].type == TRACE_NUMBER && (field == TRACE_F_TS || field == TRACE_F_DUR ||
+						     field == TRACE_F_PID || field == TRACE_F_TID))
+		e->has_number[field] = short_number(
+			v, f->p, field == TRACE_F_TS || field == TRACE_F_DUR, &e->number[field]);
 	return EVENT_PARSE_DONE;
 }
 
@@ -308,8 +473,15 @@ static enum event_parse_result parse_container(struct fp *f, unsigned char close
 		for (;;) {
 			struct event_ref key = {TRACE_STRING, 0, 0};
 			const unsigned char *v;
+			int field = -1;
+			size_t n;
 
-			if (close == '}') {
+			if (members != NULL && (field = known_key(g->p, g->end, &n)) >= 0) {
+				key.off = (size_t)(g->p + 1 - g->start);
+				key.len = n - 3;
+				g->p += n;
+				skip_blanks(g);
+			} else if (close == '}') {
 				const unsigned char *k = g->p;
 
 				if (*k != '"')
@@ -335,7 +507,7 @@ static enum event_parse_result parse_container(struct fp *f, unsigned char close
 			if (rc != EVENT_PARSE_DONE)
 				return rc;
 			if (members != NULL)
-				rc = record_member(g, members, &key, v);
+				rc = record_member(g, members, &key, field, v);
 			else if (args != NULL)
 				rc = record_arg(g, args, &key, v);
 			if (rc != EVENT_PARSE_DONE)
@@ -363,8 +535,10 @@ enum event_parse_result event_parse(struct event_parse *e, const unsigned char *
 	struct fp f = {p, p, p + len, 0, false};
 	enum event_parse_result rc;
 
-	for (int i = 0; i < TRACE_F_COUNT; i++)
+	for (int i = 0; i < TRACE_F_COUNT; i++) {
 		e->field[i].type = TRACE_ABSENT;
+		e->has_number[i] = false;
+	}
 	e->nargs = 0;
 	rc = parse_container(&f, '}', e, NULL);
 	e->blanks = f.blanks;

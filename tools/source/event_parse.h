@@ -39,7 +39,12 @@ struct event_ref_arg {
 
 struct event_parse {
 	struct event_ref field[TRACE_F_COUNT]; /* TRACE_ABSENT when not in the event */
-	struct event_ref_arg *arg;	       /* the top-level keys of an object "args" */
+	/* ts, dur (in ns) and pid, tid as json_parse_us() and json_parse_i64() read them,
+	 * when they are numbers of the short form (has_number): at most 15 digits before
+	 * the point, at most 3 after it (ts, dur; none for pid, tid), no exponent. */
+	bool has_number[TRACE_F_COUNT];
+	int64_t number[TRACE_F_COUNT];
+	struct event_ref_arg *arg; /* the top-level keys of an object "args" */
 	size_t nargs, args_cap;
 	bool blanks; /* blanks between tokens: the compact JSON must drop them */
 	size_t len;  /* bytes of the event, '{' to '}' included */

@@ -393,41 +393,90 @@ int tr_resume_yajl(struct trace *r, enum fast_state at)
 	return 0;
 }
 
-/* A value of a plain event into strs, NUL-terminated; returns the next free byte. */
-static char *fast_value(const struct event_parse *e, const unsigned char *p,
-			const struct event_ref *ref, char *strs, struct trace_value *v)
+static bool is_container(enum trace_type t)
 {
-	bool container = ref->type == TRACE_OBJECT || ref->type == TRACE_ARRAY;
+	return t == TRACE_OBJECT || t == TRACE_ARRAY;
+}
 
+/*
+ * A value of a plain event. A scalar (a string's bytes, a number, a literal) is taken
+ * in place from scalars, the event's text copied once, where the byte after it (its
+ * closing quote, or the delimiter after a number or literal) becomes its NUL: no
+ * scalar holds another's last byte. A container is copied into *more from the text
+ * itself (compact when the event has blanks), since scalars inside it lose theirs.
+ */
+static void fast_value(const struct event_parse *e, const unsigned char *p,
+		       const struct event_ref *ref, char *scalars, char **more,
+		       struct trace_value *v)
+{
 	v->type = ref->type;
-	v->text = strs;
-	if (container && e->blanks) {
-		v->len = event_parse_compact(strs, p + ref->off, ref->len);
+	if (!is_container(ref->type)) {
+		v->text = scalars + ref->off;
+		v->len = ref->len;
+		scalars[ref->off + ref->len] = '\0';
+		return;
+	}
+	v->text = *more;
+	if (e->blanks) {
+		v->len = event_parse_compact(*more, p + ref->off, ref->len);
 	} else {
-		memcpy(strs, p + ref->off, ref->len);
+		memcpy(*more, p + ref->off, ref->len);
 		v->len = ref->len;
 	}
-	strs[v->len] = '\0';
-	return strs + v->len + 1;
+	(*more)[v->len] = '\0';
+	*more += v->len + 1;
+}
+
+/* The numbers of the event, as tr_event_numbers() reads them: those event_parse()
+ * read already taken from it. */
+static void fast_numbers(const struct event_parse *e, struct trace_event *ev)
+{
+	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
+	if (e->has_number[TRACE_F_TS]) {
+		ev->has_ts = ev->ts_exact = true;
+		ev->ts_ns = e->number[TRACE_F_TS];
+	} else if (ev->ts.type == TRACE_NUMBER) {
+		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
+	}
+	if (e->has_number[TRACE_F_DUR]) {
+		ev->has_dur = ev->dur_exact = true;
+		ev->dur_ns = e->number[TRACE_F_DUR];
+	} else if (ev->dur.type == TRACE_NUMBER) {
+		ev->has_dur =
+			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
+	}
+	if (e->has_number[TRACE_F_PID]) {
+		ev->has_pid = true;
+		ev->pid_num = e->number[TRACE_F_PID];
+	} else if (ev->pid.type == TRACE_NUMBER) {
+		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
+	}
+	if (e->has_number[TRACE_F_TID]) {
+		ev->has_tid = true;
+		ev->tid_num = e->number[TRACE_F_TID];
+	} else if (ev->tid.type == TRACE_NUMBER) {
+		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
+	}
 }
 
 /* The plain event event_parse() read at p (text offset abs): copied into one
- * allocation, as event_commit() does for yajl's, and queued. 1, or 0 (out of memory). */
+ * allocation (its JSON, its text again for the scalars, its containers), and queued.
+ * 1, or 0 (out of memory). */
 static int fast_commit(struct trace *r, const unsigned char *p, uint64_t abs, uint64_t line,
 		       uint64_t col)
 {
 	const struct event_parse *e = &r->ep;
-	size_t args_bytes = e->nargs * sizeof(struct trace_arg), strs_bytes = 0;
+	size_t args_bytes = e->nargs * sizeof(struct trace_arg), containers = 0;
 	struct trace_event *ev;
 	struct trace_arg *args;
 	struct item *it;
-	char *mem, *json, *strs;
+	char *mem, *json, *scalars, *more;
 
 	for (int f = 0; f < TRACE_F_COUNT; f++)
-		strs_bytes += e->field[f].type != TRACE_ABSENT ? e->field[f].len + 1 : 0;
+		containers += is_container(e->field[f].type) ? e->field[f].len + 1 : 0;
 	for (size_t i = 0; i < e->nargs; i++)
-		strs_bytes += e->arg[i].key.len + 1 + e->arg[i].value.len + 1;
-	size_t size = args_bytes + e->len + 1 + strs_bytes;
+		containers += is_container(e->arg[i].value.type) ? e->arg[i].value.len + 1 : 0;
+	size_t size = args_bytes + 2 * (e->len + 1) + containers;
 	bool in_arena = r->arena != NULL && size <= r->arena_cap - r->arena_used;
 
 	mem = in_arena ? r->arena + r->arena_used : malloc(size);
@@ -453,23 +502,25 @@ static int fast_commit(struct trace *r, const unsigned char *p, uint64_t abs, ui
 	}
 	json[ev->json_len] = '\0';
 	ev->json = json;
-	strs = json + ev->json_len + 1;
+	scalars = json + ev->json_len + 1;
+	memcpy(scalars, p, e->len);
+	more = scalars + e->len + 1;
 	for (int f = 0; f < TRACE_F_COUNT; f++) {
 		if (e->field[f].type != TRACE_ABSENT)
-			strs = fast_value(e, p, &e->field[f], strs,
-					  (void *)((char *)ev + tr_field_offsets[f]));
+			fast_value(e, p, &e->field[f], scalars, &more,
+				   (void *)((char *)ev + tr_field_offsets[f]));
 	}
 	for (size_t i = 0; i < e->nargs; i++) {
 		struct trace_value key;
 
-		strs = fast_value(e, p, &e->arg[i].key, strs, &key);
+		fast_value(e, p, &e->arg[i].key, scalars, &more, &key);
 		args[i].key = key.text;
 		args[i].key_len = key.len;
-		strs = fast_value(e, p, &e->arg[i].value, strs, &args[i].value);
+		fast_value(e, p, &e->arg[i].value, scalars, &more, &args[i].value);
 	}
 	ev->arg = e->nargs > 0 ? args : NULL;
 	ev->nargs = e->nargs;
-	tr_event_numbers(ev);
+	fast_numbers(e, ev);
 	ev->line = line;
 	ev->col = col;
 	ev->offset = abs;

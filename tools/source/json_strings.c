@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ------------------------------------------------------------- the scanner */
 
 static int scan_issue(struct trace *r, enum trace_issue_kind kind, uint64_t abs, const char *fmt,
@@ -219,15 +223,86 @@ static size_t scan_skip(const struct scanner *sc, const unsigned char *p, size_t
 	return k;
 }
 
+#if defined(__SSE2__)
+/* The bytes of p[0 .. 16) that are c, as bits. */
+static inline unsigned bytes_eq(__m128i v, char c)
+{
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c)));
+}
+
+/*
+ * The chunks of 64 bytes from k on that hold nothing for the scanner to say: no
+ * backslash, no byte from 0x7f, no control byte inside a string. Such a chunk is
+ * taken whole: its quotes flip the string state (a prefix XOR of their bits says
+ * which bytes are inside), its newlines, all outside strings, count lines. Returns
+ * where the first other chunk begins (or where fewer than 64 bytes are left), for
+ * scan_byte(). Only from the plain state (no escape or UTF-8 sequence under way).
+ */
+static size_t scan_chunks(struct scanner *sc, const unsigned char *p, size_t k, size_t len,
+			  uint64_t abs)
+{
+	const __m128i control = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+
+	if (sc->need != 0 || sc->hex_left != 0 || sc->esc || sc->high)
+		return k;
+	for (; len - k >= 64; k += 64) {
+		uint64_t quote = 0, newline = 0, ctrl = 0, stop = 0, inside;
+
+		for (int i = 0; i < 4; i++) {
+			__m128i v =
+				_mm_loadu_si128((const __m128i *)(const void *)(p + k + 16 * i));
+			unsigned low = (unsigned)_mm_movemask_epi8(
+				_mm_cmpeq_epi8(_mm_min_epu8(v, control), v));
+			unsigned high = (unsigned)_mm_movemask_epi8(
+				_mm_cmpeq_epi8(_mm_max_epu8(v, del), v));
+
+			quote |= (uint64_t)bytes_eq(v, '"') << (16 * i);
+			newline |= (uint64_t)bytes_eq(v, '\n') << (16 * i);
+			ctrl |= (uint64_t)low << (16 * i);
+			stop |= (uint64_t)(high | bytes_eq(v, '\\')) << (16 * i);
+		}
+		/* Bit i of inside: byte i is in a string (an opening quote counts, a
+		 * closing one does not). */
+		inside = quote;
+		for (int shift = 1; shift < 64; shift *= 2)
+			inside ^= inside << shift;
+		if (sc->in_str)
+			inside = ~inside;
+		if (stop != 0 || (ctrl & inside) != 0)
+			break;
+		if (quote != 0) {
+			sc->in_str ^= __builtin_popcountll(quote) & 1;
+			sc->bad_utf8 = sc->bad_byte = false; /* a string began here */
+		}
+		if (newline != 0) {
+			sc->lines += (uint64_t)__builtin_popcountll(newline);
+			sc->line_start = abs + k + (uint64_t)(63 - __builtin_clzll(newline)) + 1;
+		}
+	}
+	return k;
+}
+#else
+static size_t scan_chunks(struct scanner *sc, const unsigned char *p, size_t k, size_t len,
+			  uint64_t abs)
+{
+	(void)sc, (void)p, (void)len, (void)abs;
+	return k;
+}
+#endif
+
 /*
  * Feed a slice through the scanner. Before an issue is queued, yajl gets the text
  * up to the byte that raised it, so that the issue follows the events before it.
  */
 int tr_scan_and_feed(struct trace *r, unsigned char *p, size_t len, uint64_t abs)
 {
-	size_t seg = 0;
+	size_t seg = 0, chunked = 0; /* chunks are tried again from `chunked` on */
 
 	for (size_t k = 0; k < len; k++) {
+		if (k >= chunked) {
+			k = scan_chunks(&r->sc, p, k, len, abs);
+			chunked = k + 64;
+		}
 		k = scan_skip(&r->sc, p, k, len);
 		if (k == len)
 			break;

@@ -222,6 +222,15 @@ int window_finish(struct window *w)
 	return write_end_marker(w);
 }
 
+void window_note_glances(struct window *w, bool has_latest, int64_t latest, int64_t max_lag)
+{
+	if (has_latest && (!w->has_latest || latest > w->latest))
+		w->latest = latest;
+	w->has_latest |= has_latest;
+	if (max_lag > w->max_lag)
+		w->max_lag = max_lag;
+}
+
 static void note_time(struct window *w, const struct trace_event *ev)
 {
 	int64_t t = end_of(ev);
@@ -354,20 +363,14 @@ int window_take(struct window *w, const struct trace_event *ev, enum part part)
 	if (is_marker(ev, RTR__MARK_START) || is_marker(ev, RTR__MARK_END))
 		return 0; /* the window writes its own */
 	if (ev->phase == 'M') {
-		/* In the tail too: the recorder names a thread before its first event,
-		 * which for the main thread may be a run-long X written last. */
+		/* Wherever they come: the recorder names a thread before its first
+		 * event, which for the main thread may be a run-long X written last. */
 		if (!w->head_written || part == PART_HEAD)
 			return carry_meta(&w->carry, ev) ? nomem(w) : 0;
 		return copy_event(w, ev);
 	}
 	if (!ev->has_ts || part == PART_HEAD)
 		return 0;
-	if (part == PART_TAIL) {
-		/* Long X events the recorder wrote when they ended, after the part read. */
-		if (ev->phase == 'X' && ev->has_dur && ev->ts_ns <= w->to && end_of(ev) >= w->from)
-			return write_x(w, ev);
-		return 0;
-	}
 	note_time(w, ev);
 	switch (ev->phase) {
 	case 'X':

@@ -2,8 +2,8 @@
 /*
  * How `ringtrace window` reads its input (window.h, "How much is read"): in order,
  * or a plain file of one event per line in parts through range feeds (seek.h): its
- * head, a binary search for a line before the window, the lines until one past it,
- * and its tail.
+ * head, a binary search for a line before the window, and from there to the end the
+ * lines a glance cannot rule out, through the reader.
  */
 #include "window.h"
 
@@ -21,12 +21,9 @@ static void quiet_issue(void *ctx, const struct trace_issue *issue)
 
 /*
  * Read events from path (part PART_ALL: all of it; else a range feed's pipe) into the
- * window. stop: the time past which a body read stops. *stop_at gets the file offset
- * of the event it stopped at (base: the file offset of the pipe's first byte after its
- * "[\n"). 0, or -1 (out of memory, failed output: the window's own errors).
+ * window. 0, or -1 (out of memory, failed output: the window's own errors).
  */
-int window_read_part(struct window *w, struct source *src, const char *path, enum part part,
-		     uint64_t base, bool stop, uint64_t *stop_at)
+int window_read_part(struct window *w, struct source *src, const char *path, enum part part)
 {
 	struct trace_options ro = {.on_issue = quiet_issue};
 	const struct trace_event *ev;
@@ -41,13 +38,6 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	if (r == NULL)
 		return -1;
 	while ((rc = trace_next(r, &ev)) == 1) {
-		/* Past the window by more than the margin (by its start: other writers
-		 * put an X at its start, and the recorder's long X are in the tail). */
-		if (stop && w->has_origin && ev->has_ts && ev->ts_ns > w->to &&
-		    ev->ts_ns - w->to > w->margin) {
-			*stop_at = base + ev->offset - (base > 0 ? 2 : 0);
-			break;
-		}
 		err = window_take(w, ev, part);
 		if (err)
 			break;
@@ -64,18 +54,103 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	return err;
 }
 
-/* Read a range of the plain file through a feed. */
+/* What the feed's thread noted of the lines it turned down, as note_time() would have
+ * (events.c), for the window to take once the feed is closed. */
+struct glances {
+	int64_t from, to, margin;
+	bool has_latest, has_plain;
+	int64_t latest, plain_max, max_lag;
+	bool past; /* a line begun more than the margin after the window was seen */
+};
+
+static void glance_time(struct glances *gl, const struct seek_glance *g, int64_t end)
+{
+	if (!gl->has_latest || end > gl->latest)
+		gl->latest = end;
+	gl->has_latest = true;
+	if (g->phase == 'X')
+		return;
+	if (!gl->has_plain || g->ts > gl->plain_max)
+		gl->plain_max = g->ts;
+	gl->has_plain = true;
+	if (gl->plain_max - g->ts > gl->max_lag)
+		gl->max_lag = gl->plain_max - g->ts;
+	if (g->ts > gl->to && g->ts - gl->to > gl->margin)
+		gl->past = true;
+}
+
+/*
+ * Does a line matter to the window (range_keep_fn, on the feed's thread)? One that a
+ * glance cannot read does. Of the others only those window_take() would act on: M
+ * anywhere; nothing that begins after the window; before it, the slices, async spans
+ * and counters open or current at its start and the X that reach into it. A marker
+ * after the window passes (the window writes its own, and notes no time of theirs)
+ * until a line begun after the window was seen. Once a line
+ * more than the margin past the window was seen, the lines are in time order to
+ * within the margin (the search's assumption): only an X (the recorder writes it when
+ * it ends) can still begin inside the window, and a glance at the others' phase is
+ * enough.
+ */
+static bool window_keeps(void *ctx, const char *line, size_t len)
+{
+	struct glances *gl = ctx;
+	struct seek_glance g;
+	int64_t end, dur;
+	bool has_dur;
+
+	if (gl->past) {
+		if (!seek_glance(line, len, false, &g) || g.phase == 'M' || g.phase == 'i')
+			return true;
+		if (g.phase != 'X')
+			return false;
+	}
+	if (!seek_glance(line, len, true, &g) || !g.has_ts)
+		return true;
+	/* A marker's time is not noted: it matters only while no line begun after the
+	 * window was (then where the window's open slices end depends on it). */
+	if (g.phase == 'i' && g.ts > gl->to && !(gl->has_latest && gl->latest > gl->to) &&
+	    memmem(line, len, "ringtrace: ", 11) != NULL)
+		return true;
+	if (g.ts > gl->to) {
+		glance_time(gl, &g, g.ts); /* an X's end is later still: past the window too */
+		return false;
+	}
+	has_dur = g.phase == 'X' && seek_glance_dur(&g, &dur) == 0;
+	end = g.ts;
+	if (has_dur && dur > 0 && g.ts <= INT64_MAX - dur)
+		end += dur;
+	glance_time(gl, &g, end);
+	if (g.ts >= gl->from)
+		return true;
+	switch (g.phase) {
+	case 'X': /* whole when its dur is not where a glance looks */
+		return !has_dur || (dur >= 0 && end >= gl->from);
+	case 'B':
+	case 'E':
+	case 'b':
+	case 'e':
+	case 'n':
+	case 'C':
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Read a range of the plain file through a feed (keeping only what window_keeps()
+ * keeps when gl is given). */
 static int read_range(struct window *w, struct source *src, int fd, uint64_t from, uint64_t to,
-		      enum part part, bool stop, uint64_t *stop_at)
+		      enum part part, struct glances *gl)
 {
 	struct range_feed feed;
-	int err = range_feed_open(&feed, fd, from, to);
+	int err = gl != NULL ? range_feed_open_kept(&feed, fd, from, to, window_keeps, gl)
+			     : range_feed_open(&feed, fd, from, to);
 
 	if (err != 0) {
 		cli_error("window", "cannot read %s: %s", w->file, strerror(-err));
 		return -1;
 	}
-	err = window_read_part(w, src, feed.path, part, from, stop, stop_at);
+	err = window_read_part(w, src, feed.path, part);
 	range_feed_close(&feed);
 	src->bytes += feed.bytes;
 	return err;
@@ -96,13 +171,15 @@ bool window_searchable(int fd, uint64_t *size)
 }
 
 /*
- * The plain file in parts: head, a search, the body, the tail. *sequential is set when
- * the file turns out not to allow it (no line structure, no ts in its head): the
- * caller then reads it in order, nothing having been written.
+ * The plain file in parts: head, a search, then from there to the end what a glance
+ * cannot rule out. *sequential is set when the file turns out not to allow it (no line
+ * structure, no ts in its head): the caller then reads it in order, nothing having
+ * been written.
  */
 int window_read_searched(struct window *w, struct source *src, int fd, bool *sequential)
 {
-	uint64_t size = src->size, off = 0, stop_at = size, tail;
+	uint64_t size = src->size, off = 0;
+	struct glances gl = {0};
 	int64_t target;
 
 	*sequential = false;
@@ -110,7 +187,7 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 		*sequential = true;
 		return 0;
 	}
-	if (read_range(w, src, fd, 0, HEAD_BYTES, PART_HEAD, false, NULL))
+	if (read_range(w, src, fd, 0, HEAD_BYTES, PART_HEAD, NULL))
 		return -1;
 	if (!w->has_origin) {
 		*sequential = true;
@@ -124,19 +201,11 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 	src->searched = true;
 	if (off <= HEAD_BYTES)
 		off = 0; /* the window is near the start: read from it */
-	if (read_range(w, src, fd, off, size, PART_BODY, true, &stop_at))
+	gl.from = w->from;
+	gl.to = w->to;
+	gl.margin = w->margin;
+	if (read_range(w, src, fd, off, size, PART_BODY, &gl))
 		return -1;
-	if (src->rc < 0 || stop_at >= size)
-		return 0;
-	/* The tail, from a line start. */
-	tail = size - TAIL_BYTES > stop_at ? size - TAIL_BYTES : stop_at;
-	if (tail > stop_at) {
-		struct seek_probe p;
-		int rc = seek_probe(fd, size, tail, &p, &src->bytes);
-
-		if (rc <= 0)
-			return 0;
-		tail = p.line;
-	}
-	return read_range(w, src, fd, tail, size, PART_TAIL, false, NULL);
+	window_note_glances(w, gl.has_latest, gl.latest, gl.max_lag);
+	return 0;
 }

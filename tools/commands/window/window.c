@@ -326,7 +326,7 @@ int cmd_window(int argc, char **argv)
 	if (!err && !sequential)
 		err = window_read_searched(&w, &src, fd, &sequential);
 	if (!err && sequential)
-		err = window_read_part(&w, &src, path, PART_ALL, 0, false, NULL);
+		err = window_read_part(&w, &src, path, PART_ALL);
 	cli_warnings_done(&src.warnings);
 	if (!err && cli_not_a_trace("window", w.file, &src.st)) {
 		status = CLI_FINDINGS; /* nothing written: the output is not committed */

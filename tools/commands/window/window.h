@@ -27,8 +27,12 @@
  * every X around it is found. A plain regular file of one event per line (what the
  * recorder writes) is read in parts (seek.h): its first MiB (the start marker, the
  * names written at the start, the origin), a binary search for a line before `from -
- * margin`, the lines from there until one past `to + margin`, and the file's last MiB
- * (the long X events the recorder writes when they end: a run-long "main"). What that
+ * margin`, and from there to the end of the file every line that a glance at its
+ * first keys (its phase, ts and an X's dur: seek_glance()) cannot rule out, on the
+ * feed's thread; the reader parses only those. So the X of a slice around the window,
+ * which the recorder writes when the slice ends (however late in the file), is found,
+ * and the time goes to the lines that matter: those in the window, the names, and
+ * before it the slices, spans and counters open or current at its start. What that
  * assumes, and what it misses when the assumption fails, is in
  * docs/commands/ringtrace-window.md; a warning says when the lines read were more out
  * of order than the margin.
@@ -57,7 +61,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The parts of a plain file read besides the window: its head and its tail. */
+/* The head of a plain file, read whole; files up to HEAD_BYTES + TAIL_BYTES are read
+ * in order. */
 #define HEAD_BYTES (1u << 20)
 #define TAIL_BYTES (1u << 20)
 /* The default --margin: beyond the recorder's drain lag (its flush interval, 100 ms). */
@@ -68,8 +73,7 @@
 enum part {
 	PART_ALL,  /* read in order: everything counts */
 	PART_HEAD, /* the first MiB: markers, names, the origin */
-	PART_BODY, /* from before the window to after it */
-	PART_TAIL  /* the last MiB: X events around the window */
+	PART_BODY  /* from before the window to the end, the lines that matter */
 };
 
 /* Per thread, after its thread_state: open[0 .. written) are in the output. */
@@ -130,6 +134,10 @@ int window_take(struct window *w, const struct trace_event *ev, enum part part);
  * -1. */
 int window_finish(struct window *w);
 
+/* The times of the lines a search passed over as note_time() notes them: the latest
+ * (when has_latest) and how far back they went. */
+void window_note_glances(struct window *w, bool has_latest, int64_t latest, int64_t max_lag);
+
 /* read.c */
 
 /* Is the file at fd plain text that can be searched (a regular file, not gzip)? Its
@@ -141,12 +149,11 @@ bool window_searchable(int fd, uint64_t *size);
  * window (see read.c). 0, or -1 (the input could not be opened: said; or the
  * window's own errors).
  */
-int window_read_part(struct window *w, struct source *src, const char *path, enum part part,
-		     uint64_t base, bool stop, uint64_t *stop_at);
+int window_read_part(struct window *w, struct source *src, const char *path, enum part part);
 
-/* The plain file at fd in parts: head, a search, the body, the tail. *sequential is
- * set when the file turns out not to allow it: the caller then reads it in order,
- * nothing having been written. 0 or -1. */
+/* The plain file at fd in parts: head, a search, then what matters to the end.
+ * *sequential is set when the file turns out not to allow it: the caller then reads it
+ * in order, nothing having been written. 0 or -1. */
 int window_read_searched(struct window *w, struct source *src, int fd, bool *sequential);
 
 #endif /* RTR_TOOLS_WINDOW_H */
