@@ -20,6 +20,11 @@ struct seq {
 	uint32_t default_clock;
 	int has_delta;
 	uint64_t delta_last;
+	/* the clocks of its last ClockSnapshot: trace processor rejects one that moves a
+	 * clock backwards (for the trace's clock, "not monotonic"), after which it places
+	 * the sequence's deltas from the old value */
+	int has_snap[128];
+	uint64_t snap[128];
 	struct interned *in;
 	size_t nin, capin;
 };
@@ -378,9 +383,13 @@ static void read_packet(struct reader *rd, struct buf b)
 		return;
 	}
 	struct seq *sq = &rd->seqs[seq_id];
-	if (flags & 1) {
+	if (flags & 1) { /* the interned strings and defaults go; the clocks stay */
 		free(sq->in);
-		memset(sq, 0, sizeof(*sq));
+		sq->in = NULL;
+		sq->nin = sq->capin = 0;
+		sq->default_track = 0;
+		sq->default_clock = 0;
+		sq->has_delta = 0;
 		sq->cleared = 1;
 		rd->t->cleared++;
 	}
@@ -420,6 +429,16 @@ static void read_packet(struct reader *rd, struct buf b)
 					cts = v3;
 				else if (n3 == 3)
 					incr = v3 != 0;
+			}
+			if (id < 128 && sq->has_snap[id] && cts < sq->snap[id])
+				fail(rd,
+				     "a ClockSnapshot moves clock %u of sequence %u backwards, "
+				     "from %llu to %llu",
+				     id, seq_id, (unsigned long long)sq->snap[id],
+				     (unsigned long long)cts);
+			if (id < 128) {
+				sq->has_snap[id] = 1;
+				sq->snap[id] = cts;
 			}
 			if (id >= 64 && incr) {
 				sq->has_delta = 1;

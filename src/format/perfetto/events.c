@@ -181,10 +181,13 @@ char *rtr__pf_put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 	char *pkt, *te;
 
 	pend.n = 0;
-	/* the first of a file on the sequence's clock sets clock 64, in a packet of its
-	 * own before the event's */
+	/* the first of a file (or since the sequence was cleared) on the sequence's clock
+	 * sets clock 64, in a packet of its own before the event's: at the latest time
+	 * the sequence has written, never earlier, so that its snapshots never move the
+	 * trace clock backwards (trace processor rejects such a snapshot and places the
+	 * sequence's later deltas wrongly); an event before it goes absolute */
 	if (RTR_UNLIKELY(!seq->has_clock) && !e->absolute)
-		p = rtr__pf_put_delta_clock(p, seq, e->ts);
+		p = rtr__pf_put_delta_clock(p, seq, e->ts > seq->last_ts ? e->ts : seq->last_ts);
 	p = pkt_begin(p, &pkt);
 	if (e->absolute) {
 		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, e->ts);

@@ -68,7 +68,8 @@ struct rtr__pf_seq {
 	uint32_t tid;
 	uint64_t file_id; /* the file its state was cleared in; 0: never */
 	uint64_t epoch;	  /* the table's epoch then */
-	uint64_t last_ts; /* clock 64's value */
+	uint64_t last_ts; /* clock 64's value; kept across clears and files: its next
+			   * snapshot is never earlier */
 	int has_clock;	  /* clock 64 has a value in this file */
 	int sort_index;
 	int has_sort;
