@@ -254,9 +254,17 @@ static void read_descriptor(struct reader *rd, struct buf b)
 			tr.parent = v;
 		else if (num == 2)
 			copy_str(tr.name, sizeof(tr.name), sub);
-		else if (num == 8)
+		else if (num == 8) { /* CounterDescriptor: its categories (2), joined by "," */
 			tr.is_counter = 1;
-		else if (num == 3 || num == 4) {
+			while (sub.p < sub.end && field(&sub, &n2, &w2, &v2, &f) == 0) {
+				size_t len = strlen(tr.categories);
+				if (n2 != 2 || w2 != 2 || len + 2 >= sizeof(tr.categories))
+					continue;
+				if (len > 0)
+					tr.categories[len++] = ',';
+				copy_str(tr.categories + len, sizeof(tr.categories) - len, f);
+			}
+		} else if (num == 3 || num == 4) {
 			if (num == 3)
 				tr.has_process = 1;
 			else

@@ -48,6 +48,7 @@ struct pf_track {
 	char name[128];
 	int pid, tid;
 	int has_process, has_thread, is_counter;
+	char categories[64]; /* a counter's (CounterDescriptor.categories, joined by ",") */
 	char thread_name[64];
 	char process_name[64];
 };

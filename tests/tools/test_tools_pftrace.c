@@ -982,9 +982,9 @@ static void converts_to_the_recorders_json(void **state)
 		"\"pid\":100,\"tid\":101}",
 		"{\"ph\":\"E\",\"cat\":\"run\",\"name\":\"outer\",\"ts\":0.54,\"pid\":100,\"tid\":"
 		"101}",
-		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.545,\"pid\":100,\"tid\":100,\"args\":{"
+		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.545,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":3}}",
-		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.546,\"pid\":100,\"tid\":100,\"args\":{"
+		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.546,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":0.125}}",
 		"{\"ph\":\"b\",\"cat\":\"copy\",\"name\":\"h2d\",\"id\":\"0x6440000001\",\"ts\":0."
 		"55,"

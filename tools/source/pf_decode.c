@@ -209,6 +209,8 @@ static int read_packet(struct pf_decoder *d, const uint8_t *p, size_t len)
 		return -1;
 	if (pk->has_interned_data && pfd_read_interned(d, s, &pf.interned) < 0)
 		return -1;
+	if (s != NULL && s->has_default_track)
+		pk->sequence_track = s->default_track;
 	if (!pf.has_clock)
 		pk->clock_id = s != NULL && s->has_default_clock ? s->default_clock
 								 : RTR__PF_BUILTIN_BOOTTIME;

@@ -509,21 +509,52 @@ static enum head instant(struct pf_json *c, const struct pf_packet *pk, const st
 		       : HEAD_TAIL;
 }
 
-static enum head counter(struct pf_json *c, const struct pf_event *ev, const struct place *at,
+/* The JSON key of a counter track's value, as the recorder writes it: the drops'
+ * running total "events", memory in use "bytes_in_use", else "value". NULL: a counter
+ * the recorder's JSON does not have (its own at the end marker, which says the same). */
+static const char *counter_key(const struct pf_packet *pk, const struct pf_track *t)
+{
+	if (t == NULL || t->name == NULL)
+		return "value";
+	if (strcmp(t->name, RTR__COUNTER_EVENTS) == 0)
+		return NULL;
+	if (strcmp(t->name, RTR__COUNTER_DROPPED) == 0) /* on a thread's sequence while running */
+		return pk->sequence_track != 0 ? RTR__KEY_EVENTS : NULL;
+	if (t->counter_unit == RTR__PF_UNIT_SIZE_BYTES && strncmp(t->name, "memory ", 7) == 0)
+		return "bytes_in_use";
+	return "value";
+}
+
+static enum head counter(struct pf_json *c, const struct pf_packet *pk, const struct place *at,
 			 int64_t ts)
 {
-	struct pf_str name = ev->name;
+	const struct pf_event *ev = &pk->event;
+	const struct pf_track *t = ev->track;
+	struct pf_str name = ev->name, cat = ev->categories;
+	struct place where = *at;
 	struct buf *b = &c->line;
+	const char *key = counter_key(pk, t);
 	char num[40];
 
-	if (!ev->has_counter)
+	if (!ev->has_counter || key == NULL)
 		return HEAD_DONE;
-	if (ev->track != NULL && ev->track->name != NULL)
-		name = (struct pf_str){ev->track->name, strlen(ev->track->name)};
+	if (t != NULL && t->name != NULL)
+		name = (struct pf_str){t->name, strlen(t->name)};
 	if (name.s == NULL)
 		name = (struct pf_str){"counter", 7};
-	if (buf_puts(b, "{\"ph\":\"C\"") || pfj_put_names(b, ev->categories, name) ||
-	    pfj_put_where(b, ts, at) || buf_puts(b, ",\"args\":{\"value\":"))
+	if (cat.s == NULL && t != NULL && t->categories != NULL)
+		cat = (struct pf_str){t->categories, strlen(t->categories)};
+	/* on the thread whose sequence wrote it, as the recorder's JSON has it */
+	const struct pf_track *th =
+		pk->sequence_track != 0 ? pf_track_get(pk, pk->sequence_track) : NULL;
+	if (th != NULL && th->kind == PF_TRACK_THREAD) {
+		struct place p = pfj_place_of(pk, th->uuid, th);
+		where.pid = p.pid;
+		where.tid = p.tid;
+	}
+	if (buf_puts(b, "{\"ph\":\"C\"") || pfj_put_names(b, cat, name) ||
+	    pfj_put_where(b, ts, &where) || buf_puts(b, ",\"args\":{\"") || buf_puts(b, key) ||
+	    buf_puts(b, "\":"))
 		return HEAD_NOMEM;
 	if (ev->counter_is_double) {
 		if (buf_put(b, num, (size_t)(rtr__jsontext_f64(num, ev->counter_double) - num)))
@@ -596,7 +627,7 @@ static void track_event(struct pf_json *c, const struct pf_packet *pk)
 		h = instant(c, pk, &at, ts);
 		break;
 	case PF_TYPE_COUNTER:
-		h = counter(c, ev, &at, ts);
+		h = counter(c, pk, &at, ts);
 		break;
 	default:
 		return; /* TYPE_UNSPECIFIED: legacy events, not read */

@@ -86,6 +86,7 @@ struct pf_track {
 	int32_t sort_index;
 	uint32_t counter_unit; /* CounterDescriptor.unit */
 	char *unit_name;
+	char *categories;     /* CounterDescriptor.categories joined with "," */
 	uint64_t descriptors; /* how many were read for it */
 };
 
@@ -153,6 +154,7 @@ struct pf_packet {
 	uint64_t size;	 /* its payload's bytes */
 	uint32_t sequence_id;
 	uint32_t sequence_flags;
+	uint64_t sequence_track; /* the sequence's default track (a thread's), 0: none */
 	bool first_packet_on_sequence;
 	bool has_interned_data, has_defaults;
 	bool has_timestamp;	/* the packet's own timestamp field */

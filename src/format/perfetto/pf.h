@@ -66,11 +66,12 @@ struct rtr__pf_slot {
 struct rtr__pf_seq {
 	uint32_t id; /* trusted_packet_sequence_id */
 	uint32_t tid;
-	uint64_t file_id; /* the file its state was cleared in; 0: never */
-	uint64_t epoch;	  /* the table's epoch then */
-	uint64_t last_ts; /* clock 64's value; kept across clears and files: its next
-			   * snapshot is never earlier */
-	int has_clock;	  /* clock 64 has a value in this file */
+	uint64_t file_id;   /* the file its state was cleared in; 0: never */
+	uint64_t desc_file; /* the file whose writer's sequence has its descriptor (a cut's) */
+	uint64_t epoch;	    /* the table's epoch then */
+	uint64_t last_ts;   /* clock 64's value; kept across clears and files: its next
+			     * snapshot is never earlier */
+	int has_clock;	    /* clock 64 has a value in this file */
 	int sort_index;
 	int has_sort;
 	uint64_t sent[PF_BITMAP]; /* iids interned on this sequence */
@@ -172,27 +173,31 @@ static inline char *put_seq(char *p, uint32_t id, uint32_t flags)
 }
 
 /* A TrackDescriptor packet on sequence `seq_id`; a counter track's (counter: 1, or
- * 2 for one counting bytes) or another. */
+ * 2 for one counting bytes; cat its category, NULL for none) or another. */
 char *rtr__pf_put_descriptor(char *p, uint32_t seq_id, uint32_t flags, uint64_t uuid,
-			     uint64_t parent, const char *name, size_t name_len, int counter);
+			     uint64_t parent, const char *name, size_t name_len, int counter,
+			     const char *cat);
 /* The process's descriptor: name, label, sort index. */
 char *rtr__pf_put_process(struct rtr__writer *w, char *p, uint32_t flags);
 /* The writer's own sequence, 1: its flags, cleared at each file's start. */
 uint32_t rtr__pf_writer_flags(struct rtr__writer *w);
 /* r's sequence, made on first use; NULL without memory. */
 struct rtr__pf_seq *rtr__pf_seq_of(struct rtr__writer *w, struct rtr__ring *r);
-/* The thread's descriptor on its sequence, flags as given. */
+/* The thread's descriptor on sequence seq_id (its own, or the writer's 1), flags as
+ * given: with the sequence's defaults when it clears its own. */
 char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring *r,
-			 const struct rtr__pf_seq *seq, uint32_t flags, int first);
+			 const struct rtr__pf_seq *seq, uint32_t seq_id, uint32_t flags, int first);
 /* Clear seq's state in this file: its thread's descriptor, its defaults (the
  * file or the intern table changed). */
 void rtr__pf_seq_clear(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq);
 
 /* The ClockSnapshot that gives clock 64 its value on seq (once per file), at p. */
 char *rtr__pf_put_delta_clock(char *p, struct rtr__pf_seq *seq, uint64_t ts);
-/* The uuid of the counter track named name (declared on the writer's sequence before
- * its first use in the file), or 0 when the file has too many tracks. */
-uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, int bytes);
+/* The uuid of the counter track named name of category cat (declared on the writer's
+ * sequence before its first use in the file, the category in its CounterDescriptor),
+ * or 0 when the file has too many tracks. */
+uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, const char *cat,
+			       int bytes);
 /* The uuid of the async track of (cat, id), declared with the name of its first
  * event; 0 when the file has too many. */
 uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id, const char *name,
