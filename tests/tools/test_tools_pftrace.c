@@ -168,6 +168,7 @@ enum fault {
 	F_END_WITHOUT_BEGIN,
 	F_NEEDS,
 	F_CLOCK,
+	F_CLOCK_BACK,
 	F_END_COUNT,
 	F_VARINT,
 	F_LENGTH,
@@ -325,6 +326,12 @@ static struct pbw make_trace(enum fault fault)
 	u(&m, 9, 4), u(&m, 11, CTR_UUID), dbl(&m, 44, 0.125);
 	msg(&p, P_EVENT, &m);
 	packet(&t, &p, 2, 2);
+	if (fault == F_CLOCK_BACK) { /* clock 64 set again, before the sequence's snapshot */
+		u(&n, 1, 64), u(&n, 2, ORIGIN + 400), u(&n, 3, 1), msg(&m, 1, &n);
+		u(&n, 1, 3), u(&n, 2, ORIGIN + 400), msg(&m, 1, &n);
+		msg(&p, P_SNAP, &m);
+		packet(&t, &p, 2, 2);
+	}
 	/* an async span with an instant */
 	u(&p, P_TS, 4);
 	u(&m, 9, 1), u(&m, 11, ASYNC_UUID), str(&m, 23, "h2d"), str(&m, 22, "copy");
@@ -685,6 +692,10 @@ static void check_broken_variants(void **state)
 		     (const char *const[]){"clock-undefined: packet 8: timestamp on clock 64 of "
 					   "sequence 2",
 					   NULL});
+	check_expect("pf-back.pftrace", F_CLOCK_BACK, 1,
+		     (const char *const[]){"clock-backwards: packet 18: ClockSnapshot on sequence "
+					   "2 moves clock 64 backwards, from 1000500 to 1000400",
+					   "1 finding: clock-backwards 1", NULL});
 	check_expect("pf-count.pftrace", F_END_COUNT, 1,
 		     (const char *const[]){"end-marker: packet 21: the final end marker counts 100 "
 					   "events, the file holds at most 17 before it",
@@ -1107,7 +1118,7 @@ static void other_commands_read_it(void **state)
 static void protoc_decodes_the_inputs(void **state)
 {
 	static const enum fault ok[] = {F_NONE,	 F_UNRESOLVED, F_UNDECLARED, F_END_WITHOUT_BEGIN,
-					F_NEEDS, F_CLOCK,      F_END_COUNT};
+					F_NEEDS, F_CLOCK,      F_CLOCK_BACK, F_END_COUNT};
 	char cmd[8192];
 
 	(void)state;

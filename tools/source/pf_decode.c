@@ -95,6 +95,7 @@ const char *pf_issue_name(enum pf_issue_kind kind)
 		[PF_ISSUE_STATE_BEFORE_CLEARED] = "sequence-flags",
 		[PF_ISSUE_UNDECLARED_TRACK] = "undeclared-track",
 		[PF_ISSUE_CLOCK_UNDEFINED] = "clock-undefined",
+		[PF_ISSUE_CLOCK_BACKWARDS] = "clock-backwards",
 		[PF_ISSUE_PACKET_TOO_LARGE] = "packet-too-large",
 		[PF_ISSUE_STATE_LIMIT] = "state-limit",
 	};

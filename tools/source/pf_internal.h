@@ -58,7 +58,15 @@ struct sequence {
 	uint64_t default_track;
 	struct table interned[IN_COUNT]; /* iid -> struct interned */
 	struct seq_clock *clocks;	 /* [PF_SEQUENCE_CLOCKS], with the first sequence clock */
+	/* Each clock's value in the sequence's last ClockSnapshot that had it (ids below
+	 * PF_SNAP_CLOCKS; snap_known the bitmap), with the first snapshot: trace
+	 * processor rejects a snapshot that moves one backwards. */
+	uint64_t *snap_last;
+	uint64_t snap_known[2];
+	bool backwards_reported;
 };
+
+#define PF_SNAP_CLOCKS 128
 
 struct interned {
 	char *s;

@@ -183,6 +183,7 @@ enum pf_issue_kind {
 	PF_ISSUE_STATE_BEFORE_CLEARED, /* interned data or defaults before the first clear */
 	PF_ISSUE_UNDECLARED_TRACK,     /* a track_uuid used before its TrackDescriptor */
 	PF_ISSUE_CLOCK_UNDEFINED,      /* a sequence clock (64..127) with no snapshot before */
+	PF_ISSUE_CLOCK_BACKWARDS,      /* a sequence's ClockSnapshot moves a clock backwards */
 	PF_ISSUE_PACKET_TOO_LARGE,     /* a packet over max_packet_bytes, skipped */
 	PF_ISSUE_STATE_LIMIT,	       /* state past the bound, not kept */
 	PF_ISSUE_COUNT
