@@ -220,8 +220,9 @@ static void test_events_read_back(void **state)
 	assert_string_equal(ab->cat, "io");
 	assert_int_not_equal(ab->track, b->track);
 	assert_true(pf_track(&t, ab->track)->parent != 0);
+	/* a global instant on a track of no process: Perfetto's global scope */
 	const struct pf_event *g = find(&t, "global", 3, 0);
-	assert_true(pf_track(&t, g->track)->has_process);
+	assert_true(!pf_track(&t, g->track)->has_process && pf_track(&t, g->track)->parent == 0);
 
 	/* the markers: the start's origin, the end's counts equal the recorder's */
 	const struct pf_event *start = find(&t, "ringtrace: start", 3, 0);

@@ -853,10 +853,10 @@ static void sdk_style_trace(void **state)
 				   "\"ts\":0,\"dur\":3,\"pid\":5,\"tid\":6}"));
 	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"on no track\",\"ts\":3.5,"
 				   "\"pid\":0,\"tid\":0}"));
-	assert_true(tool_has(json, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
-				   "\"0x309\",\"ts\":4,\"pid\":5,\"tid\":5}"));
-	assert_true(tool_has(json, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
-				   "\"0x309\",\"ts\":5,\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"ts\":4,"
+				   "\"id\":\"0x309\",\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"ts\":5,"
+				   "\"id\":\"0x309\",\"pid\":5,\"tid\":5}"));
 	assert_true(tool_has(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":6,"
 				   "\"args\":{\"name\":\"worker\"}}"));
 	free(json);
@@ -984,28 +984,23 @@ static void converts_to_the_recorders_json(void **state)
 		"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"app\",\"name\":\"tick\",\"ts\":0.53,\"pid\":"
 		"100,"
 		"\"tid\":101}",
-		"{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"handoff\",\"id\":7,\"ts\":0.531,\"pid\":"
-		"100,"
-		"\"tid\":101}",
-		"{\"ph\":\"i\",\"s\":\"t\",\"name\":\"late\",\"ts\":0.505,\"pid\":100,\"tid\":101}",
-		"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"handoff\",\"id\":7,\"ts\":"
-		"0.533,"
+		"{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"handoff\",\"ts\":0.531,\"id\":\"0x7\","
 		"\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"i\",\"s\":\"t\",\"name\":\"late\",\"ts\":0.505,\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"handoff\",\"ts\":0.533,"
+		"\"id\":\"0x7\",\"pid\":100,\"tid\":101}",
 		"{\"ph\":\"E\",\"cat\":\"run\",\"name\":\"outer\",\"ts\":0.54,\"pid\":100,\"tid\":"
 		"101}",
 		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.545,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":3}}",
 		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.546,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":0.125}}",
-		"{\"ph\":\"b\",\"cat\":\"copy\",\"name\":\"h2d\",\"id\":\"0x6440000001\",\"ts\":0."
-		"55,"
-		"\"pid\":100,\"tid\":100}",
-		"{\"ph\":\"n\",\"cat\":\"copy\",\"name\":\"mid\",\"id\":\"0x6440000001\",\"ts\":0."
-		"551,"
-		"\"pid\":100,\"tid\":100}",
-		"{\"ph\":\"e\",\"cat\":\"copy\",\"name\":\"h2d\",\"id\":\"0x6440000001\",\"ts\":0."
-		"561,"
-		"\"pid\":100,\"tid\":100}",
+		"{\"ph\":\"b\",\"cat\":\"copy\",\"name\":\"h2d\",\"ts\":0.55,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"n\",\"cat\":\"copy\",\"name\":\"mid\",\"ts\":0.551,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"e\",\"cat\":\"copy\",\"name\":\"h2d\",\"ts\":0.561,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
 		"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: "
 		"end\",\"ts\":0.6,\"pid\":100,\"tid\":"
 		"100,\"args\":{\"final\":true,\"events\":10,\"dropped\":0}}",

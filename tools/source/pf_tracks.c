@@ -121,6 +121,9 @@ static int read_track_fields(struct pf_decoder *d, const struct field *msg, stru
 	while ((rc = pb_next(d, &b, &f, 2)) == 1) {
 		if (f.num == RTR__PF_TRACK_UUID && f.wt == RTR__PB_VARINT) {
 			t->uuid = f.v;
+		} else if (f.num == RTR__PF_TRACK_SIBLING_ORDER_RANK && f.wt == RTR__PB_VARINT) {
+			t->has_rank = true;
+			t->rank = (int32_t)f.v;
 		} else if (f.num == RTR__PF_TRACK_PARENT_UUID && f.wt == RTR__PB_VARINT) {
 			t->parent_uuid = f.v;
 			t->has_parent = true;

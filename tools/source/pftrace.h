@@ -84,6 +84,8 @@ struct pf_track {
 	char *labels; /* process_labels joined with "," */
 	bool has_sort_index;
 	int32_t sort_index;
+	bool has_rank; /* TrackDescriptor.sibling_order_rank */
+	int32_t rank;
 	uint32_t counter_unit; /* CounterDescriptor.unit */
 	char *unit_name;
 	char *categories;     /* CounterDescriptor.categories joined with "," */

@@ -356,7 +356,9 @@ static uint64_t event_track(struct rtr__writer *w, const struct rtr__event *ev,
 	}
 	switch (ev->type) {
 	case RTR__EV_INSTANT:
-		return ev->scope != RTR__SCOPE_THREAD ? process_uuid(own_pid(w)) : 0;
+		return ev->scope == RTR__SCOPE_GLOBAL	 ? rtr__pf_global_track(w)
+		       : ev->scope == RTR__SCOPE_PROCESS ? process_uuid(own_pid(w))
+							 : 0;
 	case RTR__EV_COUNTER:
 		return rtr__pf_counter_track(w, name, len, ev->cat, 0);
 	case RTR__EV_ASYNC_BEGIN:

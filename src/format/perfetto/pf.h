@@ -43,6 +43,7 @@
  * counter and async tracks set one of these bits in the low half. */
 #define COUNTER_TRACK 0x80000000u
 #define ASYNC_TRACK   0x40000000u
+#define GLOBAL_TRACK  0x20000000u /* the global instants' track: no parent */
 
 /* Counter tracks of the writer's own: the events and the drops so far. */
 enum { OWN_EVENTS, OWN_DROPPED, OWN_COUNT };
@@ -202,6 +203,9 @@ uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t l
  * event; 0 when the file has too many. */
 uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id, const char *name,
 			     size_t len);
+/* The track of global instants (Perfetto's global scope: a track with no parent),
+ * declared once per file. */
+uint64_t rtr__pf_global_track(struct rtr__writer *w);
 /* A lane k of track t: its pseudo-process and its own descriptor, once per file. */
 uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned k);
 

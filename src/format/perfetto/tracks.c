@@ -248,6 +248,24 @@ uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id
 	return uuid;
 }
 
+uint64_t rtr__pf_global_track(struct rtr__writer *w)
+{
+	uint32_t index;
+	struct rtr__pf_track *t = track_slot(w, name_hash("global", 6, 'G'), &index);
+	uint64_t uuid = process_uuid(own_pid(w)) | GLOBAL_TRACK;
+
+	if (t == NULL)
+		return process_uuid(own_pid(w));
+	if (!t->declared) {
+		char *p = out_reserve(w, PKT_FIXED);
+		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid, 0, "Global", 6, 0,
+					   NULL);
+		out_commit(w, p, 0);
+		t->declared = 1;
+	}
+	return uuid;
+}
+
 uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned k)
 {
 	const struct rtr__pseudo_process *pp = rtr__track_process(t);
@@ -270,6 +288,8 @@ uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned
 			p = pb_uint(p, RTR__PF_PROCESS_SORT_INDEX,
 				    (uint64_t)(int64_t)pp->sort_index);
 		p = pb_close(proc, p);
+		/* its lanes in the order of their ranks (the JSON's thread sort indices) */
+		p = pb_uint(p, RTR__PF_TRACK_CHILD_ORDERING, RTR__PF_CHILD_ORDERING_EXPLICIT);
 		p = pb_close(d, p);
 		p = put_seq(p, 1, rtr__pf_writer_flags(w));
 		p = pkt_end(pkt, p);
@@ -278,10 +298,18 @@ uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned
 	if (rtr__lane_claim_name(t, k, w->out.file_id)) {
 		char name[RTR_NAME_MAX + 16];
 		size_t len = rtr__lane_name(t, k, name, sizeof(name));
-		char *p = out_reserve(w, PKT_FIXED + 3 * sizeof(name));
-		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
-					   process_uuid(pp->pid), name, len, 0, NULL);
-		out_commit(w, p, 0);
+		char *pkt, *d, *p = out_reserve(w, PKT_FIXED + 3 * sizeof(name));
+		p = pkt_begin(p, &pkt);
+		p = pb_open(p, RTR__PF_PACKET_TRACK_DESCRIPTOR, &d);
+		p = pb_uint(p, RTR__PF_TRACK_UUID, uuid);
+		p = pb_uint(p, RTR__PF_TRACK_PARENT_UUID, process_uuid(pp->pid));
+		p = pb_string(p, RTR__PF_TRACK_NAME, name, len);
+		/* overflow lanes right after their lane, as the JSON's sort index says */
+		p = pb_uint(p, RTR__PF_TRACK_SIBLING_ORDER_RANK,
+			    (uint64_t)rtr__lane_sort_index(t, k));
+		p = pb_close(d, p);
+		p = put_seq(p, 1, rtr__pf_writer_flags(w));
+		out_commit(w, pkt_end(pkt, p), 0);
 	}
 	return uuid;
 }
