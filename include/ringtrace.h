@@ -121,7 +121,7 @@ enum {
 	RTR_FORMAT_PERFETTO = 2, /* Perfetto's TrackEvent protobuf (docs/perfetto.md) */
 };
 
-#define RTR_CONFIG_VERSION 3
+#define RTR_CONFIG_VERSION 4
 
 struct rtr_config {
 	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
@@ -204,6 +204,11 @@ struct rtr_config {
 	/* Fields of version 3. */
 	/* RTR_FORMAT_AUTO (default), _JSON or _PERFETTO. RINGTRACE_FORMAT=auto|json|perfetto. */
 	int format;
+	/* Fields of version 4. */
+	/* The perfetto format: its packets in zlib-compressed batches (TracePacket
+	 * compressed_packets, at most 64 KiB of packets each), 1 (default), or plain, 0.
+	 * Plain too when the file is gzip-compressed. RINGTRACE_PF_COMPRESS=0|1. */
+	unsigned pf_compress;
 };
 
 /*

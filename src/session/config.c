@@ -143,6 +143,9 @@ static const struct option options[] = {
 	/* version 3 */
 	{"RINGTRACE_FORMAT", OPT_CHOICE, FIELD(format), .def = RTR_FORMAT_AUTO,
 	 .choices = format_choices, .expected = "auto, json or perfetto"},
+	/* version 4 */
+	{"RINGTRACE_PF_COMPRESS", OPT_UNSIGNED, FIELD(pf_compress), .def = 1, .lo = 0, .hi = 1,
+	 .expected = "0 or 1"},
 	/* not in struct rtr_config: a testing aid read by the clock (clock/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };

@@ -102,6 +102,11 @@ struct pf_decoder {
 	uint64_t packet_offset, packet_index;
 	bool failed, done;
 	struct pf_packet pk; /* the packet handed out last */
+	/* The packets of a compressed batch (compressed_packets), inflated: read from
+	 * inner[inner_pos .. inner_len) before the stream's next packet. */
+	uint8_t *inner;
+	size_t inner_cap, inner_pos, inner_len;
+	uint64_t batch_offset; /* the stream offset of the batch's packet */
 
 	struct table sequences; /* uint32 id -> struct sequence */
 	struct table tracks;	/* uint64 uuid -> struct pf_track */

@@ -11,6 +11,10 @@
  * but reported (PF_ISSUE_STATE_LIMIT); references to what was not kept are then
  * not reported as unresolved.
  *
+ * A packet of compressed_packets (a zlib stream of a Trace: trace_packet.proto) is
+ * inflated (zlib) and its packets handed out in its place, each with the batch's
+ * packet's byte offset, as trace processor reads it (nothing else of that packet).
+ *
  * Each packet is handed out (pf_decoder_next()), or to a callback (pf_read_path()),
  * decoded: its timestamp resolved to
  * nanoseconds on the trace's primary clock (sequence-scoped clocks 64..127 of the
@@ -211,7 +215,8 @@ struct pf_options {
 enum pf_error { PF_OK, PF_ERR_IO, PF_ERR_MALFORMED, PF_ERR_GZIP, PF_ERR_NOMEM, PF_ERR_STOPPED };
 
 struct pf_status {
-	uint64_t packets;      /* whole packets handed out */
+	uint64_t packets;      /* whole packets handed out (those of compressed batches too) */
+	uint64_t batches;      /* packets of compressed_packets read (not handed out) */
 	uint64_t track_events; /* of them, track events */
 	uint64_t bytes;	       /* stream bytes read (after gzip) */
 	bool gzip;	       /* the input was gzip */

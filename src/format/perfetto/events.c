@@ -273,7 +273,7 @@ static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf *pf, str
 	memcpy(p + sizeof(end_body), tail, sizeof(tail));
 	p = pkt_end(pkt, p + sizeof(end_body) + sizeof(tail));
 	seq->last_ts = end_ts;
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 	return true;
 }
 
@@ -445,7 +445,7 @@ static void write_mem(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf
 				  .value = ev->x.mem.in_use};
 		p = rtr__pf_put_event(w, p, seq, &c, NULL);
 	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* A stack sample: an instant whose annotation "stack" lists the frames' names. */
@@ -474,7 +474,7 @@ static void write_stack(struct rtr__writer *w, struct rtr__ring *r, struct rtr__
 			   .extra_len = (size_t)(q - extra)};
 	char *p = seq_reserve(w, r, seq, 2 * PKT_FIXED + 6 * PF_STR_MAX + te.extra_len);
 	p = rtr__pf_put_event(w, p, seq, &te, NULL);
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* The process's or a thread's metadata: its descriptor again. */
@@ -489,7 +489,7 @@ static void write_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
 		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
 				       0);
-		out_commit(w, p, ev->count);
+		pf_commit(w, p, ev->count);
 		return;
 	case RTR__EV_THREAD_SORT:
 		seq->sort_index = (int)(int64_t)ev->value;
@@ -497,7 +497,7 @@ static void write_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
 		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
 				       0);
-		out_commit(w, p, ev->count);
+		pf_commit(w, p, ev->count);
 		return;
 	case RTR__EV_PROCESS_LABEL: {
 		size_t n =
@@ -513,7 +513,7 @@ static void write_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 	}
 	p = out_reserve(w, PKT_FIXED + 6 * sizeof(pf->label) + 3 * sizeof(w->s.process_name));
 	p = rtr__pf_put_process(w, p, rtr__pf_writer_flags(w));
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* A counter series, a track per argument: "name key". */
@@ -533,7 +533,7 @@ static void write_counters(struct rtr__writer *w, struct rtr__ring *r, struct rt
 		memcpy(name, base, nl);
 		name[nl] = ' ';
 		memcpy(name + nl + 1, k, kl);
-		out_commit(w, p, 0); /* the series before: descriptors may follow */
+		pf_commit(w, p, 0); /* the series before: descriptors may follow */
 		uint64_t track =
 			counter_in_room(w, r, seq, name, nl + 1 + kl, ev->cat, 0, bound, &p);
 		if (track == 0)
@@ -544,7 +544,7 @@ static void write_counters(struct rtr__writer *w, struct rtr__ring *r, struct rt
 		c.value = type == RTR_ARG_TYPE_BOOL ? val != 0 : val;
 		p = rtr__pf_put_event(w, p, seq, &c, NULL);
 	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* ev, any event but a plain span found in the span cache. */
@@ -552,11 +552,13 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		   const struct rtr__event *ev)
 {
 	struct rtr__pf *pf = pf_of(w);
+	size_t bound = event_bound(ev);
 	struct pf_te e;
 
+	pf_batch_room(w, bound);
 	switch (ev->type) {
 	case RTR__EV_SKIP: /* kept for the open slice's E: it counts as written now */
-		out_commit(w, out_reserve(w, 0), ev->count);
+		pf_commit(w, out_reserve(w, 0), ev->count);
 		return;
 	case RTR__EV_MEM_ALLOC:
 	case RTR__EV_MEM_FREE:
@@ -572,7 +574,7 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		write_meta(w, r, seq, ev);
 		return;
 	case RTR__EV_COUNTERS:
-		write_counters(w, r, seq, ev, event_bound(ev));
+		write_counters(w, r, seq, ev, bound);
 		return;
 	default:
 		break;
@@ -583,7 +585,6 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 	e.name_len = ev->name_len;
 	e.cat = ev->cat;
 	e.ts = ev->ts;
-	size_t bound = event_bound(ev);
 	char *p = event_room(w, r, seq, ev, &e, bound);
 
 	switch (ev->type) {
@@ -650,7 +651,7 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		p = rtr__pf_put_event(w, p, seq, &e, &ev->args);
 		break;
 	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b)
@@ -666,8 +667,11 @@ uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b)
 	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
 		events += ev->count;
 		if (ev->type == RTR__EV_SPAN && ev->flags == RTR__EVF_TIMELINE && ev->count == 2 &&
-		    ev->args.n == 0 && ev->nmore == 0 && put_plain_span(w, pf, b->ring, seq, ev))
-			continue;
+		    ev->args.n == 0 && ev->nmore == 0) {
+			pf_batch_room(w, 64);
+			if (put_plain_span(w, pf, b->ring, seq, ev))
+				continue;
+		}
 		encode(w, b->ring, seq, ev);
 	}
 	return events;
@@ -700,7 +704,7 @@ void rtr__pf_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t 
 		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
 		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
 				       0);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		break;
 	case RTR__WMETA_DROPS: { /* on r's sequence, as in JSON on its thread */
 		char *pkt, *te;
@@ -717,7 +721,7 @@ void rtr__pf_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t 
 		p = seq != NULL ? put_seq(p, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE)
 				: put_seq(p, 1, rtr__pf_writer_flags(w));
 		p = pkt_end(pkt, p);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		break;
 	}
 	}

@@ -123,7 +123,7 @@ static void pf_begin_file(struct rtr__writer *w, const struct rtr__marker *start
 	p = pb_uint(p, RTR__PF_PACKET_FIRST_ON_SEQUENCE, 1);
 	p = put_seq(p, 1, rtr__pf_writer_flags(w));
 	p = pkt_end(pkt, p);
-	p = out_commit(w, p, 0);
+	p = pf_commit(w, p, 0);
 
 	char label[RTR_NAME_MAX];
 	int sort;
@@ -140,12 +140,14 @@ static void pf_begin_file(struct rtr__writer *w, const struct rtr__marker *start
 					   process_uuid(own_pid(w)) | COUNTER_TRACK | i,
 					   process_uuid(own_pid(w)), own[i], strlen(own[i]), 1,
 					   NULL);
-	p = out_commit(w, p, 0);
+	p = pf_commit(w, p, 0);
 
 	char args[4096], *a = put_marker_args(args, start);
 	p = put_marker(w, p, start->name, start->ts, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE, args,
 		       (size_t)(a - args));
-	out_commit(w, p, 0);
+	pf_commit(w, p, 0);
+	/* the head stays plain: the start marker readable to any tool that looks */
+	pf->zmark = pf->zend;
 }
 
 /* A counter value of the writer's own tracks, at ts. */
@@ -170,8 +172,9 @@ static char *put_own_counter(struct rtr__writer *w, char *p, unsigned which, uin
 static void pf_end_file(struct rtr__writer *w, const struct rtr__marker *end)
 {
 	char args[1024], *a = put_marker_args(args, end);
-	char *p = w->out.chunk->data + w->out.chunk->len;
 
+	/* (rtr__out_end_file() sealed the chunk: the marker itself stays plain) */
+	char *p = w->out.chunk->data + w->out.chunk->len;
 	p = put_own_counter(w, p, OWN_EVENTS, end->ts, end->events);
 	p = put_own_counter(w, p, OWN_DROPPED, end->ts, end->dropped);
 	p = put_marker(w, p, end->name, end->ts, rtr__pf_writer_flags(w), args, (size_t)(a - args));
@@ -238,7 +241,7 @@ bool rtr__pf_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__e
 		p = out_reserve(w, bound);
 		p = put_cut_packet(w, p, ev, what, track != 0 ? track : process_uuid(own_pid(w)),
 				   name, name_len, scratch, (size_t)(q - scratch));
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		return true;
 	}
 
@@ -261,7 +264,7 @@ bool rtr__pf_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__e
 	}
 	track = thread_uuid(own_pid(w), seq->tid);
 	p = put_cut_packet(w, p, ev, what, track, name, name_len, scratch, (size_t)(q - scratch));
-	out_commit(w, p, 0);
+	pf_commit(w, p, 0);
 	return true;
 }
 
@@ -272,6 +275,8 @@ static void pf_unmap(struct rtr__pf *pf)
 	rtr__mem_unmap(pf->arena, PF_ARENA);
 	rtr__mem_unmap(pf->tracks, PF_TRACKS * sizeof(*pf->tracks));
 	rtr__mem_unmap(pf->tmp, PF_TMP);
+	rtr__mem_unmap(pf->zbuf, rtr__pf_pack_bound(PF_ZBATCH_MAX));
+	rtr__pf_packer_free(pf->packer);
 	rtr__mem_unmap(pf, sizeof(*pf));
 }
 
@@ -286,8 +291,13 @@ static int pf_init(struct rtr__writer *w)
 	pf->tracks = rtr__mem_map(PF_TRACKS * sizeof(*pf->tracks));
 	pf->tmp = rtr__mem_map(PF_TMP);
 	pf->spans = rtr__mem_map(sizeof(*pf->spans) << SPAN_BITS);
+	if (w->s.cfg.pf_compress) { /* (libdeflate's compressor from malloc: pack.h) */
+		pf->packer = rtr__pf_packer_new();
+		pf->zbuf = rtr__mem_map(rtr__pf_pack_bound(PF_ZBATCH_MAX));
+	}
 	if (pf->slots == NULL || pf->arena == NULL || pf->tracks == NULL || pf->tmp == NULL ||
-	    pf->spans == NULL) {
+	    pf->spans == NULL ||
+	    (w->s.cfg.pf_compress && (pf->packer == NULL || pf->zbuf == NULL))) {
 		pf_unmap(pf);
 		return -ENOMEM;
 	}
@@ -316,6 +326,7 @@ const struct rtr__format rtr__perfetto_format = {
 	.end_file = pf_end_file,
 	.begin_ring = rtr__pf_begin_ring,
 	.meta = rtr__pf_meta,
+	.seal = rtr__pf_seal,
 	.events = rtr__pf_events,
 	.cut = rtr__pf_cut,
 };

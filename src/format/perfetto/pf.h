@@ -8,6 +8,8 @@
  *			process, threads, counters, async spans, a track's lanes
  *	events.c	the batch of events: TrackEvent packets, their annotations
  *	file.c		the file's head and end, a cut's packets; the format's table
+ *	packed.c	the chunk's packets packed in place, a batch at a time
+ *			(pack.c: the packing, shared with the tools)
  *
  * and this header, what they share (pb.h is the wire format, proto.h the field
  * numbers, shared with the tools' decoder). Only the writer's format.h is included:
@@ -24,6 +26,7 @@
 #ifndef RTR_FORMAT_PERFETTO_PF_H
 #define RTR_FORMAT_PERFETTO_PF_H
 
+#include "format/perfetto/pack.h"
 #include "format/perfetto/pb.h"
 #include "writer/format.h"
 
@@ -113,7 +116,13 @@ struct rtr__pf {
 	uint64_t tracks_file;	    /* the file their descriptors are in */
 	char *tmp;		    /* PF_TMP bytes of scratch */
 	struct rtr__pf_span *spans; /* the span cache */
-	int label_sort;		    /* the process's sort index, when set */
+	/* Packing (packed.c): the chunk whose bytes [zmark, zend) are the format's own
+	 * packets not packed yet, in a row; packer NULL when packets go plain. */
+	struct rtr__pf_packer *packer;
+	char *zbuf; /* a packed batch: rtr__pf_pack_bound(PF_ZBATCH_MAX) */
+	const struct rtr__chunk *zchunk;
+	size_t zmark, zend;
+	int label_sort; /* the process's sort index, when set */
 	int has_sort;
 	char label[64];
 };
@@ -129,6 +138,47 @@ struct pf_pending {
 	const struct rtr__pf_slot *slot[PF_PENDING];
 	unsigned n;
 };
+
+/* packed.c */
+
+/* The most bytes of packets packed as one batch (a batch of a giant event beyond it
+ * goes plain). */
+#define PF_ZBATCH_MAX ((size_t)256 << 10)
+/* Besides an event's own bound, what its packets may add: track descriptors. */
+#define PF_ZBATCH_SLACK 4096
+
+/* rtr__format.seal, and at a batch's end: the chunk's unpacked packets [zmark, zend)
+ * packed in place (not across a flight chunk's prologue), when they are all the
+ * format's own. */
+void rtr__pf_seal(struct rtr__writer *w);
+
+/* out_commit() for the format's packets: a batch runs on while they follow each
+ * other in the chunk; anything else in between (the raw lines a snapshot copies, a
+ * new chunk) begins the next. */
+static inline char *pf_commit(struct rtr__writer *w, char *end, uint64_t events)
+{
+	struct rtr__pf *pf = pf_of(w);
+	const struct rtr__chunk *c = w->out.chunk;
+
+	if (RTR_UNLIKELY(c != pf->zchunk || c->len != pf->zend)) {
+		pf->zchunk = c;
+		pf->zmark = c->len;
+	}
+	char *p = out_commit(w, end, events);
+	pf->zend = c->len;
+	return p;
+}
+
+/* Before an event of at most `need` bytes: the batch packed first when the event
+ * would take it past RTR__PF_BATCH_BYTES. */
+static inline void pf_batch_room(struct rtr__writer *w, size_t need)
+{
+	struct rtr__pf *pf = pf_of(w);
+
+	if (RTR_UNLIKELY(pf->zend - pf->zmark + need + PF_ZBATCH_SLACK > RTR__PF_BATCH_BYTES) &&
+	    pf->zchunk == w->out.chunk)
+		rtr__pf_seal(w);
+}
 
 /* intern.c */
 

@@ -142,7 +142,7 @@ void rtr__pf_seq_clear(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 	seq->epoch = pf_of(w)->epoch;
 	seq->has_clock = 0;
 	p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_INCREMENTAL_STATE_CLEARED, first);
-	out_commit(w, p, 0);
+	pf_commit(w, p, 0);
 }
 
 char *rtr__pf_put_delta_clock(char *p, struct rtr__pf_seq *seq, uint64_t ts)
@@ -222,7 +222,7 @@ uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t l
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
 		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
 					   process_uuid(own_pid(w)), name, len, bytes ? 2 : 1, cat);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		t->declared = 1;
 	}
 	return uuid;
@@ -242,7 +242,7 @@ uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
 		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
 					   process_uuid(own_pid(w)), name, len, 0, NULL);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		t->declared = 1;
 	}
 	return uuid;
@@ -260,7 +260,7 @@ uint64_t rtr__pf_global_track(struct rtr__writer *w)
 		char *p = out_reserve(w, PKT_FIXED);
 		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid, 0, "Global", 6, 0,
 					   NULL);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		t->declared = 1;
 	}
 	return uuid;
@@ -293,7 +293,7 @@ uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned
 		p = pb_close(d, p);
 		p = put_seq(p, 1, rtr__pf_writer_flags(w));
 		p = pkt_end(pkt, p);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 	}
 	if (rtr__lane_claim_name(t, k, w->out.file_id)) {
 		char name[RTR_NAME_MAX + 16];
@@ -309,7 +309,7 @@ uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned
 			    (uint64_t)rtr__lane_sort_index(t, k));
 		p = pb_close(d, p);
 		p = put_seq(p, 1, rtr__pf_writer_flags(w));
-		out_commit(w, pkt_end(pkt, p), 0);
+		pf_commit(w, pkt_end(pkt, p), 0);
 	}
 	return uuid;
 }

@@ -249,6 +249,9 @@ static void pf_summary(const struct pf_check *c, const struct pf_status *st, boo
 	       c->file, st->packets, st->packets == 1 ? "" : "s", st->track_events,
 	       st->track_events == 1 ? "" : "s", c->sequences.count,
 	       c->sequences.count == 1 ? "" : "s", st->gzip ? ", gzip" : "");
+	if (st->batches > 0)
+		printf(", %" PRIu64 " compressed batch%s", st->batches,
+		       st->batches == 1 ? "" : "es");
 	if (stopped)
 		printf(", read stopped at an error");
 	else if (st->cut)
