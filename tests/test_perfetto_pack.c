@@ -5,9 +5,12 @@
  * not the libdeflate that wrote them, and reads their packets in place as trace
  * processor does: a packed trace decodes to exactly the events recorded; a batch holds
  * at most 64 KiB of packets; a run killed after a flush reads up to its last batch;
- * RINGTRACE_PF_COMPRESS=0 writes plain packets; bytes per span within the targets.
+ * RINGTRACE_PF_COMPRESS=0 writes plain packets; bytes per span within the targets;
+ * the batcher the tools write with (pack.h) turns a plain trace into a packed one that
+ * reads as the same events.
  */
 #include "child.h"
+#include "format/perfetto/pack.h"
 #include "pf_read.h"
 #include "test_util.h"
 
@@ -194,6 +197,83 @@ static void bytes_per_span(void **state)
 	assert_true(per[1] <= 12.0);
 }
 
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	char *p = malloc(*len + 1);
+	assert_int_equal(fread(p, 1, *len, f), *len);
+	fclose(f);
+	return p;
+}
+
+static int emit_to_file(void *ctx, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, ctx) == n ? 0 : -1;
+}
+
+/* The batcher of pack.h, as a tool uses it: a plain trace's packets added one by one
+ * make a packed trace of the same events, batches of at most 64 KiB. */
+static void batcher_packs_a_plain_trace(void **state)
+{
+	(void)state;
+	char plain[512], packed[512];
+	tu_temp_path(plain, sizeof(plain), "perfetto-pack", "batcher-in", ".pftrace");
+	tu_temp_path(packed, sizeof(packed), "perfetto-pack", "batcher-out", ".pftrace");
+	assert_int_equal(setenv("RINGTRACE_PF_COMPRESS", "0", 1), 0);
+	start_pf(plain);
+	assert_int_equal(unsetenv("RINGTRACE_PF_COMPRESS"), 0);
+	for (int i = 0; i < 30000; i++)
+		rtr_instant_v("app", "tick", RTR_ARG_I64("i", i));
+	assert_int_equal(rtr_stop(), 0);
+
+	size_t len;
+	char *in = read_file(plain, &len);
+	FILE *out = fopen(packed, "wb");
+	struct rtr__pf_batch b = {.packer = rtr__pf_packer_new(),
+				  .in = malloc(RTR__PF_BATCH_BYTES),
+				  .out = malloc(rtr__pf_pack_bound(RTR__PF_BATCH_BYTES)),
+				  .emit = emit_to_file,
+				  .ctx = out};
+	assert_non_null(b.packer);
+	for (size_t k = 0; k < len;) { /* each packet: 0x0a, its length, its bytes */
+		size_t q = k + 1, size = 0;
+		unsigned shift = 0;
+		for (; in[q] & 0x80; shift += 7)
+			size |= (size_t)(in[q++] & 0x7f) << shift;
+		size |= (size_t)(unsigned char)in[q++] << shift;
+		assert_int_equal(rtr__pf_batch_add(&b, in + k, q + size - k), 0);
+		k = q + size;
+	}
+	assert_int_equal(rtr__pf_batch_flush(&b), 0);
+	fclose(out);
+	assert_true(b.packed > 2);
+	rtr__pf_packer_free(b.packer);
+	free(b.in);
+	free(b.out);
+	free(in);
+
+	struct pf_trace tp, tz;
+	read_ok(plain, &tp);
+	read_ok(packed, &tz);
+	assert_true(tz.compressed == b.packed && tz.max_batch <= RTR__PF_BATCH_BYTES);
+	assert_true(tz.bytes * 4 < tp.bytes);
+	assert_int_equal(tz.nevents, tp.nevents);
+	for (size_t k = 0; k < tp.nevents; k++) {
+		assert_int_equal(tz.events[k].ts, tp.events[k].ts);
+		assert_int_equal(tz.events[k].type, tp.events[k].type);
+		assert_string_equal(tz.events[k].name, tp.events[k].name);
+		assert_int_equal(tz.events[k].nann, tp.events[k].nann);
+	}
+	pf_free(&tp);
+	pf_free(&tz);
+	unlink(plain);
+	unlink(packed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +281,7 @@ int main(void)
 		cmocka_unit_test(plain_when_told),
 		cmocka_unit_test(killed_run_reads_to_its_last_batch),
 		cmocka_unit_test(bytes_per_span),
+		cmocka_unit_test(batcher_packs_a_plain_trace),
 	};
 	return cmocka_run_group_tests_name("perfetto_pack", tests, NULL, NULL);
 }
