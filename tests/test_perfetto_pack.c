@@ -57,7 +57,7 @@ static void packed_decodes_exactly(void **state)
 	for (int i = 0; i < N; i++) {
 		at[i] = t0 + 7 * (uint64_t)i + (uint64_t)(i % 13);
 		rtr_complete_args("app", "step", at[i], (uint64_t)(i % 5),
-				  &(struct rtr_arg)RTR_ARG_I64("i", i), 1);
+				  (const struct rtr_arg[]){RTR_ARG_I64("i", i)}, 1);
 		if (i % 100 == 0) {
 			rtr_counter_i64("app", "hundreds", i / 100);
 			rtr_instant_v("app", "mark", RTR_ARG_STR_COPY("s", "a copied string"));

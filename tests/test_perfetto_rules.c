@@ -150,7 +150,7 @@ static void flight_window_keeps_time(void **state)
 	for (int i = 0; i < SPANS; i++) {
 		step_ts[i] = rtr_now_ns();
 		rtr_complete_args("app", "step", step_ts[i], 0,
-				  &(struct rtr_arg)RTR_ARG_I64("i", i), 1);
+				  (const struct rtr_arg[]){RTR_ARG_I64("i", i)}, 1);
 		rtr_instant("app", "tick");
 	}
 	assert_int_equal(rtr_snapshot(snap), 0);
@@ -212,7 +212,7 @@ static void rotation_mid_event(void **state)
 	for (int i = 0; i < SPANS; i++) {
 		step_ts[i] = rtr_now_ns();
 		rtr_complete_args("app", "step", step_ts[i], 3,
-				  &(struct rtr_arg)RTR_ARG_I64("i", i), 1);
+				  (const struct rtr_arg[]){RTR_ARG_I64("i", i)}, 1);
 		rtr_counter_i64("app", "i", i);
 	}
 	assert_int_equal(rtr_stop(), 0);

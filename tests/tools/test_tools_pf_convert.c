@@ -57,8 +57,8 @@ static void record(const char *path)
 	uint64_t t0 = rtr_now_ns();
 	rtr_complete("app", "ref", t0, 0);
 	rtr_complete("app", "exact", t0 + 1000, 2345);
-	rtr_complete_args("app", "exact args", t0 + 5000, 10, &(struct rtr_arg)RTR_ARG_I64("n", -3),
-			  1);
+	rtr_complete_args("app", "exact args", t0 + 5000, 10,
+			  (const struct rtr_arg[]){RTR_ARG_I64("n", -3)}, 1);
 	rtr_begin_v("app", "with args", RTR_ARG_I64("neg", -42), RTR_ARG_U64("big", UINT64_MAX),
 		    RTR_ARG_F64("pi", 3.25), RTR_ARG_BOOL("yes", 1), RTR_ARG_STR("str", "static"),
 		    RTR_ARG_STR_COPY("copy", "copied \"quoted\""));
@@ -293,9 +293,9 @@ static size_t of_thread(const struct file *f, const char *key, const struct even
 static void converts_as_the_library_writes(void **state)
 {
 	(void)state;
-	const char *json = strdup(tool_tmp("lib.json"));
-	const char *pf = strdup(tool_tmp("lib.pftrace"));
-	const char *conv = strdup(tool_tmp("conv.json"));
+	char *json = strdup(tool_tmp("lib.json"));
+	char *pf = strdup(tool_tmp("lib.pftrace"));
+	char *conv = strdup(tool_tmp("conv.json"));
 	struct tool_run r;
 	struct file a, b;
 
@@ -398,6 +398,9 @@ static void converts_as_the_library_writes(void **state)
 	unlink(json);
 	unlink(pf);
 	unlink(conv);
+	free(json);
+	free(pf);
+	free(conv);
 }
 
 int main(void)

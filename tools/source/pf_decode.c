@@ -235,7 +235,8 @@ static int inflate_batch(struct pf_decoder *d, const struct field *f)
 		pfd_malformed(d, f->data, "compressed_packets: not a whole zlib stream");
 		return -1;
 	}
-	memcpy(out + len, d->inner + d->inner_pos, rest);
+	if (rest > 0)
+		memcpy(out + len, d->inner + d->inner_pos, rest);
 	free(d->inner);
 	d->inner = out;
 	d->inner_cap = cap;
