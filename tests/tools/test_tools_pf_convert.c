@@ -6,8 +6,11 @@
  * ph, category, pid and tid, arguments; ts and dur where the program gave them), read
  * back with yajl, a parser that is neither's. Only the documented differences are
  * allowed: an async span's id (the track's uuid in Perfetto), rtr_counters (a C per
- * series in Perfetto, named "name key"), the start marker's "format" and the values of
- * the markers' counts of bytes.
+ * series in Perfetto, named "name key"), a process's M events at any of its tids, the
+ * start marker's "format" and the values of the markers' counts of bytes. A slice
+ * written as a B and an E counts as the one X that ends where its E is, in either
+ * file: the library writes one X at the E (or, before that change, B and E), convert
+ * an X when the END follows its BEGIN and B and E around what happened in between.
  */
 #include <ringtrace.h>
 
@@ -140,6 +143,120 @@ static void load(const char *path, struct file *f)
 	}
 }
 
+static yajl_val member(yajl_val v, const char *key)
+{
+	const char *path[] = {key, NULL};
+
+	return yajl_tree_get(v, path, yajl_t_any);
+}
+
+/* A JSON value as text (strings escaped as far as the tests' need: quotes, \\). */
+static void put_value(char **p, yajl_val v)
+{
+	switch (v->type) {
+	case yajl_t_string:
+		*(*p)++ = '"';
+		for (const char *s = v->u.string; *s != '\0'; s++) {
+			if (*s == '"' || *s == '\\')
+				*(*p)++ = '\\';
+			*(*p)++ = *s;
+		}
+		*(*p)++ = '"';
+		break;
+	case yajl_t_number:
+		*p += sprintf(*p, "%s", v->u.number.r);
+		break;
+	case yajl_t_object:
+		*(*p)++ = '{';
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			if (i > 0)
+				*(*p)++ = ',';
+			*p += sprintf(*p, "\"%s\":", v->u.object.keys[i]);
+			put_value(p, v->u.object.values[i]);
+		}
+		*(*p)++ = '}';
+		break;
+	case yajl_t_array:
+		*(*p)++ = '[';
+		for (size_t i = 0; i < v->u.array.len; i++) {
+			if (i > 0)
+				*(*p)++ = ',';
+			put_value(p, v->u.array.values[i]);
+		}
+		*(*p)++ = ']';
+		break;
+	case yajl_t_true:
+		*p += sprintf(*p, "true");
+		break;
+	case yajl_t_false:
+		*p += sprintf(*p, "false");
+		break;
+	default:
+		*p += sprintf(*p, "null");
+		break;
+	}
+}
+
+/* Each B with its E on the same thread as the X that ends where the E is: ts the
+ * B's, dur to the E's, the B's args then the E's; the B taken out. */
+static void pair_slices(struct file *f)
+{
+	for (size_t e = 0; e < f->n; e++) {
+		yajl_val ve = f->ev[e].v;
+		if (strcmp(jt_str(ve, "ph"), "E") != 0)
+			continue;
+		size_t b = e, depth = 0;
+		while (b-- > 0) { /* its B: the innermost open one of its thread */
+			yajl_val vb = f->ev[b].v;
+			if (jt_int(vb, "tid") != jt_int(ve, "tid") ||
+			    jt_int(vb, "pid") != jt_int(ve, "pid"))
+				continue;
+			const char *ph = jt_str(vb, "ph");
+			if (strcmp(ph, "E") == 0)
+				depth++;
+			else if (strcmp(ph, "B") == 0 && depth-- == 0)
+				break;
+		}
+		if (b == (size_t)-1)
+			continue;
+		yajl_val vb = f->ev[b].v, ab = member(vb, "args"), ae = member(ve, "args");
+		char *line = malloc(strlen(f->ev[b].line) + strlen(f->ev[e].line) + 256), *p = line;
+		p += sprintf(p, "{\"ph\":\"X\"");
+		if (member(vb, "cat") != NULL) {
+			p += sprintf(p, ",\"cat\":");
+			put_value(&p, member(vb, "cat"));
+		}
+		p += sprintf(p, ",\"name\":");
+		put_value(&p, member(vb, "name"));
+		p += sprintf(p, ",\"ts\":%s,\"dur\":%.3f,\"pid\":%lld,\"tid\":%lld",
+			     member(vb, "ts")->u.number.r,
+			     jt_double(ve, "ts") - jt_double(vb, "ts"), jt_int(vb, "pid"),
+			     jt_int(vb, "tid"));
+		if (ab != NULL || ae != NULL) {
+			p += sprintf(p, ",\"args\":{");
+			for (int k = 0, n = 0; k < 2; k++) {
+				yajl_val a = k == 0 ? ab : ae;
+				for (size_t i = 0; a != NULL && i < a->u.object.len; i++, n++) {
+					p += sprintf(p, "%s\"%s\":", n > 0 ? "," : "",
+						     a->u.object.keys[i]);
+					put_value(&p, a->u.object.values[i]);
+				}
+			}
+			*p++ = '}';
+		}
+		sprintf(p, "}");
+		free(f->ev[e].line);
+		yajl_tree_free(f->ev[e].v);
+		f->ev[e].line = line;
+		f->ev[e].v = jt_parse(line, "a paired slice");
+		free(f->ev[b].line);
+		yajl_tree_free(f->ev[b].v);
+		memmove(&f->ev[b], &f->ev[b + 1], (f->n - b - 1) * sizeof(*f->ev));
+		f->n--;
+		e--;
+	}
+}
+
 static void unload(struct file *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -147,13 +264,6 @@ static void unload(struct file *f)
 		yajl_tree_free(f->ev[i].v);
 	}
 	free(f->ev);
-}
-
-static yajl_val member(yajl_val v, const char *key)
-{
-	const char *path[] = {key, NULL};
-
-	return yajl_tree_get(v, path, yajl_t_any);
 }
 
 /* a and b the same JSON: keys in the same order, numbers as the same text. */
@@ -307,6 +417,8 @@ static void converts_as_the_library_writes(void **state)
 	tool_run_free(&r);
 	load(json, &a);
 	load(conv, &b);
+	pair_slices(&a);
+	pair_slices(&b);
 	assert_true(a.n > 20);
 	assert_true(a.worker_tid[0] != '\0' && b.worker_tid[0] != '\0');
 
