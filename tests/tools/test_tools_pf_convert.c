@@ -353,7 +353,9 @@ static const char *differ(const struct file *fa, yajl_val a, const struct file *
 		long long rb = llround((jt_double(b, "ts") - fb->ref_us) * 1000);
 		if (ra != rb)
 			return "ts from the ref";
-		if (member(a, "dur") != NULL && !same(member(a, "dur"), member(b, "dur")))
+		/* in ns: an X's dur may be written as the double that adds up with its ts */
+		if (member(a, "dur") != NULL &&
+		    llround(jt_double(a, "dur") * 1000) != llround(jt_double(b, "dur") * 1000))
 			return "dur";
 	}
 	yajl_val aa = member(a, "args"), ab = member(b, "args");
