@@ -495,7 +495,8 @@ static void test_flight_snapshot(void **state)
 	cfg.mode = RTR_MODE_FLIGHT;
 	cfg.flight_mb = 2;
 	cfg.flight_at_exit = 0;
-	cfg.pf_compress = 0; /* plain: 300000 events fill the window (packed: test_perfetto_rules) */
+	cfg.pf_compress =
+		0; /* plain: 300000 events fill the window (packed: test_perfetto_rules) */
 	assert_int_equal(rtr_start(&cfg), 0);
 	rtr_begin("app", "open across the window");
 	for (int i = 0; i < 300000; i++) {

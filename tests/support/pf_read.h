@@ -63,7 +63,7 @@ struct pf_trace {
 	size_t cleared;	   /* packets with SEQ_INCREMENTAL_STATE_CLEARED */
 	size_t compressed; /* packets of compressed_packets (their packets are read in place) */
 	size_t max_batch;  /* the most bytes of packets one of them held */
-	size_t bytes;	/* the file's size; whole packets end at `whole` */
+	size_t bytes;	   /* the file's size; whole packets end at `whole` */
 	size_t whole;
 	char error[256]; /* "" when the file is valid */
 };
