@@ -211,6 +211,10 @@ struct rtr_config {
 	 * RTR_OPEN_TIMEOUT_STOP (default): as long as stop_timeout_ms; 0: not at all; at
 	 * most 3600000. RINGTRACE_OPEN_TIMEOUT_MS. */
 	unsigned open_timeout_ms;
+	/* The perfetto format: its packets in zlib-compressed batches (TracePacket
+	 * compressed_packets, at most 64 KiB of packets each), 1 (default), or plain, 0.
+	 * Plain too when the file is gzip-compressed. RINGTRACE_PF_COMPRESS=0|1. */
+	unsigned pf_compress;
 };
 
 /* rtr_config.open_timeout_ms: as long as stop_timeout_ms. */

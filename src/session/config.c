@@ -147,6 +147,8 @@ static const struct option options[] = {
 	{"RINGTRACE_OPEN_TIMEOUT_MS", OPT_UNSIGNED, FIELD(open_timeout_ms),
 	 .def = RTR_OPEN_TIMEOUT_STOP, .lo = 0, .hi = MAX_STOP_MS,
 	 .expected = "a timeout in milliseconds (0 .. 3600000)"},
+	{"RINGTRACE_PF_COMPRESS", OPT_UNSIGNED, FIELD(pf_compress), .def = 1, .lo = 0, .hi = 1,
+	 .expected = "0 or 1"},
 	/* not in struct rtr_config: a testing aid read by the clock (clock/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };

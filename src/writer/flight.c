@@ -111,6 +111,7 @@ void rtr__flight_keep(struct rtr__writer *w)
 	if (c->len <= c->prologue && c->events == 0) {
 		return; /* nothing but its prologue: it stays the one being filled */
 	}
+	rtr__out_seal(w);
 	/* In the window, then the oldest out until it holds flight_mb MiB at most. */
 	f->kept[(f->first + f->nkept) % f->max_chunks] = c;
 	f->nkept++;

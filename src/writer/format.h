@@ -82,6 +82,9 @@ struct rtr__format {
 	void (*begin_ring)(struct rtr__writer *w, struct rtr__ring *r);
 	/* A line the writer makes about r's thread: RTR__WMETA_*. */
 	void (*meta)(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t value);
+	/* The chunk is about to go (to the sink, or to the flight window): finish what
+	 * the format holds back in it, before anything else is added (NULL: nothing). */
+	void (*seal)(struct rtr__writer *w);
 	/* Write the batch, walking it with rtr__batch_first/next() to its end (the
 	 * walk keeps the writer's bookkeeping in step with the lines). Returns the
 	 * events written: the sum of their counts, or less when the format could not

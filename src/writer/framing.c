@@ -30,8 +30,15 @@
  * on) is strict JSON with a window end that says "final": false; one cut during a
  * write ends after a whole line (see out_commit()), and the repair rule applies.
  */
+void rtr__out_seal(struct rtr__writer *w)
+{
+	if (w->fmt->seal != NULL)
+		w->fmt->seal(w);
+}
+
 void rtr__out_submit(struct rtr__writer *w)
 {
+	rtr__out_seal(w);
 	if (w->out.chunk->len == 0)
 		return;
 	w->out.chunk->keep = w->out.chunk->len;
@@ -93,6 +100,7 @@ void rtr__out_end_file(struct rtr__writer *w, int final)
 {
 	struct rtr__marker m;
 
+	rtr__out_seal(w); /* before the marker counts the bytes */
 	rtr__marker_end(w, final, &m);
 	w->fmt->end_file(w, &m);
 }

@@ -11,6 +11,9 @@
 /* Hand the current chunk to the sink (closed provisionally, if the file is regular)
  * and take the next. */
 void rtr__out_submit(struct rtr__writer *w);
+/* The chunk is about to go (to the sink or the flight window): the format finishes
+ * what it holds back in it (rtr__format.seal). */
+void rtr__out_seal(struct rtr__writer *w);
 /* After the last write failed for room: close the file where the device takes it. */
 void rtr__out_close_after_error(struct rtr__writer *w);
 /* The file's head through the format: the start marker and what every file names. */

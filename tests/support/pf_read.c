@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define MAX_SEQS 1024
 
@@ -20,6 +21,11 @@ struct seq {
 	uint32_t default_clock;
 	int has_delta;
 	uint64_t delta_last;
+	/* the clocks of its last ClockSnapshot: trace processor rejects one that moves a
+	 * clock backwards (for the trace's clock, "not monotonic"), after which it places
+	 * the sequence's deltas from the old value */
+	int has_snap[128];
+	uint64_t snap[128];
 	struct interned *in;
 	size_t nin, capin;
 };
@@ -34,6 +40,7 @@ struct reader {
 	size_t packet;
 	size_t events_cap;
 	int failed;
+	int allow_cut;
 };
 
 static void fail(struct reader *rd, const char *fmt, ...)
@@ -249,9 +256,17 @@ static void read_descriptor(struct reader *rd, struct buf b)
 			tr.parent = v;
 		else if (num == 2)
 			copy_str(tr.name, sizeof(tr.name), sub);
-		else if (num == 8)
+		else if (num == 8) { /* CounterDescriptor: its categories (2), joined by "," */
 			tr.is_counter = 1;
-		else if (num == 3 || num == 4) {
+			while (sub.p < sub.end && field(&sub, &n2, &w2, &v2, &f) == 0) {
+				size_t len = strlen(tr.categories);
+				if (n2 != 2 || w2 != 2 || len + 2 >= sizeof(tr.categories))
+					continue;
+				if (len > 0)
+					tr.categories[len++] = ',';
+				copy_str(tr.categories + len, sizeof(tr.categories) - len, f);
+			}
+		} else if (num == 3 || num == 4) {
 			if (num == 3)
 				tr.has_process = 1;
 			else
@@ -329,12 +344,54 @@ static void read_event(struct reader *rd, struct seq *sq, struct buf b, struct p
 		fail(rd, "track %llu used before its descriptor", (unsigned long long)e->track);
 }
 
+static void read_packets(struct reader *rd, struct buf b, int inner);
+
+/* A packet of compressed_packets (field 50): a zlib stream of a Trace, inflated with
+ * zlib and read in the packet's place; trace processor reads nothing else of it. */
+static void read_compressed(struct reader *rd, struct buf whole, struct buf z)
+{
+	struct buf b = whole, sub;
+	uint32_t num, wt;
+	uint64_t v;
+
+	while (b.p < b.end && field(&b, &num, &wt, &v, &sub) == 0)
+		if (num != 50) {
+			fail(rd, "compressed_packets with field %u beside it", num);
+			return;
+		}
+	z_stream s;
+	memset(&s, 0, sizeof(s));
+	size_t cap = 4 * (size_t)(z.end - z.p) + 4096, len = 0;
+	uint8_t *out = malloc(cap);
+	int rc = inflateInit(&s); /* zlib's own format, as trace processor reads it */
+	s.next_in = (Bytef *)(uintptr_t)z.p;
+	s.avail_in = (uInt)(z.end - z.p);
+	while (rc == Z_OK) {
+		if (len == cap)
+			out = realloc(out, cap *= 2);
+		s.next_out = out + len;
+		s.avail_out = (uInt)(cap - len);
+		rc = inflate(&s, Z_NO_FLUSH);
+		len = cap - s.avail_out;
+	}
+	inflateEnd(&s);
+	if (rc != Z_STREAM_END || s.avail_in != 0)
+		fail(rd, "compressed_packets: not one whole zlib stream (%d)", rc);
+	else
+		read_packets(rd, (struct buf){out, out + len}, 1);
+	rd->t->compressed++;
+	if (len > rd->t->max_batch)
+		rd->t->max_batch = len;
+	free(out);
+}
+
 static void read_packet(struct reader *rd, struct buf b)
 {
 	uint32_t num, wt, seq_id = 0, flags = 0, clock = 0;
 	uint64_t v, ts = 0;
 	int has_ts = 0, has_clock = 0;
 	struct buf sub, interned = {0}, defaults = {0}, te = {0}, td = {0}, cs = {0};
+	struct buf whole = b;
 
 	while (b.p < b.end) {
 		if (field(&b, &num, &wt, &v, &sub) != 0) {
@@ -369,6 +426,9 @@ static void read_packet(struct reader *rd, struct buf b)
 		case 6:
 			cs = sub;
 			break;
+		case 50:
+			read_compressed(rd, whole, sub);
+			return;
 		default:
 			break;
 		}
@@ -378,9 +438,13 @@ static void read_packet(struct reader *rd, struct buf b)
 		return;
 	}
 	struct seq *sq = &rd->seqs[seq_id];
-	if (flags & 1) {
+	if (flags & 1) { /* the interned strings and defaults go; the clocks stay */
 		free(sq->in);
-		memset(sq, 0, sizeof(*sq));
+		sq->in = NULL;
+		sq->nin = sq->capin = 0;
+		sq->default_track = 0;
+		sq->default_clock = 0;
+		sq->has_delta = 0;
 		sq->cleared = 1;
 		rd->t->cleared++;
 	}
@@ -421,6 +485,16 @@ static void read_packet(struct reader *rd, struct buf b)
 				else if (n3 == 3)
 					incr = v3 != 0;
 			}
+			if (id < 128 && sq->has_snap[id] && cts < sq->snap[id])
+				fail(rd,
+				     "a ClockSnapshot moves clock %u of sequence %u backwards, "
+				     "from %llu to %llu",
+				     id, seq_id, (unsigned long long)sq->snap[id],
+				     (unsigned long long)cts);
+			if (id < 128) {
+				sq->has_snap[id] = 1;
+				sq->snap[id] = cts;
+			}
 			if (id >= 64 && incr) {
 				sq->has_delta = 1;
 				sq->delta_last = cts;
@@ -450,6 +524,36 @@ static void read_packet(struct reader *rd, struct buf b)
 	}
 }
 
+/* The packets of a Trace: the file's (inner 0: whole ones up to a cut, when
+ * allowed), or a compressed batch's (inner 1: every byte a whole packet). */
+static void read_packets(struct reader *rd, struct buf b, int inner)
+{
+	struct pf_trace *t = rd->t;
+	const uint8_t *base = b.p;
+
+	while (b.p < b.end && !rd->failed) {
+		const uint8_t *at = b.p;
+		uint32_t num, wt;
+		uint64_t v;
+		struct buf sub;
+		if (field(&b, &num, &wt, &v, &sub) != 0) {
+			if (inner || !rd->allow_cut)
+				fail(rd, "cut or malformed at byte %zu%s", (size_t)(at - base),
+				     inner ? " of a compressed batch" : "");
+			break;
+		}
+		if (num != 1 || wt != 2) {
+			fail(rd, "field %u at the top level", num);
+			break;
+		}
+		read_packet(rd, sub);
+		if (!inner)
+			t->whole = (size_t)(b.p - base);
+		rd->packet++;
+		t->npackets++;
+	}
+}
+
 int pf_read(const char *path, struct pf_trace *t, int allow_cut)
 {
 	struct reader *rd = calloc(1, sizeof(*rd));
@@ -473,27 +577,10 @@ int pf_read(const char *path, struct pf_trace *t, int allow_cut)
 		snprintf(t->error, sizeof(t->error), "%s: short read", path);
 	fclose(f);
 	rd->t = t;
+	rd->allow_cut = allow_cut;
 	t->bytes = (size_t)size;
-	struct buf b = {data, data + size};
-	while (b.p < b.end && !rd->failed && t->error[0] == '\0') {
-		const uint8_t *at = b.p;
-		uint32_t num, wt;
-		uint64_t v;
-		struct buf sub;
-		if (field(&b, &num, &wt, &v, &sub) != 0) {
-			if (!allow_cut)
-				fail(rd, "cut or malformed at byte %zu", (size_t)(at - data));
-			break;
-		}
-		if (num != 1 || wt != 2) {
-			fail(rd, "field %u at the top level", num);
-			break;
-		}
-		read_packet(rd, sub);
-		t->whole = (size_t)(b.p - data);
-		rd->packet++;
-		t->npackets++;
-	}
+	if (t->error[0] == '\0')
+		read_packets(rd, (struct buf){data, data + size}, 0);
 	for (size_t i = 0; i < MAX_SEQS; i++)
 		free(rd->seqs[i].in);
 	free(rd);

@@ -6,8 +6,9 @@
  * its sequence, turns delta timestamps back into absolute ones, and checks what a
  * Perfetto reader relies on: packets framed whole, a sequence cleared before a packet
  * needs its state, every iid defined on its sequence before use, every track
- * declared before an event uses it. The first violation is an error with the packet
- * index.
+ * declared before an event uses it. A packet of compressed_packets is inflated with
+ * zlib (not the libdeflate that wrote it) and its packets read in its place, as trace
+ * processor does. The first violation is an error with the packet index.
  */
 #ifndef RTR_TESTS_PF_READ_H
 #define RTR_TESTS_PF_READ_H
@@ -48,6 +49,7 @@ struct pf_track {
 	char name[128];
 	int pid, tid;
 	int has_process, has_thread, is_counter;
+	char categories[64]; /* a counter's (CounterDescriptor.categories, joined by ",") */
 	char thread_name[64];
 	char process_name[64];
 };
@@ -58,8 +60,10 @@ struct pf_trace {
 	struct pf_track *tracks; /* the latest descriptor of each uuid */
 	size_t ntracks;
 	size_t npackets;
-	size_t cleared; /* packets with SEQ_INCREMENTAL_STATE_CLEARED */
-	size_t bytes;	/* the file's size; whole packets end at `whole` */
+	size_t cleared;	   /* packets with SEQ_INCREMENTAL_STATE_CLEARED */
+	size_t compressed; /* packets of compressed_packets (their packets are read in place) */
+	size_t max_batch;  /* the most bytes of packets one of them held */
+	size_t bytes;	   /* the file's size; whole packets end at `whole` */
 	size_t whole;
 	char error[256]; /* "" when the file is valid */
 };

@@ -168,6 +168,7 @@ enum fault {
 	F_END_WITHOUT_BEGIN,
 	F_NEEDS,
 	F_CLOCK,
+	F_CLOCK_BACK,
 	F_END_COUNT,
 	F_VARINT,
 	F_LENGTH,
@@ -325,6 +326,12 @@ static struct pbw make_trace(enum fault fault)
 	u(&m, 9, 4), u(&m, 11, CTR_UUID), dbl(&m, 44, 0.125);
 	msg(&p, P_EVENT, &m);
 	packet(&t, &p, 2, 2);
+	if (fault == F_CLOCK_BACK) { /* clock 64 set again, before the sequence's snapshot */
+		u(&n, 1, 64), u(&n, 2, ORIGIN + 400), u(&n, 3, 1), msg(&m, 1, &n);
+		u(&n, 1, 3), u(&n, 2, ORIGIN + 400), msg(&m, 1, &n);
+		msg(&p, P_SNAP, &m);
+		packet(&t, &p, 2, 2);
+	}
 	/* an async span with an instant */
 	u(&p, P_TS, 4);
 	u(&m, 9, 1), u(&m, 11, ASYNC_UUID), str(&m, 23, "h2d"), str(&m, 22, "copy");
@@ -685,6 +692,10 @@ static void check_broken_variants(void **state)
 		     (const char *const[]){"clock-undefined: packet 8: timestamp on clock 64 of "
 					   "sequence 2",
 					   NULL});
+	check_expect("pf-back.pftrace", F_CLOCK_BACK, 1,
+		     (const char *const[]){"clock-backwards: packet 18: ClockSnapshot on sequence "
+					   "2 moves clock 64 backwards, from 1000500 to 1000400",
+					   "1 finding: clock-backwards 1", NULL});
 	check_expect("pf-count.pftrace", F_END_COUNT, 1,
 		     (const char *const[]){"end-marker: packet 21: the final end marker counts 100 "
 					   "events, the file holds at most 17 before it",
@@ -842,10 +853,10 @@ static void sdk_style_trace(void **state)
 				   "\"ts\":0,\"dur\":3,\"pid\":5,\"tid\":6}"));
 	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"on no track\",\"ts\":3.5,"
 				   "\"pid\":0,\"tid\":0}"));
-	assert_true(tool_has(json, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
-				   "\"0x309\",\"ts\":4,\"pid\":5,\"tid\":5}"));
-	assert_true(tool_has(json, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"id\":"
-				   "\"0x309\",\"ts\":5,\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"ts\":4,"
+				   "\"id\":\"0x309\",\"pid\":5,\"tid\":5}"));
+	assert_true(tool_has(json, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"ts\":5,"
+				   "\"id\":\"0x309\",\"pid\":5,\"tid\":5}"));
 	assert_true(tool_has(json, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":5,\"tid\":6,"
 				   "\"args\":{\"name\":\"worker\"}}"));
 	free(json);
@@ -973,28 +984,23 @@ static void converts_to_the_recorders_json(void **state)
 		"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"app\",\"name\":\"tick\",\"ts\":0.53,\"pid\":"
 		"100,"
 		"\"tid\":101}",
-		"{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"handoff\",\"id\":7,\"ts\":0.531,\"pid\":"
-		"100,"
-		"\"tid\":101}",
-		"{\"ph\":\"i\",\"s\":\"t\",\"name\":\"late\",\"ts\":0.505,\"pid\":100,\"tid\":101}",
-		"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"handoff\",\"id\":7,\"ts\":"
-		"0.533,"
+		"{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"handoff\",\"ts\":0.531,\"id\":\"0x7\","
 		"\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"i\",\"s\":\"t\",\"name\":\"late\",\"ts\":0.505,\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"handoff\",\"ts\":0.533,"
+		"\"id\":\"0x7\",\"pid\":100,\"tid\":101}",
 		"{\"ph\":\"E\",\"cat\":\"run\",\"name\":\"outer\",\"ts\":0.54,\"pid\":100,\"tid\":"
 		"101}",
-		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.545,\"pid\":100,\"tid\":100,\"args\":{"
+		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.545,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":3}}",
-		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.546,\"pid\":100,\"tid\":100,\"args\":{"
+		"{\"ph\":\"C\",\"name\":\"queue\",\"ts\":0.546,\"pid\":100,\"tid\":101,\"args\":{"
 		"\"value\":0.125}}",
-		"{\"ph\":\"b\",\"cat\":\"copy\",\"name\":\"h2d\",\"id\":\"0x6440000001\",\"ts\":0."
-		"55,"
-		"\"pid\":100,\"tid\":100}",
-		"{\"ph\":\"n\",\"cat\":\"copy\",\"name\":\"mid\",\"id\":\"0x6440000001\",\"ts\":0."
-		"551,"
-		"\"pid\":100,\"tid\":100}",
-		"{\"ph\":\"e\",\"cat\":\"copy\",\"name\":\"h2d\",\"id\":\"0x6440000001\",\"ts\":0."
-		"561,"
-		"\"pid\":100,\"tid\":100}",
+		"{\"ph\":\"b\",\"cat\":\"copy\",\"name\":\"h2d\",\"ts\":0.55,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"n\",\"cat\":\"copy\",\"name\":\"mid\",\"ts\":0.551,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
+		"{\"ph\":\"e\",\"cat\":\"copy\",\"name\":\"h2d\",\"ts\":0.561,"
+		"\"id\":\"0x6440000001\",\"pid\":100,\"tid\":101}",
 		"{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: "
 		"end\",\"ts\":0.6,\"pid\":100,\"tid\":"
 		"100,\"args\":{\"final\":true,\"events\":10,\"dropped\":0}}",
@@ -1107,7 +1113,7 @@ static void other_commands_read_it(void **state)
 static void protoc_decodes_the_inputs(void **state)
 {
 	static const enum fault ok[] = {F_NONE,	 F_UNRESOLVED, F_UNDECLARED, F_END_WITHOUT_BEGIN,
-					F_NEEDS, F_CLOCK,      F_END_COUNT};
+					F_NEEDS, F_CLOCK,      F_CLOCK_BACK, F_END_COUNT};
 	char cmd[8192];
 
 	(void)state;

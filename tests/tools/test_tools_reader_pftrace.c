@@ -35,11 +35,13 @@
 
 #define ROUNDS 40
 
-static char json_path[4200], pf_path[4200];
+static char json_path[4200], pf_path[4200], packed_path[4200];
 
 /* The same events into path: slices with explicit times and args of every type,
- * and events the library times itself. */
-static void record(const char *path)
+ * and events the library times itself. A .pftrace of plain packets, unless packed
+ * (compressed batches): the tests that place events by their packets read the plain
+ * one. */
+static void record(const char *path, unsigned packed)
 {
 	static const int64_t nums[] = {1, -2, 3};
 	static const char *const strs[] = {"a", "b\"c"};
@@ -49,6 +51,7 @@ static void record(const char *path)
 	rtr_config_init(&cfg);
 	cfg.path = path;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
+	cfg.pf_compress = packed;
 	assert_int_equal(rtr_start(&cfg), 0);
 	rtr_thread_name("main");
 	base = rtr_now_ns();
@@ -74,8 +77,10 @@ static int record_both(void **state)
 	(void)state;
 	snprintf(json_path, sizeof(json_path), "%s", tool_tmp("src.json"));
 	snprintf(pf_path, sizeof(pf_path), "%s", tool_tmp("src.pftrace"));
-	record(json_path);
-	record(pf_path);
+	snprintf(packed_path, sizeof(packed_path), "%s", tool_tmp("src-packed.pftrace"));
+	record(json_path, 0);
+	record(pf_path, 0);
+	record(packed_path, 1);
 	return 0;
 }
 
@@ -174,6 +179,17 @@ static size_t packet_offsets(const unsigned char *p, size_t len, size_t *at, siz
 	return n;
 }
 
+/* Is the packet at p (n bytes to the file's end) a compressed batch: its first field
+ * compressed_packets (50, length-delimited: the key's varint 0x92 0x03)? */
+static bool is_batch(const unsigned char *p, size_t n)
+{
+	size_t k = 1;
+
+	while (k < n && (p[k] & 0x80))
+		k++;
+	return k + 2 < n && p[k + 1] == 0x92 && p[k + 2] == 0x03;
+}
+
 /* ------------------------------------------------------------ the same events */
 
 /* A B of the .pftrace, kept until its E: the JSON has the slice as one X there. */
@@ -257,6 +273,76 @@ static void json_and_pftrace_read_as_the_same_events(void **state)
 	assert_int_equal(trace_status(b)->error, TRACE_OK);
 	trace_close(a);
 	trace_close(b);
+}
+
+/* Packed (compressed batches) and plain .pftrace of the same run read as the same
+ * events, the batches' packets each placed at its batch's packet; every command reads
+ * the packed one, and one cut inside its last batch reads as cut after the others. */
+static void packed_reads_as_plain(void **state)
+{
+	struct trace *a = open_ok(pf_path), *b = open_ok(packed_path);
+	const struct trace_event *ea, *eb;
+	int64_t anchor_a = 0, anchor_b = 0;
+	size_t plain_len, packed_len, at[4096], n = 0;
+	unsigned char *packed = (unsigned char *)tool_read(packed_path, &packed_len);
+	int ra, rb;
+
+	(void)state;
+	free(tool_read(pf_path, &plain_len));
+	assert_true(packed_len * 2 < plain_len); /* packed it is */
+	size_t npackets = packet_offsets(packed, packed_len, at, 4096);
+	for (;;) {
+		ra = next_shared(a, &ea);
+		rb = next_shared(b, &eb);
+		assert_int_equal(ra, rb);
+		if (ra != 1)
+			break;
+		expect_same_event(ea, eb);
+		if (trace_value_is(&ea->name, "anchor")) {
+			anchor_a = ea->ts_ns;
+			anchor_b = eb->ts_ns;
+		}
+		if (ea->phase == 'X' && ea->ts_ns - anchor_a != eb->ts_ns - anchor_b)
+			fail_msg("ts differs:\n%s\n%s", shown(ea), shown(eb));
+		/* placed at a packet of the file: its own, or its batch's */
+		size_t k = 0;
+		while (k < npackets && at[k] != eb->offset)
+			k++;
+		assert_true(k < npackets);
+		n++;
+	}
+	assert_int_equal(ra, 0);
+	assert_true(n >= 1 + 5 * ROUNDS);
+	assert_true(trace_status(b)->complete);
+	trace_close(a);
+	trace_close(b);
+
+	struct tool_run r;
+	tool_run(&r, NULL, "check", packed_path, NULL);
+	if (r.status != 0 || !tool_has(r.out, "compressed batch"))
+		fail_msg("check: %d\n%s%s", r.status, r.out, r.err);
+	tool_run_free(&r);
+	tool_run(&r, NULL, "stats", packed_path, NULL);
+	if (r.status != 0 || !tool_has(r.out, "bare array, complete"))
+		fail_msg("stats: %d\n%s%s", r.status, r.out, r.err);
+	tool_run_free(&r);
+
+	/* cut inside its last batch (before the end markers' plain packets) */
+	size_t last = npackets;
+	while (last-- > 0 && !is_batch(packed + at[last], packed_len - at[last]))
+		;
+	assert_true(last < npackets);
+	const char *cut = tool_tmp("packed-cut.pftrace");
+	tool_write(cut, packed, at[last] + 10);
+	b = open_ok(cut);
+	size_t whole = 0;
+	while (trace_next(b, &eb) == 1)
+		whole++;
+	assert_true(whole > 0 && whole < n);
+	assert_true(trace_status(b)->cut);
+	assert_int_equal(trace_status(b)->offset, at[last]);
+	trace_close(b);
+	free(packed);
 }
 
 /* A .pftrace reads as the JSON convert writes of it, to the byte, each event placed
@@ -615,6 +701,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(json_and_pftrace_read_as_the_same_events),
 		cmocka_unit_test(pftrace_reads_as_converts_json),
+		cmocka_unit_test(packed_reads_as_plain),
 		cmocka_unit_test(stdin_pipe_reads_both_formats),
 		cmocka_unit_test(a_tool_reads_a_piped_pftrace),
 		cmocka_unit_test(cut_pftrace_reads_every_whole_packet),

@@ -95,6 +95,7 @@ const char *pf_issue_name(enum pf_issue_kind kind)
 		[PF_ISSUE_STATE_BEFORE_CLEARED] = "sequence-flags",
 		[PF_ISSUE_UNDECLARED_TRACK] = "undeclared-track",
 		[PF_ISSUE_CLOCK_UNDEFINED] = "clock-undefined",
+		[PF_ISSUE_CLOCK_BACKWARDS] = "clock-backwards",
 		[PF_ISSUE_PACKET_TOO_LARGE] = "packet-too-large",
 		[PF_ISSUE_STATE_LIMIT] = "state-limit",
 	};
@@ -105,8 +106,8 @@ const char *pf_issue_name(enum pf_issue_kind kind)
 
 /* The fields of a packet that the others are read after. */
 struct packet_fields {
-	struct field te, tdesc, snap, interned, defaults;
-	bool has_clock;
+	struct field te, tdesc, snap, interned, defaults, batch;
+	bool has_clock, has_batch;
 };
 
 /* A varint field of the packet. */
@@ -159,6 +160,10 @@ static void packet_message(struct pf_packet *pk, struct packet_fields *pf, const
 		pf->defaults = *f;
 		pk->has_defaults = true;
 		break;
+	case RTR__PF_PACKET_COMPRESSED_PACKETS:
+		pf->batch = *f;
+		pf->has_batch = true;
+		break;
 	default:
 		break;
 	}
@@ -184,7 +189,65 @@ static int read_fields(struct pf_decoder *d, const uint8_t *p, size_t len, struc
 /* What a packet is before its fields are read. */
 static const struct pf_packet empty_packet;
 
-/* The packet p[0 .. len) into d->pk. 0, or -1. */
+/*
+ * A compressed batch (the field f of the current packet) inflated in front of what
+ * is left of the batch being read, if any (a batch in a batch): d->inner. 0, or -1
+ * (corrupt, or past the packet bound: reported, and the batch is skipped).
+ */
+static int inflate_batch(struct pf_decoder *d, const struct field *f)
+{
+	size_t rest = d->inner_len - d->inner_pos, len = 0, cap = rest + 4 * f->len + 4096;
+	uint8_t *out = malloc(cap);
+	z_stream z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (out == NULL || inflateInit(&z) != Z_OK) { /* zlib's format, as trace processor */
+		free(out);
+		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
+		return -1;
+	}
+	z.next_in = (Bytef *)(uintptr_t)f->data;
+	z.avail_in = (uInt)f->len;
+	for (rc = Z_OK; rc == Z_OK;) {
+		if (len + rest == cap) {
+			uint8_t *p = cap < d->max_packet ? realloc(out, 2 * cap) : NULL;
+			if (p == NULL)
+				break;
+			out = p;
+			cap *= 2;
+		}
+		z.next_out = out + len;
+		z.avail_out = (uInt)(cap - rest - len);
+		rc = inflate(&z, Z_NO_FLUSH);
+		len = (size_t)(z.next_out - out);
+	}
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		if (rc == Z_OK) { /* out of room: the bound, or memory */
+			pfd_issue(d, PF_ISSUE_PACKET_TOO_LARGE,
+				  "a compressed batch of over %" PRIu64
+				  " bytes inflated: skipped, not read",
+				  d->max_packet);
+			return 0;
+		}
+		pfd_malformed(d, f->data, "compressed_packets: not a whole zlib stream");
+		return -1;
+	}
+	if (rest > 0)
+		memcpy(out + len, d->inner + d->inner_pos, rest);
+	free(d->inner);
+	d->inner = out;
+	d->inner_cap = cap;
+	d->inner_pos = 0;
+	d->inner_len = len + rest;
+	d->st.batches++;
+	return 0;
+}
+
+/* The packet p[0 .. len) into d->pk. 0, 1 when it was a compressed batch (its packets
+ * come next, from d->inner), or -1. */
 static int read_packet(struct pf_decoder *d, const uint8_t *p, size_t len)
 {
 	struct pf_packet *pk = &d->pk;
@@ -200,6 +263,8 @@ static int read_packet(struct pf_decoder *d, const uint8_t *p, size_t len)
 	pk->tracks_ = &d->tracks;
 	if (read_fields(d, p, len, pk, &pf) < 0)
 		return -1;
+	if (pf.has_batch) /* read in its place, nothing else of it (trace processor's rule) */
+		return inflate_batch(d, &pf.batch) < 0 ? -1 : 1;
 	s = pfd_sequence(d, pk->sequence_id);
 	if (d->failed)
 		return -1;
@@ -209,6 +274,8 @@ static int read_packet(struct pf_decoder *d, const uint8_t *p, size_t len)
 		return -1;
 	if (pk->has_interned_data && pfd_read_interned(d, s, &pf.interned) < 0)
 		return -1;
+	if (s != NULL && s->has_default_track)
+		pk->sequence_track = s->default_track;
 	if (!pf.has_clock)
 		pk->clock_id = s != NULL && s->has_default_clock ? s->default_clock
 								 : RTR__PF_BUILTIN_BOOTTIME;
@@ -381,6 +448,28 @@ cut_or_fail:
 	return rc;
 }
 
+/* The next packet of the compressed batch being read into d->pk: 1, 0 when it held
+ * none (other fields, skipped), -1 malformed. */
+static int next_inner(struct pf_decoder *d)
+{
+	struct pb b = {d->inner + d->inner_pos, d->inner + d->inner_len};
+	struct field f;
+	int rc;
+
+	d->packet_offset = d->batch_offset;
+	d->packet_base = b.p;
+	d->packet_index = d->st.packets;
+	rc = pb_next(d, &b, &f, 1);
+	if (rc < 0)
+		return -1;
+	d->inner_pos = (size_t)(b.p - d->inner);
+	if (rc == 0 || f.num != RTR__PF_TRACE_PACKET || f.wt != RTR__PB_LEN)
+		return 0;
+	d->packet_base = f.data;
+	rc = read_packet(d, f.data, f.len);
+	return rc < 0 ? -1 : rc == 1 ? 0 : 1;
+}
+
 /* The next packet into d->pk: 1, 0 at the end of the stream (whole or cut), -1. */
 static int next_packet(struct pf_decoder *d)
 {
@@ -389,6 +478,12 @@ static int next_packet(struct pf_decoder *d)
 		uint64_t key, len;
 		int rc;
 
+		if (d->inner_pos < d->inner_len) {
+			rc = next_inner(d);
+			if (rc != 0)
+				return rc;
+			continue;
+		}
 		if (fill(d, 1) < 0)
 			return -1;
 		if (d->len == d->pos)
@@ -422,13 +517,16 @@ static int next_packet(struct pf_decoder *d)
 			return 0;
 		}
 		d->packet_base = d->buf + d->pos;
-		if (read_packet(d, d->buf + d->pos + at, (size_t)len) < 0)
+		d->batch_offset = d->offset;
+		rc = read_packet(d, d->buf + d->pos + at, (size_t)len);
+		if (rc < 0)
 			return -1;
 		/* Past it now: its bytes stay in buf until the next fill(). */
 		d->pos += at + (size_t)len;
 		d->offset += at + len;
 		d->st.bytes = d->offset;
-		return 1;
+		if (rc == 0)
+			return 1;
 	}
 }
 
@@ -490,6 +588,7 @@ void pf_decoder_close(struct pf_decoder *d)
 	if (d->in == &d->own)
 		input_free(&d->own);
 	free(d->buf);
+	free(d->inner);
 	free(d->args);
 	free(d->flows);
 	free(d->clocks);

@@ -58,7 +58,15 @@ struct sequence {
 	uint64_t default_track;
 	struct table interned[IN_COUNT]; /* iid -> struct interned */
 	struct seq_clock *clocks;	 /* [PF_SEQUENCE_CLOCKS], with the first sequence clock */
+	/* Each clock's value in the sequence's last ClockSnapshot that had it (ids below
+	 * PF_SNAP_CLOCKS; snap_known the bitmap), with the first snapshot: trace
+	 * processor rejects a snapshot that moves one backwards. */
+	uint64_t *snap_last;
+	uint64_t snap_known[2];
+	bool backwards_reported;
 };
+
+#define PF_SNAP_CLOCKS 128
 
 struct interned {
 	char *s;
@@ -94,6 +102,11 @@ struct pf_decoder {
 	uint64_t packet_offset, packet_index;
 	bool failed, done;
 	struct pf_packet pk; /* the packet handed out last */
+	/* The packets of a compressed batch (compressed_packets), inflated: read from
+	 * inner[inner_pos .. inner_len) before the stream's next packet. */
+	uint8_t *inner;
+	size_t inner_cap, inner_pos, inner_len;
+	uint64_t batch_offset; /* the stream offset of the batch's packet */
 
 	struct table sequences; /* uint32 id -> struct sequence */
 	struct table tracks;	/* uint64 uuid -> struct pf_track */

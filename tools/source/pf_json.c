@@ -217,9 +217,9 @@ static void descriptor(struct pf_json *c, const struct pf_packet *pk)
 
 		if (name != NULL)
 			metadata(c, t->uuid, "thread_name", at.pid, at.tid, "name", name, NULL);
-		if (t->has_sort_index)
+		if (t->has_sort_index || (t->kind != PF_TRACK_THREAD && t->has_rank))
 			metadata(c, t->uuid, "thread_sort_index", at.pid, at.tid, "sort_index",
-				 NULL, &t->sort_index);
+				 NULL, t->has_sort_index ? &t->sort_index : &t->rank);
 	}
 }
 
@@ -351,12 +351,7 @@ static void flows(struct pf_json *c, const struct pf_packet *pk, const struct pf
 		b->len = 0;
 		if (buf_puts(b, "{\"ph\":\"") || buf_puts(b, ph) || buf_putc(b, '"') ||
 		    (end && buf_puts(b, ",\"bp\":\"e\"")) || pfj_put_names(b, cat, name) ||
-		    buf_puts(b, ",\"id\":")) {
-			c->nomem = true;
-			return;
-		}
-		pfj_put_flow_id(b, id);
-		if (pfj_put_where(b, rel(c, pk->time_ns), at) || buf_putc(b, '}')) {
+		    pfj_put_where_id(b, rel(c, pk->time_ns), id, at) || buf_putc(b, '}')) {
 			c->nomem = true;
 			return;
 		}
@@ -502,28 +497,51 @@ static enum head instant(struct pf_json *c, const struct pf_packet *pk, const st
 				       pfj_put_names(b, async_cat(ev->categories), ev->name)
 			       ? HEAD_NOMEM
 			       : HEAD_TAIL;
-	return buf_puts(b, at->kind == PLACE_THREAD ? "{\"ph\":\"i\",\"s\":\"t\""
-						    : "{\"ph\":\"i\",\"s\":\"p\"") ||
+	return buf_puts(b, at->kind == PLACE_THREAD   ? "{\"ph\":\"i\",\"s\":\"t\""
+			   : at->kind == PLACE_GLOBAL ? "{\"ph\":\"i\",\"s\":\"g\""
+						      : "{\"ph\":\"i\",\"s\":\"p\"") ||
 			       pfj_put_names(b, ev->categories, ev->name)
 		       ? HEAD_NOMEM
 		       : HEAD_TAIL;
 }
 
-static enum head counter(struct pf_json *c, const struct pf_event *ev, const struct place *at,
+/* The JSON key of a counter track's value, as the recorder writes it: the drops'
+ * running total "events", memory in use "bytes_in_use", else "value". NULL: a counter
+ * the recorder's JSON does not have (its own at the end marker, which says the same). */
+static const char *counter_key(const struct pf_packet *pk, const struct pf_track *t)
+{
+	if (t == NULL || t->name == NULL)
+		return "value";
+	if (strcmp(t->name, RTR__COUNTER_EVENTS) == 0)
+		return NULL;
+	if (strcmp(t->name, RTR__COUNTER_DROPPED) == 0) /* on a thread's sequence while running */
+		return pk->sequence_track != 0 ? RTR__KEY_EVENTS : NULL;
+	if (t->counter_unit == RTR__PF_UNIT_SIZE_BYTES && strncmp(t->name, "memory ", 7) == 0)
+		return "bytes_in_use";
+	return "value";
+}
+
+static enum head counter(struct pf_json *c, const struct pf_packet *pk, const struct place *at,
 			 int64_t ts)
 {
-	struct pf_str name = ev->name;
+	const struct pf_event *ev = &pk->event;
+	const struct pf_track *t = ev->track;
+	struct pf_str name = ev->name, cat = ev->categories;
 	struct buf *b = &c->line;
+	const char *key = counter_key(pk, t);
 	char num[40];
 
-	if (!ev->has_counter)
+	if (!ev->has_counter || key == NULL)
 		return HEAD_DONE;
-	if (ev->track != NULL && ev->track->name != NULL)
-		name = (struct pf_str){ev->track->name, strlen(ev->track->name)};
+	if (t != NULL && t->name != NULL)
+		name = (struct pf_str){t->name, strlen(t->name)};
 	if (name.s == NULL)
 		name = (struct pf_str){"counter", 7};
-	if (buf_puts(b, "{\"ph\":\"C\"") || pfj_put_names(b, ev->categories, name) ||
-	    pfj_put_where(b, ts, at) || buf_puts(b, ",\"args\":{\"value\":"))
+	if (cat.s == NULL && t != NULL && t->categories != NULL)
+		cat = (struct pf_str){t->categories, strlen(t->categories)};
+	if (buf_puts(b, "{\"ph\":\"C\"") || pfj_put_names(b, cat, name) ||
+	    pfj_put_where(b, ts, at) || buf_puts(b, ",\"args\":{\"") || buf_puts(b, key) ||
+	    buf_puts(b, "\":"))
 		return HEAD_NOMEM;
 	if (ev->counter_is_double) {
 		if (buf_put(b, num, (size_t)(rtr__jsontext_f64(num, ev->counter_double) - num)))
@@ -543,16 +561,8 @@ static void tail(struct pf_json *c, const struct pf_packet *pk, const struct pla
 	const struct pf_event *ev = &pk->event;
 	struct buf *b = &c->line;
 
-	if (at->kind == PLACE_ASYNC) {
-		char id[32];
-
-		snprintf(id, sizeof(id), ",\"id\":\"0x%" PRIx64 "\"", ev->track_uuid);
-		if (buf_puts(b, id)) {
-			c->nomem = true;
-			return;
-		}
-	}
-	if (pfj_put_where(b, ts, at) ||
+	if ((at->kind == PLACE_ASYNC ? pfj_put_where_id(b, ts, ev->track_uuid, at)
+				     : pfj_put_where(b, ts, at)) ||
 	    (ev->ntop > 0 &&
 	     (buf_puts(b, ",\"args\":{") || pfj_put_args(b, ev, false) || buf_putc(b, '}'))) ||
 	    buf_putc(b, '}')) {
@@ -569,6 +579,9 @@ static void track_event(struct pf_json *c, const struct pf_packet *pk)
 	const struct pf_event *ev = &pk->event;
 	struct place at = pfj_place_of(pk, ev->track_uuid, ev->track);
 	struct pending *p = pending_of(c, pk->sequence_id);
+
+	if (at.kind != PLACE_THREAD)
+		pfj_place_on_writer(pk, &at);
 	enum head h;
 	int64_t ts;
 
@@ -596,7 +609,7 @@ static void track_event(struct pf_json *c, const struct pf_packet *pk)
 		h = instant(c, pk, &at, ts);
 		break;
 	case PF_TYPE_COUNTER:
-		h = counter(c, ev, &at, ts);
+		h = counter(c, pk, &at, ts);
 		break;
 	default:
 		return; /* TYPE_UNSPECIFIED: legacy events, not read */

@@ -139,6 +139,8 @@ struct place pfj_place_of(const struct pf_packet *pk, uint64_t uuid, const struc
 	case PF_TRACK_OTHER:
 		break;
 	}
+	if (!t->has_parent) /* a global track (ringtrace's global instants) */
+		return (struct place){PLACE_GLOBAL, 0, 0};
 	process_of(pk, t, &pid);
 	/*
 	 * A lane of a ringtrace track: uuid ppid << 32 | lane tid under its pseudo-process
@@ -151,6 +153,18 @@ struct place pfj_place_of(const struct pf_packet *pk, uint64_t uuid, const struc
 	    (pid >= 0x40000000 || low < 0x40000000u))
 		return (struct place){PLACE_THREAD, pid, (int64_t)low};
 	return (struct place){PLACE_ASYNC, pid, pid};
+}
+
+void pfj_place_on_writer(const struct pf_packet *pk, struct place *at)
+{
+	const struct pf_track *th =
+		pk->sequence_track != 0 ? pf_track_get(pk, pk->sequence_track) : NULL;
+
+	if (th != NULL && th->kind == PF_TRACK_THREAD) {
+		struct place p = pfj_place_of(pk, th->uuid, th);
+		at->pid = p.pid;
+		at->tid = p.tid;
+	}
 }
 
 /* ,"ts":..,"pid":..,"tid":.. */
@@ -175,15 +189,13 @@ int pfj_put_names(struct buf *b, struct pf_str cat, struct pf_str name)
 	return 0;
 }
 
-void pfj_put_flow_id(struct buf *b, uint64_t id)
+int pfj_put_where_id(struct buf *b, int64_t ts, uint64_t id, const struct place *at)
 {
-	char hex[24];
+	char hex[32];
 
-	/* A double holds integers to 2^53; a larger id as Perfetto's hex string. */
-	if (id <= ((uint64_t)1 << 53)) {
-		buf_put_u64(b, id);
-	} else {
-		snprintf(hex, sizeof(hex), "\"0x%" PRIx64 "\"", id);
-		buf_puts(b, hex);
-	}
+	/* "0x..." as the recorder writes an id: a string, so that no double rounds it */
+	snprintf(hex, sizeof(hex), ",\"id\":\"0x%" PRIx64 "\"", id);
+	return buf_puts(b, ",\"ts\":") || buf_put_us(b, ts) || buf_puts(b, hex) ||
+	       buf_puts(b, ",\"pid\":") || buf_put_i64(b, at->pid) || buf_puts(b, ",\"tid\":") ||
+	       buf_put_i64(b, at->tid);
 }

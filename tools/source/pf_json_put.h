@@ -18,7 +18,7 @@
 #define PF_JSON_ORIGIN_PREFIX "origin_"
 
 /* Where an event of a track goes in JSON. */
-enum place_kind { PLACE_THREAD, PLACE_PROCESS, PLACE_COUNTER, PLACE_ASYNC };
+enum place_kind { PLACE_THREAD, PLACE_PROCESS, PLACE_COUNTER, PLACE_ASYNC, PLACE_GLOBAL };
 
 struct place {
 	enum place_kind kind;
@@ -31,6 +31,10 @@ bool pfj_str_is(struct pf_str s, const char *lit);
 /* Where the events of track uuid (t as described, NULL when undeclared) go. */
 struct place pfj_place_of(const struct pf_packet *pk, uint64_t uuid, const struct pf_track *t);
 
+/* An event not on a thread's track at the pid and tid of the thread whose sequence
+ * wrote it (its default track), as the recorder's JSON has it; else as it was. */
+void pfj_place_on_writer(const struct pf_packet *pk, struct place *at);
+
 /* The top-level annotations of ev as object members (the start marker's origins as
  * strings when start_marker). 0, or -1 out of memory. */
 int pfj_put_args(struct buf *b, const struct pf_event *ev, bool start_marker);
@@ -41,7 +45,8 @@ int pfj_put_where(struct buf *b, int64_t ts, const struct place *at);
 /* ,"cat":..,"name":.. (each when present). 0, or -1. */
 int pfj_put_names(struct buf *b, struct pf_str cat, struct pf_str name);
 
-/* A flow id: a number up to 2^53, else Perfetto's hex string. */
-void pfj_put_flow_id(struct buf *b, uint64_t id);
+/* ,"ts":..,"id":"0x..","pid":..,"tid":.. (a flow's or an async span's, in the
+ * recorder's order). 0, or -1. */
+int pfj_put_where_id(struct buf *b, int64_t ts, uint64_t id, const struct place *at);
 
 #endif /* RTR_TOOLS_SOURCE_PF_JSON_PUT_H */

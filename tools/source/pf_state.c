@@ -206,6 +206,43 @@ int pfd_read_defaults(struct pf_decoder *d, struct sequence *s, const struct fie
 	return rc;
 }
 
+/* The snapshot's clocks (d->clocks) against the sequence's last snapshot: trace
+ * processor rejects one that moves a clock backwards (for the trace's clock, "not
+ * monotonic") and keeps converting the sequence's deltas from the old value. Reported
+ * once per sequence; the decoder takes the new values, as the writer meant them. */
+static void snapshot_order(struct pf_decoder *d, struct sequence *s, const struct pf_packet *pk)
+{
+	if (s->snap_last == NULL) {
+		if (!pfd_take(d, PF_SNAP_CLOCKS * sizeof(*s->snap_last)))
+			return;
+		s->snap_last = calloc(PF_SNAP_CLOCKS, sizeof(*s->snap_last));
+		if (s->snap_last == NULL) {
+			pfd_fail(d, PF_ERR_NOMEM, "out of memory");
+			return;
+		}
+	}
+	for (size_t i = 0; i < d->nclocks; i++) {
+		const struct pf_clock_value *c = &d->clocks[i];
+		uint32_t id = c->clock_id;
+		uint64_t bit = (uint64_t)1 << (id & 63);
+
+		if (id >= PF_SNAP_CLOCKS)
+			continue;
+		if ((s->snap_known[id >> 6] & bit) && c->timestamp < s->snap_last[id] &&
+		    !s->backwards_reported) {
+			s->backwards_reported = true;
+			pfd_issue(d, PF_ISSUE_CLOCK_BACKWARDS,
+				  "ClockSnapshot on sequence %" PRIu32 " moves clock %" PRIu32
+				  " backwards, from %" PRIu64 " to %" PRIu64
+				  ": Perfetto rejects it and places the sequence's later "
+				  "timestamps from the old value (said once per sequence)",
+				  pk->sequence_id, id, s->snap_last[id], c->timestamp);
+		}
+		s->snap_known[id >> 6] |= bit;
+		s->snap_last[id] = c->timestamp;
+	}
+}
+
 int pfd_read_clock_snapshot(struct pf_decoder *d, struct sequence *s, const struct field *msg,
 			    struct pf_packet *pk)
 {
@@ -254,6 +291,10 @@ int pfd_read_clock_snapshot(struct pf_decoder *d, struct sequence *s, const stru
 		d->has_primary = true;
 		d->primary = has_primary ? primary : RTR__PF_BUILTIN_BOOTTIME;
 	}
+	if (s != NULL)
+		snapshot_order(d, s, pk);
+	if (d->failed)
+		return -1;
 	/* The builtin clocks against the primary one, as read together. */
 	const struct pf_clock_value *prim = NULL, *ref = NULL;
 
@@ -358,6 +399,7 @@ void pfd_sequences_free(struct pf_decoder *d)
 			table_destroy(&s->interned[i]);
 		}
 		free(s->clocks);
+		free(s->snap_last);
 	}
 	table_destroy(&d->sequences);
 }

@@ -21,7 +21,7 @@ static size_t len_of(const char *s)
 static size_t track_strings(const struct pf_track *t)
 {
 	return len_of(t->name) + len_of(t->process_name) + len_of(t->thread_name) +
-	       len_of(t->labels) + len_of(t->unit_name);
+	       len_of(t->labels) + len_of(t->unit_name) + len_of(t->categories);
 }
 
 static void track_free_strings(struct pf_track *t)
@@ -31,6 +31,7 @@ static void track_free_strings(struct pf_track *t)
 	free(t->thread_name);
 	free(t->labels);
 	free(t->unit_name);
+	free(t->categories);
 }
 
 /* ---------------------------------------------------------------- packets */
@@ -55,11 +56,12 @@ static int replace_string(struct pf_decoder *d, char **to, const struct field *f
 	return 0;
 }
 
-/* process_labels: appended to t's, joined with ",". 0, or -1. */
-static int add_label(struct pf_decoder *d, struct pf_track *t, const struct field *g)
+/* A repeated string (process_labels, a counter's categories): appended to *to, joined
+ * with ",". 0, or -1. */
+static int add_joined(struct pf_decoder *d, char **to, const struct field *g)
 {
-	size_t n = t->labels != NULL ? strlen(t->labels) : 0;
-	char *l = realloc(t->labels, n + g->len + 2);
+	size_t n = *to != NULL ? strlen(*to) : 0;
+	char *l = realloc(*to, n + g->len + 2);
 
 	if (l == NULL) {
 		pfd_fail(d, PF_ERR_NOMEM, "out of memory");
@@ -69,7 +71,7 @@ static int add_label(struct pf_decoder *d, struct pf_track *t, const struct fiel
 		l[n++] = ',';
 	memcpy(l + n, g->data, g->len);
 	l[n + g->len] = '\0';
-	t->labels = l;
+	*to = l;
 	return 0;
 }
 
@@ -85,6 +87,8 @@ static int read_kind_field(struct pf_decoder *d, struct pf_track *t, uint32_t wh
 			t->counter_unit = (uint32_t)g->v;
 		else if (g->num == RTR__PF_COUNTER_UNIT_NAME && len)
 			return replace_string(d, &t->unit_name, g);
+		else if (g->num == RTR__PF_COUNTER_CATEGORIES && len)
+			return add_joined(d, &t->categories, g);
 		return 0;
 	}
 	/* pid and the sort index have the same numbers in both descriptors */
@@ -102,7 +106,7 @@ static int read_kind_field(struct pf_decoder *d, struct pf_track *t, uint32_t wh
 	} else if (len && g->num == RTR__PF_THREAD_NAME && which == RTR__PF_TRACK_THREAD) {
 		return replace_string(d, &t->thread_name, g);
 	} else if (len && g->num == RTR__PF_PROCESS_LABELS && which == RTR__PF_TRACK_PROCESS) {
-		return add_label(d, t, g);
+		return add_joined(d, &t->labels, g);
 	}
 	return 0;
 }
@@ -117,6 +121,9 @@ static int read_track_fields(struct pf_decoder *d, const struct field *msg, stru
 	while ((rc = pb_next(d, &b, &f, 2)) == 1) {
 		if (f.num == RTR__PF_TRACK_UUID && f.wt == RTR__PB_VARINT) {
 			t->uuid = f.v;
+		} else if (f.num == RTR__PF_TRACK_SIBLING_ORDER_RANK && f.wt == RTR__PB_VARINT) {
+			t->has_rank = true;
+			t->rank = (int32_t)f.v;
 		} else if (f.num == RTR__PF_TRACK_PARENT_UUID && f.wt == RTR__PB_VARINT) {
 			t->parent_uuid = f.v;
 			t->has_parent = true;

@@ -11,6 +11,10 @@
  * but reported (PF_ISSUE_STATE_LIMIT); references to what was not kept are then
  * not reported as unresolved.
  *
+ * A packet of compressed_packets (a zlib stream of a Trace: trace_packet.proto) is
+ * inflated (zlib) and its packets handed out in its place, each with the batch's
+ * packet's byte offset, as trace processor reads it (nothing else of that packet).
+ *
  * Each packet is handed out (pf_decoder_next()), or to a callback (pf_read_path()),
  * decoded: its timestamp resolved to
  * nanoseconds on the trace's primary clock (sequence-scoped clocks 64..127 of the
@@ -84,8 +88,11 @@ struct pf_track {
 	char *labels; /* process_labels joined with "," */
 	bool has_sort_index;
 	int32_t sort_index;
+	bool has_rank; /* TrackDescriptor.sibling_order_rank */
+	int32_t rank;
 	uint32_t counter_unit; /* CounterDescriptor.unit */
 	char *unit_name;
+	char *categories;     /* CounterDescriptor.categories joined with "," */
 	uint64_t descriptors; /* how many were read for it */
 };
 
@@ -153,6 +160,7 @@ struct pf_packet {
 	uint64_t size;	 /* its payload's bytes */
 	uint32_t sequence_id;
 	uint32_t sequence_flags;
+	uint64_t sequence_track; /* the sequence's default track (a thread's), 0: none */
 	bool first_packet_on_sequence;
 	bool has_interned_data, has_defaults;
 	bool has_timestamp;	/* the packet's own timestamp field */
@@ -181,6 +189,7 @@ enum pf_issue_kind {
 	PF_ISSUE_STATE_BEFORE_CLEARED, /* interned data or defaults before the first clear */
 	PF_ISSUE_UNDECLARED_TRACK,     /* a track_uuid used before its TrackDescriptor */
 	PF_ISSUE_CLOCK_UNDEFINED,      /* a sequence clock (64..127) with no snapshot before */
+	PF_ISSUE_CLOCK_BACKWARDS,      /* a sequence's ClockSnapshot moves a clock backwards */
 	PF_ISSUE_PACKET_TOO_LARGE,     /* a packet over max_packet_bytes, skipped */
 	PF_ISSUE_STATE_LIMIT,	       /* state past the bound, not kept */
 	PF_ISSUE_COUNT
@@ -206,7 +215,8 @@ struct pf_options {
 enum pf_error { PF_OK, PF_ERR_IO, PF_ERR_MALFORMED, PF_ERR_GZIP, PF_ERR_NOMEM, PF_ERR_STOPPED };
 
 struct pf_status {
-	uint64_t packets;      /* whole packets handed out */
+	uint64_t packets;      /* whole packets handed out (those of compressed batches too) */
+	uint64_t batches;      /* packets of compressed_packets read (not handed out) */
 	uint64_t track_events; /* of them, track events */
 	uint64_t bytes;	       /* stream bytes read (after gzip) */
 	bool gzip;	       /* the input was gzip */

@@ -181,10 +181,13 @@ char *rtr__pf_put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 	char *pkt, *te;
 
 	pend.n = 0;
-	/* the first of a file on the sequence's clock sets clock 64, in a packet of its
-	 * own before the event's */
+	/* the first of a file (or since the sequence was cleared) on the sequence's clock
+	 * sets clock 64, in a packet of its own before the event's: at the latest time
+	 * the sequence has written, never earlier, so that its snapshots never move the
+	 * trace clock backwards (trace processor rejects such a snapshot and places the
+	 * sequence's later deltas wrongly); an event before it goes absolute */
 	if (RTR_UNLIKELY(!seq->has_clock) && !e->absolute)
-		p = rtr__pf_put_delta_clock(p, seq, e->ts);
+		p = rtr__pf_put_delta_clock(p, seq, e->ts > seq->last_ts ? e->ts : seq->last_ts);
 	p = pkt_begin(p, &pkt);
 	if (e->absolute) {
 		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, e->ts);
@@ -235,9 +238,11 @@ static inline struct rtr__pf_span *span_slot(struct rtr__pf *pf, const char *nam
 /* A folded span with a static name and no arguments, on its thread's clock, whose
  * iids the sequence has had: its two packets from the span cache. False, having
  * written nothing, for any other (encode() then writes it). */
-static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf *pf,
+static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf *pf, struct rtr__ring *r,
 				  struct rtr__pf_seq *seq, const struct rtr__event *ev)
 {
+	char *p = seq_reserve(w, r, seq, 64), *pkt;
+
 	if (seq->id >= 0x80 || !seq->has_clock)
 		return false;
 	uint64_t ts = ev->ts, end_ts = ev->ts + ev->dur;
@@ -249,7 +254,6 @@ static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf *pf,
 			 !sent_on(seq, c->name_iid)))
 		return false;
 
-	char *p = out_reserve(w, 64), *pkt;
 	p = pkt_begin(p, &pkt);
 	p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, ts - seq->last_ts);
 	memcpy(p, c->bytes, sizeof(c->bytes));
@@ -269,7 +273,7 @@ static inline bool put_plain_span(struct rtr__writer *w, struct rtr__pf *pf,
 	memcpy(p + sizeof(end_body), tail, sizeof(tail));
 	p = pkt_end(pkt, p + sizeof(end_body) + sizeof(tail));
 	seq->last_ts = end_ts;
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 	return true;
 }
 
@@ -335,8 +339,73 @@ static size_t more_annotations(struct rtr__writer *w, const struct rtr__event *e
 	return (size_t)(q - pf->tmp);
 }
 
+/* The track of ev's packets besides its thread's (0: the thread's, set by the
+ * sequence's defaults), declared on the writer's sequence if new to the file; *absolute
+ * when its times are not on the thread's clock. 0 too for a counter past the file's
+ * tracks. */
+static uint64_t event_track(struct rtr__writer *w, const struct rtr__event *ev,
+			    const struct pf_te *e, int *absolute)
+{
+	size_t len = e->copied ? e->name_len : e->name ? strnlen(e->name, PF_STR_MAX) : 0;
+	const char *name = e->name != NULL ? e->name : "";
+
+	*absolute = 0;
+	if (RTR_UNLIKELY(ev->flags & RTR__EVF_TRACK)) { /* absolute time on the lane's track */
+		*absolute = 1;
+		return rtr__pf_lane_track(w, ev->x.track.track, ev->x.track.lane);
+	}
+	switch (ev->type) {
+	case RTR__EV_INSTANT:
+		return ev->scope == RTR__SCOPE_GLOBAL	 ? rtr__pf_global_track(w)
+		       : ev->scope == RTR__SCOPE_PROCESS ? process_uuid(own_pid(w))
+							 : 0;
+	case RTR__EV_COUNTER:
+		return rtr__pf_counter_track(w, name, len, ev->cat, 0);
+	case RTR__EV_ASYNC_BEGIN:
+	case RTR__EV_ASYNC_INSTANT:
+	case RTR__EV_ASYNC_END: {
+		uint64_t track = rtr__pf_async_track(w, ev->cat, ev->value, name, len);
+		return track != 0 ? track : process_uuid(own_pid(w));
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Room for ev's packets on seq, its track (e->track, e->absolute) declared in the file
+ * the room is in: the room may end the file, in which the declaration went. */
+static char *event_room(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq,
+			const struct rtr__event *ev, struct pf_te *e, size_t bound)
+{
+	uint64_t file;
+	char *p;
+
+	do {
+		file = w->out.file_id;
+		e->track = event_track(w, ev, e, &e->absolute);
+		p = seq_reserve(w, r, seq, bound);
+	} while (RTR_UNLIKELY(file != w->out.file_id));
+	return p;
+}
+
+/* The counter track of name (and cat) and the room for bound bytes after it, at *p. */
+static uint64_t counter_in_room(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq,
+				const char *name, size_t len, const char *cat, int bytes,
+				size_t bound, char **p)
+{
+	uint64_t file, track;
+
+	do {
+		file = w->out.file_id;
+		track = rtr__pf_counter_track(w, name, len, cat, bytes);
+		*p = seq_reserve(w, r, seq, bound);
+	} while (RTR_UNLIKELY(file != w->out.file_id));
+	return track;
+}
+
 /* A memory event: an instant on the thread, and the device's bytes in use. */
-static void write_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const struct rtr__event *ev)
+static void write_mem(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq,
+		      const struct rtr__event *ev)
 {
 	char name[32], *a;
 	int64_t device = ev->x.mem.device;
@@ -344,8 +413,6 @@ static void write_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const stru
 			     ? (size_t)(stpcpy(name, "memory host") - name)
 			     : (size_t)(rtr__jsontext_i64(stpcpy(name, "memory device "), device) -
 					name);
-	uint64_t track = rtr__pf_counter_track(w, name, len, 1);
-
 	char extra[512], *q = extra;
 	q = pb_open(q, RTR__PF_EVENT_DEBUG_ANNOTATIONS, &a);
 	q = pb_string(q, RTR__PF_ANN_NAME, "addr", 4);
@@ -366,7 +433,9 @@ static void write_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const stru
 			  .cat = "memory",
 			  .extra = extra,
 			  .extra_len = (size_t)(q - extra)};
-	char *p = out_reserve(w, 4 * PKT_FIXED + 6 * PF_STR_MAX);
+	char *p;
+	uint64_t track =
+		counter_in_room(w, r, seq, name, len, NULL, 1, 4 * PKT_FIXED + 6 * PF_STR_MAX, &p);
 	p = rtr__pf_put_event(w, p, seq, &e, NULL);
 	if (track != 0) {
 		struct pf_te c = {.type = RTR__PF_TYPE_COUNTER,
@@ -376,11 +445,12 @@ static void write_mem(struct rtr__writer *w, struct rtr__pf_seq *seq, const stru
 				  .value = ev->x.mem.in_use};
 		p = rtr__pf_put_event(w, p, seq, &c, NULL);
 	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* A stack sample: an instant whose annotation "stack" lists the frames' names. */
-static void write_stack(struct rtr__writer *w, struct rtr__pf_seq *seq, const struct rtr__event *ev)
+static void write_stack(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq,
+			const struct rtr__event *ev)
 {
 	char *extra = pf_of(w)->tmp, *q = extra, *a, *e;
 
@@ -402,9 +472,9 @@ static void write_stack(struct rtr__writer *w, struct rtr__pf_seq *seq, const st
 			   .cat = ev->cat,
 			   .extra = extra,
 			   .extra_len = (size_t)(q - extra)};
-	char *p = out_reserve(w, 2 * PKT_FIXED + 6 * PF_STR_MAX + te.extra_len);
+	char *p = seq_reserve(w, r, seq, 2 * PKT_FIXED + 6 * PF_STR_MAX + te.extra_len);
 	p = rtr__pf_put_event(w, p, seq, &te, NULL);
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* The process's or a thread's metadata: its descriptor again. */
@@ -416,16 +486,18 @@ static void write_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 
 	switch (ev->type) {
 	case RTR__EV_THREAD_NAME: /* the ring has the name (rtr__event_prepare()) */
-		p = out_reserve(w, PKT_FIXED + 3 * sizeof(r->name));
-		p = rtr__pf_put_thread(w, p, r, seq, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE, 0);
-		out_commit(w, p, ev->count);
+		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
+		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
+				       0);
+		pf_commit(w, p, ev->count);
 		return;
 	case RTR__EV_THREAD_SORT:
 		seq->sort_index = (int)(int64_t)ev->value;
 		seq->has_sort = 1;
-		p = out_reserve(w, PKT_FIXED + 3 * sizeof(r->name));
-		p = rtr__pf_put_thread(w, p, r, seq, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE, 0);
-		out_commit(w, p, ev->count);
+		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
+		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
+				       0);
+		pf_commit(w, p, ev->count);
 		return;
 	case RTR__EV_PROCESS_LABEL: {
 		size_t n =
@@ -441,16 +513,16 @@ static void write_meta(struct rtr__writer *w, struct rtr__ring *r, struct rtr__p
 	}
 	p = out_reserve(w, PKT_FIXED + 6 * sizeof(pf->label) + 3 * sizeof(w->s.process_name));
 	p = rtr__pf_put_process(w, p, rtr__pf_writer_flags(w));
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* A counter series, a track per argument: "name key". */
-static void write_counters(struct rtr__writer *w, struct rtr__pf_seq *seq,
+static void write_counters(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq,
 			   const struct rtr__event *ev, size_t bound)
 {
 	const char *base = ev->name != NULL ? ev->name : "";
 	size_t nl = (ev->flags & RTR__EVF_COPIED) ? ev->name_len : strnlen(base, PF_STR_MAX);
-	char *p = out_reserve(w, bound);
+	char *p = seq_reserve(w, r, seq, bound);
 
 	for (unsigned i = 0; i < ev->args.n; i++) {
 		const char *key;
@@ -461,9 +533,9 @@ static void write_counters(struct rtr__writer *w, struct rtr__pf_seq *seq,
 		memcpy(name, base, nl);
 		name[nl] = ' ';
 		memcpy(name + nl + 1, k, kl);
-		out_commit(w, p, 0); /* the series before: descriptors may follow */
-		uint64_t track = rtr__pf_counter_track(w, name, nl + 1 + kl, 0);
-		p = out_reserve(w, bound);
+		pf_commit(w, p, 0); /* the series before: descriptors may follow */
+		uint64_t track =
+			counter_in_room(w, r, seq, name, nl + 1 + kl, ev->cat, 0, bound, &p);
 		if (track == 0)
 			continue;
 		struct pf_te c = {.type = RTR__PF_TYPE_COUNTER, .ts = ev->ts, .track = track};
@@ -472,7 +544,7 @@ static void write_counters(struct rtr__writer *w, struct rtr__pf_seq *seq,
 		c.value = type == RTR_ARG_TYPE_BOOL ? val != 0 : val;
 		p = rtr__pf_put_event(w, p, seq, &c, NULL);
 	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 /* ev, any event but a plain span found in the span cache. */
@@ -480,18 +552,20 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		   const struct rtr__event *ev)
 {
 	struct rtr__pf *pf = pf_of(w);
+	size_t bound = event_bound(ev);
 	struct pf_te e;
 
+	pf_batch_room(w, bound);
 	switch (ev->type) {
 	case RTR__EV_SKIP: /* kept for the open slice's E: it counts as written now */
-		out_commit(w, out_reserve(w, 0), ev->count);
+		pf_commit(w, out_reserve(w, 0), ev->count);
 		return;
 	case RTR__EV_MEM_ALLOC:
 	case RTR__EV_MEM_FREE:
-		write_mem(w, seq, ev);
+		write_mem(w, r, seq, ev);
 		return;
 	case RTR__EV_STACK:
-		write_stack(w, seq, ev);
+		write_stack(w, r, seq, ev);
 		return;
 	case RTR__EV_THREAD_NAME:
 	case RTR__EV_THREAD_SORT:
@@ -500,7 +574,7 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		write_meta(w, r, seq, ev);
 		return;
 	case RTR__EV_COUNTERS:
-		write_counters(w, seq, ev, event_bound(ev));
+		write_counters(w, r, seq, ev, bound);
 		return;
 	default:
 		break;
@@ -511,12 +585,7 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 	e.name_len = ev->name_len;
 	e.cat = ev->cat;
 	e.ts = ev->ts;
-	if (RTR_UNLIKELY(ev->flags & RTR__EVF_TRACK)) { /* absolute time on the lane's track */
-		e.track = rtr__pf_lane_track(w, ev->x.track.track, ev->x.track.lane);
-		e.absolute = 1;
-	}
-	size_t bound = event_bound(ev);
-	char *p = out_reserve(w, bound);
+	char *p = event_room(w, r, seq, ev, &e, bound);
 
 	switch (ev->type) {
 	case RTR__EV_SPAN: {
@@ -555,22 +624,16 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 		break;
 	case RTR__EV_INSTANT:
 		e.type = RTR__PF_TYPE_INSTANT;
-		if (ev->scope != RTR__SCOPE_THREAD)
-			e.track = process_uuid(own_pid(w));
 		p = rtr__pf_put_event(w, p, seq, &e, &ev->args);
 		break;
-	case RTR__EV_COUNTER: {
-		size_t len = e.copied ? e.name_len : e.name ? strnlen(e.name, PF_STR_MAX) : 0;
-		e.track = rtr__pf_counter_track(w, e.name ? e.name : "", len, 0);
-		p = out_reserve(w, bound); /* the descriptor may have gone before */
+	case RTR__EV_COUNTER:
 		if (e.track == 0)
-			break;
+			break; /* the file has too many tracks */
 		e.type = RTR__PF_TYPE_COUNTER;
 		e.counter = (ev->flags & RTR__EVF_DOUBLE) ? 2 : 1;
 		e.value = ev->value;
 		p = rtr__pf_put_event(w, p, seq, &e, NULL);
 		break;
-	}
 	case RTR__EV_FLOW_START:
 	case RTR__EV_FLOW_STEP:
 	case RTR__EV_FLOW_END:
@@ -581,20 +644,14 @@ static void encode(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_se
 			e.flow = ev->value;
 		p = rtr__pf_put_event(w, p, seq, &e, &ev->args);
 		break;
-	default: { /* async: on the track of (category, id) */
-		size_t len = e.copied ? e.name_len : e.name ? strnlen(e.name, PF_STR_MAX) : 0;
-		uint64_t track =
-			rtr__pf_async_track(w, ev->cat, ev->value, e.name ? e.name : "", len);
-		p = out_reserve(w, bound);
-		e.track = track != 0 ? track : process_uuid(own_pid(w));
+	default: /* async: on the track of (category, id) */
 		e.type = ev->type == RTR__EV_ASYNC_BEGIN ? RTR__PF_TYPE_SLICE_BEGIN
 			 : ev->type == RTR__EV_ASYNC_END ? RTR__PF_TYPE_SLICE_END
 							 : RTR__PF_TYPE_INSTANT;
 		p = rtr__pf_put_event(w, p, seq, &e, &ev->args);
 		break;
 	}
-	}
-	out_commit(w, p, ev->count);
+	pf_commit(w, p, ev->count);
 }
 
 uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b)
@@ -606,14 +663,15 @@ uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b)
 
 	if (RTR_UNLIKELY(seq == NULL)) /* without memory: nothing of this ring */
 		return 0;
-	seq_ready(w, b->ring, seq);
+	/* (each packet's room makes the sequence ready in its file: seq_reserve()) */
 	for (ev = rtr__batch_first(w, b); ev != NULL; ev = rtr__batch_next(w, b, ev)) {
-		if (RTR_UNLIKELY(seq->file_id != w->out.file_id))
-			seq_ready(w, b->ring, seq); /* a cut in the batch began a file */
 		events += ev->count;
 		if (ev->type == RTR__EV_SPAN && ev->flags == RTR__EVF_TIMELINE && ev->count == 2 &&
-		    ev->args.n == 0 && ev->nmore == 0 && put_plain_span(w, pf, seq, ev))
-			continue;
+		    ev->args.n == 0 && ev->nmore == 0) {
+			pf_batch_room(w, 64);
+			if (put_plain_span(w, pf, b->ring, seq, ev))
+				continue;
+		}
 		encode(w, b->ring, seq, ev);
 	}
 	return events;
@@ -643,14 +701,14 @@ void rtr__pf_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t 
 			break;
 		seq->sort_index = (int)value;
 		seq->has_sort = 1;
-		seq_ready(w, r, seq);
-		p = out_reserve(w, PKT_FIXED + 3 * sizeof(r->name));
-		p = rtr__pf_put_thread(w, p, r, seq, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE, 0);
-		out_commit(w, p, 0);
+		p = seq_reserve(w, r, seq, PKT_FIXED + 3 * sizeof(r->name));
+		p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
+				       0);
+		pf_commit(w, p, 0);
 		break;
-	case RTR__WMETA_DROPS: {
+	case RTR__WMETA_DROPS: { /* on r's sequence, as in JSON on its thread */
 		char *pkt, *te;
-		p = out_reserve(w, PKT_FIXED);
+		p = seq != NULL ? seq_reserve(w, r, seq, PKT_FIXED) : out_reserve(w, PKT_FIXED);
 		p = pkt_begin(p, &pkt);
 		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, rtr__mono_ns());
 		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP_CLOCK_ID, RTR__PF_BUILTIN_MONOTONIC);
@@ -660,9 +718,10 @@ void rtr__pf_meta(struct rtr__writer *w, struct rtr__ring *r, int what, int64_t 
 			    process_uuid(own_pid(w)) | COUNTER_TRACK | OWN_DROPPED);
 		p = pb_uint(p, RTR__PF_EVENT_COUNTER_VALUE, (uint64_t)value);
 		p = pb_close(te, p);
-		p = put_seq(p, 1, rtr__pf_writer_flags(w));
+		p = seq != NULL ? put_seq(p, seq->id, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE)
+				: put_seq(p, 1, rtr__pf_writer_flags(w));
 		p = pkt_end(pkt, p);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 		break;
 	}
 	}

@@ -10,7 +10,6 @@
  * any packet, so the provisional end marker needs no more than itself.
  */
 #include "format/perfetto/pf.h"
-#include "format/perfetto/tracks.h"
 
 #include "common/mem.h"
 
@@ -124,7 +123,7 @@ static void pf_begin_file(struct rtr__writer *w, const struct rtr__marker *start
 	p = pb_uint(p, RTR__PF_PACKET_FIRST_ON_SEQUENCE, 1);
 	p = put_seq(p, 1, rtr__pf_writer_flags(w));
 	p = pkt_end(pkt, p);
-	p = out_commit(w, p, 0);
+	p = pf_commit(w, p, 0);
 
 	char label[RTR_NAME_MAX];
 	int sort;
@@ -139,13 +138,16 @@ static void pf_begin_file(struct rtr__writer *w, const struct rtr__marker *start
 	for (unsigned i = 0; i < OWN_COUNT; i++)
 		p = rtr__pf_put_descriptor(p, 1, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE,
 					   process_uuid(own_pid(w)) | COUNTER_TRACK | i,
-					   process_uuid(own_pid(w)), own[i], strlen(own[i]), 1);
-	p = out_commit(w, p, 0);
+					   process_uuid(own_pid(w)), own[i], strlen(own[i]), 1,
+					   NULL);
+	p = pf_commit(w, p, 0);
 
 	char args[4096], *a = put_marker_args(args, start);
 	p = put_marker(w, p, start->name, start->ts, RTR__PF_SEQ_NEEDS_INCREMENTAL_STATE, args,
 		       (size_t)(a - args));
-	out_commit(w, p, 0);
+	pf_commit(w, p, 0);
+	/* the head stays plain: the start marker readable to any tool that looks */
+	pf->zmark = pf->zend;
 }
 
 /* A counter value of the writer's own tracks, at ts. */
@@ -170,56 +172,76 @@ static char *put_own_counter(struct rtr__writer *w, char *p, unsigned which, uin
 static void pf_end_file(struct rtr__writer *w, const struct rtr__marker *end)
 {
 	char args[1024], *a = put_marker_args(args, end);
-	char *p = w->out.chunk->data + w->out.chunk->len;
 
+	/* (rtr__out_end_file() sealed the chunk: the marker itself stays plain) */
+	char *p = w->out.chunk->data + w->out.chunk->len;
 	p = put_own_counter(w, p, OWN_EVENTS, end->ts, end->events);
 	p = put_own_counter(w, p, OWN_DROPPED, end->ts, end->dropped);
 	p = put_marker(w, p, end->name, end->ts, rtr__pf_writer_flags(w), args, (size_t)(a - args));
 	out_commit(w, p, 0);
 }
 
+/* A cut's packet on the writer's sequence, stateless: absolute time, the track's uuid,
+ * the names inline, the mark (and, ending a slice, what was added to it) in extra. */
+static char *put_cut_packet(struct rtr__writer *w, char *p, const struct rtr__event *ev, int what,
+			    uint64_t track, const char *name, size_t name_len, const char *extra,
+			    size_t extra_len)
+{
+	char *pkt, *te;
+
+	p = pkt_begin(p, &pkt);
+	p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, ev->ts);
+	p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP_CLOCK_ID, RTR__PF_BUILTIN_MONOTONIC);
+	p = pb_open(p, RTR__PF_PACKET_TRACK_EVENT, &te);
+	p = pb_uint(p, RTR__PF_EVENT_TYPE,
+		    what == RTR__CUT_BEGIN ? RTR__PF_TYPE_SLICE_BEGIN : RTR__PF_TYPE_SLICE_END);
+	p = pb_uint(p, RTR__PF_EVENT_TRACK_UUID, track);
+	if (what == RTR__CUT_BEGIN) {
+		if (ev->cat != NULL)
+			p = pb_string(p, RTR__PF_EVENT_CATEGORIES, ev->cat,
+				      strnlen(ev->cat, PF_STR_MAX));
+		p = pb_string(p, RTR__PF_EVENT_NAME, name, name_len);
+	}
+	memcpy(p, extra, extra_len);
+	p += extra_len;
+	p = pb_close(te, p);
+	p = put_seq(p, 1, rtr__pf_writer_flags(w));
+	return pkt_end(pkt, p);
+}
+
 /*
  * rtr__format.cut: an open slice ended (with what was added to it) or begun again on
- * its thread's sequence, or an async span on its track from the writer's sequence,
- * marked with `<mark>: true`. A slice or span begun again has its name; its own
- * arguments stay with its first begin.
+ * its thread's track, or an async span on its track, marked with `<mark>: true`. A
+ * slice or span begun again has its name; its own arguments stay with its first
+ * begin. Every cut packet is on the writer's sequence and needs no state of the
+ * thread's: absolute time, names inline, the track by its uuid (the thread's declared
+ * there first when its sequence has not been in the file). So a flight chunk's
+ * prologue, which only a window starting at that chunk keeps, leaves the thread's
+ * sequence (its clock, its interned strings) as the chunk's other packets expect it.
  */
 bool rtr__pf_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__event *ev, int what,
 		 size_t *budget)
 {
 	struct rtr__pf *pf = pf_of(w);
 	const char *mark = rtr__cut_mark(what);
-	size_t name_len = (ev->flags & RTR__EVF_COPIED) ? ev->name_len
-			  : ev->name != NULL		? strnlen(ev->name, PF_STR_MAX)
-							: 0;
+	const char *name = ev->name != NULL ? ev->name : "";
+	size_t name_len = (ev->flags & RTR__EVF_COPIED) ? ev->name_len : strnlen(name, PF_STR_MAX);
+	uint64_t track;
+	/* the scratch's second half: an event being encoded may hold the first (a cut
+	 * comes from a chunk filling up in its midst) */
+	char *scratch = pf->tmp + PF_TMP / 2, *p, *q = scratch;
 
 	if (r == NULL) { /* an async span */
-		size_t bound = 3 * PKT_FIXED + 2 * name_len;
+		size_t bound = 3 * PKT_FIXED + 6 * PF_STR_MAX;
 		if (bound > *budget)
 			return false;
 		*budget -= bound;
-		const char *name = ev->name != NULL ? ev->name : "";
-		uint64_t track = rtr__pf_async_track(w, ev->cat, ev->value, name, name_len);
-		char *pkt, *te, *p = out_reserve(w, bound);
-		p = pkt_begin(p, &pkt);
-		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP, ev->ts);
-		p = pb_uint(p, RTR__PF_PACKET_TIMESTAMP_CLOCK_ID, RTR__PF_BUILTIN_MONOTONIC);
-		p = pb_open(p, RTR__PF_PACKET_TRACK_EVENT, &te);
-		p = pb_uint(p, RTR__PF_EVENT_TYPE,
-			    what == RTR__CUT_BEGIN ? RTR__PF_TYPE_SLICE_BEGIN
-						   : RTR__PF_TYPE_SLICE_END);
-		p = pb_uint(p, RTR__PF_EVENT_TRACK_UUID,
-			    track != 0 ? track : process_uuid(own_pid(w)));
-		if (what == RTR__CUT_BEGIN) {
-			if (ev->cat != NULL)
-				p = pb_string(p, RTR__PF_EVENT_CATEGORIES, ev->cat,
-					      strnlen(ev->cat, PF_STR_MAX));
-			p = pb_string(p, RTR__PF_EVENT_NAME, name, name_len);
-		}
-		p = rtr__pf_put_flag(p, mark);
-		p = pb_close(te, p);
-		p = put_seq(p, 1, rtr__pf_writer_flags(w));
-		out_commit(w, pkt_end(pkt, p), 0);
+		track = rtr__pf_async_track(w, ev->cat, ev->value, name, name_len);
+		q = rtr__pf_put_flag(q, mark);
+		p = out_reserve(w, bound);
+		p = put_cut_packet(w, p, ev, what, track != 0 ? track : process_uuid(own_pid(w)),
+				   name, name_len, scratch, (size_t)(q - scratch));
+		pf_commit(w, p, 0);
 		return true;
 	}
 
@@ -227,28 +249,22 @@ bool rtr__pf_cut(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__e
 	if (seq == NULL)
 		return false;
 	/* the added arguments with inline names, then the mark, into the scratch */
-	char *q = pf->tmp;
 	for (uint32_t i = 0; i < ev->nmore; i++)
 		q = rtr__pf_put_annotations(w, q, &ev->more[i]);
-	size_t args_len = (size_t)(q - pf->tmp);
-	size_t bound = 2 * PKT_FIXED + 6 * PF_STR_MAX + args_len;
+	size_t args_len = (size_t)(q - scratch);
+	size_t bound = 3 * PKT_FIXED + 6 * PF_STR_MAX + 3 * sizeof(r->name) + args_len;
 	if (bound > *budget)
 		return false;
 	*budget -= bound;
 	q = rtr__pf_put_flag(q, mark);
-	seq_ready(w, r, seq);
-	struct pf_te e = {.type = ev->type == RTR__EV_BEGIN ? RTR__PF_TYPE_SLICE_BEGIN
-							    : RTR__PF_TYPE_SLICE_END,
-			  .ts = ev->ts,
-			  .cat = ev->cat,
-			  .name = ev->name,
-			  .name_len = name_len,
-			  .copied = (ev->flags & RTR__EVF_COPIED) != 0,
-			  .extra = pf->tmp,
-			  .extra_len = (size_t)(q - pf->tmp)};
-	char *p = out_reserve(w, bound + e.extra_len);
-	p = rtr__pf_put_event(w, p, seq, &e, NULL);
-	out_commit(w, p, 0);
+	p = out_reserve(w, bound);
+	if (seq->file_id != w->out.file_id && seq->desc_file != w->out.file_id) {
+		p = rtr__pf_put_thread(w, p, r, seq, 1, rtr__pf_writer_flags(w), 0);
+		seq->desc_file = w->out.file_id;
+	}
+	track = thread_uuid(own_pid(w), seq->tid);
+	p = put_cut_packet(w, p, ev, what, track, name, name_len, scratch, (size_t)(q - scratch));
+	pf_commit(w, p, 0);
 	return true;
 }
 
@@ -259,6 +275,8 @@ static void pf_unmap(struct rtr__pf *pf)
 	rtr__mem_unmap(pf->arena, PF_ARENA);
 	rtr__mem_unmap(pf->tracks, PF_TRACKS * sizeof(*pf->tracks));
 	rtr__mem_unmap(pf->tmp, PF_TMP);
+	rtr__mem_unmap(pf->zbuf, rtr__pf_pack_bound(PF_ZBATCH_MAX));
+	rtr__pf_packer_free(pf->packer);
 	rtr__mem_unmap(pf, sizeof(*pf));
 }
 
@@ -273,8 +291,13 @@ static int pf_init(struct rtr__writer *w)
 	pf->tracks = rtr__mem_map(PF_TRACKS * sizeof(*pf->tracks));
 	pf->tmp = rtr__mem_map(PF_TMP);
 	pf->spans = rtr__mem_map(sizeof(*pf->spans) << SPAN_BITS);
+	if (w->s.cfg.pf_compress) { /* (libdeflate's compressor from malloc: pack.h) */
+		pf->packer = rtr__pf_packer_new();
+		pf->zbuf = rtr__mem_map(rtr__pf_pack_bound(PF_ZBATCH_MAX));
+	}
 	if (pf->slots == NULL || pf->arena == NULL || pf->tracks == NULL || pf->tmp == NULL ||
-	    pf->spans == NULL) {
+	    pf->spans == NULL ||
+	    (w->s.cfg.pf_compress && (pf->packer == NULL || pf->zbuf == NULL))) {
 		pf_unmap(pf);
 		return -ENOMEM;
 	}
@@ -303,6 +326,7 @@ const struct rtr__format rtr__perfetto_format = {
 	.end_file = pf_end_file,
 	.begin_ring = rtr__pf_begin_ring,
 	.meta = rtr__pf_meta,
+	.seal = rtr__pf_seal,
 	.events = rtr__pf_events,
 	.cut = rtr__pf_cut,
 };

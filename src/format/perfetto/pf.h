@@ -8,6 +8,8 @@
  *			process, threads, counters, async spans, a track's lanes
  *	events.c	the batch of events: TrackEvent packets, their annotations
  *	file.c		the file's head and end, a cut's packets; the format's table
+ *	packed.c	the chunk's packets packed in place, a batch at a time
+ *			(pack.c: the packing, shared with the tools)
  *
  * and this header, what they share (pb.h is the wire format, proto.h the field
  * numbers, shared with the tools' decoder). Only the writer's format.h is included:
@@ -24,6 +26,7 @@
 #ifndef RTR_FORMAT_PERFETTO_PF_H
 #define RTR_FORMAT_PERFETTO_PF_H
 
+#include "format/perfetto/pack.h"
 #include "format/perfetto/pb.h"
 #include "writer/format.h"
 
@@ -43,6 +46,7 @@
  * counter and async tracks set one of these bits in the low half. */
 #define COUNTER_TRACK 0x80000000u
 #define ASYNC_TRACK   0x40000000u
+#define GLOBAL_TRACK  0x20000000u /* the global instants' track: no parent */
 
 /* Counter tracks of the writer's own: the events and the drops so far. */
 enum { OWN_EVENTS, OWN_DROPPED, OWN_COUNT };
@@ -66,10 +70,12 @@ struct rtr__pf_slot {
 struct rtr__pf_seq {
 	uint32_t id; /* trusted_packet_sequence_id */
 	uint32_t tid;
-	uint64_t file_id; /* the file its state was cleared in; 0: never */
-	uint64_t epoch;	  /* the table's epoch then */
-	uint64_t last_ts; /* clock 64's value */
-	int has_clock;	  /* clock 64 has a value in this file */
+	uint64_t file_id;   /* the file its state was cleared in; 0: never */
+	uint64_t desc_file; /* the file whose writer's sequence has its descriptor (a cut's) */
+	uint64_t epoch;	    /* the table's epoch then */
+	uint64_t last_ts;   /* clock 64's value; kept across clears and files: its next
+			     * snapshot is never earlier */
+	int has_clock;	    /* clock 64 has a value in this file */
 	int sort_index;
 	int has_sort;
 	uint64_t sent[PF_BITMAP]; /* iids interned on this sequence */
@@ -110,7 +116,13 @@ struct rtr__pf {
 	uint64_t tracks_file;	    /* the file their descriptors are in */
 	char *tmp;		    /* PF_TMP bytes of scratch */
 	struct rtr__pf_span *spans; /* the span cache */
-	int label_sort;		    /* the process's sort index, when set */
+	/* Packing (packed.c): the chunk whose bytes [zmark, zend) are the format's own
+	 * packets not packed yet, in a row; packer NULL when packets go plain. */
+	struct rtr__pf_packer *packer;
+	char *zbuf; /* a packed batch: rtr__pf_pack_bound(PF_ZBATCH_MAX) */
+	const struct rtr__chunk *zchunk;
+	size_t zmark, zend;
+	int label_sort; /* the process's sort index, when set */
 	int has_sort;
 	char label[64];
 };
@@ -126,6 +138,47 @@ struct pf_pending {
 	const struct rtr__pf_slot *slot[PF_PENDING];
 	unsigned n;
 };
+
+/* packed.c */
+
+/* The most bytes of packets packed as one batch (a batch of a giant event beyond it
+ * goes plain). */
+#define PF_ZBATCH_MAX ((size_t)256 << 10)
+/* Besides an event's own bound, what its packets may add: track descriptors. */
+#define PF_ZBATCH_SLACK 4096
+
+/* rtr__format.seal, and at a batch's end: the chunk's unpacked packets [zmark, zend)
+ * packed in place (not across a flight chunk's prologue), when they are all the
+ * format's own. */
+void rtr__pf_seal(struct rtr__writer *w);
+
+/* out_commit() for the format's packets: a batch runs on while they follow each
+ * other in the chunk; anything else in between (the raw lines a snapshot copies, a
+ * new chunk) begins the next. */
+static inline char *pf_commit(struct rtr__writer *w, char *end, uint64_t events)
+{
+	struct rtr__pf *pf = pf_of(w);
+	const struct rtr__chunk *c = w->out.chunk;
+
+	if (RTR_UNLIKELY(c != pf->zchunk || c->len != pf->zend)) {
+		pf->zchunk = c;
+		pf->zmark = c->len;
+	}
+	char *p = out_commit(w, end, events);
+	pf->zend = c->len;
+	return p;
+}
+
+/* Before an event of at most `need` bytes: the batch packed first when the event
+ * would take it past RTR__PF_BATCH_BYTES. */
+static inline void pf_batch_room(struct rtr__writer *w, size_t need)
+{
+	struct rtr__pf *pf = pf_of(w);
+
+	if (RTR_UNLIKELY(pf->zend - pf->zmark + need + PF_ZBATCH_SLACK > RTR__PF_BATCH_BYTES) &&
+	    pf->zchunk == w->out.chunk)
+		rtr__pf_seal(w);
+}
 
 /* intern.c */
 
@@ -171,31 +224,38 @@ static inline char *put_seq(char *p, uint32_t id, uint32_t flags)
 }
 
 /* A TrackDescriptor packet on sequence `seq_id`; a counter track's (counter: 1, or
- * 2 for one counting bytes) or another. */
+ * 2 for one counting bytes; cat its category, NULL for none) or another. */
 char *rtr__pf_put_descriptor(char *p, uint32_t seq_id, uint32_t flags, uint64_t uuid,
-			     uint64_t parent, const char *name, size_t name_len, int counter);
+			     uint64_t parent, const char *name, size_t name_len, int counter,
+			     const char *cat);
 /* The process's descriptor: name, label, sort index. */
 char *rtr__pf_put_process(struct rtr__writer *w, char *p, uint32_t flags);
 /* The writer's own sequence, 1: its flags, cleared at each file's start. */
 uint32_t rtr__pf_writer_flags(struct rtr__writer *w);
 /* r's sequence, made on first use; NULL without memory. */
 struct rtr__pf_seq *rtr__pf_seq_of(struct rtr__writer *w, struct rtr__ring *r);
-/* The thread's descriptor on its sequence, flags as given. */
+/* The thread's descriptor on sequence seq_id (its own, or the writer's 1), flags as
+ * given: with the sequence's defaults when it clears its own. */
 char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring *r,
-			 const struct rtr__pf_seq *seq, uint32_t flags, int first);
+			 const struct rtr__pf_seq *seq, uint32_t seq_id, uint32_t flags, int first);
 /* Clear seq's state in this file: its thread's descriptor, its defaults (the
  * file or the intern table changed). */
 void rtr__pf_seq_clear(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq);
 
 /* The ClockSnapshot that gives clock 64 its value on seq (once per file), at p. */
 char *rtr__pf_put_delta_clock(char *p, struct rtr__pf_seq *seq, uint64_t ts);
-/* The uuid of the counter track named name (declared on the writer's sequence before
- * its first use in the file), or 0 when the file has too many tracks. */
-uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, int bytes);
+/* The uuid of the counter track named name of category cat (declared on the writer's
+ * sequence before its first use in the file, the category in its CounterDescriptor),
+ * or 0 when the file has too many tracks. */
+uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, const char *cat,
+			       int bytes);
 /* The uuid of the async track of (cat, id), declared with the name of its first
  * event; 0 when the file has too many. */
 uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id, const char *name,
 			     size_t len);
+/* The track of global instants (Perfetto's global scope: a track with no parent),
+ * declared once per file. */
+uint64_t rtr__pf_global_track(struct rtr__writer *w);
 /* A lane k of track t: its pseudo-process and its own descriptor, once per file. */
 uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned k);
 

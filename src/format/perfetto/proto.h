@@ -81,6 +81,9 @@ enum {
 	RTR__PF_TRACK_THREAD = 4,
 	RTR__PF_TRACK_PARENT_UUID = 5,
 	RTR__PF_TRACK_COUNTER = 8,
+	RTR__PF_TRACK_CHILD_ORDERING = 11,
+	RTR__PF_TRACK_SIBLING_ORDER_RANK = 12,
+	RTR__PF_CHILD_ORDERING_EXPLICIT = 3, /* TrackDescriptor.ChildTracksOrdering */
 };
 
 /* ProcessDescriptor */

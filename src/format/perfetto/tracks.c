@@ -19,7 +19,8 @@
 #include <string.h>
 
 char *rtr__pf_put_descriptor(char *p, uint32_t seq_id, uint32_t flags, uint64_t uuid,
-			     uint64_t parent, const char *name, size_t name_len, int counter)
+			     uint64_t parent, const char *name, size_t name_len, int counter,
+			     const char *cat)
 {
 	char *pkt, *d, *c;
 
@@ -32,6 +33,8 @@ char *rtr__pf_put_descriptor(char *p, uint32_t seq_id, uint32_t flags, uint64_t 
 		p = pb_string(p, RTR__PF_TRACK_NAME, name, name_len);
 	if (counter) {
 		p = pb_open(p, RTR__PF_TRACK_COUNTER, &c);
+		if (cat != NULL) /* one, as on the events: a list stays one string */
+			p = pb_string(p, RTR__PF_COUNTER_CATEGORIES, cat, strnlen(cat, PF_STR_MAX));
 		if (counter == 2)
 			p = pb_uint(p, RTR__PF_COUNTER_UNIT, RTR__PF_UNIT_SIZE_BYTES);
 		p = pb_close(c, p);
@@ -96,7 +99,7 @@ struct rtr__pf_seq *rtr__pf_seq_of(struct rtr__writer *w, struct rtr__ring *r)
 }
 
 char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring *r,
-			 const struct rtr__pf_seq *seq, uint32_t flags, int first)
+			 const struct rtr__pf_seq *seq, uint32_t seq_id, uint32_t flags, int first)
 {
 	char *pkt, *d, *th, *def, *ted;
 	uint32_t pid = own_pid(w);
@@ -114,7 +117,7 @@ char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring 
 		p = pb_uint(p, RTR__PF_THREAD_SORT_INDEX, (uint64_t)(int64_t)seq->sort_index);
 	p = pb_close(th, p);
 	p = pb_close(d, p);
-	if (flags & RTR__PF_SEQ_INCREMENTAL_STATE_CLEARED) {
+	if ((flags & RTR__PF_SEQ_INCREMENTAL_STATE_CLEARED) && seq_id == seq->id) {
 		p = pb_open(p, RTR__PF_PACKET_DEFAULTS, &def);
 		p = pb_uint(p, RTR__PF_DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_DELTA_ID);
 		p = pb_open(p, RTR__PF_DEFAULTS_TRACK_EVENT, &ted);
@@ -124,21 +127,22 @@ char *rtr__pf_put_thread(struct rtr__writer *w, char *p, const struct rtr__ring 
 		if (first)
 			p = pb_uint(p, RTR__PF_PACKET_FIRST_ON_SEQUENCE, 1);
 	}
-	p = put_seq(p, seq->id, flags);
+	p = put_seq(p, seq_id, flags);
 	return pkt_end(pkt, p);
 }
 
 void rtr__pf_seq_clear(struct rtr__writer *w, struct rtr__ring *r, struct rtr__pf_seq *seq)
 {
 	int first = seq->file_id == 0;
+	/* first the room: it may be in the next file */
+	char *p = out_reserve(w, PKT_FIXED + 3 * sizeof(r->name));
 
 	memset(seq->sent, 0, sizeof(seq->sent));
 	seq->file_id = w->out.file_id;
 	seq->epoch = pf_of(w)->epoch;
 	seq->has_clock = 0;
-	char *p = out_reserve(w, PKT_FIXED + 3 * sizeof(r->name));
-	p = rtr__pf_put_thread(w, p, r, seq, RTR__PF_SEQ_INCREMENTAL_STATE_CLEARED, first);
-	out_commit(w, p, 0);
+	p = rtr__pf_put_thread(w, p, r, seq, seq->id, RTR__PF_SEQ_INCREMENTAL_STATE_CLEARED, first);
+	pf_commit(w, p, 0);
 }
 
 char *rtr__pf_put_delta_clock(char *p, struct rtr__pf_seq *seq, uint64_t ts)
@@ -191,7 +195,7 @@ static struct rtr__pf_track *track_slot(struct rtr__writer *w, uint64_t key, uin
 	return NULL;
 }
 
-/* FNV-1a: a counter's track is its name's, whether static or copied. */
+/* FNV-1a: a counter's track is its name's and category's, whether static or copied. */
 static uint64_t name_hash(const char *s, size_t len, uint64_t seed)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ seed;
@@ -201,10 +205,15 @@ static uint64_t name_hash(const char *s, size_t len, uint64_t seed)
 	return h | 1; /* never 0, the empty slot */
 }
 
-uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, int bytes)
+uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t len, const char *cat,
+			       int bytes)
 {
 	uint32_t index;
-	struct rtr__pf_track *t = track_slot(w, name_hash(name, len, 'C'), &index);
+	uint64_t key = name_hash(name, len, 'C');
+
+	if (cat != NULL)
+		key = name_hash(cat, strnlen(cat, PF_STR_MAX), key);
+	struct rtr__pf_track *t = track_slot(w, key, &index);
 
 	if (t == NULL)
 		return 0;
@@ -212,8 +221,8 @@ uint64_t rtr__pf_counter_track(struct rtr__writer *w, const char *name, size_t l
 	if (!t->declared) {
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
 		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
-					   process_uuid(own_pid(w)), name, len, bytes ? 2 : 1);
-		out_commit(w, p, 0);
+					   process_uuid(own_pid(w)), name, len, bytes ? 2 : 1, cat);
+		pf_commit(w, p, 0);
 		t->declared = 1;
 	}
 	return uuid;
@@ -232,8 +241,26 @@ uint64_t rtr__pf_async_track(struct rtr__writer *w, const char *cat, uint64_t id
 	if (!t->declared) {
 		char *p = out_reserve(w, PKT_FIXED + 3 * PF_STR_MAX);
 		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
-					   process_uuid(own_pid(w)), name, len, 0);
-		out_commit(w, p, 0);
+					   process_uuid(own_pid(w)), name, len, 0, NULL);
+		pf_commit(w, p, 0);
+		t->declared = 1;
+	}
+	return uuid;
+}
+
+uint64_t rtr__pf_global_track(struct rtr__writer *w)
+{
+	uint32_t index;
+	struct rtr__pf_track *t = track_slot(w, name_hash("global", 6, 'G'), &index);
+	uint64_t uuid = process_uuid(own_pid(w)) | GLOBAL_TRACK;
+
+	if (t == NULL)
+		return process_uuid(own_pid(w));
+	if (!t->declared) {
+		char *p = out_reserve(w, PKT_FIXED);
+		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid, 0, "Global", 6, 0,
+					   NULL);
+		pf_commit(w, p, 0);
 		t->declared = 1;
 	}
 	return uuid;
@@ -261,18 +288,28 @@ uint64_t rtr__pf_lane_track(struct rtr__writer *w, struct rtr_track *t, unsigned
 			p = pb_uint(p, RTR__PF_PROCESS_SORT_INDEX,
 				    (uint64_t)(int64_t)pp->sort_index);
 		p = pb_close(proc, p);
+		/* its lanes in the order of their ranks (the JSON's thread sort indices) */
+		p = pb_uint(p, RTR__PF_TRACK_CHILD_ORDERING, RTR__PF_CHILD_ORDERING_EXPLICIT);
 		p = pb_close(d, p);
 		p = put_seq(p, 1, rtr__pf_writer_flags(w));
 		p = pkt_end(pkt, p);
-		out_commit(w, p, 0);
+		pf_commit(w, p, 0);
 	}
 	if (rtr__lane_claim_name(t, k, w->out.file_id)) {
 		char name[RTR_NAME_MAX + 16];
 		size_t len = rtr__lane_name(t, k, name, sizeof(name));
-		char *p = out_reserve(w, PKT_FIXED + 3 * sizeof(name));
-		p = rtr__pf_put_descriptor(p, 1, rtr__pf_writer_flags(w), uuid,
-					   process_uuid(pp->pid), name, len, 0);
-		out_commit(w, p, 0);
+		char *pkt, *d, *p = out_reserve(w, PKT_FIXED + 3 * sizeof(name));
+		p = pkt_begin(p, &pkt);
+		p = pb_open(p, RTR__PF_PACKET_TRACK_DESCRIPTOR, &d);
+		p = pb_uint(p, RTR__PF_TRACK_UUID, uuid);
+		p = pb_uint(p, RTR__PF_TRACK_PARENT_UUID, process_uuid(pp->pid));
+		p = pb_string(p, RTR__PF_TRACK_NAME, name, len);
+		/* overflow lanes right after their lane, as the JSON's sort index says */
+		p = pb_uint(p, RTR__PF_TRACK_SIBLING_ORDER_RANK,
+			    (uint64_t)rtr__lane_sort_index(t, k));
+		p = pb_close(d, p);
+		p = put_seq(p, 1, rtr__pf_writer_flags(w));
+		pf_commit(w, pkt_end(pkt, p), 0);
 	}
 	return uuid;
 }

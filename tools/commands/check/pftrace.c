@@ -42,6 +42,11 @@
 	  "a timestamp on a sequence clock (64..127) no ClockSnapshot of the sequence defined "    \
 	  "before",                                                                                \
 	  "Perfetto cannot convert the time and drops the packet")                                 \
+	X(CLOCK_BACKWARDS, "clock-backwards",                                                      \
+	  "a ClockSnapshot of a sequence that moves one of its clocks backwards from the "         \
+	  "sequence's snapshot before (once per sequence)",                                        \
+	  "Perfetto rejects the snapshot (\"not monotonic\") and places the sequence's later "     \
+	  "timestamps from the old value: at the wrong time")                                      \
 	X(END_WITHOUT_BEGIN, "end-without-begin",                                                  \
 	  "a SLICE_END with no SLICE_BEGIN open on its track", "Perfetto drops it")                \
 	X(UNENDED, "unended", "a SLICE_BEGIN never ended (a note)",                                \
@@ -69,6 +74,7 @@ static const enum pf_rule issue_rule[PF_ISSUE_COUNT] = {
 	[PF_ISSUE_STATE_BEFORE_CLEARED] = PFR_SEQUENCE_FLAGS,
 	[PF_ISSUE_UNDECLARED_TRACK] = PFR_UNDECLARED_TRACK,
 	[PF_ISSUE_CLOCK_UNDEFINED] = PFR_CLOCK_UNDEFINED,
+	[PF_ISSUE_CLOCK_BACKWARDS] = PFR_CLOCK_BACKWARDS,
 	[PF_ISSUE_PACKET_TOO_LARGE] = PFR_TOO_LARGE,
 	[PF_ISSUE_STATE_LIMIT] = PFR_STATE_LIMIT,
 };
@@ -243,6 +249,9 @@ static void pf_summary(const struct pf_check *c, const struct pf_status *st, boo
 	       c->file, st->packets, st->packets == 1 ? "" : "s", st->track_events,
 	       st->track_events == 1 ? "" : "s", c->sequences.count,
 	       c->sequences.count == 1 ? "" : "s", st->gzip ? ", gzip" : "");
+	if (st->batches > 0)
+		printf(", %" PRIu64 " compressed batch%s", st->batches,
+		       st->batches == 1 ? "" : "es");
 	if (stopped)
 		printf(", read stopped at an error");
 	else if (st->cut)
