@@ -14,7 +14,20 @@
 
 int merge_write_line(struct merge *m, const char *json, size_t len)
 {
+	if (m->pf != NULL) {
+		if (pf_writer_json(m->pf, json, len) == 0)
+			return 0;
+		m->nomem |= pf_writer_nomem(m->pf);
+		return -1;
+	}
 	return output_write(m->out, json, len) || output_write(m->out, ",\n", 2);
+}
+
+int merge_write_last(struct merge *m, const char *json, size_t len)
+{
+	if (m->pf != NULL)
+		return merge_write_line(m, json, len) || pf_writer_finish(m->pf);
+	return output_write(m->out, json, len) || output_puts(m->out, "\n]\n");
 }
 
 static void note_time(struct merge *m, int64_t t)
