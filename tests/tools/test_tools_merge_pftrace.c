@@ -948,6 +948,56 @@ static void recorded_traces_convert_and_merge(void **state)
 	free(dup_pfin);
 }
 
+/*
+ * A real MPI job: examples/mpi_halo under mpirun -np 4 (its ranks' clock sync
+ * measurements, thousands of messages between them), merged into JSON and into a
+ * .pftrace: the one reads back as the other, and is a fraction of its size.
+ */
+static void an_mpi_job_merges_into_perfetto(void **state)
+{
+#if defined(RTR_MPIEXEC) && defined(RTR_EXAMPLE_MPI_HALO)
+	char dir[] = "/tmp/rtr-pfm-XXXXXX", pattern[64], files[4][64], json[64], pf[64], cmd[512];
+	size_t lj, lp;
+	char *x, *y;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(pattern, sizeof(pattern), "RINGTRACE_FILE=%s/h-%%r.json", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "%s --allow-run-as-root --oversubscribe -np 4 -x %s %s 200 >/dev/null 2>&1",
+		 RTR_MPIEXEC, pattern, RTR_EXAMPLE_MPI_HALO);
+	assert_int_equal(system(cmd), 0);
+	for (int r = 0; r < 4; r++)
+		snprintf(files[r], sizeof(files[r]), "%s/h-%d.json", dir, r);
+	snprintf(json, sizeof(json), "%s/job.json", dir);
+	snprintf(pf, sizeof(pf), "%s/job.pftrace", dir);
+	{
+		const char *a[] = {"merge",  "-o",     json,	 files[0],
+				   files[1], files[2], files[3], NULL};
+		const char *b[] = {"merge", "-o", pf, files[0], files[1], files[2], files[3], NULL};
+
+		run_ok(a);
+		run_ok(b);
+	}
+	tool_expect_no_findings(pf);
+	print_message("%zu events compared\n", expect_same(json, pf));
+	x = tool_read(json, &lj);
+	y = tool_read(pf, &lp);
+	print_message("merged MPI job: %zu bytes of JSON, %zu of .pftrace\n", lj, lp);
+	assert_true(lp * 3 < lj);
+	free(x);
+	free(y);
+	for (int r = 0; r < 4; r++)
+		unlink(files[r]);
+	unlink(json);
+	unlink(pf);
+	rmdir(dir);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* ------------------------------------------------------------ the edges */
 
 static void usage_and_what_is_left_out(void **state)
@@ -1033,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(the_oracle_decodes_the_merged_pftrace),
 		cmocka_unit_test(every_command_reads_the_merged_pftrace),
 		cmocka_unit_test(recorded_traces_convert_and_merge),
+		cmocka_unit_test(an_mpi_job_merges_into_perfetto),
 		cmocka_unit_test(usage_and_what_is_left_out),
 		cmocka_unit_test(protoc_decodes_the_merged_pftrace),
 	};
