@@ -1048,6 +1048,156 @@ static void usage_and_what_is_left_out(void **state)
 	unlink(out);
 }
 
+/* Per sequence, clock 64's snapshots: how many set it back in time (below the latest
+ * value it had: a delta-encoded packet's time), and the clears. */
+struct snapshots {
+	uint64_t last[64]; /* clock 64's value */
+	bool has[64];
+	unsigned clears[64];
+	unsigned backwards;
+};
+
+/* A protobuf field of p[*i .. n): its number, and a varint's value or a length's
+ * bytes (*sub, *sublen). False at the end. */
+static bool field(const unsigned char *p, size_t n, size_t *i, unsigned *num, uint64_t *v,
+		  const unsigned char **sub, size_t *sublen)
+{
+	uint64_t key = 0;
+
+	for (int shift = 0; *i < n; shift += 7) {
+		key |= (uint64_t)(p[*i] & 0x7f) << shift;
+		if (!(p[(*i)++] & 0x80))
+			break;
+	}
+	if (*i >= n && key == 0)
+		return false;
+	*num = (unsigned)(key >> 3);
+	*v = 0;
+	switch (key & 7) {
+	case 0:
+	case 2:
+		for (int shift = 0; *i < n; shift += 7) {
+			*v |= (uint64_t)(p[*i] & 0x7f) << shift;
+			if (!(p[(*i)++] & 0x80))
+				break;
+		}
+		if ((key & 7) == 2) {
+			*sub = p + *i;
+			*sublen = (size_t)*v;
+			*i += (size_t)*v;
+		}
+		return true;
+	case 1:
+		*i += 8;
+		return true;
+	default:
+		*i += 4;
+		return true;
+	}
+}
+
+/* Walk the packets of a plain .pftrace (the test's own reading of the wire format). */
+static void snapshots_of(const char *path, struct snapshots *s)
+{
+	size_t n, i = 0;
+	unsigned char *p = (unsigned char *)tool_read(path, &n);
+	const unsigned char *pk, *f, *c;
+	size_t pkn, fn, cn;
+	unsigned num;
+	uint64_t v;
+
+	while (field(p, n, &i, &num, &v, &pk, &pkn)) {
+		uint64_t seq = 0, flags = 0, id = 0, ts = 0, delta = 0;
+		const unsigned char *snap = NULL;
+		size_t snapn = 0, j = 0, k, m;
+		bool timed = false, absolute = false;
+
+		while (field(pk, pkn, &j, &num, &v, &f, &fn)) {
+			seq = num == 10 ? v : seq;
+			flags = num == 13 ? v : flags;
+			absolute |= num == 58; /* timestamp_clock_id: not clock 64 */
+			if (num == 8) {
+				timed = true;
+				delta = v;
+			}
+			if (num == 6) {
+				snap = f;
+				snapn = fn;
+			}
+		}
+		assert_true(seq < 64);
+		s->clears[seq] += (flags & 1) != 0;
+		if (timed && !absolute && seq > 1)
+			s->last[seq] += delta;
+		for (k = 0; snap != NULL && field(snap, snapn, &k, &num, &v, &c, &cn);) {
+			if (num != 1)
+				continue;
+			for (m = 0, id = 0, ts = 0; field(c, cn, &m, &num, &v, &f, &fn);) {
+				id = num == 1 ? v : id;
+				ts = num == 2 ? v : ts;
+			}
+			if (id != 64)
+				continue;
+			s->backwards += s->has[seq] && ts < s->last[seq];
+			s->last[seq] = ts;
+			s->has[seq] = true;
+		}
+	}
+	free(p);
+}
+
+/*
+ * More distinct names than the intern table holds, and after each of them a complete
+ * event that began before the thread's latest time: the table is emptied, every
+ * sequence cleared again, its clock set again at its latest time (never earlier), and
+ * every event reads back.
+ */
+static void interning_past_the_table_keeps_the_clock(void **state)
+{
+	const char *in = tool_tmp("pfm-names.json"), *out = tool_tmp("pfm-names.pftrace");
+	struct tool_text t = {0};
+	struct snapshots snaps = {0};
+	const int n = 70000;
+
+	(void)state;
+	tool_text_printf(&t,
+			 "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
+			 "\"pid\":1,\"tid\":1,\"args\":{\"origin_monotonic_ns\":\"1000000\"}},\n");
+	for (int i = 0; i < n; i++) {
+		int tid = 2 + i % 2;
+
+		tool_text_printf(
+			&t,
+			"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"name %d\",\"ts\":%d,\"dur\":0.5,"
+			"\"pid\":1,\"tid\":%d,\"args\":{\"key %d\":%d}},\n",
+			i, 10 + i, tid, i % 1000, i);
+		if (i >= 60000 || i % 20000 == 19999) /* ended now, begun before the latest */
+			tool_text_printf(&t,
+					 "{\"ph\":\"X\",\"name\":\"late\",\"ts\":%d,\"dur\":1,"
+					 "\"pid\":1,\"tid\":%d},\n",
+					 10 + i - 5, tid);
+	}
+	tool_text_printf(&t,
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%d,"
+			 "\"pid\":1,\"tid\":1,\"args\":{\"final\":true}}\n]\n",
+			 20 + n);
+	tool_write(in, t.p, t.len);
+	free(t.p);
+	{
+		const char *a[] = {"convert", "--to", "pftrace", "-o", out, in, NULL};
+
+		run_ok(a);
+	}
+	tool_expect_no_findings(out);
+	snapshots_of(out, &snaps);
+	assert_int_equal(snaps.backwards, 0);
+	assert_true(snaps.clears[2] >= 2 && snaps.clears[3] >= 2); /* the table was emptied */
+	assert_true(snaps.clears[4] >= 2);
+	assert_true(expect_same(in, out) > (size_t)n);
+	unlink(in);
+	unlink(out);
+}
+
 /* protoc, where installed, reads the merged .pftrace as a Trace of Perfetto's schema
  * (the subset the tests keep), the counters' category in their descriptor. */
 static void protoc_decodes_the_merged_pftrace(void **state)
@@ -1085,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(recorded_traces_convert_and_merge),
 		cmocka_unit_test(an_mpi_job_merges_into_perfetto),
 		cmocka_unit_test(usage_and_what_is_left_out),
+		cmocka_unit_test(interning_past_the_table_keeps_the_clock),
 		cmocka_unit_test(protoc_decodes_the_merged_pftrace),
 	};
 
