@@ -302,6 +302,7 @@ void pfw_start(struct pf_writer *w, const struct trace_event *ev)
 	if (ev->phase == 'i' && trace_value_is(&ev->name, RTR__MARK_START)) {
 		has_mono = origin_of(ev, RTR__KEY_ORIGIN_MONO, &mono);
 		has_real = origin_of(ev, RTR__KEY_ORIGIN_REAL, &real);
+		w->origin_marker = true;
 	}
 	/* ts 0 is the origin: MONOTONIC's, else REALTIME's (a merge across hosts), else 0 */
 	w->clock = has_mono || !has_real ? RTR__PF_BUILTIN_MONOTONIC : RTR__PF_BUILTIN_REALTIME;
@@ -391,6 +392,10 @@ int pf_writer_json(struct pf_writer *w, const char *json, size_t len)
 {
 	if (w->err != 0)
 		return -1;
+	if (len == 0 || json[0] != '{') { /* not an event: never one of merge's lines */
+		w->counts.no_place++;
+		return 0;
+	}
 	if (pfw_parse_event(json, len, &w->ev, &w->ev_text) != 0) {
 		fail(w, -ENOMEM);
 		return -1;

@@ -340,16 +340,19 @@ static void instant(struct pf_writer *w, struct pfw_thread *th, const struct tra
 {
 	bool start = trace_value_is(&ev->name, RTR__MARK_START);
 	bool marker = start || trace_value_is(&ev->name, RTR__MARK_END);
+	/* Only the marker the times are from has its origins as uints: a reader takes
+	 * the origin from those; another start marker's stay strings. */
 	struct te e = {.type = RTR__PF_TYPE_INSTANT,
 		       .name = &ev->name,
 		       .cat = &ev->cat,
 		       .args = &ev->args,
-		       .start_marker = start};
+		       .start_marker = start && w->origin_marker};
 
 	if (marker ? th->tid == th->pid
 		   : trace_value_is(&ev->s, "p") || trace_value_is(&ev->s, "g"))
 		e.track = th->process->uuid;
 	put_event(w, th, t, &e);
+	w->origin_marker = false;
 }
 
 /* An event of a phase the format has no place for: counted, its phase named. */

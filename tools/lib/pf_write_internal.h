@@ -100,9 +100,10 @@ struct pf_writer {
 	int err; /* 0, -ENOMEM, or -EIO (the output's error) */
 	struct pf_writer_counts counts;
 
-	bool started;	/* the file's ClockSnapshot is written */
-	uint32_t clock; /* the primary clock (BuiltinClock) */
-	int64_t base;	/* the primary clock's time of ts 0 */
+	bool started;	    /* the file's ClockSnapshot is written */
+	bool origin_marker; /* from the start marker, which is next: its origins as uints */
+	uint32_t clock;	    /* the primary clock (BuiltinClock) */
+	int64_t base;	    /* the primary clock's time of ts 0 */
 	bool writer_cleared;
 
 	struct buf pkt;	    /* the packet being made, without its tag and length */
