@@ -38,10 +38,16 @@ static void advance(struct pf_writer *w, const char *end)
 	w->pkt.len = (size_t)(end - w->pkt.p);
 }
 
+/* Room kept before a packet's fields for its key and length (a 32-bit length's
+ * varint at most), so that the framed packet is one run of bytes. */
+#define HEAD_ROOM 6
+
 void pfw_begin(struct pf_writer *w)
 {
 	w->pkt.len = 0;
 	w->npend = 0;
+	if (room(w, HEAD_ROOM) != NULL)
+		w->pkt.len = HEAD_ROOM;
 }
 
 void pfw_put_uint(struct pf_writer *w, unsigned field, uint64_t v)
@@ -101,21 +107,34 @@ void pfw_close(struct pf_writer *w, size_t at)
 }
 
 /*
- * Every packet of the file leaves here, framed as field 1 of Trace: the one place to
- * batch packets into TracePacket.compressed_packets.
+ * Every packet of the file leaves here, whole: its Trace field 1 key, its length and
+ * its fields, p[0 .. n). The one place to batch packets into
+ * TracePacket.compressed_packets (and pf_writer_finish() the place to flush the last
+ * batch).
  */
-static void sink_packet(struct pf_writer *w, const char *body, size_t len)
+static void sink_packet(struct pf_writer *w, const char *p, size_t n)
 {
-	char head[16], *p = pb_varint(pb_tag(head, RTR__PF_TRACE_PACKET, RTR__PB_LEN), len);
-
 	if (w->err != 0)
 		return;
-	if (output_write(w->out, head, (size_t)(p - head)) != 0 ||
-	    output_write(w->out, body, len) != 0) {
+	if (output_write(w->out, p, n) != 0) {
 		fail(w, -EIO);
 		return;
 	}
 	w->counts.packets++;
+}
+
+/* The packet made (its fields after HEAD_ROOM) framed in place and sent. */
+static void frame_and_sink(struct pf_writer *w)
+{
+	char head[HEAD_ROOM + 4];
+	size_t len, n;
+
+	if (w->err != 0 || w->pkt.len < HEAD_ROOM)
+		return;
+	len = w->pkt.len - HEAD_ROOM;
+	n = (size_t)(pb_varint(pb_tag(head, RTR__PF_TRACE_PACKET, RTR__PB_LEN), len) - head);
+	memcpy(w->pkt.p + HEAD_ROOM - n, head, n);
+	sink_packet(w, w->pkt.p + HEAD_ROOM - n, len + n);
 }
 
 void pfw_send(struct pf_writer *w, uint32_t seq, uint32_t flags)
@@ -137,8 +156,7 @@ void pfw_send(struct pf_writer *w, uint32_t seq, uint32_t flags)
 	pfw_put_uint(w, RTR__PF_PACKET_SEQUENCE_ID, seq);
 	if (flags != 0)
 		pfw_put_uint(w, RTR__PF_PACKET_SEQUENCE_FLAGS, flags);
-	if (w->err == 0)
-		sink_packet(w, w->pkt.p, w->pkt.len);
+	frame_and_sink(w);
 	w->pkt.len = 0;
 }
 

@@ -106,7 +106,7 @@ struct pf_writer {
 	int64_t base;	    /* the primary clock's time of ts 0 */
 	bool writer_cleared;
 
-	struct buf pkt;	    /* the packet being made, without its tag and length */
+	struct buf pkt;	    /* the packet being made: room for its key and length, its fields */
 	struct buf key;	    /* table keys */
 	struct buf text;    /* decoded strings */
 	struct buf name;    /* a counter track's name */
