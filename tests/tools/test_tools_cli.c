@@ -120,7 +120,7 @@ static void help_usage_and_exit_statuses(void **state)
 		{{"convert", "--to", "yaml", "x.json"},
 		 2,
 		 NULL,
-		 "--to wants object, array or json"},
+		 "--to wants object, array, json or pftrace"},
 		{{"convert"}, 2, NULL, "no FILE to convert"},
 	};
 

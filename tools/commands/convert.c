@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `ringtrace convert`: a trace in the object form, {"traceEvents":[...],
- * "otherData":{...}}, for tools that insist on it; or back to the bare array.
+ * "otherData":{...}}, for tools that insist on it; or back to the bare array; or
+ * into Perfetto's protobuf format (lib/pf_write.h), a .pftrace into JSON.
  *
  * Streaming: events are copied through one per line as they are read. The start
  * marker's args (origin, host, pid, rank, version, configuration) are kept, and
@@ -14,6 +15,7 @@
 #include "common/names.h"
 #include "json.h"
 #include "output.h"
+#include "pf_write.h"
 #include "pftrace.h"
 #include "progress.h"
 #include "trace.h"
@@ -23,11 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum form { TO_OBJECT, TO_ARRAY, TO_JSON };
+enum form { TO_OBJECT, TO_ARRAY, TO_JSON, TO_PFTRACE };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringtrace convert [--to object|array|json] [-o OUT] FILE\n"
+	fprintf(f, "usage: ringtrace convert [--to object|array|json|pftrace] [-o OUT] FILE\n"
 		   "\n"
 		   "Writes the trace FILE (.json or .json.gz; - is standard input) in another\n"
 		   "form, streaming, one event per line:\n"
@@ -41,6 +43,10 @@ static void usage(FILE *f)
 		   "           the JSON the recorder writes (the default for one); for a JSON\n"
 		   "           input, the same as array. A .pftrace converts to object or\n"
 		   "           array too.\n"
+		   "  pftrace  Perfetto's protobuf trace (what the recorder writes to a\n"
+		   "           .pftrace): processes, threads, slices, instants, counters,\n"
+		   "           flows, async spans and the markers, for the Perfetto UI and\n"
+		   "           trace_processor; `convert --to json` reads it back\n"
 		   "\n"
 		   "The other top-level keys of an object-form input (stackFrames, samples,\n"
 		   "metadata, systemTraceEvents, otherData, ...) are carried over to object\n"
@@ -48,12 +54,13 @@ static void usage(FILE *f)
 		   "is kept in place of the start marker's.\n"
 		   "\n"
 		   "options:\n"
-		   "  -t, --to FORM        object (the default; json for a .pftrace), array or\n"
-		   "                       json\n"
+		   "  -t, --to FORM        object (the default; json for a .pftrace), array,\n"
+		   "                       json or pftrace\n"
 		   "  -o, --output OUT     where to write; gzip when OUT ends in .gz; - for\n"
 		   "                       standard output (default: FILE with .object or .array\n"
-		   "                       before .json, FILE.json for FILE.pftrace; standard\n"
-		   "                       output for standard input)\n"
+		   "                       before .json, FILE.json for FILE.pftrace, FILE.pftrace\n"
+		   "                       for FILE.json with --to pftrace; standard output for\n"
+		   "                       standard input)\n"
 		   "  -h, --help           this help\n"
 		   "\n"
 		   "exit status: 0 written, 2 usage error, unreadable or malformed input (the\n"
@@ -105,6 +112,24 @@ static void carry_member(void *ctx, const char *key, size_t key_len, const char 
 	if ((c->left_out.len > 0 && buf_puts(&c->left_out, ", ")) ||
 	    json_put_string(&c->left_out, key, key_len) < 0 || buf_puts(&c->left_out, size))
 		c->nomem = true;
+}
+
+/* The events into a Perfetto trace (pf_write.h). */
+static int convert_to_pftrace(struct trace *r, struct output *out, bool *nomem,
+			      struct pf_writer **pf)
+{
+	const struct trace_event *ev;
+	int err = pf_writer_create(out, pf);
+
+	if (err != 0) {
+		*nomem = true;
+		return -1;
+	}
+	while (!err && trace_next(r, &ev) == 1)
+		err = pf_writer_event(*pf, ev);
+	err = err || pf_writer_finish(*pf);
+	*nomem |= err && pf_writer_nomem(*pf);
+	return err ? -1 : 0;
 }
 
 static int convert(struct trace *r, struct output *out, enum form to, bool *nomem,
@@ -225,6 +250,54 @@ static int convert_pftrace(const char *input, const char *output)
 	return status;
 }
 
+/* t.json, t.json.gz -> t.pftrace; a Perfetto input t.pftrace -> t.converted.pftrace. */
+static char *pftrace_default_name(const char *input)
+{
+	static const char *const ext[] = {".json", ".pftrace", ".perfetto-trace"};
+	size_t n = strlen(input);
+	char *out;
+
+	if (strcmp(input, "-") == 0)
+		return strdup("-");
+	if (n >= 3 && strcmp(input + n - 3, ".gz") == 0)
+		n -= 3;
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		size_t k = strlen(ext[i]);
+
+		if (n > k && strncmp(input + n - k, ext[i], k) == 0) {
+			n -= k;
+			break;
+		}
+	}
+	out = malloc(n + sizeof(".converted.pftrace"));
+	if (out == NULL)
+		return NULL;
+	sprintf(out, "%.*s.pftrace", (int)n, input);
+	if (strcmp(out, input) == 0)
+		sprintf(out, "%.*s.converted.pftrace", (int)n, input);
+	return out;
+}
+
+/* What a Perfetto output left out, and why. */
+static void pftrace_notes(const struct pf_writer *pf, const char *out)
+{
+	const struct pf_writer_counts *c = pf_writer_counts(pf);
+
+	if (c->no_place > 0)
+		cli_note("convert",
+			 "left out of %s: %" PRIu64
+			 " events of phases the Perfetto format has no place for (%s)",
+			 out, c->no_place, c->phases);
+	if (c->no_time > 0)
+		cli_note("convert", "left out of %s: %" PRIu64 " events without a time", out,
+			 c->no_time);
+	if (c->over_bound > 0)
+		cli_note("convert",
+			 "left out of %s: %" PRIu64
+			 " events on tracks past the state bound (1 M items, 24 MiB)",
+			 out, c->over_bound);
+}
+
 /* The options into *to (*to_given: --to was given) and *output. -1 to go on, else the
  * exit status (--help, a usage error). */
 static int parse_options(int argc, char **argv, enum form *to, bool *to_given, const char **output)
@@ -246,10 +319,13 @@ static int parse_options(int argc, char **argv, enum form *to, bool *to_given, c
 				*to = TO_ARRAY;
 			else if (strcmp(optarg, "json") == 0)
 				*to = TO_JSON;
+			else if (strcmp(optarg, "pftrace") == 0)
+				*to = TO_PFTRACE;
 			else
-				return cli_usage_error("convert",
-						       "--to wants object, array or json, not '%s'",
-						       optarg);
+				return cli_usage_error(
+					"convert",
+					"--to wants object, array, json or pftrace, not '%s'",
+					optarg);
 			*to_given = true;
 			break;
 		case 'o':
@@ -281,6 +357,7 @@ int cmd_convert(int argc, char **argv)
 	const struct trace_status *st;
 	enum form to = TO_OBJECT;
 	const char *output = NULL;
+	struct pf_writer *pf = NULL;
 	struct trace *r;
 	struct output *out;
 	char *out_path;
@@ -301,8 +378,9 @@ int cmd_convert(int argc, char **argv)
 	if (r == NULL)
 		return CLI_ERROR;
 	warnings.file = trace_name(r);
-	out_path = output != NULL
-			   ? strdup(output)
+	out_path = output != NULL ? strdup(output)
+		   : to == TO_PFTRACE
+			   ? pftrace_default_name(argv[optind])
 			   : cli_default_output(argv[optind], to == TO_OBJECT ? "object" : "array");
 	if (out_path == NULL) {
 		cli_error("convert", "out of memory");
@@ -316,7 +394,8 @@ int cmd_convert(int argc, char **argv)
 		trace_close(r);
 		return CLI_ERROR;
 	}
-	err = convert(r, out, to, &nomem, &carried);
+	err = to == TO_PFTRACE ? convert_to_pftrace(r, out, &nomem, &pf)
+			       : convert(r, out, to, &nomem, &carried);
 	nomem |= carried.nomem;
 	progress_finish(&bar);
 	cli_warnings_done(&warnings);
@@ -343,13 +422,17 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		cli_note("convert", "wrote %s: %" PRIu64 " events", output_name(out), st->events);
 	}
+	if (pf != NULL && status != CLI_FINDINGS)
+		pftrace_notes(pf, output_name(out));
 	if (status != CLI_FINDINGS && carried.left_out.len > 0)
 		cli_note("convert", "left out of %s: the top-level key%s %.*s of %s%s",
 			 output_name(out),
 			 memchr(carried.left_out.p, ',', carried.left_out.len) != NULL ? "s" : "",
 			 (int)carried.left_out.len, carried.left_out.p, warnings.file,
-			 to == TO_ARRAY ? " (the array form has no place for them)"
-					: " (over the size limit: --max-event-mb)");
+			 to == TO_ARRAY	    ? " (the array form has no place for them)"
+			 : to == TO_PFTRACE ? " (the Perfetto format has no place for them)"
+					    : " (over the size limit: --max-event-mb)");
+	pf_writer_free(pf);
 	buf_free(&carried.members);
 	buf_free(&carried.left_out);
 	output_free(out);

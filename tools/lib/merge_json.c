@@ -75,6 +75,27 @@ int json_next_member(const char *json, size_t len, size_t *pos, struct json_memb
 	return 1;
 }
 
+int json_next_element(const char *json, size_t len, size_t *pos, const char **value,
+		      size_t *value_len)
+{
+	size_t i = *pos;
+
+	if (i == 0) {
+		if (len == 0 || json[0] != '[')
+			return 0;
+		i = 1;
+	}
+	if (i < len && json[i] == ',')
+		i++;
+	if (i >= len || json[i] == ']')
+		return 0;
+	*value = json + i;
+	i = skip_value(json, i, len);
+	*value_len = (size_t)(json + i - *value);
+	*pos = i;
+	return 1;
+}
+
 bool json_member_is(const struct json_member *m, const char *key)
 {
 	size_t n = strlen(key);

@@ -37,6 +37,14 @@ struct json_member {
  */
 int json_next_member(const char *json, size_t len, size_t *pos, struct json_member *m);
 
+/*
+ * The element at *pos of the compact array json[0 .. len) (*pos = 0 to begin): 1 with
+ * *value and *value_len its text and *pos moved past it, or 0 at the end of the array
+ * (or at text that is not a compact array).
+ */
+int json_next_element(const char *json, size_t len, size_t *pos, const char **value,
+		      size_t *value_len);
+
 /* Is the member's key the plain ASCII key? */
 bool json_member_is(const struct json_member *m, const char *key);
 

@@ -6,7 +6,6 @@
 #include "merge.h"
 
 #include "common/names.h"
-#include "output.h"
 
 #include <string.h>
 
@@ -180,5 +179,5 @@ int merge_write_end(struct merge *m)
 		m->nomem = true;
 		return -1;
 	}
-	return output_write(m->out, b->p, b->len) || output_puts(m->out, "\n]\n");
+	return merge_write_last(m, b->p, b->len);
 }

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace merge [--clock auto|sync|monotonic|realtime] [--min-latency NS]\n"
-		"                       [--no-correction] -o OUT FILE...\n"
+		"                       [--no-correction] [--to json|pftrace] -o OUT FILE...\n"
 		"\n"
 		"Merges the traces of several processes or MPI ranks (.json or .json.gz;\n"
 		"- is standard input) into one timeline, streaming:\n"
@@ -48,11 +48,16 @@ static void usage(FILE *f)
 		"rank;\n"
 		"  - other flow and async ids kept apart between files;\n"
 		"  - one start marker and one end marker for the whole.\n"
-		"A file cut short gives its whole events (its open slices ended).\n"
+		"A file cut short gives its whole events (its open slices ended). The output\n"
+		"is JSON, or Perfetto's protobuf trace (OUT ending in .pftrace, or --to\n"
+		"pftrace): ranks as processes, messages as flows, the alignment in its start\n"
+		"marker; every ringtrace command reads it.\n"
 		"\n"
 		"options:\n"
 		"  -o, --output OUT       where to write (required); gzip when OUT ends in .gz;\n"
 		"                         - for standard output\n"
+		"  -t, --to FORMAT        json, or pftrace (the default for an OUT ending in\n"
+		"                         .pftrace or .perfetto-trace, .gz or not)\n"
 		"  -c, --clock CLOCK      auto (the default: sync when a file has clock sync\n"
 		"                         events), sync, monotonic or realtime\n"
 		"      --min-latency NS   the least time from a send to its receive (default\n"
@@ -136,15 +141,17 @@ static void free_merge(struct merge *m)
 	buf_free(&m->line);
 	buf_free(&m->text);
 	buf_free(&m->args);
+	pf_writer_free(m->pf);
 	output_free(m->out);
 }
 
 /* The options into m and *output, and the file names checked. -1 to go on, else the
  * exit status (--help, a usage error). */
-static int parse_options(int argc, char **argv, struct merge *m, const char **output)
+static int parse_options(int argc, char **argv, struct merge *m, const char **output, int *pftrace)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"to", required_argument, NULL, 't'},
 		{"clock", required_argument, NULL, 'c'},
 		{"min-latency", required_argument, NULL, 'L'},
 		{"no-correction", no_argument, NULL, 'N'},
@@ -154,10 +161,16 @@ static int parse_options(int argc, char **argv, struct merge *m, const char **ou
 	bool stdin_seen = false;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "o:c:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:c:t:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			*output = optarg;
+			break;
+		case 't':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "pftrace") != 0)
+				return cli_usage_error(
+					"merge", "--to wants json or pftrace, not '%s'", optarg);
+			*pftrace = strcmp(optarg, "pftrace") == 0;
 			break;
 		case 'c':
 			if (strcmp(optarg, "auto") == 0)
@@ -196,6 +209,8 @@ static int parse_options(int argc, char **argv, struct merge *m, const char **ou
 		return cli_usage_error("merge", "no FILE to merge");
 	if (*output == NULL)
 		return cli_usage_error("merge", "no output: -o OUT");
+	if (*pftrace < 0)
+		*pftrace = pf_path_is_pftrace(*output);
 	for (int i = optind; i < argc; i++) {
 		if (strcmp(argv[i], "-") != 0)
 			continue;
@@ -222,6 +237,24 @@ static void marker_thread(struct merge *m)
 			break;
 		}
 	}
+}
+
+/* What a Perfetto output holds, and what it left out. */
+static void pftrace_notes(const struct merge *m)
+{
+	const struct pf_writer_counts *c = pf_writer_counts(m->pf);
+
+	cli_note("merge",
+		 "%s is Perfetto's protobuf trace: %" PRIu64 " events in %" PRIu64
+		 " packets, %" PRIu64 " bytes (%.1f a packet)",
+		 output_name(m->out), c->events, c->packets, output_bytes(m->out),
+		 c->packets > 0 ? (double)output_bytes(m->out) / (double)c->packets : 0.0);
+	if (c->no_place + c->no_time + c->over_bound > 0)
+		cli_note("merge",
+			 "left out of %s: %" PRIu64
+			 " events of phases the Perfetto format has no place for (%s), %" PRIu64
+			 " without a time, %" PRIu64 " past the state bound",
+			 output_name(m->out), c->no_place, c->phases, c->no_time, c->over_bound);
 }
 
 /* The output committed, and what was done said. err: the merge failed. Returns the
@@ -256,6 +289,8 @@ static int finish(struct merge *m, int err)
 		 " are not markers or M events (clock %s)",
 		 output_name(m->out), read, threads, threads == 1 ? "" : "s", m->n,
 		 m->n == 1 ? "" : "s", m->written, merge_clock_names[m->clock]);
+	if (m->pf != NULL)
+		pftrace_notes(m);
 	return CLI_OK;
 }
 
@@ -267,7 +302,8 @@ int cmd_merge(int argc, char **argv)
 			  .correct = true,
 			  .min_latency_ns = DEFAULT_MIN_LATENCY_NS};
 	const char *output = NULL;
-	int err, status = parse_options(argc, argv, &m, &output);
+	int pftrace = -1; /* -1: by the output's name */
+	int err, status = parse_options(argc, argv, &m, &output, &pftrace);
 
 	if (status >= 0)
 		return status;
@@ -296,8 +332,13 @@ int cmd_merge(int argc, char **argv)
 		free_merge(&m);
 		return CLI_ERROR;
 	}
-	err = output_puts(m.out, "[\n") || merge_write_start(&m) || merge_run(&m) ||
-	      merge_write_end(&m);
+	if (pftrace && pf_writer_create(m.out, &m.pf) != 0) {
+		cli_error("merge", "out of memory");
+		free_merge(&m);
+		return CLI_ERROR;
+	}
+	err = (m.pf == NULL && output_puts(m.out, "[\n")) || merge_write_start(&m) ||
+	      merge_run(&m) || merge_write_end(&m);
 	progress_finish(&bar);
 	report_messages(&m);
 	status = finish(&m, err);

@@ -95,6 +95,7 @@
 #include "json.h"
 #include "merge_clock.h"
 #include "merge_json.h"
+#include "pf_write.h"
 #include "table.h"
 #include "threads.h"
 #include "trace.h"
@@ -218,6 +219,7 @@ struct merge {
 	bool has_origin_mono, has_origin_real;
 	const char *host; /* when every input names this one */
 	struct output *out;
+	struct pf_writer *pf; /* a Perfetto output (pf_write.h): the lines go there */
 	struct progress *bar;
 	struct buf line, text, args;
 	struct table claims; /* output pid -> struct claim */
@@ -324,8 +326,12 @@ int merge_run(struct merge *m);
 
 /* take.c */
 
-/* One event line of the output, and its comma. 0 or -1. */
+/* One event line of the output, and its comma (or the event into a Perfetto
+ * output). 0 or -1. */
 int merge_write_line(struct merge *m, const char *json, size_t len);
+
+/* The last line of the output, and the end of it. 0 or -1. */
+int merge_write_last(struct merge *m, const char *json, size_t len);
 
 /* Write the input's head event, edited for the merged file. 0 or -1. */
 int merge_take(struct merge *m, struct input *in, const struct trace_event *ev);

@@ -74,13 +74,14 @@ static bool claimed(const struct merge *m, int64_t pid)
 /* A pid nobody has claimed, for the input's pid that someone has. */
 static int64_t free_pid(const struct merge *m, const struct input *in, int64_t pid)
 {
-	uint64_t low = (uint64_t)pid & UINT32_MAX;
+	uint64_t low = (uint64_t)pid & INT32_MAX;
 	uint64_t k = in->index > 0 ? in->index : 1;
 
-	/* First the input's own plane, pid + k * 2^24 (mod 2^32: pids are 32-bit), so
-	 * that the original still shows in the low bits; then the next planes. */
+	/* First the input's own plane, pid + k * 2^24 (mod 2^31: Perfetto's pids are
+	 * int32, and a .pftrace keeps them), so that the original still shows in the low
+	 * bits; then the next planes. */
 	for (unsigned tries = 0; tries < 256; tries++, k++) {
-		int64_t cand = (int64_t)((low + k * (uint64_t)PID_PLANE) & UINT32_MAX);
+		int64_t cand = (int64_t)((low + k * (uint64_t)PID_PLANE) & INT32_MAX);
 
 		if (cand != 0 && !claimed(m, cand))
 			return cand;

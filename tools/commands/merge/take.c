@@ -14,7 +14,20 @@
 
 int merge_write_line(struct merge *m, const char *json, size_t len)
 {
+	if (m->pf != NULL) {
+		if (pf_writer_json(m->pf, json, len) == 0)
+			return 0;
+		m->nomem |= pf_writer_nomem(m->pf);
+		return -1;
+	}
 	return output_write(m->out, json, len) || output_write(m->out, ",\n", 2);
+}
+
+int merge_write_last(struct merge *m, const char *json, size_t len)
+{
+	if (m->pf != NULL)
+		return merge_write_line(m, json, len) || pf_writer_finish(m->pf);
+	return output_write(m->out, json, len) || output_puts(m->out, "\n]\n");
 }
 
 static void note_time(struct merge *m, int64_t t)
@@ -179,6 +192,36 @@ static int track_thread(struct merge *m, struct input *in, const struct trace_ev
 	return 0;
 }
 
+/* An event with its edits into a Perfetto output: the event itself, its edited fields
+ * replaced (what event_rewrite() does to its text). */
+static int put_edited(struct merge *m, const struct trace_event *ev, const struct event_edit *e)
+{
+	struct trace_event c = *ev;
+
+	if (e->set_ts) {
+		c.has_ts = true;
+		c.ts_ns = e->ts_ns;
+	}
+	if (e->set_dur) {
+		c.has_dur = true;
+		c.dur_ns = e->dur_ns;
+	}
+	if (e->set_pid) {
+		c.has_pid = true;
+		c.pid_num = e->pid;
+	}
+	if (e->id != NULL) /* a number, or a "0x..." string (no escapes) */
+		c.id = e->id[0] == '"'
+			       ? (struct trace_value){TRACE_STRING, e->id + 1, e->id_len - 2}
+			       : (struct trace_value){TRACE_NUMBER, e->id, e->id_len};
+	if (e->args != NULL)
+		c.args = (struct trace_value){TRACE_OBJECT, e->args, e->args_len};
+	if (pf_writer_event(m->pf, &c) == 0)
+		return 0;
+	m->nomem |= pf_writer_nomem(m->pf);
+	return -1;
+}
+
 int merge_take(struct merge *m, struct input *in, const struct trace_event *ev)
 {
 	struct event_edit e = {.duplicates = ev->duplicates != 0};
@@ -243,13 +286,15 @@ int merge_take(struct merge *m, struct input *in, const struct trace_event *ev)
 	if (ev->phase != 'M')
 		m->written++;
 	in->events++;
-	if (in->pushed != NULL) { /* a B: held until its E, to write the slice as one X */
+	if (in->pushed != NULL && m->pf == NULL) { /* a B: held until its E, as one X */
 		in->pushed->held = true;
 		in->pushed->held_ts = e.ts_ns;
 		in->pushed->held_set_pid = e.set_pid;
 		in->pushed->held_pid = e.pid;
 		return 0;
 	}
+	if (m->pf != NULL)
+		return put_edited(m, ev, &e);
 	m->line.len = 0;
 	if (event_rewrite(&m->line, ev->json, ev->json_len, &e)) {
 		m->nomem = true;
