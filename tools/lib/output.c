@@ -52,6 +52,11 @@ static void set_error(struct output *o, const char *fmt, ...)
 	va_end(ap);
 }
 
+bool output_is_gzip(const struct output *out)
+{
+	return out->gzip;
+}
+
 bool output_path_is_gzip(const char *path)
 {
 	size_t n = strlen(path);

@@ -32,6 +32,10 @@ struct output;
 /* Does path name gzip output (ends in ".gz")? */
 bool output_path_is_gzip(const char *path);
 
+struct output;
+/* Is out written gzip-compressed? */
+bool output_is_gzip(const struct output *out);
+
 /*
  * Open path ("-": standard output) for writing, gzip when gzip is true. Returns 0
  * and the output in *out, or -errno (the temporary file could not be made).

@@ -116,11 +116,18 @@ static void sink_packet(struct pf_writer *w, const char *p, size_t n)
 {
 	if (w->err != 0)
 		return;
-	if (output_write(w->out, p, n) != 0) {
+	if ((w->batch.packer != NULL ? rtr__pf_batch_add(&w->batch, p, n)
+				     : output_write(w->out, p, n)) != 0) {
 		fail(w, -EIO);
 		return;
 	}
 	w->counts.packets++;
+}
+
+/* rtr__pf_batch.emit: a batch, packed or as it was, to the output. */
+static int emit_batch(void *ctx, const void *p, size_t n)
+{
+	return output_write(((struct pf_writer *)ctx)->out, p, n);
 }
 
 /* The packet made (its fields after HEAD_ROOM) framed in place and sent. */
@@ -385,6 +392,18 @@ int pf_writer_create(struct output *out, struct pf_writer **wp)
 	if (w == NULL)
 		return -ENOMEM;
 	w->out = out;
+	const char *plain = getenv("RINGTRACE_PF_COMPRESS"); /* "0": plain, as the library's */
+	if (!output_is_gzip(out) && (plain == NULL || strcmp(plain, "0") != 0)) {
+		w->batch.packer = rtr__pf_packer_new();
+		w->batch.in = malloc(RTR__PF_BATCH_BYTES);
+		w->batch.out = malloc(rtr__pf_pack_bound(RTR__PF_BATCH_BYTES));
+		w->batch.emit = emit_batch;
+		w->batch.ctx = w;
+		if (w->batch.packer == NULL || w->batch.in == NULL || w->batch.out == NULL) {
+			pf_writer_free(w);
+			return -ENOMEM;
+		}
+	}
 	w->epoch = 1;
 	w->next_seq = PFW_SEQ_WRITER;
 	table_init(&w->strings, sizeof(uint32_t));
@@ -423,6 +442,8 @@ int pf_writer_json(struct pf_writer *w, const char *json, size_t len)
 
 int pf_writer_finish(struct pf_writer *w)
 {
+	if (w->err == 0 && w->batch.packer != NULL && rtr__pf_batch_flush(&w->batch) != 0)
+		fail(w, -EIO);
 	return w->err != 0 ? -1 : 0;
 }
 
@@ -441,6 +462,9 @@ void pf_writer_free(struct pf_writer *w)
 	if (w == NULL)
 		return;
 	pfw_tracks_free(w);
+	rtr__pf_packer_free(w->batch.packer);
+	free(w->batch.in);
+	free(w->batch.out);
 	table_destroy(&w->strings);
 	table_destroy(&w->uuids);
 	buf_free(&w->pkt);

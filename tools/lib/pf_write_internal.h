@@ -22,6 +22,7 @@
 #define RTR_TOOLS_PF_WRITE_INTERNAL_H
 
 #include "budget.h"
+#include "format/perfetto/pack.h"
 #include "format/perfetto/pb.h"
 #include "json.h"
 #include "pf_write.h"
@@ -97,6 +98,9 @@ struct pfw_pending {
 
 struct pf_writer {
 	struct output *out;
+	/* packets in zlib batches (compressed_packets), as the library writes them,
+	 * unless the output is gzip already; packer NULL: plain */
+	struct rtr__pf_batch batch;
 	int err; /* 0, -ENOMEM, or -EIO (the output's error) */
 	struct pf_writer_counts counts;
 
