@@ -316,6 +316,8 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 		show_drops(w, r, rd);
 		return 0;
 	}
+	/* a quarter of the ring waiting: the producer may soon wait for the writer */
+	w->drain.behind = avail > r->capacity / 4;
 	w->fmt->begin_ring(w, r);
 	w->drain.current = r;
 	if (rd->meta_file != w->out.file_id)

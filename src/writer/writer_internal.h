@@ -174,6 +174,9 @@ struct rtr__drain {
 	 * provisional close or in a flight chunk's beginning: B's are held (slices.h). A
 	 * stream cannot take a line back, so it gets each B as it comes. */
 	int hold;
+	/* the ring being drained held a quarter of its room or more: what costs the writer
+	 * time and saves only bytes (packing a Perfetto batch) is left undone */
+	int behind;
 	struct rtr__args held_own; /* the arguments of the E of the held X being written */
 	/* rtr__cut_show_held(), for a ring that retires with slices held (cut.c includes
 	 * drain.h, so drain.c calls it through here) */
