@@ -131,11 +131,13 @@ int buf_put_dur(struct buf *b, int64_t ts_ns, int64_t dur_ns)
 {
 	/* ns below 2^53 are exact doubles; correctly rounded division by 1000 gives the
 	 * double a parser reads from their microseconds' three-decimal text */
-	double s = (double)ts_ns / 1000.0, e = (double)(ts_ns + dur_ns) / 1000.0;
-	double d = (double)dur_ns / 1000.0;
 	char tmp[40];
 
-	if (ts_ns < 0 || dur_ns <= 0 || ts_ns > INT64_MAX - dur_ns || s + d == e)
+	if (ts_ns < 0 || dur_ns <= 0 || ts_ns > INT64_MAX - dur_ns)
+		return buf_put_us(b, dur_ns);
+	double s = (double)ts_ns / 1000.0, e = (double)(ts_ns + dur_ns) / 1000.0;
+	double d = (double)dur_ns / 1000.0;
+	if (s + d == e)
 		return buf_put_us(b, dur_ns);
 	d = e - s; /* exact when ts >= end / 2; else the steps find it */
 	for (int i = 0; i < 8 && s + d != e; i++)

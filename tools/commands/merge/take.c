@@ -101,6 +101,10 @@ static void count_moved(struct merge *m, struct input *in)
  */
 static int write_held_slice(struct merge *m, const struct open_slice *s, int64_t end_ns)
 {
+	int64_t dur;
+
+	if (end_ns <= s->held_ts || __builtin_sub_overflow(end_ns, s->held_ts, &dur))
+		dur = end_ns > s->held_ts ? INT64_MAX : 0; /* times at the ends of int64 */
 	struct event_edit e = {
 		.set_ts = true,
 		.ts_ns = s->held_ts,
@@ -108,7 +112,7 @@ static int write_held_slice(struct merge *m, const struct open_slice *s, int64_t
 		.pid = s->held_pid,
 		.ph = "\"X\"",
 		.add_dur = true,
-		.dur_ns = end_ns > s->held_ts ? end_ns - s->held_ts : 0,
+		.dur_ns = dur,
 		.duplicates = true,
 	};
 
