@@ -277,7 +277,7 @@ static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, struct 
 	uint64_t ns = rtr__clock_ns(&w->s.clock, ticks);
 
 	for (unsigned k = 0; k < RTR__RECENT_ENDS; k++)
-		if (RTR_UNLIKELY(rd->recent_end[k] == ns))
+		if (RTR_UNLIKELY(rd->recent_end[k] == ns) && ns != UINT64_MAX)
 			return ns + 1;
 	return ns;
 }
