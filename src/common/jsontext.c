@@ -361,3 +361,32 @@ found:
 	}
 	return put_decimal(cur, d, k);
 }
+
+/* The double next to d >= 0, up or down (d's bits as an integer count them). */
+static double step(double d, int up)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &d, sizeof(bits));
+	if (bits == 0 && !up)
+		return d;
+	bits = up ? bits + 1 : bits - 1;
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+char *rtr__jsontext_dur_exact(char *p, uint64_t start, uint64_t end)
+{
+	/* ns below 2^53 are exact doubles, and correctly rounded division by 1000 gives
+	 * the double a parser reads from their microseconds' text */
+	double s = (double)start / 1000.0, e = (double)end / 1000.0;
+	double d = e - s; /* exact when start >= end / 2; else the steps below find it */
+
+	if (d == (double)(end - start) / 1000.0)
+		return rtr__jsontext_us(p, end - start); /* the three decimals are it */
+	for (int i = 0; i < 8 && s + d != e; i++)
+		d = step(d, s + d < e);
+	if (s + d != e || d < 0)
+		return rtr__jsontext_us(p, end - start); /* none exists: as it was */
+	return rtr__jsontext_f64(p, d);
+}

@@ -44,6 +44,15 @@ char *rtr__jsontext_us(char *cur, uint64_t ns);
  */
 char *rtr__jsontext_f64(char *cur, double v);
 
+/*
+ * The dur of an X from start to end ns (start <= end < 2^53) whose sum with the ts a
+ * parser reads from start's microseconds is exactly end's: a viewer adding the two as
+ * doubles then finds the end equal to an event's at that time (docs/format.md). The
+ * three decimals of end - start where they are that double, else the shortest text
+ * of it, which reads back as the same ns. At most 32 bytes.
+ */
+char *rtr__jsontext_dur_exact(char *cur, uint64_t start, uint64_t end);
+
 /* Most bytes rtr__jsontext_escape() writes for `len` input bytes. */
 #define RTR_JSONTEXT_ESCAPE_BOUND(len) ((size_t)(len)*6)
 

@@ -114,37 +114,21 @@ int buf_put_us(struct buf *b, int64_t ns)
 	return buf_put(b, tmp, (size_t)(json_put_us(tmp, ns) - tmp));
 }
 
-/* The double next to d >= 0, up or down (d's bits as an integer count them). */
-static double next_double(double d, bool up)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &d, sizeof(bits));
-	if (bits == 0 && !up)
-		return d;
-	bits = up ? bits + 1 : bits - 1;
-	memcpy(&d, &bits, sizeof(d));
-	return d;
-}
-
 int buf_put_dur(struct buf *b, int64_t ts_ns, int64_t dur_ns)
 {
-	/* ns below 2^53 are exact doubles; correctly rounded division by 1000 gives the
-	 * double a parser reads from their microseconds' three-decimal text */
 	char tmp[40];
 
 	if (ts_ns < 0 || dur_ns <= 0 || ts_ns > INT64_MAX - dur_ns)
 		return buf_put_us(b, dur_ns);
+	/* ns below 2^53 are exact doubles; correctly rounded division by 1000 gives the
+	 * double a parser reads from their microseconds' three-decimal text */
 	double s = (double)ts_ns / 1000.0, e = (double)(ts_ns + dur_ns) / 1000.0;
-	double d = (double)dur_ns / 1000.0;
-	if (s + d == e)
+	if (s + (double)dur_ns / 1000.0 == e)
 		return buf_put_us(b, dur_ns);
-	d = e - s; /* exact when ts >= end / 2; else the steps find it */
-	for (int i = 0; i < 8 && s + d != e; i++)
-		d = next_double(d, s + d < e);
-	if (s + d != e)
-		return buf_put_us(b, dur_ns);
-	return buf_put(b, tmp, (size_t)(rtr__jsontext_f64(tmp, d) - tmp));
+	return buf_put(
+		b, tmp,
+		(size_t)(rtr__jsontext_dur_exact(tmp, (uint64_t)ts_ns, (uint64_t)(ts_ns + dur_ns)) -
+			 tmp));
 }
 
 static bool is_digit(char c)

@@ -171,22 +171,6 @@ static enum trace_type type_of(char c)
 	}
 }
 
-/* ts, dur, pid and tid as numbers, and the phase. */
-static void numbers(struct trace_event *ev)
-{
-	if (ev->ph.type == TRACE_STRING && ev->ph.len == 1)
-		ev->phase = ev->ph.text[0];
-	if (ev->ts.type == TRACE_NUMBER)
-		ev->has_ts = json_parse_us(ev->ts.text, ev->ts.len, &ev->ts_ns, &ev->ts_exact) == 0;
-	if (ev->dur.type == TRACE_NUMBER)
-		ev->has_dur =
-			json_parse_us(ev->dur.text, ev->dur.len, &ev->dur_ns, &ev->dur_exact) == 0;
-	if (ev->pid.type == TRACE_NUMBER)
-		ev->has_pid = json_parse_i64(ev->pid.text, ev->pid.len, &ev->pid_num) == 0;
-	if (ev->tid.type == TRACE_NUMBER)
-		ev->has_tid = json_parse_i64(ev->tid.text, ev->tid.len, &ev->tid_num) == 0;
-}
-
 int pfw_parse_event(const char *json, size_t len, struct trace_event *ev, struct buf *text)
 {
 	enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
@@ -221,7 +205,7 @@ int pfw_parse_event(const char *json, size_t len, struct trace_event *ev, struct
 	for (int k = 0; k < NKEYS; k++)
 		if (decoded[k])
 			field(ev, k)->text = text->p + offs[k];
-	numbers(ev);
+	trace_event_numbers(ev);
 	ev->json = json;
 	ev->json_len = len;
 	return 0;

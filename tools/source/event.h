@@ -188,6 +188,10 @@ bool trace_value_is(const struct trace_value *v, const char *s);
  */
 void trace_event_thread(const struct trace_event *ev, int64_t *pid, int64_t *tid);
 
+/* ev's phase and the numbers of its ts, dur, pid and tid, from their values' text
+ * (the readers do this; a tool that fills an event itself calls it). */
+void trace_event_numbers(struct trace_event *ev);
+
 /*
  * Where something is, the way messages begin: "FILE:LINE:COL" (line > 0), "FILE:
  * packet N at byte O" (in_packet), else "FILE". Written into out (NUL-terminated,

@@ -427,7 +427,7 @@ static void fast_value(const struct event_parse *e, const unsigned char *p,
 	*more += v->len + 1;
 }
 
-/* The numbers of the event, as tr_event_numbers() reads them: those event_parse()
+/* The numbers of the event, as trace_event_numbers() reads them: those event_parse()
  * read already taken from it. */
 static void fast_numbers(const struct event_parse *e, struct trace_event *ev)
 {

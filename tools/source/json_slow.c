@@ -132,7 +132,7 @@ int tr_event_begin(struct trace *r)
 }
 
 /* The phase and the numbers of ts, dur, pid and tid, from their text. */
-void tr_event_numbers(struct trace_event *ev)
+void trace_event_numbers(struct trace_event *ev)
 {
 	ev->phase = ev->ph.type == TRACE_STRING && ev->ph.len == 1 ? ev->ph.text[0] : '\0';
 	if (ev->ts.type == TRACE_NUMBER)
@@ -192,7 +192,7 @@ static int event_commit(struct trace *r)
 	}
 	ev->arg = b->nargs > 0 ? args : NULL;
 	ev->nargs = b->nargs;
-	tr_event_numbers(ev);
+	trace_event_numbers(ev);
 	ev->json = json;
 	ev->json_len = b->json.len;
 	ev->line = b->line;

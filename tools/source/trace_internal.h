@@ -227,7 +227,6 @@ int tr_yajl_feed(struct trace *r, const unsigned char *p, size_t len, uint64_t a
 void tr_building_reset(struct building *b);
 void tr_building_free(struct building *b);
 bool tr_level_push(struct level **lv, size_t *nlv, size_t *cap, char c);
-void tr_event_numbers(struct trace_event *ev);
 int tr_event_begin(struct trace *r);
 int tr_ev_open(struct trace *r, char c);
 int tr_ev_close(struct trace *r, char c);

@@ -113,7 +113,6 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
  * next event is in the batch. (A slice begun as another ended, recorded later, a
  * scope, cannot tie: begins are rounded up within their ns, ends down.)
  */
-char *rtr__json_dur_exact(char *p, uint64_t start, uint64_t end);
 
 static inline char *put_dur(char *p, uint64_t start, uint64_t end, bool tie)
 {
@@ -124,7 +123,7 @@ static inline char *put_dur(char *p, uint64_t start, uint64_t end, bool tie)
 		if (RTR_LIKELY(s + (double)(end - start) / 1000.0 == e))
 			return rtr__jsontext_us_inline(p, end - start);
 	}
-	return rtr__json_dur_exact(p, start, end);
+	return rtr__jsontext_dur_exact(p, start, end);
 }
 
 /* The arguments of a as `"k":v,...` (no braces); `counters`: a series, whose booleans
