@@ -22,10 +22,14 @@
 /* The M events held before the first event, at most. */
 #define EARLY_BYTES (1u << 20)
 
-/* A slice open on a track: its name and categories, for its END. */
+struct pending;
+
+/* A slice open on a track: its name and categories, for its END; its BEGIN held, when
+ * it is on a thread, to be written with its END as one X. */
 struct open_name {
 	char *name, *cat; /* NULL when absent */
 	size_t name_len, cat_len;
+	struct pending *held; /* NULL: its BEGIN is written */
 };
 
 struct track_stack {
@@ -34,8 +38,9 @@ struct track_stack {
 	size_t untracked; /* opened past the bound: innermost */
 };
 
-/* A BEGIN on a thread track held back: an END of its track next on the sequence makes
- * it an X. */
+/* A BEGIN on a thread track held back until its END makes it an X, as the library's
+ * JSON writes a slice: one line, at its end (docs/format.md). Written as a B when the
+ * stream ends with it open. */
 struct pending {
 	bool has;
 	uint64_t track_uuid;
@@ -68,10 +73,9 @@ struct pf_json {
 	struct buf early;
 	struct from *early_from;
 	size_t nearly, early_cap;
-	struct table stacks;  /* track uuid -> struct track_stack */
-	struct table pending; /* sequence id -> struct pending */
-	struct table flows;   /* flow id -> char (seen) */
-	struct table metas;   /* (track uuid, M name) -> uint64_t, the value's hash */
+	struct table stacks; /* track uuid -> struct track_stack */
+	struct table flows;  /* flow id -> char (seen) */
+	struct table metas;  /* (track uuid, M name) -> uint64_t, the value's hash */
 	struct state_budget budget;
 };
 
@@ -266,7 +270,15 @@ static void push(struct pf_json *c, uint64_t uuid, const struct pf_event *ev)
 	}
 	s->open = p;
 	s->open[s->depth++] = (struct open_name){dup_str(c, ev->name), dup_str(c, ev->categories),
-						 ev->name.len, ev->categories.len};
+						 ev->name.len, ev->categories.len, NULL};
+}
+
+/* The innermost open slice of a track, when known (none past the bound). */
+static struct open_name *top_of(struct pf_json *c, uint64_t uuid)
+{
+	struct track_stack *s = table_get(&c->stacks, &uuid, sizeof(uuid));
+
+	return s != NULL && s->untracked == 0 && s->depth > 0 ? &s->open[s->depth - 1] : NULL;
 }
 
 /* The innermost open slice's names (s NULL when none is known); popped. */
@@ -291,16 +303,29 @@ static struct open_name pop(struct pf_json *c, uint64_t uuid, bool *had)
 	return n;
 }
 
-static struct pending *pending_of(struct pf_json *c, uint32_t seq)
+/* A held BEGIN's room, counted against the bound; NULL past it (the B is written). */
+static struct pending *new_pending(struct pf_json *c)
 {
-	struct pending *p = table_get(&c->pending, &seq, sizeof(seq));
+	struct pending *p;
 
-	if (p == NULL && budget_take(&c->budget, sizeof(*p) + 256 + ENTRY_COST)) {
-		p = table_put(&c->pending, &seq, sizeof(seq), NULL);
-		if (p == NULL)
-			c->nomem = true;
+	if (!budget_take(&c->budget, sizeof(*p) + 256 + ENTRY_COST))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		budget_give(&c->budget, sizeof(*p) + 256 + ENTRY_COST);
+		c->nomem = true;
 	}
 	return p;
+}
+
+static void free_pending(struct pf_json *c, struct pending *p)
+{
+	if (p == NULL)
+		return;
+	buf_free(&p->head);
+	buf_free(&p->args);
+	free(p);
+	budget_give(&c->budget, sizeof(*p) + 256 + ENTRY_COST);
 }
 
 /* Write a held-back BEGIN as B. */
@@ -308,7 +333,7 @@ static void flush(struct pf_json *c, struct pending *p)
 {
 	struct buf *b = &c->line;
 
-	if (!p->has)
+	if (p == NULL || !p->has)
 		return;
 	p->has = false;
 	b->len = 0;
@@ -379,7 +404,7 @@ static void take_origin(struct pf_json *c, const struct pf_packet *pk)
 	}
 }
 
-/* An END right after its BEGIN (held in p): one X, the END's args merged in. */
+/* The END of a held BEGIN (p): one X, the END's args merged in. */
 static void end_as_x(struct pf_json *c, const struct pf_packet *pk, struct pending *p)
 {
 	const struct pf_event *ev = &pk->event;
@@ -393,7 +418,7 @@ static void end_as_x(struct pf_json *c, const struct pf_packet *pk, struct pendi
 	b->len = 0;
 	if (buf_puts(b, "{\"ph\":\"X\"") || buf_put(b, p->head.p, p->head.len) ||
 	    buf_puts(b, ",\"ts\":") || buf_put_us(b, rel(c, p->ts_ns)) ||
-	    buf_puts(b, ",\"dur\":") || buf_put_us(b, pk->time_ns - p->ts_ns) ||
+	    buf_puts(b, ",\"dur\":") || buf_put_dur(b, rel(c, p->ts_ns), pk->time_ns - p->ts_ns) ||
 	    buf_puts(b, ",\"pid\":") || buf_put_i64(b, p->at.pid) || buf_puts(b, ",\"tid\":") ||
 	    buf_put_i64(b, p->at.tid)) {
 		c->nomem = true;
@@ -422,16 +447,20 @@ static struct pf_str async_cat(struct pf_str cat)
 	return cat.s != NULL ? cat : (struct pf_str){"async", 5};
 }
 
-static enum head slice_begin(struct pf_json *c, const struct pf_packet *pk, const struct place *at,
-			     struct pending *p)
+static enum head slice_begin(struct pf_json *c, const struct pf_packet *pk, const struct place *at)
 {
 	const struct pf_event *ev = &pk->event;
 	struct buf *b = &c->line;
 
 	push(c, ev->track_uuid, ev);
-	if (at->kind == PLACE_THREAD && p != NULL && ev->nflow_ids == 0 &&
-	    ev->nterminating_flow_ids == 0) {
-		/* held back: an END next on the sequence makes it an X */
+	struct open_name *top =
+		at->kind == PLACE_THREAD && ev->nflow_ids == 0 && ev->nterminating_flow_ids == 0
+			? top_of(c, ev->track_uuid)
+			: NULL;
+	struct pending *p = top != NULL ? new_pending(c) : NULL;
+	if (p != NULL) {
+		/* held back: its END makes it an X */
+		top->held = p;
 		p->has = true;
 		p->track_uuid = ev->track_uuid;
 		p->ts_ns = pk->time_ns;
@@ -578,7 +607,6 @@ static void track_event(struct pf_json *c, const struct pf_packet *pk)
 {
 	const struct pf_event *ev = &pk->event;
 	struct place at = pfj_place_of(pk, ev->track_uuid, ev->track);
-	struct pending *p = pending_of(c, pk->sequence_id);
 
 	if (at.kind != PLACE_THREAD)
 		pfj_place_on_writer(pk, &at);
@@ -590,17 +618,20 @@ static void track_event(struct pf_json *c, const struct pf_packet *pk)
 	if (!c->has_origin)
 		take_origin(c, pk);
 	ts = rel(c, pk->time_ns);
-	if (p != NULL && p->has) {
-		if (ev->type == PF_TYPE_SLICE_END && ev->track_uuid == p->track_uuid) {
+	if (ev->type == PF_TYPE_SLICE_END) {
+		struct open_name *top = top_of(c, ev->track_uuid);
+		struct pending *p = top != NULL ? top->held : NULL;
+		if (p != NULL) { /* the END of a held BEGIN: the slice as one X */
+			top->held = NULL;
 			end_as_x(c, pk, p);
+			free_pending(c, p);
 			return;
 		}
-		flush(c, p);
 	}
 	c->line.len = 0;
 	switch (ev->type) {
 	case PF_TYPE_SLICE_BEGIN:
-		h = slice_begin(c, pk, &at, p);
+		h = slice_begin(c, pk, &at);
 		break;
 	case PF_TYPE_SLICE_END:
 		h = slice_end(c, ev, &at);
@@ -652,8 +683,13 @@ int pf_json_packet(struct pf_json *c, const struct pf_packet *pk)
 int pf_json_finish(struct pf_json *c)
 {
 	flush_early(c);
-	for (struct pending *p = table_first(&c->pending); p != NULL; p = table_next(p))
-		flush(c, p);
+	/* slices the stream left open: their BEGINs, as B, outermost first */
+	for (struct track_stack *s = table_first(&c->stacks); s != NULL; s = table_next(s))
+		for (size_t i = 0; i < s->depth; i++) {
+			flush(c, s->open[i].held);
+			free_pending(c, s->open[i].held);
+			s->open[i].held = NULL;
+		}
 	return conv_error(c);
 }
 
@@ -678,7 +714,6 @@ int pf_json_create(pf_json_line_fn line, void *ctx, struct pf_json **out)
 	c->line_fn = line;
 	c->ctx = ctx;
 	table_init(&c->stacks, sizeof(struct track_stack));
-	table_init(&c->pending, sizeof(struct pending));
 	table_init(&c->flows, 1);
 	table_init(&c->metas, sizeof(uint64_t));
 	*out = c;
@@ -693,16 +728,12 @@ void pf_json_free(struct pf_json *c)
 		for (size_t i = 0; i < s->depth; i++) {
 			free(s->open[i].name);
 			free(s->open[i].cat);
+			free_pending(c, s->open[i].held);
 		}
 		free(s->open);
 	}
 	table_destroy(&c->stacks);
 	table_destroy(&c->metas);
-	for (struct pending *p = table_first(&c->pending); p != NULL; p = table_next(p)) {
-		buf_free(&p->head);
-		buf_free(&p->args);
-	}
-	table_destroy(&c->pending);
 	table_destroy(&c->flows);
 	buf_free(&c->line);
 	buf_free(&c->early);
