@@ -134,7 +134,7 @@ struct rtr__ring {
 	size_t map_bytes;	/* size of the mapping that holds this ring */
 	char name[64];		/* the thread's name when the ring was made */
 	int32_t sort_index;	/* rtr_thread_sort_index() + 1, 0 if none; relaxed */
-	uint64_t reader[28];	/* the writer's per-ring state; writer only */
+	uint64_t reader[29];	/* the writer's per-ring state; writer only */
 };
 
 /*

@@ -316,8 +316,12 @@ static uint32_t drain_ring(struct rtr__writer *w, struct rtr__ring *r, uint32_t 
 		show_drops(w, r, rd);
 		return 0;
 	}
-	/* a quarter of the ring waiting: the producer may soon wait for the writer */
-	w->drain.behind = avail > r->capacity / 4;
+	/* behind its producer: it waited for room or dropped for want of it since the last
+	 * look (relaxed: a count, it orders nothing), or three quarters of the ring wait */
+	uint64_t pressed = rtr_atomic_load_relaxed(&r->waited_full) +
+			   rtr_atomic_load_relaxed(&r->dropped_full);
+	w->drain.behind = pressed != rd->pressed || avail > r->capacity / 4 * 3;
+	rd->pressed = pressed;
 	w->fmt->begin_ring(w, r);
 	w->drain.current = r;
 	if (rd->meta_file != w->out.file_id)

@@ -110,6 +110,7 @@ struct rtr__reader {
 	uint32_t recent_next;
 	uint32_t unused;
 	struct rtr__poll_fold *polls; /* its polls being folded (polls.h); NULL until one */
+	uint64_t pressed; /* the producer's waits and drops for room, at the last drain */
 };
 _Static_assert(sizeof(struct rtr__reader) <= sizeof(((struct rtr__ring *)0)->reader),
 	       "reader state must fit in the ring");
@@ -174,8 +175,9 @@ struct rtr__drain {
 	 * provisional close or in a flight chunk's beginning: B's are held (slices.h). A
 	 * stream cannot take a line back, so it gets each B as it comes. */
 	int hold;
-	/* the ring being drained held a quarter of its room or more: what costs the writer
-	 * time and saves only bytes (packing a Perfetto batch) is left undone */
+	/* the ring being drained has its producer waiting or dropping for room (or is
+	 * three quarters full): what costs the writer time and saves only bytes (packing a
+	 * Perfetto batch) is left undone */
 	int behind;
 	struct rtr__args held_own; /* the arguments of the E of the held X being written */
 	/* rtr__cut_show_held(), for a ring that retires with slices held (cut.c includes

@@ -13,8 +13,9 @@
  * prologue (a snapshot copies what follows it), what the format did not write
  * itself in a row (a snapshot's copied lines), everything when the file is
  * gzip-compressed or RINGTRACE_PF_COMPRESS=0, and a batch written while the writer is
- * behind its producers (a quarter of the ring waiting): packing costs the writer about
- * 1 ns a byte, which producers at full speed would otherwise spend waiting for room.
+ * behind its producer (it waited or dropped for room since the last drain, or three
+ * quarters of its ring wait): packing costs the writer about 1 ns a byte, which a
+ * producer at full speed would otherwise spend waiting for room.
  */
 #include "format/perfetto/pf.h"
 
