@@ -5,10 +5,10 @@
  *
  * Every chunk but the last ends in a provisional end marker (and, in JSON, the "]"
  * that closes the array, and before them the B's of the slices open and held: cut.c),
- * which the sink cuts off before it writes the next chunk
- * in their place. So a file between two writes (a killed run, or a reader while the
- * run goes on) is a whole trace with an end marker that says "final": false, and one
- * cut during a write ends after a whole line (out.h), which the repair rule handles.
+ * which the sink cuts off before it writes the next chunk in their place. So a file
+ * between two writes (a killed run, or a reader while the run goes on) is a whole
+ * trace with an end marker that says "final": false, and one cut during a write ends
+ * after a whole line (out.h), which the repair rule handles.
  * A stream (a pipe) cannot be cut: it gets no provisional close.
  *
  * A write error that cut the file for room (ENOSPC, EFBIG, EDQUOT) gets the end
@@ -23,6 +23,13 @@
 
 #include <errno.h>
 
+/* What the format holds back in the chunk, done (rtr__format.seal). */
+void rtr__out_seal(struct rtr__writer *w)
+{
+	if (w->fmt->seal != NULL)
+		w->fmt->seal(w);
+}
+
 /*
  * Hand the chunk to the sink. Every chunk but the last ends in a provisional end
  * marker and "]", which the sink cuts off before it writes the next chunk in their
@@ -30,12 +37,6 @@
  * on) is strict JSON with a window end that says "final": false; one cut during a
  * write ends after a whole line (see out_commit()), and the repair rule applies.
  */
-void rtr__out_seal(struct rtr__writer *w)
-{
-	if (w->fmt->seal != NULL)
-		w->fmt->seal(w);
-}
-
 void rtr__out_submit(struct rtr__writer *w)
 {
 	rtr__out_seal(w);
