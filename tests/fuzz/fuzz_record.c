@@ -7,7 +7,7 @@
  * enough for the largest event, the file in $TMPDIR). Each input is a few calls:
  *
  *	op 0	rtr_instant_copy(cat, name), name NULL too (recorded as "")
- *	op 1	rtr_begin_copy(cat, name), then rtr_end()
+ *	op 1	rtr_begin_copy(cat, name), then rtr_end(): one X (its B held until its E)
  *	op 2	rtr_instant_args(cat, "args", args, n), 0 to 18 arguments of the types
  *		STR_COPY (NULL too), STR_ARRAY (NULL items too), I64_ARRAY (NULL
  *		too), I64
@@ -297,8 +297,8 @@ static void check_file(int nops)
 				FUZZ_FAIL("want the instant \"args\"");
 			check_args(o, ev);
 		} else {
-			if (strcmp(ph->s, o->kind == 0 ? "i" : "B") != 0)
-				FUZZ_FAIL("want ph %s, have %s", o->kind == 0 ? "i" : "B", ph->s);
+			if (strcmp(ph->s, o->kind == 0 ? "i" : "X") != 0)
+				FUZZ_FAIL("want ph %s, have %s", o->kind == 0 ? "i" : "X", ph->s);
 			expect_copy(name, o->name != NULL ? o->name : "", RTR_MAX_COPY, "name");
 		}
 	}
