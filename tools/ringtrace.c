@@ -26,6 +26,10 @@ static const struct command commands[] = {
 	 cmd_window},
 	{"diff", "what got slower between two runs: p50, p99, totals per name, and the verdict",
 	 cmd_diff},
+	{"record",
+	 "run a program with the recorder and the modules asked for, then say where "
+	 "the trace is",
+	 cmd_record},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
