@@ -120,10 +120,21 @@ static void check_regions(const struct tt_trace *t)
 			assert_int_equal(strncmp(code->s, "0x", 2), 0);
 			/* a nested region runs inside an implicit task of the outer team */
 			const struct tt_event *o = around(t, "omp implicit task", e->tid, e->ts_ns);
-			if (o != NULL && encloses(o, e)) {
+			int in_team = o != NULL && encloses(o, e);
+			if (in_team) {
 				assert_int_equal(tu_arg_int(o, "team_size"), OUTER);
 				nested++;
 			}
+#if defined(RTR_TEST_HAVE_SYMTAB)
+			/* named from the symbol table: a nested region's code is in the outer
+			 * region's body, which the compiler outlined */
+			const struct tt_arg *fn = tt_arg(e, "function");
+			assert_non_null(fn);
+			if (in_team)
+				assert_int_equal(strncmp(fn->s, ".omp_outlined.", 14), 0);
+			else
+				assert_string_equal(fn->s, "main");
+#endif
 		}
 		if (is_omp(e, "X", "omp implicit task") && tu_arg_int(e, "team_size") == TEAM) {
 			int64_t index = tu_arg_int(e, "index");

@@ -7,6 +7,9 @@
  * the thread that runs it, begun and ended through the library's event calls:
  *
  *	omp parallel		the encountering thread; args requested, team_size, code
+ *				(the region's return address in hex) and, with libelf,
+ *				function (the function holding it, named through the
+ *				instrument library's symbol table, built as the tool starts)
  *	omp implicit task	every team thread; args index, team_size
  *	omp loop, omp sections, omp single, omp workshare, omp distribute, omp taskloop
  *				args iterations (the runtime's count)
@@ -31,6 +34,10 @@
  * constructor says so on stderr, once.
  */
 #include <ringtrace.h>
+
+#if defined(RTR_HAVE_SYMTAB)
+#include "instrument/symtab.h"
+#endif
 
 #include <omp-tools.h>
 
@@ -127,8 +134,20 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	parallel_data->value = 0;
 	char hex[20];
 	struct rtr_arg args[] = {RTR_ARG_U64("requested", requested_parallelism),
-				 RTR_ARG_STR_COPY("code", code_hex(codeptr_ra, hex))};
-	slice_begin("omp parallel", args, 2);
+				 RTR_ARG_STR_COPY("code", code_hex(codeptr_ra, hex)),
+				 RTR_ARG_STR("function", "")};
+	unsigned n = 2;
+#if defined(RTR_HAVE_SYMTAB)
+	/* a lock-free search of the table built at the start; code loaded since is not
+	 * in it and keeps only its address */
+	const struct rtr__symtab *t = rtr__symtab_current();
+	const struct rtr__sym *sym = t ? rtr__symtab_find(t, (uintptr_t)codeptr_ra) : NULL;
+	if (sym != NULL) {
+		args[2].v.str = t->names + sym->name; /* tables are never freed */
+		n = 3;
+	}
+#endif
+	slice_begin("omp parallel", args, n);
 }
 
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
@@ -345,6 +364,9 @@ static int ompt_initialize(ompt_function_lookup_t lookup, int initial_device_num
 	if (set == NULL)
 		return 0;
 	finalize_tool = (ompt_finalize_tool_t)lookup("ompt_finalize_tool");
+#if defined(RTR_HAVE_SYMTAB)
+	rtr__symtab_refresh(); /* the functions that regions' code addresses name */
+#endif
 	rtr_start(NULL); /* -EBUSY: the program's own session goes on */
 	atexit(shut_runtime_down);
 
