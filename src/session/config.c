@@ -339,14 +339,15 @@ static void config_complete(struct rtr_config *out, const struct rtr_config *cfg
 /*
  * Variables read outside the table, by code that runs before or beside a session:
  * the autostart constructor (recorder.c), the instrument library
- * (instrument/instrument.c) and the MPI module (mpi/init.c). Listed here so that the
+ * (instrument/instrument.c), the MPI module (mpi/init.c) and the OpenMP tool
+ * (omp/ompt.c). Listed here so that the
  * documentation check (test_abi, against docs/configuration.md) covers them too.
  */
 static const char *const env_only[] = {
 	"RINGTRACE_AUTOSTART",		"RINGTRACE_INSTRUMENT_MIN_NS",
 	"RINGTRACE_INSTRUMENT_DEPTH",	"RINGTRACE_INSTRUMENT_EXCLUDE",
 	"RINGTRACE_INSTRUMENT_INCLUDE", "RINGTRACE_INSTRUMENT_LINES",
-	"RINGTRACE_MPI_POLLS",
+	"RINGTRACE_MPI_POLLS",		"RINGTRACE_OMP_MUTEX",
 };
 
 #define NENV_ONLY (sizeof(env_only) / sizeof(env_only[0]))

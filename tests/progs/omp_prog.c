@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The OpenMP program test_omp traces (built with clang -fopenmp, run with
+ * OMP_TOOL_LIBRARIES naming libringtrace-omp): what it does is what the test counts.
+ *
+ *	an outer parallel region of OUTER threads, each thread opening a nested one of
+ *	INNER threads; a `for` of LOOP_N iterations over a team of TEAM threads, an
+ *	explicit barrier, a critical in every thread; one thread creating TASKS tasks,
+ *	waited for with taskwait.
+ */
+#include <omp.h>
+#include <stdio.h>
+
+#define OUTER  2
+#define INNER  2
+#define TEAM   4
+#define LOOP_N 1000
+#define TASKS  8
+
+static volatile long sink;
+
+int main(void)
+{
+	omp_set_max_active_levels(2);
+#pragma omp parallel num_threads(OUTER)
+	{
+#pragma omp parallel num_threads(INNER)
+		sink += omp_get_thread_num();
+	}
+
+	long sum = 0;
+#pragma omp parallel num_threads(TEAM)
+	{
+#pragma omp for reduction(+ : sum)
+		for (int i = 0; i < LOOP_N; i++)
+			sum += i;
+#pragma omp barrier
+#pragma omp critical
+		sink += 1;
+#pragma omp single
+		{
+			for (int t = 0; t < TASKS; t++) {
+#pragma omp task
+				sink += t;
+			}
+#pragma omp taskwait
+		}
+	}
+	printf("%ld\n", sum);
+	return 0;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libringtrace-omp, the OMPT tool: progs/omp_prog.c (built with clang -fopenmp, so
+ * with LLVM's runtime) run with OMP_TOOL_LIBRARIES naming the tool, its trace read
+ * back: every construct the program ran is a slice with its name, on its thread,
+ * nested where it ran, as many as the program made; task flows go from the creating
+ * thread to the slice that ran the task; nothing is left open.
+ */
+#include "child.h"
+#include "test_util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* What progs/omp_prog.c does. */
+#define OUTER  2
+#define INNER  2
+#define TEAM   4
+#define LOOP_N 1000
+#define TASKS  8
+
+static void run_prog(const char *env, const char *name, struct tt_trace *t, char *err,
+		     size_t err_size)
+{
+	char path[512], errpath[512];
+
+	tu_own_file(path, sizeof(path), "omp", name, ".json");
+	tu_own_file(errpath, sizeof(errpath), "omp", name, ".err");
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		setenv("OMP_TOOL_LIBRARIES", RTR_TEST_LIBOMP, 1);
+		setenv("RINGTRACE_FILE", path, 1);
+		if (env != NULL)
+			putenv((char *)env);
+		if (freopen(errpath, "w", stderr) == NULL)
+			_exit(126);
+		execl(RTR_TEST_OMP_PROG, RTR_TEST_OMP_PROG, (char *)NULL);
+		_exit(127);
+	}
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	FILE *f = fopen(errpath, "r");
+	assert_non_null(f);
+	size_t n = fread(err, 1, err_size - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	if (tt_load(path, 0, t) != 0)
+		fail_msg("%s", t->error);
+	assert_true(t->complete);
+	assert_string_equal(tu_end_marker(t)->name, "ringtrace: end");
+}
+
+static int is_omp(const struct tt_event *e, const char *ph, const char *name)
+{
+	return tu_is(e->cat, "omp") && strcmp(e->ph, ph) == 0 && tu_is(e->name, name);
+}
+
+static size_t count(const struct tt_trace *t, const char *ph, const char *name)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += is_omp(&t->ev[i], ph, name);
+	return n;
+}
+
+static int encloses(const struct tt_event *outer, const struct tt_event *inner)
+{
+	return outer != inner && outer->tid == inner->tid && outer->ts_ns <= inner->ts_ns &&
+	       inner->ts_ns + inner->dur_ns <= outer->ts_ns + outer->dur_ns;
+}
+
+/* The innermost slice named `name` on e's thread that holds time ts, or NULL. */
+static const struct tt_event *around(const struct tt_trace *t, const char *name, int64_t tid,
+				     uint64_t ts)
+{
+	const struct tt_event *best = NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *s = &t->ev[i];
+		if (is_omp(s, "X", name) && s->tid == tid && s->ts_ns <= ts &&
+		    ts <= s->ts_ns + s->dur_ns && (best == NULL || s->dur_ns < best->dur_ns))
+			best = s;
+	}
+	return best;
+}
+
+static void every_enclosed(const struct tt_trace *t, const char *inner, const char *outer)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (!is_omp(e, "X", inner))
+			continue;
+		const struct tt_event *o = around(t, outer, e->tid, e->ts_ns);
+		if (o == NULL || !encloses(o, e))
+			fail_msg("%s at line %zu is not inside a %s", inner, e->line, outer);
+	}
+}
+
+static void check_regions(const struct tt_trace *t)
+{
+	/* the outer region, its two nested ones, the team of TEAM */
+	assert_int_equal(count(t, "X", "omp parallel"), 1 + OUTER + 1);
+	assert_int_equal(count(t, "X", "omp implicit task"), OUTER + OUTER * INNER + TEAM);
+	size_t nested = 0, team_tasks = 0;
+	int64_t team_tid[TEAM];
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (is_omp(e, "X", "omp parallel")) {
+			int64_t req = tu_arg_int(e, "requested");
+			assert_int_equal(tu_arg_int(e, "team_size"), req);
+			assert_true(req == OUTER || req == INNER || req == TEAM);
+			const struct tt_arg *code = tt_arg(e, "code");
+			assert_non_null(code);
+			assert_int_equal(strncmp(code->s, "0x", 2), 0);
+			/* a nested region runs inside an implicit task of the outer team */
+			const struct tt_event *o = around(t, "omp implicit task", e->tid, e->ts_ns);
+			int in_team = o != NULL && encloses(o, e);
+			if (in_team) {
+				assert_int_equal(tu_arg_int(o, "team_size"), OUTER);
+				nested++;
+			}
+#if defined(RTR_TEST_HAVE_SYMTAB)
+			/* named from the symbol table: a nested region's code is in the outer
+			 * region's body, which the compiler outlined */
+			const struct tt_arg *fn = tt_arg(e, "function");
+			assert_non_null(fn);
+			if (in_team)
+				assert_int_equal(strncmp(fn->s, ".omp_outlined.", 14), 0);
+			else
+				assert_string_equal(fn->s, "main");
+#endif
+		}
+		if (is_omp(e, "X", "omp implicit task") && tu_arg_int(e, "team_size") == TEAM) {
+			int64_t index = tu_arg_int(e, "index");
+			assert_true(index >= 0 && index < TEAM);
+			team_tid[index] = e->tid;
+			team_tasks++;
+		}
+	}
+	assert_int_equal(nested, OUTER);
+	assert_int_equal(team_tasks, TEAM);
+	for (int a = 0; a < TEAM; a++)
+		for (int b = a + 1; b < TEAM; b++)
+			assert_true(team_tid[a] != team_tid[b]);
+	/* thread 0 of a team is the thread that met the region: its implicit task is
+	 * inside that thread's "omp parallel" slice, with the same team size */
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (!is_omp(e, "X", "omp implicit task") || tu_arg_int(e, "index") != 0)
+			continue;
+		const struct tt_event *p = around(t, "omp parallel", e->tid, e->ts_ns);
+		assert_non_null(p);
+		assert_true(encloses(p, e));
+		assert_int_equal(tu_arg_int(p, "team_size"), tu_arg_int(e, "team_size"));
+	}
+}
+
+static void check_work_and_sync(const struct tt_trace *t)
+{
+	/* one loop slice per team thread; LLVM gives each the loop's whole count */
+	assert_int_equal(count(t, "X", "omp loop"), TEAM);
+	assert_int_equal(count(t, "X", "omp single"), TEAM);
+	assert_int_equal(count(t, "X", "omp barrier"), TEAM);
+	assert_int_equal(count(t, "X", "omp barrier wait"), TEAM);
+	assert_int_equal(count(t, "X", "omp taskwait"), 1);
+	size_t executors = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (is_omp(e, "X", "omp loop"))
+			assert_int_equal(tu_arg_int(e, "iterations"), LOOP_N);
+		if (is_omp(e, "X", "omp single"))
+			executors += tt_arg(e, "executor")->b;
+	}
+	assert_int_equal(executors, 1);
+	every_enclosed(t, "omp loop", "omp implicit task");
+	every_enclosed(t, "omp single", "omp implicit task");
+	every_enclosed(t, "omp barrier", "omp implicit task");
+	every_enclosed(t, "omp barrier wait", "omp barrier");
+	every_enclosed(t, "omp implicit barrier wait", "omp implicit barrier");
+	every_enclosed(t, "omp taskwait", "omp single");
+}
+
+static void check_tasks(const struct tt_trace *t)
+{
+	assert_int_equal(count(t, "i", "omp task create"), TASKS);
+	assert_int_equal(count(t, "X", "omp task"), TASKS);
+	assert_int_equal(count(t, "s", "omp task"), TASKS);
+	assert_int_equal(count(t, "f", "omp task"), TASKS);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *s = &t->ev[i];
+		if (!is_omp(s, "s", "omp task"))
+			continue;
+		/* created inside the single, ended inside an "omp task" slice */
+		assert_non_null(around(t, "omp single", s->tid, s->ts_ns));
+		size_t ends = 0;
+		for (size_t j = 0; j < t->n; j++) {
+			const struct tt_event *f = &t->ev[j];
+			if (!is_omp(f, "f", "omp task") || strcmp(f->id, s->id) != 0)
+				continue;
+			ends++;
+			assert_true(f->ts_ns >= s->ts_ns);
+			assert_non_null(around(t, "omp task", f->tid, f->ts_ns));
+		}
+		assert_int_equal(ends, 1);
+	}
+}
+
+static void check_threads(const struct tt_trace *t)
+{
+	/* every slice is whole: nothing of OpenMP left open at the end */
+	for (size_t i = 0; i < t->n; i++)
+		if (tu_is(t->ev[i].cat, "omp"))
+			assert_true(strchr("Xisf", t->ev[i].ph[0]) != NULL);
+	size_t workers = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (strcmp(e->ph, "M") != 0 || !tu_is(e->name, "thread_name"))
+			continue;
+		const struct tt_arg *a = tt_arg(e, "name");
+		unsigned n;
+		if (sscanf(a->s, "OpenMP thread %u", &n) == 1) {
+			assert_true(n >= 1);
+			workers++;
+		}
+	}
+	assert_true(workers >= TEAM - 1);
+}
+
+static void test_constructs(void **state)
+{
+	(void)state;
+	struct tt_trace t;
+	char err[1024];
+	run_prog(NULL, "constructs", &t, err, sizeof(err));
+	assert_string_equal(err, "");
+	check_regions(&t);
+	check_work_and_sync(&t);
+	check_tasks(&t);
+	check_threads(&t);
+	assert_int_equal(count(&t, "X", "omp critical wait"), 0);
+	tt_free(&t);
+}
+
+static void test_mutex(void **state)
+{
+	(void)state;
+	struct tt_trace t;
+	char err[1024];
+	run_prog("RINGTRACE_OMP_MUTEX=1", "mutex", &t, err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_int_equal(count(&t, "X", "omp critical wait"), TEAM);
+	int64_t tids[TEAM];
+	size_t n = 0;
+	for (size_t i = 0; i < t.n; i++)
+		if (is_omp(&t.ev[i], "X", "omp critical wait"))
+			tids[n++] = t.ev[i].tid;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			assert_true(tids[a] != tids[b]);
+	every_enclosed(&t, "omp critical wait", "omp implicit task");
+	check_regions(&t);
+	tt_free(&t);
+}
+
+/* Loaded where no runtime with OMPT is: one line on stderr says so. */
+static void test_no_ompt_runtime(void **state)
+{
+	(void)state;
+	char errpath[512];
+	tu_own_file(errpath, sizeof(errpath), "omp", "no_runtime", ".err");
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		setenv("LD_PRELOAD", RTR_TEST_LIBOMP, 1);
+		if (freopen(errpath, "w", stderr) == NULL)
+			_exit(126);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	char err[1024];
+	FILE *f = fopen(errpath, "r");
+	assert_non_null(f);
+	size_t n = fread(err, 1, sizeof(err) - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	assert_string_equal(err, "ringtrace: no OpenMP runtime with OMPT (LLVM's libomp) is "
+				 "loaded; libringtrace-omp records nothing of OpenMP\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_constructs, tu_teardown),
+		cmocka_unit_test_teardown(test_mutex, tu_teardown),
+		cmocka_unit_test_teardown(test_no_ompt_runtime, tu_teardown),
+	};
+	return cmocka_run_group_tests_name("omp", tests, NULL, NULL);
+}
