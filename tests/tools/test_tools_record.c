@@ -58,9 +58,8 @@ static void usage_errors_and_missing_modules_are_exit_2(void **state)
 	assert_int_equal(r.status, 2);
 	tool_run_free(&r);
 	/* a module that is not where it is looked for: said, and the program not run */
-	assert_int_equal(setenv("RINGTRACE_LIBDIR", "/nonexistent", 1), 0);
-	tool_run(&r, NULL, "record", "--omp", "--", "sh", "-c", "echo ran", NULL);
-	assert_int_equal(unsetenv("RINGTRACE_LIBDIR"), 0);
+	tool_run(&r, NULL, "record", "--libdir", "/nonexistent", "--omp", "--", "sh", "-c",
+		 "echo ran", NULL);
 	assert_int_equal(r.status, 2);
 	assert_true(tool_has(r.err, "--omp: libringtrace-omp.so not found"));
 	assert_false(tool_has(r.out, "ran"));

@@ -71,6 +71,7 @@ static void usage(FILE *f)
 		"  --itt                   ITT tasks and frames (INTEL_LIBITTNOTIFY64)\n"
 		"  --instrument            functions of code built with -finstrument-functions\n"
 		"  --flight MB             a flight recorder of MB MiB, written at exit\n"
+		"  --libdir DIR            the modules' directory (default: beside ringtrace)\n"
 		"  -h, --help              this text\n");
 }
 
@@ -89,11 +90,14 @@ static int self_dir(char *dir, size_t size)
 	return 0;
 }
 
-/* Where lib is: RINGTRACE_LIBDIR, the build tree (beside tools/), the install's lib
- * directory. 0 with its path in out, or -1. */
+/* The directory --libdir names, or NULL: the modules beside this binary. */
+static const char *libdir;
+
+/* Where lib is: --libdir, the build tree (beside tools/), the install's lib directory.
+ * 0 with its path in out, or -1. */
 static int find_lib(const char *lib, char *out, size_t size)
 {
-	const char *env = getenv("RINGTRACE_LIBDIR");
+	const char *env = libdir;
 	char dir[PATH_MAX];
 	const char *rel[] = {"..", "../" RTR_TOOLS_LIBDIR, "../lib"};
 	struct stat st;
@@ -147,7 +151,7 @@ static int set_modules(void)
 		if (find_lib(m->lib, path, sizeof(path)) != 0) {
 			cli_error(CMD,
 				  "%s: %s not found beside this ringtrace (built without it? "
-				  "RINGTRACE_LIBDIR names its directory)",
+				  "--libdir names its directory)",
 				  m->option, m->lib);
 			return CLI_ERROR;
 		}
@@ -216,13 +220,15 @@ static int parse(int argc, char **argv, int *rc)
 			return -1;
 		}
 		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-		    strcmp(a, "--flight") == 0) {
+		    strcmp(a, "--flight") == 0 || strcmp(a, "--libdir") == 0) {
 			if (++i >= argc) {
 				*rc = cli_usage_error(CMD, "%s wants a value", a);
 				return -1;
 			}
 			uint64_t mb;
-			if (strcmp(a, "--flight") != 0) {
+			if (strcmp(a, "--libdir") == 0) {
+				libdir = argv[i];
+			} else if (strcmp(a, "--flight") != 0) {
 				setenv("RINGTRACE_FILE", argv[i], 1);
 			} else if (cli_parse_u64(argv[i], &mb) != 0 || mb == 0) {
 				*rc = cli_usage_error(CMD, "--flight wants MiB, not '%s'", argv[i]);
