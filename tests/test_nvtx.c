@@ -11,6 +11,7 @@
 
 #include "nvtx/strings.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,6 +250,49 @@ static void strings_are_interned_once(void **state)
 	free(longs);
 }
 
+#define RACE_NAMES 500
+
+struct race {
+	pthread_barrier_t *go;
+	const char *got[RACE_NAMES];
+};
+
+static void *intern_race(void *arg)
+{
+	struct race *r = arg;
+	char name[32];
+	pthread_barrier_wait(r->go);
+	for (int i = 0; i < RACE_NAMES; i++) {
+		int n = snprintf(name, sizeof(name), "race %d", i);
+		r->got[i] = rtr__nvtx_intern(name, (size_t)n);
+	}
+	return NULL;
+}
+
+/* Two threads that first see the same names at once get the same pointers. */
+static void racing_threads_share_one_copy(void **state)
+{
+	(void)state;
+	pthread_barrier_t go;
+	struct race r[2];
+	pthread_t t[2];
+	pthread_barrier_init(&go, NULL, 2);
+	for (int k = 0; k < 2; k++) {
+		r[k].go = &go;
+		assert_int_equal(pthread_create(&t[k], NULL, intern_race, &r[k]), 0);
+	}
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	pthread_barrier_destroy(&go);
+	char name[32];
+	for (int i = 0; i < RACE_NAMES; i++) {
+		snprintf(name, sizeof(name), "race %d", i);
+		assert_non_null(r[0].got[i]);
+		assert_ptr_equal(r[0].got[i], r[1].got[i]);
+		assert_string_equal(r[0].got[i], name);
+	}
+}
+
 static void wide_strings_become_utf8(void **state)
 {
 	(void)state;
@@ -268,6 +312,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(client_calls_are_recorded, tu_teardown),
 		cmocka_unit_test(strings_are_interned_once),
+		cmocka_unit_test(racing_threads_share_one_copy),
 		cmocka_unit_test(wide_strings_become_utf8),
 	};
 
