@@ -110,19 +110,16 @@ static inline char *put_arg_key(struct rtr__writer *w, char *p, const char *key)
  * time from every ts first). The three decimals of a dur miss almost always by a unit
  * in the last place; `tie` then has dur written as the double that is exactly end -
  * start (shortest round trip: it reads back as the same ns). A tie is seen when the
- * next event is in the batch. (A slice begun as another ended, recorded later, a
- * scope, cannot tie: begins are rounded up within their ns, ends down.)
+ * next event, or the slice before, is in the batch. (A slice that begins in the ns
+ * another ended, recorded later, a scope, is moved 1 ns on: rtr__writer_begin_ns().)
+ * Times 1 ns apart or more are far past a double's error: three decimals then.
  */
 
 static inline char *put_dur(char *p, uint64_t start, uint64_t end, bool tie)
 {
 	p = PUT_LIT(p, ",\"dur\":");
-	if (RTR_LIKELY(!tie)) {
-		/* the sum rounded to the end's double at least, as most viewers compare */
-		double s = (double)start / 1000.0, e = (double)end / 1000.0;
-		if (RTR_LIKELY(s + (double)(end - start) / 1000.0 == e))
-			return rtr__jsontext_us_inline(p, end - start);
-	}
+	if (RTR_LIKELY(!tie)) /* times 1 ns apart or more: far past a double's error */
+		return rtr__jsontext_us_inline(p, end - start);
 	return rtr__jsontext_dur_exact(p, start, end);
 }
 
