@@ -326,19 +326,19 @@ static void concurrent_producer_and_consumer_lose_and_reorder_nothing(void **sta
 	(void)state;
 	pthread_t t;
 	struct rtr__ring *r = NULL;
-	struct rtr__ring **arr = NULL;
-	size_t cap = 0;
+	struct rtr__ring_list rings;
 
 	assert_int_equal(pthread_create(&t, NULL, produce, NULL), 0);
 	int64_t expect = 0;
 	while (expect <= SPSC_EVENTS) {
 		if (r == NULL) {
 			/* find the producer's ring: the one not ours and not closed */
-			size_t n = rtr__rings_snapshot(&arr, &cap);
+			size_t n = rtr__rings_list(&rings);
 			for (size_t i = 0; i < n; i++)
-				if (arr[i]->tid != gettid() &&
-				    !__atomic_load_n(&arr[i]->closed, __ATOMIC_ACQUIRE))
-					r = arr[i];
+				if (rings.v[i]->tid != gettid() &&
+				    !__atomic_load_n(&rings.v[i]->closed, __ATOMIC_ACQUIRE))
+					r = rings.v[i];
+			rtr__rings_list_done(&rings);
 			continue;
 		}
 		uint32_t avail = rtr__ring_readable(r);

@@ -344,6 +344,182 @@ static void thread_churn_keeps_every_event_and_leaks_no_ring(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Threads that exit while another fills chunks                               */
+
+/*
+ * A drain pass walks every ring, retiring those whose threads exited; a chunk it
+ * fills ends in a provisional close that walks every ring again for its held slices.
+ * Each walk needs its own list of the rings: with one shared list, the inner walk
+ * rewrote it shorter under the outer one, which then met rings it had already freed.
+ * The order that shows it: rings are listed newest first, so per round, threads that
+ * wait ("old"), then a thread that records without pause ("busy", filling a chunk a
+ * pass), then more threads that wait ("young"); old and young exit together, and the
+ * pass that retires the young reaches busy, fills a chunk, then reaches the old.
+ */
+#define ROUND_WAITERS 16
+
+struct round {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int go;	   /* the waiters may exit, busy may record */
+	int ready; /* waiters that recorded */
+	int64_t busy_tid;
+	uint64_t spans;
+};
+
+struct waiter {
+	struct round *r;
+	int idx;
+	int64_t tid;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *wt = arg;
+	struct round *r = wt->r;
+	struct rtr_arg a[] = {RTR_ARG_I64("idx", wt->idx)};
+
+	wt->tid = gettid();
+	rtr_instant_args(CAT, "waiter", a, 1);
+	pthread_mutex_lock(&r->lock);
+	r->ready++;
+	pthread_cond_broadcast(&r->cond);
+	while (!r->go)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* Its ring made (the outer slice, held open: every provisional close shows it), it
+ * waits for the waiters' exit, then records BUSY_SPANS spans as fast as it can: a
+ * few chunks, over the passes that retire the waiters. */
+#define BUSY_SPANS 30000
+
+static void *busy_main(void *arg)
+{
+	struct round *r = arg;
+
+	r->busy_tid = gettid();
+	rtr_begin(CAT, "outer");
+	pthread_mutex_lock(&r->lock);
+	while (!r->go)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	for (r->spans = 0; r->spans < BUSY_SPANS; r->spans++) {
+		rtr_begin(CAT, "span");
+		rtr_end(CAT, "span");
+	}
+	rtr_end(CAT, "outer");
+	return NULL;
+}
+
+/* ROUND_WAITERS more waiters, w[i] numbered idx + i; returns when they recorded. */
+static void spawn_waiters(struct round *r, struct waiter *w, pthread_t *th, int idx)
+{
+	int want = r->ready + ROUND_WAITERS; /* only this thread spawns */
+
+	for (int i = 0; i < ROUND_WAITERS; i++) {
+		w[i] = (struct waiter){.r = r, .idx = idx + i};
+		spawn(&th[i], waiter_main, &w[i]);
+	}
+	pthread_mutex_lock(&r->lock);
+	while (r->ready < want)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
+struct rounds_walk {
+	struct frame f; /* first: WALK_CHECK writes f.err through the cast */
+	const struct waiter *w;
+	int waiters;
+	int *seen;
+	const int64_t *busy_tid;
+	int rounds;
+	uint64_t spans, outer;
+};
+
+static int visit_rounds(const struct tt_event *e, void *ctx)
+{
+	struct rounds_walk *rw = ctx;
+	int r = visit_frame(&rw->f, e);
+
+	rw->f.n++;
+	if (r != 0)
+		return r > 0;
+	if (tu_is(e->ph, "M"))
+		return 0;
+	for (int i = 0; i < rw->rounds; i++) {
+		if (e->tid != rw->busy_tid[i])
+			continue;
+		rw->spans += tu_is(e->ph, "X") && tu_is(e->name, "span");
+		rw->outer += tu_is(e->ph, "X") && tu_is(e->name, "outer");
+		return 0;
+	}
+	int64_t idx = tu_arg_int(e, "idx");
+	TU_WALK_CHECK(&rw->f, e, tu_is(e->name, "waiter") && idx >= 0 && idx < rw->waiters,
+		      "%s %s: not a waiter's", e->ph, e->name);
+	TU_WALK_CHECK(&rw->f, e, e->tid == rw->w[idx].tid && rw->seen[idx] == 0,
+		      "waiter %" PRId64 " twice, or on tid %" PRId64, idx, e->tid);
+	rw->seen[idx]++;
+	return 0;
+}
+
+static void threads_exit_while_another_fills_chunks(void **state)
+{
+	(void)state;
+	enum { ROUNDS = 16 };
+	const int waiters = ROUNDS * 2 * ROUND_WAITERS;
+	char p[4096];
+	struct waiter *w = tu_own((size_t)waiters, sizeof(*w));
+	int64_t busy_tid[ROUNDS];
+	uint64_t spans = 0;
+
+	make_path(p, sizeof(p), "rounds");
+	start(p, (size_t)1 << 20);
+	for (int k = 0; k < ROUNDS; k++) {
+		struct round r = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				  .cond = PTHREAD_COND_INITIALIZER};
+		struct waiter *mine = &w[k * 2 * ROUND_WAITERS];
+		pthread_t old[ROUND_WAITERS], young[ROUND_WAITERS], busy;
+
+		spawn_waiters(&r, mine, old, k * 2 * ROUND_WAITERS);
+		spawn(&busy, busy_main, &r);
+		spawn_waiters(&r, mine + ROUND_WAITERS, young,
+			      k * 2 * ROUND_WAITERS + ROUND_WAITERS);
+		pthread_mutex_lock(&r.lock);
+		r.go = 1;
+		pthread_cond_broadcast(&r.cond);
+		pthread_mutex_unlock(&r.lock);
+		for (int i = 0; i < ROUND_WAITERS; i++) {
+			assert_int_equal(pthread_join(old[i], NULL), 0);
+			assert_int_equal(pthread_join(young[i], NULL), 0);
+		}
+		assert_int_equal(pthread_join(busy, NULL), 0);
+		busy_tid[k] = r.busy_tid;
+		spans += r.spans;
+	}
+	assert_int_equal(rtr_stop(), 0);
+	print_message("%d rounds: %" PRIu64 " spans\n", ROUNDS, spans);
+
+	struct rounds_walk rw = {.f.pid = getpid(),
+				 .w = w,
+				 .waiters = waiters,
+				 .seen = tu_own((size_t)waiters, sizeof(int)),
+				 .busy_tid = busy_tid,
+				 .rounds = ROUNDS};
+	walk(p, visit_rounds, &rw.f);
+	for (int i = 0; i < waiters; i++)
+		if (rw.seen[i] != 1)
+			fail_msg("waiter %d: %d events", i, rw.seen[i]);
+	assert_int_equal(rw.spans, spans);
+	assert_int_equal(rw.outer, ROUNDS);
+	/* per waiter one instant; per busy thread a B and an E a span, and the outer */
+	assert_int_equal(rw.f.end_events, (int64_t)(waiters + 2 * spans + 2 * ROUNDS));
+	assert_int_equal(rw.f.end_dropped, 0);
+	assert_int_equal(rw.f.end_threads, waiters + ROUNDS);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Threads across sessions                                                    */
 
 static pthread_barrier_t all_alive;
@@ -791,6 +967,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TEST(thread_churn_keeps_every_event_and_leaks_no_ring),
+		TEST(threads_exit_while_another_fills_chunks),
 		TEST(threads_that_exit_while_stopped_are_freed_by_the_next_session),
 		TEST(fork_gives_each_process_its_own_complete_file),
 	};

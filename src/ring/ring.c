@@ -2,10 +2,10 @@
 /* Rings: creation, the producer's slow paths, thread exit, the registry. See ring.h. */
 #include "ring/ring.h"
 
+#include "clock/clock.h"
 #include "common/atomic.h"
 #include "common/compiler.h"
 #include "common/mem.h"
-#include "clock/clock.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -315,29 +315,36 @@ RTR_COLD bool rtr__ring_make_room(struct rtr__ring *r, uint32_t n)
 	}
 }
 
-size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap)
+size_t rtr__rings_list(struct rtr__ring_list *l)
 {
-	size_t n = 0;
+	size_t n = 0, cap = RTR__RING_LIST_INLINE;
 
+	l->v = l->inline_v;
+	l->mapped = 0;
 	registry_enter();
 	for (struct rtr__ring *r = registry_head; r != NULL; r = r->next)
 		n++;
-	if (n > *cap) {
-		size_t want = n * 2 + 64;
-		struct rtr__ring **grown = rtr__mem_map(want * sizeof(*grown));
-		if (grown != NULL) {
-			rtr__mem_unmap(*arr, *cap * sizeof(**arr));
-			*arr = grown;
-			*cap = want;
-		} else {
-			n = *cap; /* out of memory: serve the newest rings now, the rest later */
+	if (n > cap) {
+		struct rtr__ring **v = rtr__mem_map(n * sizeof(*v));
+		if (v != NULL) {
+			l->v = v;
+			l->mapped = n * sizeof(*v);
+			cap = n;
 		}
 	}
-	size_t i = 0;
-	for (struct rtr__ring *r = registry_head; r != NULL && i < n; r = r->next)
-		(*arr)[i++] = r;
+	l->n = 0;
+	for (struct rtr__ring *r = registry_head; r != NULL && l->n < cap; r = r->next)
+		l->v[l->n++] = r;
 	registry_leave();
-	return i;
+	return l->n;
+}
+
+void rtr__rings_list_done(struct rtr__ring_list *l)
+{
+	if (l->mapped != 0)
+		rtr__mem_unmap(l->v, l->mapped);
+	l->v = l->inline_v;
+	l->n = l->mapped = 0;
 }
 
 void rtr__rings_free(struct rtr__ring *r)

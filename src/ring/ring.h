@@ -156,11 +156,25 @@ static inline int rtr__ring_closed(struct rtr__ring *r)
 }
 
 /*
- * Writer: copy the registered rings into *arr (grown as needed with rtr__mem_map),
- * return how many. Takes the registry lock briefly. Rings stay valid until the
- * writer itself frees them with rtr__rings_free().
+ * Writer: the registered rings, copied for one walk over them. Rings stay valid until
+ * the writer itself frees them with rtr__rings_free(). Every walk takes its own list:
+ * walks nest (a drain pass fills a chunk, whose provisional close walks every ring's
+ * held slices), and an inner walk that rewrote a shared array under the outer one
+ * handed it a ring already freed. Up to RTR__RING_LIST_INLINE rings need no mapping.
  */
-size_t rtr__rings_snapshot(struct rtr__ring ***arr, size_t *cap);
+#define RTR__RING_LIST_INLINE 64
+struct rtr__ring_list {
+	struct rtr__ring **v; /* the rings, newest first */
+	size_t n;
+	size_t mapped; /* bytes of v from rtr__mem_map(), or 0 when v is inline */
+	struct rtr__ring *inline_v[RTR__RING_LIST_INLINE];
+};
+
+/* Fill l (takes the registry lock briefly); return l->n. Short of memory for a
+ * larger list, it holds the newest rings: the rest wait for the next walk. */
+size_t rtr__rings_list(struct rtr__ring_list *l);
+/* Give back what rtr__rings_list() mapped. */
+void rtr__rings_list_done(struct rtr__ring_list *l);
 
 /* Writer (or rtr_start/rtr_stop with no writer running): unlink and unmap a closed,
  * drained ring. */

@@ -81,11 +81,13 @@ void rtr__account_ring(struct rtr__writer *w, struct rtr__ring *r, struct rtr__t
  */
 void rtr__writer_account(struct rtr__writer *w, int final)
 {
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 	struct rtr__totals t = w->acct.retired;
 
 	for (size_t i = 0; i < n; i++)
-		rtr__account_ring(w, w->drain.rings[i], &t);
+		rtr__account_ring(w, rings.v[i], &t);
+	rtr__rings_list_done(&rings);
 	t.reentrant += rtr__rings_reentrant_unattached() - w->acct.base_unattached;
 	/* stats: relaxed; readers accept a value one pass old */
 	rtr_atomic_store_relaxed(&w->acct.st_recorded,

@@ -42,12 +42,12 @@ static int has_open(struct rtr__writer *w, struct rtr__ring *r)
 }
 
 /* The latest time written on any thread: where async spans end and begin again. */
-static uint64_t latest_ts(struct rtr__writer *w, size_t n, int what)
+static uint64_t latest_ts(struct rtr__writer *w, const struct rtr__ring_list *rings, int what)
 {
 	uint64_t latest = w->s.origin_ns;
 
-	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
+	for (size_t i = 0; i < rings->n; i++) {
+		struct rtr__ring *r = rings->v[i];
 		if (rtr__reader_of(r)->session == w->drain.session_id) {
 			uint64_t t = ring_cut_ts(w, r, what);
 			latest = t > latest ? t : latest;
@@ -210,12 +210,13 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 {
 	if (what != RTR__CUT_BEGIN) /* the polls being folded first, in the file */
 		rtr__drain_polls(w, what == RTR__CUT_OPEN);
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 	uint64_t lines = 0;
 	size_t start = w->out.chunk->len;
 
 	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
+		struct rtr__ring *r = rings.v[i];
 		if (!has_open(w, r))
 			continue;
 		const struct rtr__slices *s = rtr__reader_of(r)->slices;
@@ -229,7 +230,8 @@ uint64_t rtr__cut_lines(struct rtr__writer *w, int what, size_t budget)
 	}
 	size_t used = w->out.chunk->len - start;
 	size_t left = budget > used ? budget - used : 0;
-	lines += cut_async(w, what, latest_ts(w, n, what), &left);
+	lines += cut_async(w, what, latest_ts(w, &rings, what), &left);
+	rtr__rings_list_done(&rings);
 	if (what == RTR__CUT_BEGIN) {
 		/* and the ring being drained, which may be midway through a batch */
 		struct rtr__ring *cur = w->drain.current;
@@ -281,16 +283,18 @@ static uint64_t show_held(struct rtr__writer *w, struct rtr__ring *r, size_t *bu
 
 uint64_t rtr__cut_show_held(struct rtr__writer *w, struct rtr__ring *only, size_t budget)
 {
-	size_t n = only != NULL ? 1 : rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
 	uint64_t left_out = 0;
 
 	if (!w->drain.hold)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = only != NULL ? only : w->drain.rings[i];
-		if (has_open(w, r))
-			left_out += show_held(w, r, &budget);
-	}
+	if (only != NULL)
+		return has_open(w, only) ? show_held(w, only, &budget) : 0;
+	size_t n = rtr__rings_list(&rings);
+	for (size_t i = 0; i < n; i++)
+		if (has_open(w, rings.v[i]))
+			left_out += show_held(w, rings.v[i], &budget);
+	rtr__rings_list_done(&rings);
 	return left_out;
 }
 

@@ -419,10 +419,12 @@ void rtr__drain_polls(struct rtr__writer *w, int keep)
 {
 	if (w->drain.batch != NULL) /* a cut inside a format's batch: see polls.h */
 		return;
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 	for (size_t i = 0; i < n; i++)
-		if (reader_of(w->drain.rings[i])->session == w->drain.session_id)
-			write_polls(w, w->drain.rings[i], keep);
+		if (reader_of(rings.v[i])->session == w->drain.session_id)
+			write_polls(w, rings.v[i], keep);
+	rtr__rings_list_done(&rings);
 }
 
 /* Fold a drained, closed ring into the retired totals and free it. */
@@ -446,26 +448,29 @@ static void retire_ring(struct rtr__writer *w, struct rtr__ring *r)
 /* One pass over every ring. Returns the records consumed. */
 uint64_t rtr__drain_all(struct rtr__writer *w, uint32_t batch)
 {
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 	uint64_t work = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
+		struct rtr__ring *r = rings.v[i];
 		/* closed first (A2), then the fill: a closed ring seen empty stays empty */
 		int closed = rtr__ring_closed(r);
 		work += drain_ring(w, r, batch);
 		if (closed && rtr__ring_readable(r) == 0)
 			retire_ring(w, r);
 	}
+	rtr__rings_list_done(&rings);
 	return work;
 }
 
 void rtr__drain_free_slices(struct rtr__writer *w)
 {
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 
 	for (size_t i = 0; i < n; i++) {
-		struct rtr__reader *rd = reader_of(w->drain.rings[i]);
+		struct rtr__reader *rd = reader_of(rings.v[i]);
 		if (rd->session == w->drain.session_id) {
 			w->out.closing -= rtr__slices_weight(rd->slices);
 			rtr__slices_free(rd->slices);
@@ -474,4 +479,5 @@ void rtr__drain_free_slices(struct rtr__writer *w)
 			rd->polls = NULL;
 		}
 	}
+	rtr__rings_list_done(&rings);
 }

@@ -143,11 +143,13 @@ static int work_pending(struct rtr__writer *w)
 	    rtr_atomic_load_acquire(&w->loop.flush_req) != w->loop.flush_done ||
 	    snapshot_pending(w))
 		return 1;
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-	for (size_t i = 0; i < n; i++)
-		if (rtr__ring_over_mark(w->drain.rings[i], rtr__ring_readable(w->drain.rings[i])))
-			return 1;
-	return 0;
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
+	int over = 0;
+	for (size_t i = 0; i < n && !over; i++)
+		over = rtr__ring_over_mark(rings.v[i], rtr__ring_readable(rings.v[i]));
+	rtr__rings_list_done(&rings);
+	return over;
 }
 
 static void writer_sleep(struct rtr__writer *w, uint64_t ns)
@@ -244,10 +246,11 @@ static void *writer_main(void *arg)
 		if (stop) {
 			if (!quiesced) { /* then drain once more: what came in while we waited */
 				/* the stop's wait (ring.h), then one more drain */
-				size_t n =
-					rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
-				rtr__rings_quiesce(w->drain.rings, n, &w->loop.give_up,
+				struct rtr__ring_list rings;
+				size_t n = rtr__rings_list(&rings);
+				rtr__rings_quiesce(rings.v, n, &w->loop.give_up,
 						   rtr_atomic_load_relaxed(&w->loop.signal_ring));
+				rtr__rings_list_done(&rings);
 				quiesced = 1;
 				continue;
 			}
@@ -422,14 +425,16 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	if (err != 0)
 		return err;
 	/* Rings from an earlier session: forget their leftovers, free the closed ones. */
-	size_t n = rtr__rings_snapshot(&w->drain.rings, &w->drain.rings_cap);
+	struct rtr__ring_list rings;
+	size_t n = rtr__rings_list(&rings);
 	for (size_t i = 0; i < n; i++) {
-		struct rtr__ring *r = w->drain.rings[i];
+		struct rtr__ring *r = rings.v[i];
 		rtr__reader_attach(w, r);
 		rtr__ring_consume(r, rtr__ring_readable(r));
 		if (rtr__ring_closed(r))
 			rtr__rings_free(r);
 	}
+	rtr__rings_list_done(&rings);
 
 	if (s->cfg.mode == RTR_MODE_FLIGHT) {
 		/* No file until a snapshot: the window takes the lines. */

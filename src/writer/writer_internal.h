@@ -160,8 +160,6 @@ struct rtr__account {
 
 /* drain.c and event.c */
 struct rtr__drain {
-	struct rtr__ring **rings; /* the last snapshot of the registry */
-	size_t rings_cap;
 	uint64_t session_id;
 	uint64_t first_ring_id;		/* rings with a larger id were made in this session */
 	int corrupt_reported;		/* the first malformed record is on stderr */

@@ -99,7 +99,7 @@ static int find_lib(const char *lib, char *out, size_t size)
 {
 	const char *env = libdir;
 	char dir[PATH_MAX];
-	const char *rel[] = {"..", "../" RTR_TOOLS_LIBDIR, "../lib"};
+	const char *rel[] = {"..", ("../" RTR_TOOLS_LIBDIR), "../lib"};
 	struct stat st;
 
 	if (env != NULL && *env != '\0') {
