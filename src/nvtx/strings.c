@@ -22,19 +22,47 @@ static _Alignas(8) char arena[RTR_NVTX_ARENA_BYTES];
 static size_t arena_used = ENTRY_HEAD; /* offset 0 stays unused: it means "none" */
 static const char *table[TABLE_SLOTS];
 
+/* Eight bytes a step (a push hashes its name every call), then a finalizer that
+ * lets every input bit reach the low bits the table uses (a product alone carries
+ * them only upwards). */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+	const uint64_t k = 0x9E3779B97F4A7C15u;
+	uint64_t h = len * k;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 32;
+	}
+	if (i < len) {
+		uint64_t w = 0;
+		for (size_t j = 0; i + j < len; j++) /* not memcpy: a call, for a few bytes */
+			w |= (uint64_t)(uint8_t)s[i + j] << (8 * j);
+		h = (h ^ w) * k;
+	}
+	h ^= h >> 33; /* the 64-bit finalizer of MurmurHash3 (its published constants) */
+	h *= 0xFF51AFD7ED558CCDu;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53u;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 static int entry_is(const char *entry, uint32_t h, const char *s, size_t len)
 {
 	uint32_t head[2];
 	memcpy(head, entry - ENTRY_HEAD, sizeof(head));
-	return head[0] == h && head[1] == len && memcmp(entry, s, len) == 0;
+	if (head[0] != h || head[1] != len)
+		return 0;
+	if (len > 32)
+		return memcmp(entry, s, len) == 0;
+	for (size_t i = 0; i < len; i++) /* a name: shorter than a call to memcmp */
+		if (entry[i] != s[i])
+			return 0;
+	return 1;
 }
 
 static char *entry_new(uint32_t h, const char *s, size_t len)

@@ -272,11 +272,10 @@ RTR_API void rtr_end_copy(const char *cat, const char *name)
 
 RTR_API void rtr_pop(const char *cat)
 {
-	if (RTR_LIKELY(!rtr__recording_cat(cat)))
-		return;
-	struct rtr__ext_event e = {
-		.kind = RTR__K_END, .flags = RTR__F_POP, .ts = rtr__ticks(), .cat = cat};
-	end_ext(&e);
+	/* one record, as rtr_end()'s: no name, the flag says "the innermost" */
+	if (RTR_LIKELY(rtr__recording_cat(cat)) && !rtr__end_dropped() &&
+	    RTR_UNLIKELY(!rtr__emit_flags(RTR__K_END, RTR__F_POP, rtr__ticks(), 0, (uintptr_t)cat)))
+		rtr__end_lost();
 }
 
 /*
