@@ -113,9 +113,40 @@ static const char *cat_of(const void *domain)
 	return domain != NULL ? (const char *)domain : DEFAULT_CAT;
 }
 
+/*
+ * The names this thread interned last, by the caller's pointer: a program pushes the
+ * same literals over and over. A hit still compares the bytes (the caller's buffer
+ * may hold another name now), but skips measuring, hashing and probing the table.
+ * Four entries of static TLS: little enough for a library loaded with dlopen().
+ */
+#define RECENT_NAMES 4
+
+struct recent_name {
+	const char *caller;
+	const char *interned;
+};
+
+static __thread struct recent_name recent[RECENT_NAMES] __attribute__((tls_model("initial-exec")));
+
 static const char *intern_ascii(const char *s)
 {
-	return s != NULL ? rtr__nvtx_intern(s, strlen(s)) : NULL;
+	if (s == NULL)
+		return NULL;
+	struct recent_name *r = &recent[((uintptr_t)s >> 3) & (RECENT_NAMES - 1)];
+	if (r->caller == s) {
+		const char *e = r->interned;
+		size_t i = 0;
+		while (e[i] == s[i] && e[i] != '\0')
+			i++;
+		if (e[i] == s[i]) /* both ended */
+			return e;
+	}
+	const char *e = rtr__nvtx_intern(s, strlen(s));
+	if (e != NULL) { /* a name cut to the longest kept never hits: it ends first */
+		r->caller = s;
+		r->interned = e;
+	}
+	return e;
 }
 
 static const char *intern_wide(const wchar_t *s)
