@@ -16,6 +16,9 @@ held, and the recording is the library's C hot path. See docs/python.md.
 
 import functools as _functools
 import inspect as _inspect
+from typing import Any, Callable, Dict, Optional, TypeVar, Union
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 from ._ringtrace import (
     MAX_ARGS,
@@ -79,19 +82,22 @@ class Session:
     exit, ``stats`` holds the session's final counters (stats()).
     """
 
-    def __init__(self, path=None, **config):
+    path: Optional[str]
+    stats: Optional[Dict[str, Union[int, bool, str]]]
+
+    def __init__(self, path: Any = None, **config: Any) -> None:
         _ringtrace._check_config(path, **config)
         self._path = path
         self._config = config
         self.path = None
         self.stats = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Session":
         start(self._path, **self._config)
         self.path = trace_path()
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
             stop()
         finally:
@@ -131,7 +137,9 @@ def _generator_wrapper(func, cat, name):
     return traced_generator
 
 
-def trace(func=None, *, cat="python", name=None):
+def trace(
+    func: Optional[_F] = None, *, cat: str = "python", name: Optional[str] = None
+) -> Any:
     """Record every call of a function: ``@ringtrace.trace`` or
     ``@ringtrace.trace(cat="app", name="load")``.
 
@@ -143,7 +151,7 @@ def trace(func=None, *, cat="python", name=None):
     iteration. The name defaults to ``module.qualname``.
     """
 
-    def decorate(f):
+    def decorate(f: _F) -> _F:
         n = name if name is not None else _name_of(f)
         if _inspect.iscoroutinefunction(f):
             return _async_wrapper(f, cat, n)

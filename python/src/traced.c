@@ -8,7 +8,8 @@
  * It binds like a function: as a method it gets `self` (Py_TPFLAGS_METHOD_DESCRIPTOR
  * lets the interpreter call it with self first, without a bound method; __get__ makes
  * one otherwise). It has a __dict__, so functools.update_wrapper() gives it the
- * function's __name__, __qualname__, __doc__, __module__ and __wrapped__.
+ * function's __name__, __qualname__, __doc__, __module__ and __wrapped__, and it
+ * pickles as the function would, by that name.
  */
 #include "pyrtr.h"
 
@@ -106,6 +107,19 @@ static PyObject *traced_repr(PyObject *self)
 				    t->site->site.name, t->func);
 }
 
+/* Pickled by reference, as the function it stands for: the name update_wrapper() gave
+ * it, looked up in its module (multiprocessing sends functions so). */
+static PyObject *traced_reduce(PyObject *self, PyObject *unused)
+{
+	(void)unused;
+	return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef traced_methods[] = {
+	{"__reduce__", traced_reduce, METH_NOARGS, "Pickled as module.qualname."},
+	{NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef traced_getset[] = {
 	{"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL},
@@ -125,6 +139,7 @@ PyTypeObject pyrtr_traced_type = {
 		  "(what ringtrace.trace makes for a plain function).",
 	.tp_traverse = traced_traverse,
 	.tp_clear = traced_clear,
+	.tp_methods = traced_methods,
 	.tp_getset = traced_getset,
 	.tp_descr_get = traced_get,
 	.tp_dictoffset = offsetof(struct traced, dict),

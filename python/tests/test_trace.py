@@ -4,6 +4,7 @@
 import asyncio
 import functools
 import inspect
+import pickle
 import threading
 
 import pytest
@@ -64,6 +65,12 @@ def test_the_wrapper_looks_like_the_function():
     assert plain.__wrapped__.__name__ == "plain"
     assert str(inspect.signature(plain)) == "(a, b=2, *rest, c=3, **kw)"
     assert Widget.method.__qualname__ == "Widget.method"
+
+
+def test_a_traced_function_pickles_by_name():
+    assert pickle.loads(pickle.dumps(plain)) is plain
+    assert pickle.loads(pickle.dumps(Widget.method)) is Widget.method
+    assert pickle.loads(pickle.dumps(worker)) is worker
 
 
 def test_recursion_nests(recording):
