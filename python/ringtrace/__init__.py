@@ -16,6 +16,7 @@ held, and the recording is the library's C hot path. See docs/python.md.
 
 import functools as _functools
 import inspect as _inspect
+import os as _os
 from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -72,6 +73,8 @@ __all__ = [
 ]
 
 __version__ = version()
+
+_os.register_at_fork(after_in_child=_ringtrace._after_fork_child)
 
 
 class Session:

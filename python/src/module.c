@@ -236,6 +236,20 @@ static PyObject *py_trace_path(PyObject *m, PyObject *unused)
 	return path;
 }
 
+/* os.register_at_fork(after_in_child=...): a thread of the parent may have held the
+ * lifecycle lock as it forked, and it does not exist in the child. */
+static PyObject *py_after_fork_child(PyObject *m, PyObject *unused)
+{
+	PyThread_type_lock fresh = PyThread_allocate_lock();
+
+	(void)m;
+	(void)unused;
+	if (fresh == NULL)
+		return PyErr_NoMemory();
+	lifecycle = fresh; /* the old one is left as it is: it may be held */
+	Py_RETURN_NONE;
+}
+
 static PyObject *py_intern_counts(PyObject *m, PyObject *unused)
 {
 	size_t strings, sites, bytes;
@@ -279,6 +293,8 @@ static PyMethodDef lifecycle_methods[] = {
 	 "trace_path()\n--\n\n"
 	 "The file of the running session, or of the last one, its pattern expanded;\n"
 	 "None before the first start()."},
+	{"_after_fork_child", py_after_fork_child, METH_NOARGS,
+	 "_after_fork_child()\n--\n\nA fresh lifecycle lock in a forked child."},
 	{"_intern_counts", py_intern_counts, METH_NOARGS,
 	 "_intern_counts()\n--\n\n(strings, sites, bytes) interned so far."},
 	{NULL, NULL, 0, NULL},

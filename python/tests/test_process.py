@@ -88,3 +88,25 @@ def test_c_code_records_into_the_same_session(recording):
     assert c_event["tid"] == around["tid"] == threading.get_native_id()
     assert around["ts"] <= c_event["ts"] <= around["ts"] + around["dur"]
     assert recording.stats["events_recorded"] == 2
+
+
+def test_a_forked_child_starts_its_own_session_while_the_parent_records(tmp_path):
+    code = (
+        "import os, threading, ringtrace\n"
+        "ringtrace.start('parent.json')\n"
+        "with ringtrace.scope('app', 'parent'):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        assert not ringtrace.stats()['running']  # the child has no recorder\n"
+        "        ringtrace.start('child.json')\n"
+        "        ringtrace.instant('app', 'child')\n"
+        "        ringtrace.stop()\n"
+        "        os._exit(0)\n"
+        "    assert os.waitpid(pid, 0)[1] == 0\n"
+        "ringtrace.stop()\n"
+    )
+    r = run_python(code, {}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    parent, child = Trace(tmp_path / "parent.json"), Trace(tmp_path / "child.json")
+    assert len(parent.of("X", "app", "parent")) == 1 and parent.of("i", "app", "child") == []
+    assert len(child.of("i", "app", "child")) == 1 and child.of("X", "app", "parent") == []
