@@ -5,9 +5,9 @@
 #
 #  - layers: a room of src/ includes only rooms below it (the order is the map's),
 #    and the two formats never include each other;
-#  - no circle between the files of src/ or tools/: a module (a .c and its .h)
-#    includes nothing that includes it back, however far round;
-#  - long rooms: no file of src/ or tools/ over 800 lines, no function over 120,
+#  - no circle between the files of src/, tools/ or python/src/: a module (a .c and
+#    its .h) includes nothing that includes it back, however far round;
+#  - long rooms: no file of those over 800 lines, no function over 120,
 #    unless the file's header says why (a line "Long: <the reason>").
 #
 # Each failure is one line naming the file; the exit status is 1 if there is any.
@@ -31,8 +31,8 @@ room_of() { # src/writer/drain.c -> writer; src/format/json/x.c -> format/json
 	esac
 }
 
-files=$(git ls-files 'src/*.[ch]' 'tools/*.[ch]' 2>/dev/null)
-[ -n "$files" ] || files=$(find src tools -name '*.[ch]' | sort)
+files=$(git ls-files 'src/*.[ch]' 'tools/*.[ch]' 'python/src/*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find src tools python/src -name '*.[ch]' | sort)
 
 # --- layers ---------------------------------------------------------------
 for f in $(grep -l '^#include "' $(printf '%s\n' $files | grep '^src/')); do
@@ -112,5 +112,5 @@ for f in $files; do
 	}
 done
 
-[ "$fail" = 0 ] && echo "rooms: $(echo "$files" | wc -l) files of src/ and tools/: layers, no circle, none too long"
+[ "$fail" = 0 ] && echo "rooms: $(echo "$files" | wc -l) files of src/, tools/ and python/src/: layers, no circle, none too long"
 exit "$fail"
