@@ -226,14 +226,23 @@ static inline void span_begin(const char *name, uint32_t device_id, uint64_t *id
 	}
 }
 
-/* Record span s, ended at `end` (ticks). */
+/* Record span s, ended at `end` (ticks). The arguments are set field by field: an
+ * initializer would clear each union's unused bytes first, a rep stos of 120 bytes. */
 static inline void span_record(const struct open_span *s, uint64_t end)
 {
+	struct rtr_arg args[3];
+
 	if (s->site == NULL)
 		return;
-	struct rtr_arg args[] = {RTR_ARG_STR("kind", span_kinds[s->kind]),
-				 RTR_ARG_STR("device", device_type(s->device_id)),
-				 RTR_ARG_U64("device_id", s->device_id)};
+	args[0].key = "kind";
+	args[0].type = RTR_ARG_TYPE_STR;
+	args[0].v.str = span_kinds[s->kind];
+	args[1].key = "device";
+	args[1].type = RTR_ARG_TYPE_STR;
+	args[1].v.str = device_type(s->device_id);
+	args[2].key = "device_id";
+	args[2].type = RTR_ARG_TYPE_U64;
+	args[2].v.u64 = s->device_id;
 	rtr__scope_args_at(s->site, s->start, end > s->start ? end - s->start : 0, args, 3);
 }
 
