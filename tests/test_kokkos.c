@@ -19,6 +19,8 @@
 #include "pf_read.h"
 #include "test_util.h"
 
+#include "kokkos/names.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,7 +54,7 @@ static void run_prog(const char *mode, enum how how, const char *path)
 		setenv("RINGTRACE_FILE", path, 1);
 		if (how == BY_CLIENT) {
 			setenv("KOKKOS_TOOLS_LIBS", RTR_TEST_LIBKOKKOS, 1);
-			execl(RTR_TEST_KOKKOS_CLIENT, RTR_TEST_KOKKOS_CLIENT, (char *)NULL);
+			execl(RTR_TEST_KOKKOS_CLIENT, RTR_TEST_KOKKOS_CLIENT, mode, (char *)NULL);
 		}
 #if defined(RTR_TEST_KOKKOS_PROG)
 		if (how == BY_ENV) {
@@ -204,6 +206,67 @@ static void kernels_of_a_newer_kokkos_and_what_kokkos_never_passes(void **state)
 	assert_true(e[1]->ts_ns >= e[2]->ts_ns); /* started again after its stop */
 	assert_int_equal(kokkos_events(&t), CLIENT_EVENTS);
 	tt_free(&t);
+}
+
+/* When the tool's names are full: names known before keep theirs, a new kernel is
+ * named by the full table, a new region's name is copied, a new metadata key is an
+ * argument of its own. */
+static void names_past_a_full_table(void **state)
+{
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+	(void)state;
+
+	load("full-names", BY_CLIENT, &t);
+	int64_t main_tid = t.ev[0].tid;
+	assert_int_equal(events(&t, "X", "alpha", e, 8), 2);
+	assert_span_args(slice(&t, "(kokkos: name table full)", main_tid), "parallel_for", "Serial",
+			 0);
+	assert_int_equal(slice(&t, "region after full", main_tid)->nargs, 0);
+	assert_int_equal(events(&t, "i", "kokkos metadata", e, 8), 1);
+	assert_int_equal(e[0]->nargs, 2);
+	assert_string_equal(str_arg(e[0], "key"), "new key");
+	assert_string_equal(str_arg(e[0], "value"), "v");
+	assert_int_equal(kokkos_events(&t), 1 + 2 + 1 + 1);
+	tt_free(&t);
+}
+
+/* The names themselves (src/kokkos/names.c, built into this test): one site per
+ * text, NULL as "", a long name cut at a character boundary, and a bound on the
+ * names the table holds. */
+static void names_are_interned_once_each(void **state)
+{
+	char a[32], b[32], big[RTR_KOKKOS_MAX_NAME + 8];
+	(void)state;
+
+	snprintf(a, sizeof(a), "axpy");
+	snprintf(b, sizeof(b), "axpy");
+	const struct rtr_site *s = rtr__kokkos_intern(a);
+	assert_non_null(s);
+	assert_ptr_equal(rtr__kokkos_intern(b), s);
+	assert_string_equal(s->name, "axpy");
+	assert_ptr_equal(s->cat, rtr__kokkos_cat);
+	assert_string_equal(s->cat, "kokkos");
+	assert_true(rtr__kokkos_intern("axpz") != s);
+	assert_ptr_equal(rtr__kokkos_intern(NULL), rtr__kokkos_intern(""));
+	/* a two-byte character across byte 1024: cut before it */
+	memset(big, 'x', sizeof(big));
+	big[RTR_KOKKOS_MAX_NAME - 1] = (char)0xc3;
+	big[RTR_KOKKOS_MAX_NAME] = (char)0xa9;
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(strlen(rtr__kokkos_intern(big)->name), RTR_KOKKOS_MAX_NAME - 1);
+	/* three quarters of the slots, then no new name; the known ones still */
+	size_t n = 4; /* axpy, axpz, "", the long one */
+	for (uint32_t i = 0; i < RTR_KOKKOS_NAME_SLOTS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%u", i);
+		if (rtr__kokkos_intern(name) == NULL)
+			break;
+		n++;
+	}
+	assert_int_equal(n, RTR_KOKKOS_NAME_SLOTS / 4 * 3);
+	assert_null(rtr__kokkos_intern("one more"));
+	assert_ptr_equal(rtr__kokkos_intern("axpy"), s);
 }
 
 #if defined(RTR_TEST_KOKKOS_PROG)
@@ -518,6 +581,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(kernels_of_a_newer_kokkos_and_what_kokkos_never_passes,
 					  tu_teardown),
+		cmocka_unit_test_teardown(names_past_a_full_table, tu_teardown),
+		cmocka_unit_test(names_are_interned_once_each),
 		cmocka_unit_test_teardown(
 			kernels_regions_and_copies_are_slices_with_their_arguments, tu_teardown),
 		cmocka_unit_test_teardown(ringtrace_record_kokkos_loads_the_tool, tu_teardown),

@@ -18,7 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_PROBES 64
+#define MAX_PROBES  64
+#define MAX_ENTRIES (RTR_KOKKOS_NAME_SLOTS / 4 * 3) /* a lookup then ends in a few probes */
 
 struct entry {
 	struct rtr_site site; /* site.name points at bytes */
@@ -32,6 +33,9 @@ const char rtr__kokkos_cat[] = "kokkos";
 static _Alignas(8) char arena[RTR_KOKKOS_ARENA_BYTES];
 static size_t arena_used;
 static struct entry *table[RTR_KOKKOS_NAME_SLOTS];
+/* Entries published; relaxed: a bound, ordering nothing. Threads that publish at once
+ * may pass it by one each. */
+static uint32_t entries;
 
 static uint64_t mix(uint64_t h, uint64_t w)
 {
@@ -87,18 +91,24 @@ const struct rtr_site *rtr__kokkos_intern(const char *s)
 	}
 	uint64_t h = hash_bytes(s, len);
 	struct entry *mine = NULL;
-	for (uint32_t i = 0; i < MAX_PROBES; i++) {
-		struct entry **slot = &table[(h + i) & (RTR_KOKKOS_NAME_SLOTS - 1)];
+	/* triangular steps (h + i(i+1)/2): they visit every slot of a power-of-two
+	 * table and do not pile up as consecutive ones do at three quarters full */
+	uint64_t at = h;
+	for (uint32_t i = 0; i < MAX_PROBES; at += ++i) {
+		struct entry **slot = &table[at & (RTR_KOKKOS_NAME_SLOTS - 1)];
 		/* A1: pairs with R1 below; an entry seen is an entry written */
 		struct entry *e = rtr_atomic_load_acquire(slot);
 		if (e == NULL) {
-			if (mine == NULL && (mine = entry_new(h, s, len)) == NULL)
+			if (mine == NULL && (rtr_atomic_load_relaxed(&entries) >= MAX_ENTRIES ||
+					     (mine = entry_new(h, s, len)) == NULL))
 				return NULL;
 			/* R1: publishes the entry (pairs with A1, and with the acquire of a
 			 * failed exchange, which loads the winner into e) */
 			if (__atomic_compare_exchange_n(slot, &e, mine, 0, __ATOMIC_RELEASE,
-							__ATOMIC_ACQUIRE))
+							__ATOMIC_ACQUIRE)) {
+				__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
 				return &mine->site;
+			}
 		}
 		if (e->hash == h && e->len == len && memcmp(e->bytes, s, len) == 0)
 			return &e->site;

@@ -15,7 +15,7 @@
 /* "kokkos": the category of every event of the tool, one pointer for all of them. */
 extern const char rtr__kokkos_cat[];
 
-/* Bytes of the arena and slots of its table (at most 3/4 of them used). */
+/* Bytes of the arena, and slots of its table (3/4 of them hold names at most). */
 #define RTR_KOKKOS_ARENA_BYTES ((size_t)4 << 20)
 #define RTR_KOKKOS_NAME_SLOTS  (1u << 16)
 /* Longest name interned; a longer one is cut (at a UTF-8 character boundary). */

@@ -20,6 +20,11 @@
  *	stop of s1; a start of s2 left open at finalize
  *	a second thread running kernel "alpha" from its own buffer
  *	finalize
+ *
+ * With argv[1] "full-names", instead: init; kernel "alpha"; sections with distinct
+ * names of 1024 bytes until the tool's 4 MiB of names are full (sections record
+ * nothing); kernels "alpha" (known: still named) and "new" (not: named by the full
+ * table), region "region after full" (copied), metadata "new key" = "v".
  * Exit status: 0, or the number of the check that failed here.
  */
 #include "kokkos/kokkos_abi.h"
@@ -145,7 +150,27 @@ static int sections(void)
 	return 0;
 }
 
-int main(void)
+/* Fills the tool's names with sections of 1024-byte names: 4 MiB hold some 3940. */
+static void full_names(void)
+{
+	static char name[1025];
+	uint32_t id = 0;
+
+	FN(kokkosp_init_fn, "kokkosp_init_library")(0, RTR_KOKKOS_INTERFACE_3_4, 0, NULL);
+	kernel("alpha");
+	for (int i = 0; i < 4096; i++) {
+		snprintf(name, sizeof(name), "%04d%01020d", i, 0);
+		FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")(name, &id);
+	}
+	kernel("alpha");
+	kernel("new");
+	FN(kokkosp_name_fn, "kokkosp_push_profile_region")("region after full");
+	FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
+	FN(kokkosp_metadata_fn, "kokkosp_declare_metadata")("new key", "v");
+	FN(kokkosp_void_fn, "kokkosp_finalize_library")();
+}
+
+int main(int argc, char **argv)
 {
 	const char *path = getenv("KOKKOS_TOOLS_LIBS");
 	pthread_t t;
@@ -155,6 +180,10 @@ int main(void)
 		fprintf(stderr, "kokkos_client: %s\n",
 			path == NULL ? "no KOKKOS_TOOLS_LIBS" : dlerror());
 		return 2;
+	}
+	if (argc > 1 && strcmp(argv[1], "full-names") == 0) {
+		full_names();
+		return 0;
 	}
 	if ((rc = settings_and_kernels()) != 0 || (rc = out_of_order()) != 0 ||
 	    (rc = sections()) != 0)

@@ -10,7 +10,7 @@
 //		parallel_reduce "sum", parallel_scan "prefix" },
 //		region "copies" { deep copies b <- a, d <- c, b <- a, a <- 0.5 (a scalar,
 //		which Kokkos fills with a kernel inside the copy) } }
-//	fence "rt fence" (through Kokkos::Tools, as Kokkos 3.5 and later report their own)
+//	fence "rt fence" (through Kokkos::Tools, as newer Kokkos reports its own fences)
 //	around Kokkos::fence(), and fence "rt device fence" on device id DEVICE_ID
 //	section "rt section" started and stopped SECTION_RUNS times, a parallel_for
 //	"in section" inside each; event "rt event"; dual view sync and modify of "dv"
