@@ -18,8 +18,8 @@
  *	OPEN_MAX + 1 kernels "deep" open at once: the innermost is not recorded
  *	sections "s1" and "s2" overlapping; a stop of an id never created; a second
  *	stop of s1; a start of s2 left open at finalize
- *	a second thread running kernel "alpha" from its own buffer
- *	finalize
+ *	a second thread running kernel "alpha" from its own buffer, which exits after
+ *	finalize and a dlclose() of the library (its state freed by the library's code)
  *
  * With argv[1] "full-names", instead: init; kernel "alpha"; sections with distinct
  * names of 1024 bytes until the tool's 4 MiB of names are full (sections record
@@ -61,12 +61,19 @@ static void kernel(const char *name)
 	FN(kokkosp_end_fn, "kokkosp_end_parallel_for")(id);
 }
 
+/* The worker records, then waits until the library is finalized and closed: its
+ * thread's state is freed as it exits, by the library's code, which must still be
+ * mapped (-z nodelete). */
+static pthread_barrier_t recorded, closed;
+
 static void *worker(void *arg)
 {
 	char name[16];
 	(void)arg;
 	snprintf(name, sizeof(name), "alpha");
 	kernel(name);
+	pthread_barrier_wait(&recorded);
+	pthread_barrier_wait(&closed);
 	return NULL;
 }
 
@@ -188,8 +195,13 @@ int main(int argc, char **argv)
 	if ((rc = settings_and_kernels()) != 0 || (rc = out_of_order()) != 0 ||
 	    (rc = sections()) != 0)
 		return rc;
-	if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0)
+	if (pthread_barrier_init(&recorded, NULL, 2) != 0 ||
+	    pthread_barrier_init(&closed, NULL, 2) != 0 ||
+	    pthread_create(&t, NULL, worker, NULL) != 0)
 		return 5;
+	pthread_barrier_wait(&recorded);
 	FN(kokkosp_void_fn, "kokkosp_finalize_library")();
-	return 0;
+	dlclose(lib);
+	pthread_barrier_wait(&closed);
+	return pthread_join(t, NULL) != 0 ? 6 : 0;
 }
