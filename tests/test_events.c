@@ -337,6 +337,67 @@ static void null_names_are_recorded_as_empty_strings(void **state)
 	tt_free(&t);
 }
 
+static const struct rtr_site kernel_site = {"kokkos", "axpy"};
+
+/* A span ended by its id, as the Kokkos tool records one: nothing at its begin, one
+ * record at its end with its start and duration in ticks (the clock is
+ * CLOCK_MONOTONIC here, so ticks are nanoseconds), inside a slice that encloses it. */
+static void record_site_spans(void)
+{
+	char label[16];
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.clock = RTR_CLOCK_MONOTONIC;
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr_begin("app", "outer");
+	uint64_t t0 = rtr__ticks();
+	while (rtr__ticks() < t0 + 5000)
+		; /* the span's 5000 ns */
+	snprintf(label, sizeof(label), "view %d", 7);
+	struct rtr_arg args[] = {RTR_ARG_STR("kind", "parallel_for"),
+				 RTR_ARG_U64("device_id", 1u << 24),
+				 RTR_ARG_STR_COPY("label", label)};
+	rtr__scope_args_at(&kernel_site, t0, 5000, args, 3);
+	label[0] = 'X'; /* recorded already */
+	rtr__scope_args_at(&kernel_site, rtr__ticks(), 0, NULL, 0);
+	rtr_end("app", "outer");
+	assert_int_equal(rtr_stop(), 0);
+}
+
+static void site_spans_ended_by_id_are_complete_slices_with_their_arguments(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	tu_own_file(path, sizeof(path), "events", "site_spans", ".json");
+	record_site_spans();
+	if (tt_load(path, TT_CHECK_ESCAPES, &t) != 0)
+		fail_msg("%s", t.error);
+	assert_true(t.complete);
+	assert_int_equal(tu_events_of(&t, e, 8), 3);
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(e[i]->ph, "X");
+		assert_string_equal(e[i]->name, "axpy");
+		assert_string_equal(e[i]->cat, "kokkos");
+		assert_true(e[i]->ts_ns >= e[2]->ts_ns);
+		assert_true(e[i]->ts_ns + e[i]->dur_ns <= e[2]->ts_ns + e[2]->dur_ns);
+	}
+	assert_int_equal(e[0]->dur_ns, 5000);
+	assert_int_equal(e[0]->nargs, 3);
+	assert_string_equal(tt_arg(e[0], "kind")->s, "parallel_for");
+	assert_int_equal(tt_arg(e[0], "device_id")->i, 1 << 24);
+	assert_string_equal(tt_arg(e[0], "label")->s, "view 7");
+	assert_int_equal(e[1]->dur_ns, 0);
+	assert_int_equal(e[1]->nargs, 0);
+	assert_true(e[1]->ts_ns >= e[0]->ts_ns + e[0]->dur_ns);
+	assert_string_equal(e[2]->name, "outer");
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 4);
+	tt_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +409,9 @@ int main(void)
 		cmocka_unit_test_teardown(flow_ids_are_unique_across_threads, tu_teardown),
 		cmocka_unit_test_teardown(async_spans_match_on_category_id_and_name, tu_teardown),
 		cmocka_unit_test_teardown(array_arguments_come_back_as_json_arrays, tu_teardown),
+		cmocka_unit_test_teardown(
+			site_spans_ended_by_id_are_complete_slices_with_their_arguments,
+			tu_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

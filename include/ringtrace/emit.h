@@ -207,6 +207,17 @@ RTR_API void rtr__begin_args_at(const char *cat, const char *name, uint64_t tick
 RTR_API void rtr__poll_args(const char *cat, const char *name, uint64_t ticks, uint64_t dur_ticks,
 			    const struct rtr_arg *args, unsigned n);
 
+/*
+ * For modules whose spans end by an id rather than in stack order (the Kokkos tool's
+ * kernels and fences): the whole span is one record written at its end, an
+ * RTR__K_SCOPE of `site` (a call site kept for the process's life) from `ticks`
+ * (rtr__ticks()) for `dur_ticks`, with arguments, as RTR_SCOPE writes it without them.
+ * Nothing is recorded at the begin, so nothing is left unbalanced when the end never
+ * comes. Any thread; as rtr_begin_args().
+ */
+RTR_API void rtr__scope_args_at(const struct rtr_site *site, uint64_t ticks, uint64_t dur_ticks,
+				const struct rtr_arg *args, unsigned n);
+
 /* The category filter's per-thread cache of decisions, direct-mapped by category
  * pointer (categories are static strings). A zeroed slot never matches: its decision
  * word is 0, never a filtered state. */

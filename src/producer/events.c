@@ -181,6 +181,22 @@ RTR_API void rtr__poll_args(const char *cat, const char *name, uint64_t ticks, u
 	emit_event(&e);
 }
 
+RTR_API void rtr__scope_args_at(const struct rtr_site *site, uint64_t ticks, uint64_t dur_ticks,
+				const struct rtr_arg *args, unsigned n)
+{
+	if (RTR_LIKELY(!rtr__recording_cat(site->cat)))
+		return;
+	/* An RTR__K_SCOPE's header holds the site in `a` and the duration in `b`: the
+	 * fields that are the name and the category of other kinds. */
+	struct rtr__ext_event e = {.kind = RTR__K_SCOPE,
+				   .ts = ticks,
+				   .cat = (const char *)(uintptr_t)dur_ticks,
+				   .name = (const char *)site,
+				   .args = args,
+				   .nargs = n};
+	emit_event(&e);
+}
+
 RTR_API void rtr_instant_args(const char *cat, const char *name, const struct rtr_arg *args,
 			      unsigned n)
 {

@@ -19,7 +19,7 @@ fail=0
 # The rooms of src/, lowest first: a room may include those ranked below it.
 declare -A rank=(
 	[common]=0 [clock]=1 [record]=1 [ring]=2 [producer]=3
-	[sink]=4 [path]=4 [writer]=5 [format]=6 [session]=7 [mpi]=8 [instrument]=8 [omp]=9 [itt]=8 [nvtx]=8
+	[sink]=4 [path]=4 [writer]=5 [format]=6 [session]=7 [mpi]=8 [instrument]=8 [omp]=9 [itt]=8 [nvtx]=8 [kokkos]=8
 )
 
 room_of() { # src/writer/drain.c -> writer; src/format/json/x.c -> format/json
