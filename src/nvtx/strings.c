@@ -89,8 +89,11 @@ const char *rtr__nvtx_intern(const char *s, size_t len)
 	}
 	uint32_t h = hash_bytes(s, len);
 	char *mine = NULL;
-	for (uint32_t i = 0; i < MAX_PROBES; i++) {
-		const char **slot = &table[(h + i) & (TABLE_SLOTS - 1)];
+	/* triangular steps (h + i(i+1)/2): they visit every slot of a power-of-two table,
+	 * and do not pile up into the long runs consecutive slots make near 3/4 full */
+	uint32_t at = h;
+	for (uint32_t i = 0; i < MAX_PROBES; at += ++i) {
+		const char **slot = &table[at & (TABLE_SLOTS - 1)];
 		/* A1: pairs with R1 below; an entry seen is an entry written */
 		const char *entry = rtr_atomic_load_acquire(slot);
 		if (entry == NULL) {
