@@ -107,7 +107,9 @@ static void before_init(void)
 			 rtr__mpi.env_rank);
 		cfg.process_name = rtr__mpi.process_name;
 	}
-	rtr__mpi.started_here = rtr_start(&cfg) == 0; /* -EBUSY: the program's own session */
+	/* -EBUSY: the program's own session, or one autostarted for the modules loaded
+	 * with this one, which the exit ends */
+	rtr__mpi.started_here = rtr__start_module(&cfg) == 0;
 }
 
 static void after_init(void)
