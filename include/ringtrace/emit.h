@@ -203,6 +203,14 @@ RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap)
 RTR_API int rtr__start_module(const struct rtr_config *cfg);
 
 /*
+ * For the modules that hear a runtime name its own threads (the ITT collector, from
+ * the OpenMP runtime's ITT calls): rtr_thread_name(name), unless the calling thread
+ * was named already (by the program, through any module), whose name then stays.
+ * The calling thread only; any thread.
+ */
+RTR_API void rtr__thread_name_unless_named(const char *name);
+
+/*
  * For the MPI module, whose test and probe calls learn only at their end whether they
  * completed anything. A call that began at `ticks` (rtr__ticks()) and completed
  * something is a slice as any: rtr__begin_args_at() records its B now, at `ticks`
