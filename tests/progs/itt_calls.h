@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define ITT_NOINSTR __attribute__((no_instrument_function))
+#define ITT_NOINSTR __attribute__((no_instrument_function, unused))
 
 static itt_domain_create_fn *itt_domain_create;
 static itt_string_handle_create_fn *itt_string_handle_create;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVTX_NOINSTR __attribute__((no_instrument_function))
+#define NVTX_NOINSTR __attribute__((no_instrument_function, unused))
 
 static rtr_nvtx_fn nvtx_core[RTR_NVTX_CORE_SLOTS];
 static rtr_nvtx_fn nvtx_core2[RTR_NVTX_CORE2_SLOTS];
