@@ -10,6 +10,8 @@
  */
 #include "mpi/mpi_internal.h"
 
+#include "common/names.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +64,7 @@ static void type_sizes_init(void)
 /* The rank the launcher gives (the recorder reads the same variables for %r). */
 static long launcher_rank(void)
 {
-	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					   "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);

@@ -110,12 +110,44 @@ static void a_module_records_an_unmodified_program(void **state)
 #endif
 }
 
+/* --mpi without -o: the MPI module's default file, a file per rank, is the file of the
+ * run (a session autostarted for other modules takes it too) and the path said, the
+ * rank read from the launcher's variables as the recorder reads them; -o keeps its
+ * own. */
+static void mpi_without_output_is_a_file_per_rank(void **state)
+{
+	(void)state;
+#if !defined(RTR_MPI_LIB)
+	skip();
+#else
+	struct tool_run r;
+	const char *out = tool_tmp("record-mpi-%r.json");
+
+	if (TT_SANITIZED)
+		skip(); /* a sanitized library preloaded into a program that is not */
+	setenv("SLURM_PROCID", "5", 1);
+	tool_run(&r, NULL, "record", "--mpi", "--", "sh", "-c", "printf %s \"$RINGTRACE_FILE\"",
+		 NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "ringtrace-%r.json");
+	assert_true(tool_has(r.err, "ringtrace record: no trace at ringtrace-5.json:"));
+	tool_run_free(&r);
+	tool_run(&r, NULL, "record", "-o", out, "--mpi", "--", "sh", "-c",
+		 "printf %s \"$RINGTRACE_FILE\"", NULL);
+	unsetenv("SLURM_PROCID");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, out);
+	tool_run_free(&r);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exit_status_passes_through),
 		cmocka_unit_test(usage_errors_and_missing_modules_are_exit_2),
 		cmocka_unit_test(a_module_records_an_unmodified_program),
+		cmocka_unit_test(mpi_without_output_is_a_file_per_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
