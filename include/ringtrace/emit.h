@@ -201,6 +201,10 @@ RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap)
  * started the session (the caller may stop it), -EBUSY when one runs. As rtr_start().
  */
 RTR_API int rtr__start_module(const struct rtr_config *cfg);
+/* The process name the running session's file gives (the last session's after
+ * rtr_stop(); "" before the first start). Valid until the next start; call from the
+ * thread that starts the recorder, or after the start. */
+RTR_API const char *rtr__process_name(void);
 
 /*
  * For the modules that hear a runtime name its own threads (the ITT collector, from

@@ -312,6 +312,11 @@ RTR_API const char *rtr_trace_path(void)
 	return session.path;
 }
 
+RTR_API const char *rtr__process_name(void)
+{
+	return session.process_name;
+}
+
 RTR_API const char *rtr_io_name(int io_method)
 {
 	switch (io_method) {

@@ -110,10 +110,10 @@ static void a_module_records_an_unmodified_program(void **state)
 #endif
 }
 
-/* --mpi without -o: the MPI module's default file, a file per rank, is the file of the
- * run (a session autostarted for other modules takes it too) and the path said, the
- * rank read from the launcher's variables as the recorder reads them; -o keeps its
- * own. */
+/* --mpi without -o: the MPI module's default file, a file per rank, and its process
+ * name, "rank N", are the run's (a session autostarted for other modules takes them
+ * too), and the path said is the rank's, the rank read from the launcher's variables
+ * as the recorder reads them; -o and RINGTRACE_PROCESS_NAME keep their own. */
 static void mpi_without_output_is_a_file_per_rank(void **state)
 {
 	(void)state;
@@ -125,18 +125,22 @@ static void mpi_without_output_is_a_file_per_rank(void **state)
 
 	if (TT_SANITIZED)
 		skip(); /* a sanitized library preloaded into a program that is not */
+	const char *print = "printf '%s|%s' \"$RINGTRACE_FILE\" \"$RINGTRACE_PROCESS_NAME\"";
+	char want[4200];
+
 	setenv("SLURM_PROCID", "5", 1);
-	tool_run(&r, NULL, "record", "--mpi", "--", "sh", "-c", "printf %s \"$RINGTRACE_FILE\"",
-		 NULL);
+	tool_run(&r, NULL, "record", "--mpi", "--", "sh", "-c", print, NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "ringtrace-%r.json");
+	assert_string_equal(r.out, "ringtrace-%r.json|rank 5");
 	assert_true(tool_has(r.err, "ringtrace record: no trace at ringtrace-5.json:"));
 	tool_run_free(&r);
-	tool_run(&r, NULL, "record", "-o", out, "--mpi", "--", "sh", "-c",
-		 "printf %s \"$RINGTRACE_FILE\"", NULL);
+	setenv("RINGTRACE_PROCESS_NAME", "solver", 1);
+	tool_run(&r, NULL, "record", "-o", out, "--mpi", "--", "sh", "-c", print, NULL);
+	unsetenv("RINGTRACE_PROCESS_NAME");
 	unsetenv("SLURM_PROCID");
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, out);
+	snprintf(want, sizeof(want), "%s|solver", out);
+	assert_string_equal(r.out, want);
 	tool_run_free(&r);
 #endif
 }

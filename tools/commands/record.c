@@ -41,17 +41,18 @@ struct module {
 	const char *also; /* a second variable given the same path, or NULL */
 	int autostart;	  /* the recorder must start at load (the MPI module: at MPI_Init) */
 	const char *file; /* the module's default RINGTRACE_FILE, or NULL */
+	int rank_name;	  /* the process is named "rank N" (the MPI module's name) */
 	int on;
 };
 
 static struct module modules[] = {
-	{"--mpi", "libringtrace-mpi.so", NULL, NULL, 0, "ringtrace-%r.json", 0},
-	{"--instrument", "libringtrace-instrument.so", NULL, NULL, 1, NULL, 0},
-	{"--omp", "libringtrace-omp.so", "OMP_TOOL_LIBRARIES", NULL, 1, NULL, 0},
+	{"--mpi", "libringtrace-mpi.so", NULL, NULL, 0, "ringtrace-%r.json", 1, 0},
+	{"--instrument", "libringtrace-instrument.so", NULL, NULL, 1, NULL, 0, 0},
+	{"--omp", "libringtrace-omp.so", "OMP_TOOL_LIBRARIES", NULL, 1, NULL, 0, 0},
 	{"--kokkos", "libringtrace-kokkos.so", "KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY", 1,
-	 NULL, 0},
-	{"--nvtx", "libringtrace-nvtx.so", "NVTX_INJECTION64_PATH", NULL, 1, NULL, 0},
-	{"--itt", "libringtrace-itt.so", "INTEL_LIBITTNOTIFY64", NULL, 1, NULL, 0},
+	 NULL, 0, 0},
+	{"--nvtx", "libringtrace-nvtx.so", "NVTX_INJECTION64_PATH", NULL, 1, NULL, 0, 0},
+	{"--itt", "libringtrace-itt.so", "INTEL_LIBITTNOTIFY64", NULL, 1, NULL, 0, 0},
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
@@ -140,6 +141,23 @@ static int preload(const char *path)
 	return rc;
 }
 
+/* The rank a launcher gave this process, as the recorder reads it for %r; -1 none. */
+static long launcher_rank(void)
+{
+	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		if (v != NULL && *v != '\0') {
+			long r = strtol(v, &end, 10);
+			if (*end == '\0' && r >= 0)
+				return r;
+		}
+	}
+	return -1;
+}
+
 /* The environment for the modules asked for. 0, or an exit status. */
 static int set_modules(void)
 {
@@ -172,27 +190,18 @@ static int set_modules(void)
 		if (m->file != NULL && (file == NULL || *file == '\0') &&
 		    setenv("RINGTRACE_FILE", m->file, 1) != 0)
 			return CLI_ERROR;
+		/* Likewise its process name, "rank N", unless RINGTRACE_PROCESS_NAME says */
+		const char *name = getenv("RINGTRACE_PROCESS_NAME");
+		char rank_name[32];
+		long rank = launcher_rank();
+		snprintf(rank_name, sizeof(rank_name), "rank %ld", rank);
+		if (m->rank_name && rank >= 0 && (name == NULL || *name == '\0') &&
+		    setenv("RINGTRACE_PROCESS_NAME", rank_name, 1) != 0)
+			return CLI_ERROR;
 	}
 	if (autostart && setenv("RINGTRACE_AUTOSTART", "1", 0) != 0)
 		return CLI_ERROR;
 	return 0;
-}
-
-/* The rank a launcher gave this process, as the recorder reads it for %r; -1 none. */
-static long launcher_rank(void)
-{
-	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		if (v != NULL && *v != '\0') {
-			long r = strtol(v, &end, 10);
-			if (*end == '\0' && r >= 0)
-				return r;
-		}
-	}
-	return -1;
 }
 
 /* The trace's path as the recorder in process pid named it. */
