@@ -94,17 +94,18 @@ ITT_NOINSTR static int itt_load(void)
 	return 0;
 }
 
-/* As the program's calls do: nothing when the domain is off or the pointer empty. */
+/* As the program's calls do: nothing when the domain is off or the pointer empty (or,
+ * here, without a domain: no collector made it). */
 ITT_NOINSTR static void itt_begin(const struct itt_domain *d, struct itt_id id,
 				  struct itt_id parent, struct itt_string_handle *name)
 {
-	if (d->flags && itt_task_begin != NULL)
+	if (d != NULL && d->flags && itt_task_begin != NULL)
 		itt_task_begin(d, id, parent, name);
 }
 
 ITT_NOINSTR static void itt_end(const struct itt_domain *d)
 {
-	if (d->flags && itt_task_end != NULL)
+	if (d != NULL && d->flags && itt_task_end != NULL)
 		itt_task_end(d);
 }
 
