@@ -161,6 +161,24 @@ static void rtr_start_after_autostart_adopts_the_session(void **state)
 	tt_free(&t);
 }
 
+/* A module's start (the MPI module's at MPI_Init, the OMPT tool's) finds the
+ * autostarted session and leaves it alone: the program's rtr_start() still adopts it,
+ * and only the program's rtr_stop() ends it. */
+static void module_start_leaves_the_autostarted_session_to_the_program(void **state)
+{
+	char path[512];
+	struct tt_trace t = {0};
+
+	(void)state;
+	tu_own_file(path, sizeof(path), "autostart", "module", ".json");
+	assert_int_equal(run_prog("module", path, "1"), 0);
+	load_finished(path, &t);
+	assert_int_equal(count_named(&t, "module"), N);
+	assert_int_equal(count_named(&t, "as"), N);
+	assert_int_equal(count_named(&t, "late"), 0); /* after the program's rtr_stop() */
+	tt_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +188,8 @@ int main(void)
 		cmocka_unit_test_teardown(forked_child_does_not_autostart, tu_teardown),
 		cmocka_unit_test_teardown(rtr_start_after_autostart_adopts_the_session,
 					  tu_teardown),
+		cmocka_unit_test_teardown(
+			module_start_leaves_the_autostarted_session_to_the_program, tu_teardown),
 	};
 
 	tu_filter_from_env();

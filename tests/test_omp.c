@@ -268,6 +268,51 @@ static void test_mutex(void **state)
 	tt_free(&t);
 }
 
+/* The last name of thread tid in t, or NULL. */
+static const char *last_name(const struct tt_trace *t, int64_t tid)
+{
+	const char *name = NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (strcmp(e->ph, "M") == 0 && tu_is(e->name, "thread_name") && e->tid == tid)
+			name = tt_arg(e, "name")->s;
+	}
+	return name;
+}
+
+/* With the ITT collector too: LLVM's runtime names its threads through ITT as it
+ * starts ("OMP Primary Thread #0" on the program's thread, "OMP Worker Thread #N"),
+ * but a name the program gave first stays: the main thread, named "omp main" through
+ * ITT before the runtime started, keeps it; the workers end named by the tool. */
+static void test_itt_runtime_names_keep_the_programs(void **state)
+{
+	(void)state;
+	struct tt_trace t;
+	char err[1024];
+	run_prog("INTEL_LIBITTNOTIFY64=" RTR_TEST_LIBITT, "itt", &t, err, sizeof(err));
+	assert_string_equal(err, "");
+	check_regions(&t);
+	int64_t main_tid = t.ev[0].pid; /* the program's initial thread */
+	assert_string_equal(last_name(&t, main_tid), "omp main");
+	size_t runtime_names = 0, workers = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct tt_event *e = &t.ev[i];
+		if (strcmp(e->ph, "M") != 0 || !tu_is(e->name, "thread_name"))
+			continue;
+		const char *name = tt_arg(e, "name")->s;
+		assert_true(strncmp(name, "OMP Primary Thread", 18) != 0);
+		runtime_names += strncmp(name, "OMP Worker Thread #", 19) == 0;
+		unsigned n;
+		if (e->tid != main_tid && last_name(&t, e->tid) == name) {
+			assert_int_equal(sscanf(name, "OpenMP thread %u", &n), 1);
+			workers++;
+		}
+	}
+	assert_true(runtime_names >= TEAM - 1); /* the runtime speaks ITT here */
+	assert_true(workers >= TEAM - 1);
+	tt_free(&t);
+}
+
 /* Loaded where no runtime with OMPT is: one line on stderr says so. */
 static void test_no_ompt_runtime(void **state)
 {
@@ -298,6 +343,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_constructs, tu_teardown),
 		cmocka_unit_test_teardown(test_mutex, tu_teardown),
+		cmocka_unit_test_teardown(test_itt_runtime_names_keep_the_programs, tu_teardown),
 		cmocka_unit_test_teardown(test_no_ompt_runtime, tu_teardown),
 	};
 	return cmocka_run_group_tests_name("omp", tests, NULL, NULL);

@@ -689,6 +689,52 @@ static void each_slice_is_one_complete_event_at_its_end(void **state)
 	unlink(path);
 }
 
+/* Slices that end in one nanosecond, each written at its end, the innermost first (as
+ * the instrument library's functions and the OMPT tool's barrier and its wait end):
+ * every one's ts + dur, added as doubles as the viewers add them, is the same double,
+ * so that speedscope pairs their ends in order. (A three-decimal dur misses that sum
+ * by a unit in the last place about one time in four.) */
+static void slices_that_end_together_end_at_one_double(void **state)
+{
+	enum { CHAINS = 200 };
+	char line[1024];
+	double ends[3];
+	int k = 0, chains = 0;
+
+	(void)state;
+	make_path("ties");
+	tu_start(path, RTR_IO_AUTO, RTR_ON_FULL_BLOCK, 1 << 20);
+	uint64_t t0 = rtr_now_ns();
+	for (int i = 0; i < CHAINS; i++) {
+		uint64_t begin = t0 + 1000 + (uint64_t)i * 1000;
+		uint64_t end = begin + 101 + (uint64_t)(i * 37 % 500);
+		rtr_complete("tie", "leaf", begin + 20, end - begin - 20);
+		rtr_complete("tie", "mid", begin + 10, end - begin - 10);
+		rtr_complete("tie", "outer", begin, end - begin);
+	}
+	assert_int_equal(rtr_stop(), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "\"cat\":\"tie\"") == NULL)
+			continue;
+		const char *ts = strstr(line, "\"ts\":"), *dur = strstr(line, "\"dur\":");
+		assert_non_null(ts);
+		assert_non_null(dur);
+		ends[k++] = strtod(ts + 5, NULL) + strtod(dur + 6, NULL);
+		if (k < 3)
+			continue;
+		if (ends[0] != ends[1] || ends[1] != ends[2])
+			fail_msg("chain %d: ends %.17g, %.17g, %.17g", chains, ends[0], ends[1],
+				 ends[2]);
+		k = 0;
+		chains++;
+	}
+	fclose(f);
+	assert_int_equal(chains, CHAINS);
+	unlink(path);
+}
+
 static void tsc_clock_keeps_times_ordered_and_explicit_times_exact(void **state)
 {
 	(void)state;
@@ -934,6 +980,7 @@ int main(void)
 		cmocka_unit_test(arguments_past_the_limit_are_cut_and_counted),
 		cmocka_unit_test(exit_without_stop_still_finishes_the_file),
 		cmocka_unit_test(each_slice_is_one_complete_event_at_its_end),
+		cmocka_unit_test(slices_that_end_together_end_at_one_double),
 		cmocka_unit_test(tsc_clock_keeps_times_ordered_and_explicit_times_exact),
 		cmocka_unit_test(calls_before_start_are_ignored),
 		cmocka_unit_test(start_refuses_a_symlink_at_the_path),

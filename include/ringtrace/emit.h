@@ -194,6 +194,27 @@ RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t c
 RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap));
 
 /*
+ * For the modules that start the recorder on the program's behalf (the MPI module at
+ * MPI_Init, the OMPT tool): rtr_start(), except that a running session is never taken
+ * over, not even an autostarted one (which stays the program's to adopt with
+ * rtr_start(), and the exit handler's to end). Returns as rtr_start(): 0 when this call
+ * started the session (the caller may stop it), -EBUSY when one runs. As rtr_start().
+ */
+RTR_API int rtr__start_module(const struct rtr_config *cfg);
+/* The process name the running session's file gives (the last session's after
+ * rtr_stop(); "" before the first start). Valid until the next start; call from the
+ * thread that starts the recorder, or after the start. */
+RTR_API const char *rtr__process_name(void);
+
+/*
+ * For the modules that hear a runtime name its own threads (the ITT collector, from
+ * the OpenMP runtime's ITT calls): rtr_thread_name(name), unless the calling thread
+ * was named already (by the program, through any module), whose name then stays.
+ * The calling thread only; any thread.
+ */
+RTR_API void rtr__thread_name_unless_named(const char *name);
+
+/*
  * For the MPI module, whose test and probe calls learn only at their end whether they
  * completed anything. A call that began at `ticks` (rtr__ticks()) and completed
  * something is a slice as any: rtr__begin_args_at() records its B now, at `ticks`

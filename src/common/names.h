@@ -18,6 +18,11 @@
 #define RTR__COUNTER_EVENTS  "ringtrace: events"
 #define RTR__COUNTER_DROPPED "ringtrace: dropped"
 
+/* The variables a launcher gives a rank its number in, in the order they are read: by
+ * the recorder (%r, the start marker's rank), the MPI module and `ringtrace record`. */
+#define RTR__LAUNCHER_RANK_VARS \
+	"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"
+
 /* The start marker's keys. */
 #define RTR__KEY_ORIGIN_MONO "origin_monotonic_ns" /* a string: may exceed 2^53 */
 #define RTR__KEY_ORIGIN_REAL "origin_realtime_ns"

@@ -12,7 +12,8 @@
  *	frame_begin/end_v3	async spans "frame" of the domain (a frame may end on
  *				another thread), matched by the frame's id or, without
  *				one, by the domain
- *	thread_set_name		rtr_thread_name()
+ *	thread_set_name		rtr_thread_name(); from the OpenMP runtime's own static
+ *				part (which names its threads), only a thread not named yet
  *	counters		counter samples, category the counter's domain ("itt"
  *				without one)
  *	pause/resume		nothing is recorded in between; recording goes on in the
@@ -29,6 +30,7 @@
 
 #include <ringtrace.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -193,6 +195,14 @@ static void thread_set_name(const char *name)
 		rtr_thread_name(name);
 }
 
+/* The OpenMP runtime's own static part names its threads ("OMP Primary Thread #0" as
+ * it starts, on the program's main thread): a name the program gave stays. */
+static void runtime_thread_set_name(const char *name)
+{
+	if (name != NULL)
+		rtr__thread_name_unless_named(name);
+}
+
 static struct itt_counter *counter_create_typed(const char *name, const char *domain,
 						enum itt_metadata_type type)
 {
@@ -343,6 +353,23 @@ static const struct {
 #undef FN
 };
 
+/* Whether the static part of `global` is the OpenMP runtime's (LLVM's or Intel's, which
+ * report through ITT themselves): the object that holds it defines __kmpc_fork_call. */
+static bool in_openmp_runtime(const struct itt_global *global)
+{
+	Dl_info at, fork_at;
+	if (dladdr(global, &at) == 0 || at.dli_fname == NULL || at.dli_fname[0] == '\0')
+		return false; /* the program itself: dlopen() would not find it by name */
+	void *h = dlopen(at.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return false;
+	void *fork = dlsym(h, "__kmpc_fork_call"); /* maybe a dependency's */
+	bool runtime =
+		fork != NULL && dladdr(fork, &fork_at) != 0 && fork_at.dli_fbase == at.dli_fbase;
+	dlclose(h);
+	return runtime;
+}
+
 /* Called by each static part once, holding its own lock. Fills every entry of its
  * table: ours where we have the function, the static part's null stub elsewhere. */
 EXPORT void __itt_api_init(struct itt_global *global, int init_groups);
@@ -357,11 +384,14 @@ EXPORT void __itt_api_init(struct itt_global *global, int init_groups)
 				"recording ITT calls\n");
 		return;
 	}
+	bool runtime = in_openmp_runtime(global);
 	for (struct itt_api_info *e = global->api_list; e->name != NULL; e++) {
 		void *fn = e->null_func;
 		for (size_t i = 0; i < sizeof(implemented) / sizeof(implemented[0]); i++)
 			if (strcmp(e->name, implemented[i].name) == 0)
 				fn = (void *)implemented[i].fn;
+		if (runtime && fn == (void *)thread_set_name)
+			fn = (void *)runtime_thread_set_name;
 		if (e->func_ptr != NULL)
 			*e->func_ptr = fn;
 	}

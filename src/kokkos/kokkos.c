@@ -33,7 +33,8 @@
  *
  * The recorder: kokkosp_init_library() starts it from the environment unless one runs
  * (RINGTRACE_AUTOSTART=1, which `ringtrace record --kokkos` sets, or the program's own
- * rtr_start()), and registers an exit handler after the recorder's, so that it runs
+ * rtr_start()), as a module (rtr__start_module(): an autostarted session stays the
+ * program's to adopt), and registers an exit handler after the recorder's, so that it runs
  * first. kokkosp_finalize_library() and that handler end whatever is open on their
  * thread (kernels, fences, regions, deep copies) and every section still started.
  * The library stays loaded once loaded (-z nodelete): its names, sites and handler
@@ -635,7 +636,8 @@ void kokkosp_init_library(int load_seq, uint64_t interface_version, uint32_t nde
 	static int handler_set;
 
 	(void)devices;
-	rtr_start(NULL); /* -EBUSY: the program's own session, or autostart's, goes on */
+	/* -EBUSY: the program's own session, or autostart's, goes on (left to the program) */
+	rtr__start_module(NULL);
 	/* relaxed: a flag that only this call reads */
 	if (!__atomic_exchange_n(&handler_set, 1, __ATOMIC_RELAXED))
 		atexit(at_exit);

@@ -3,12 +3,15 @@
  * MPI_Init and MPI_Finalize: the recorder's start (before PMPI_Init, so that MPI_Init
  * is a slice too; path "ringtrace-%r.json" unless RINGTRACE_FILE says otherwise) and
  * stop (after PMPI_Finalize, if the Init wrapper started it), the rank's process name
- * and sort index, and what the other files need once MPI runs: the world's rank and
- * size, the thread level (whether the tables take the lock), the predefined types'
- * sizes, the infos' attribute key, the clock measurements at both ends. The module as
- * a whole and its files: see mpi_internal.h.
+ * (a label where the session names the process otherwise) and sort index, and what
+ * the other files need once MPI runs: the world's rank and size, the thread level
+ * (whether the tables take the lock), the predefined types' sizes, the infos'
+ * attribute key, the clock measurements at both ends. The module as a whole and its
+ * files: see mpi_internal.h.
  */
 #include "mpi/mpi_internal.h"
+
+#include "common/names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +65,7 @@ static void type_sizes_init(void)
 /* The rank the launcher gives (the recorder reads the same variables for %r). */
 static long launcher_rank(void)
 {
-	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					   "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);
@@ -107,7 +109,9 @@ static void before_init(void)
 			 rtr__mpi.env_rank);
 		cfg.process_name = rtr__mpi.process_name;
 	}
-	rtr__mpi.started_here = rtr_start(&cfg) == 0; /* -EBUSY: the program's own session */
+	/* -EBUSY: the program's own session, or one autostarted for the modules loaded
+	 * with this one, which the exit ends */
+	rtr__mpi.started_here = rtr__start_module(&cfg) == 0;
 }
 
 static void after_init(void)
@@ -123,11 +127,11 @@ static void after_init(void)
 				NULL);
 	PMPI_Comm_dup(MPI_COMM_WORLD, &rtr__mpi.sync_comm);
 	rtr_process_sort_index(rtr__mpi.world_rank);
-	if (rtr__mpi.env_rank != rtr__mpi.world_rank || !rtr__mpi.started_here) {
-		char label[32];
-		snprintf(label, sizeof(label), "rank %d", rtr__mpi.world_rank);
+	/* a process the session does not name "rank N" already gets the label */
+	char label[32];
+	snprintf(label, sizeof(label), "rank %d", rtr__mpi.world_rank);
+	if (strcmp(rtr__process_name(), label) != 0)
 		rtr_process_label(label);
-	}
 	rtr__mpi.initialized = 1;
 	rtr__mpi_clock_sync();
 }

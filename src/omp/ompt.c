@@ -367,7 +367,7 @@ static int ompt_initialize(ompt_function_lookup_t lookup, int initial_device_num
 #if defined(RTR_HAVE_SYMTAB)
 	rtr__symtab_refresh(); /* the functions that regions' code addresses name */
 #endif
-	rtr_start(NULL); /* -EBUSY: the program's own session goes on */
+	rtr__start_module(NULL); /* -EBUSY: the program's own or an autostarted session */
 	atexit(shut_runtime_down);
 
 #define SET(event, fn) set(event, (ompt_callback_t)(fn))

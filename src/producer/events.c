@@ -358,6 +358,12 @@ RTR_API void rtr_thread_name(const char *name)
 	emit_event(&e);
 }
 
+RTR_API void rtr__thread_name_unless_named(const char *name)
+{
+	if (rtr__tls_thread_name[0] == '\0')
+		rtr_thread_name(name);
+}
+
 RTR_API void rtr_instant_scoped(const char *cat, const char *name, int scope,
 				const struct rtr_arg *args, unsigned n)
 {

@@ -5,6 +5,7 @@
  * kept: a typo in a job script must never stop the job.
  */
 #include "clock/clock.h"
+#include "common/names.h"
 #include "path/path.h"
 #include "session/session.h"
 #include "session/signal_names.h"
@@ -379,8 +380,7 @@ int64_t rtr__config_clock_offset_ns(void)
 
 long rtr__env_rank(long *world_size)
 {
-	static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+	static const char *const ranks[] = {RTR__LAUNCHER_RANK_VARS};
 	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
 					    "MV2_COMM_WORLD_SIZE"};
 	long rank = -1;

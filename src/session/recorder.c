@@ -8,9 +8,11 @@
  * environment, so a preloaded library traces a program that never calls us; the exit
  * handler finishes the file. The program may still call rtr_start(): the first such
  * call adopts the autostarted session (returns 0, records on), and its rtr_stop() ends
- * it as if it had started it. A constructor runs once per exec, so a forked child
- * does not autostart (fork_child() leaves it without a recorder, as always); a child
- * that execs a program with the variable still set autostarts in its own file.
+ * it as if it had started it. A module's start (rtr__start_module(): the MPI module at
+ * MPI_Init, the OMPT tool) never adopts it: -EBUSY, the session stays the program's
+ * to adopt and the exit's to end, whatever order the modules start in. A constructor runs once per
+ * exec, so a forked child does not autostart (fork_child() leaves it without a recorder, as
+ * always); a child that execs a program with the variable still set autostarts in its own file.
  * Constructors run in dependency order: the C library and ours are ready, other
  * libraries' constructors may run before or after, and events they record before it
  * are not recorded, as before any rtr_start().
@@ -109,8 +111,11 @@ static void report_signals_error(const struct rtr__session *s, int err)
 		s->signals, s->snapshot_signal_name, strerror(-err));
 }
 
-/* rtr_start(), or with `automatic` the autostart constructor's start. */
-static int start(const struct rtr_config *cfg, int automatic)
+/* Who starts: the program (rtr_start()), a module on its behalf (rtr__start_module())
+ * or the autostart constructor. */
+enum starter { BY_PROGRAM, BY_MODULE, BY_AUTOSTART };
+
+static int start(const struct rtr_config *cfg, enum starter by)
 {
 	struct rtr_config defaults;
 	int err;
@@ -122,9 +127,13 @@ static int start(const struct rtr_config *cfg, int automatic)
 	pthread_mutex_lock(&lifecycle_lock);
 	if (running) {
 		/* The program's first start finds the autostarted session: it is its own
-		 * from now on (its cfg is not applied: the file is already open). */
-		err = autostarted ? 0 : -EBUSY;
-		autostarted = 0;
+		 * from now on (its cfg is not applied: the file is already open). A
+		 * module's start leaves it to the program: a module that took it over
+		 * would end it at its own stop (the MPI module's at MPI_Finalize), before
+		 * what the other modules record up to the exit. */
+		err = autostarted && by == BY_PROGRAM ? 0 : -EBUSY;
+		if (by == BY_PROGRAM)
+			autostarted = 0;
 		pthread_mutex_unlock(&lifecycle_lock);
 		return err;
 	}
@@ -193,7 +202,7 @@ static int start(const struct rtr_config *cfg, int automatic)
 	if (sig_err != 0)
 		report_signals_error(&session, sig_err);
 	running = 1;
-	autostarted = automatic;
+	autostarted = by == BY_AUTOSTART;
 	int state = rtr__filter_publish(&session.filter); /* RTR__STATE_ALL, or filtered */
 	/* R0: pairs with A0 in rtr__recording(); clock, rings, writer and the category
 	 * filter's table are ready */
@@ -205,7 +214,12 @@ out:
 
 RTR_API int rtr_start(const struct rtr_config *cfg)
 {
-	return start(cfg, 0);
+	return start(cfg, BY_PROGRAM);
+}
+
+RTR_API int rtr__start_module(const struct rtr_config *cfg)
+{
+	return start(cfg, BY_MODULE);
 }
 
 RTR_API int rtr_flush(void)
@@ -298,6 +312,11 @@ RTR_API const char *rtr_trace_path(void)
 	return session.path;
 }
 
+RTR_API const char *rtr__process_name(void)
+{
+	return session.process_name;
+}
+
 RTR_API const char *rtr_io_name(int io_method)
 {
 	switch (io_method) {
@@ -332,5 +351,5 @@ __attribute__((constructor)) static void autostart(void)
 {
 	if (!autostart_wanted())
 		return;
-	(void)start(NULL, 1);
+	(void)start(NULL, BY_AUTOSTART);
 }

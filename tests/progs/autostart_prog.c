@@ -10,6 +10,10 @@
  *					parent waits, then records N instants
  *	autostart_prog adopt N		rtr_start() == 0 (adopts), a second one -EBUSY, N
  *					instants, rtr_stop() == 0, N more (not recorded)
+ *	autostart_prog module N		a module's start, rtr__start_module(), -EBUSY twice
+ *					(it does not take the session over), N instants,
+ *					then as adopt: rtr_start() == 0, N instants,
+ *					rtr_stop() == 0, N more (not recorded)
  *
  * Exit status 0 when every call returned what it should, else the step that failed.
  */
@@ -27,6 +31,7 @@
 static void (*instant_copy)(const char *, const char *);
 static int (*start)(const struct rtr_config *);
 static int (*stop)(void);
+static int (*start_module)(const struct rtr_config *);
 
 static void record(int n, const char *prefix)
 {
@@ -46,7 +51,8 @@ int main(int argc, char **argv)
 	*(void **)&instant_copy = dlsym(RTLD_DEFAULT, "rtr_instant_copy");
 	*(void **)&start = dlsym(RTLD_DEFAULT, "rtr_start");
 	*(void **)&stop = dlsym(RTLD_DEFAULT, "rtr_stop");
-	if (instant_copy == NULL || start == NULL || stop == NULL)
+	*(void **)&start_module = dlsym(RTLD_DEFAULT, "rtr__start_module");
+	if (instant_copy == NULL || start == NULL || stop == NULL || start_module == NULL)
 		return 3;
 
 	if (strcmp(argv[1], "events") == 0) {
@@ -68,7 +74,12 @@ int main(int argc, char **argv)
 		record(n, "as");
 		return 0;
 	}
-	if (strcmp(argv[1], "adopt") == 0) {
+	if (strcmp(argv[1], "module") == 0) {
+		if (start_module(NULL) != -EBUSY || start_module(NULL) != -EBUSY)
+			return 9;
+		record(n, "module");
+	}
+	if (strcmp(argv[1], "adopt") == 0 || strcmp(argv[1], "module") == 0) {
 		if (start(NULL) != 0)
 			return 6;
 		if (start(NULL) != -EBUSY)

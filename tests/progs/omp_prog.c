@@ -7,7 +7,13 @@
  *	INNER threads; a `for` of LOOP_N iterations over a team of TEAM threads, an
  *	explicit barrier, a critical in every thread; one thread creating TASKS tasks,
  *	waited for with taskwait.
+ *
+ * With INTEL_LIBITTNOTIFY64 set it first names its thread "omp main" through ITT
+ * (itt_calls.h), in a constructor: before the runtime starts, at main's first line
+ * (the runtime names its threads through ITT too).
  */
+#include "itt_calls.h"
+
 #include <omp.h>
 #include <stdio.h>
 
@@ -18,6 +24,15 @@
 #define TASKS  8
 
 static volatile long sink;
+
+__attribute__((constructor)) static void name_main_thread(void)
+{
+	if (getenv("INTEL_LIBITTNOTIFY64") == NULL)
+		return;
+	if (itt_load() != 0 || itt_thread_set_name == NULL)
+		exit(5);
+	itt_thread_set_name("omp main");
+}
 
 int main(void)
 {

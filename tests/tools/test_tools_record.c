@@ -110,12 +110,48 @@ static void a_module_records_an_unmodified_program(void **state)
 #endif
 }
 
+/* --mpi without -o: the MPI module's default file, a file per rank, and its process
+ * name, "rank N", are the run's (a session autostarted for other modules takes them
+ * too), and the path said is the rank's, the rank read from the launcher's variables
+ * as the recorder reads them; -o and RINGTRACE_PROCESS_NAME keep their own. */
+static void mpi_without_output_is_a_file_per_rank(void **state)
+{
+	(void)state;
+#if !defined(RTR_MPI_LIB)
+	skip();
+#else
+	struct tool_run r;
+	const char *out = tool_tmp("record-mpi-%r.json");
+
+	if (TT_SANITIZED)
+		skip(); /* a sanitized library preloaded into a program that is not */
+	const char *print = "printf '%s|%s' \"$RINGTRACE_FILE\" \"$RINGTRACE_PROCESS_NAME\"";
+	char want[4200];
+
+	setenv("SLURM_PROCID", "5", 1);
+	tool_run(&r, NULL, "record", "--mpi", "--", "sh", "-c", print, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "ringtrace-%r.json|rank 5");
+	assert_true(tool_has(r.err, "ringtrace record: no trace at ringtrace-5.json:"));
+	tool_run_free(&r);
+	setenv("RINGTRACE_PROCESS_NAME", "solver", 1);
+	tool_run(&r, NULL, "record", "-o", out, "--mpi", "--", "sh", "-c", print, NULL);
+	unsetenv("RINGTRACE_PROCESS_NAME");
+	unsetenv("SLURM_PROCID");
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "%s|solver", out);
+	assert_string_equal(r.out, want);
+	tool_run_free(&r);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exit_status_passes_through),
 		cmocka_unit_test(usage_errors_and_missing_modules_are_exit_2),
 		cmocka_unit_test(a_module_records_an_unmodified_program),
+		cmocka_unit_test(mpi_without_output_is_a_file_per_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

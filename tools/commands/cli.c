@@ -10,8 +10,24 @@
 
 static void say(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
+/* One line, in one write where it fits: the lines of processes that share a stderr (the
+ * ranks of `mpirun ... ringtrace record`, which mpirun gathers) stay whole. */
 static void say(const char *cmd, const char *fmt, va_list ap)
 {
+	char line[8192];
+	va_list again;
+	int n = snprintf(line, sizeof(line), "ringtrace %s: ", cmd);
+
+	va_copy(again, ap);
+	int m = n < 0 || (size_t)n >= sizeof(line)
+			? -1
+			: vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, again);
+	va_end(again);
+	if (m >= 0 && (size_t)n + (size_t)m + 1 < sizeof(line)) {
+		line[n + m] = '\n';
+		fwrite(line, 1, (size_t)n + (size_t)m + 1, stderr); /* stderr: unbuffered */
+		return;
+	}
 	fprintf(stderr, "ringtrace %s: ", cmd);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

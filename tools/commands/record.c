@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 
+#include "common/names.h"
 #include "path/path.h"
 
 #include <errno.h>
@@ -39,16 +40,19 @@ struct module {
 	const char *var;
 	const char *also; /* a second variable given the same path, or NULL */
 	int autostart;	  /* the recorder must start at load (the MPI module: at MPI_Init) */
+	const char *file; /* the module's default RINGTRACE_FILE, or NULL */
+	int rank_name;	  /* the process is named "rank N" (the MPI module's name) */
 	int on;
 };
 
 static struct module modules[] = {
-	{"--mpi", "libringtrace-mpi.so", NULL, NULL, 0, 0},
-	{"--instrument", "libringtrace-instrument.so", NULL, NULL, 1, 0},
-	{"--omp", "libringtrace-omp.so", "OMP_TOOL_LIBRARIES", NULL, 1, 0},
-	{"--kokkos", "libringtrace-kokkos.so", "KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY", 1, 0},
-	{"--nvtx", "libringtrace-nvtx.so", "NVTX_INJECTION64_PATH", NULL, 1, 0},
-	{"--itt", "libringtrace-itt.so", "INTEL_LIBITTNOTIFY64", NULL, 1, 0},
+	{"--mpi", "libringtrace-mpi.so", NULL, NULL, 0, "ringtrace-%r.json", 1, 0},
+	{"--instrument", "libringtrace-instrument.so", NULL, NULL, 1, NULL, 0, 0},
+	{"--omp", "libringtrace-omp.so", "OMP_TOOL_LIBRARIES", NULL, 1, NULL, 0, 0},
+	{"--kokkos", "libringtrace-kokkos.so", "KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY", 1,
+	 NULL, 0, 0},
+	{"--nvtx", "libringtrace-nvtx.so", "NVTX_INJECTION64_PATH", NULL, 1, NULL, 0, 0},
+	{"--itt", "libringtrace-itt.so", "INTEL_LIBITTNOTIFY64", NULL, 1, NULL, 0, 0},
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
@@ -137,6 +141,23 @@ static int preload(const char *path)
 	return rc;
 }
 
+/* The rank a launcher gave this process, as the recorder reads it for %r; -1 none. */
+static long launcher_rank(void)
+{
+	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		if (v != NULL && *v != '\0') {
+			long r = strtol(v, &end, 10);
+			if (*end == '\0' && r >= 0)
+				return r;
+		}
+	}
+	return -1;
+}
+
 /* The environment for the modules asked for. 0, or an exit status. */
 static int set_modules(void)
 {
@@ -162,6 +183,21 @@ static int set_modules(void)
 			return CLI_ERROR;
 		}
 		autostart |= m->autostart;
+		/* The MPI module's default file, ringtrace-%r.json, is then also the one of a
+		 * session autostarted for the other modules (before MPI_Init), and the path
+		 * said at the end. */
+		const char *file = getenv("RINGTRACE_FILE");
+		if (m->file != NULL && (file == NULL || *file == '\0') &&
+		    setenv("RINGTRACE_FILE", m->file, 1) != 0)
+			return CLI_ERROR;
+		/* Likewise its process name, "rank N", unless RINGTRACE_PROCESS_NAME says */
+		const char *name = getenv("RINGTRACE_PROCESS_NAME");
+		char rank_name[32];
+		long rank = launcher_rank();
+		snprintf(rank_name, sizeof(rank_name), "rank %ld", rank);
+		if (m->rank_name && rank >= 0 && (name == NULL || *name == '\0') &&
+		    setenv("RINGTRACE_PROCESS_NAME", rank_name, 1) != 0)
+			return CLI_ERROR;
 	}
 	if (autostart && setenv("RINGTRACE_AUTOSTART", "1", 0) != 0)
 		return CLI_ERROR;
@@ -172,20 +208,16 @@ static int set_modules(void)
 static void say_where(pid_t pid)
 {
 	const char *pattern = getenv("RINGTRACE_FILE");
-	const char *rank = getenv("OMPI_COMM_WORLD_RANK");
 	char host[256], path[PATH_MAX];
 
 	if (pattern == NULL || *pattern == '\0')
 		pattern = "ringtrace-%p.json";
-	if (rank == NULL)
-		rank = getenv("PMI_RANK");
 	if (gethostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
 	if (strcmp(pattern, "-") == 0 || getenv("RINGTRACE_MODE") != NULL ||
 	    getenv("RINGTRACE_MAX_MB") != NULL || getenv("RINGTRACE_MAX_SECONDS") != NULL ||
-	    rtr__path_expand(path, sizeof(path), pattern, pid, host, rank ? atol(rank) : -1, 0) !=
-		    0) {
+	    rtr__path_expand(path, sizeof(path), pattern, pid, host, launcher_rank(), 0) != 0) {
 		cli_note(CMD, "the trace: %s (the recorder names each file from it)", pattern);
 		return;
 	}

@@ -89,14 +89,20 @@ static size_t line_bound(const struct rtr__event *ev)
 	return bound;
 }
 
-/* Whether the X ev ends at the very time of the next event of its batch, or of the
- * slice before it that ended then too (put_dur()). */
+/* Whether the X ev ends at the very time of the next event of its batch, or with a
+ * slice next to it that ends then too (put_dur()): the one before it, or the one after
+ * it that holds it (a slice is written at its end, so the slice around one that ends
+ * with it comes next: both sums must be that time, not only the outer one's). At
+ * either end of the batch the neighbour is in another batch, unseen: taken as a tie
+ * (its dur exact only where three decimals miss the end; twice a batch). */
 static inline bool ends_at_next(const struct rtr__batch *b, const struct rtr__event *ev)
 {
 	uint64_t end = ev->ts + ev->dur;
 
-	return (ev + 1 < b->end && ev[1].ts == end) ||
-	       (ev > b->ev && ev[-1].type == RTR__EV_SPAN && ev[-1].ts + ev[-1].dur == end);
+	if (RTR_UNLIKELY(ev + 1 == b->end || ev == b->ev))
+		return true;
+	return ev[1].ts == end || (ev[1].type == RTR__EV_SPAN && ev[1].ts + ev[1].dur == end) ||
+	       (ev[-1].type == RTR__EV_SPAN && ev[-1].ts + ev[-1].dur == end);
 }
 
 /* A slice, an instant, a counter, a flow or an async event: its line. */

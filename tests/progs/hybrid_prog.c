@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A hybrid MPI + OpenMP program that also speaks NVTX and ITT and is built with
+ * -finstrument-functions (clang -fopenmp, so LLVM's runtime), for tests/test_hybrid.c,
+ * which runs it under `mpirun -np 4 ringtrace record --mpi --omp --nvtx --itt
+ * --instrument` and counts in each rank's trace what this file does:
+ *
+ *	main	MPI_Init_thread(FUNNELED); loads NVTX and ITT (nvtx_calls.h, itt_calls.h),
+ *		names its thread "hybrid main" through NVTX; STEPS times step(); then
+ *		MPI_Finalize.
+ *	step	NVTX push "step" (payload: the step's number) around the parts, each an
+ *		instrumented function:
+ *	  omp_part	a parallel region of OUTER threads, each pushing NVTX "outer body"
+ *			around a nested region of INNER threads that each call leaf();
+ *			then a region of TEAM threads: a `for` of LOOP_N iterations, an
+ *			explicit barrier, a critical, and one thread creating TASKS tasks
+ *			(each an ITT task "tile" in domain "hybrid") waited for with
+ *			taskwait
+ *	  mpi_part	an NVTX start/end range "exchange" around a ring exchange (Irecv
+ *			from the left, Isend to the right, Waitall) and an Allreduce
+ *
+ * The instrumented functions are main, step, omp_part, leaf and mpi_part (and the
+ * regions' bodies the compiler outlines); the NVTX and ITT helpers are not.
+ *
+ * More parts (a Kokkos one, say) go in `parts` below, each an instrumented function
+ * of the step; the test's expectations of each part are a function of its own there.
+ *
+ * NVTX and ITT are loaded only where their variable names a tool (without, the calls do
+ * nothing, as with the real headers). Exit status: 0; MPI_Abort with 2 when the NVTX
+ * tool does not load, 3 the ITT collector, 4 when MPI lacks MPI_THREAD_FUNNELED.
+ */
+#include "itt_calls.h"
+#include "nvtx_calls.h"
+
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* What each rank does: tests/test_hybrid.c has the same numbers. The inner teams'
+ * size differs from the outer team's, so that an implicit task's team size tells
+ * which of the nested regions it belongs to. */
+#define STEPS  2
+#define OUTER  2
+#define INNER  3
+#define TEAM   3
+#define LOOP_N 600
+#define TASKS  5
+
+static volatile long sink;
+static struct itt_domain *domain;
+static struct itt_string_handle *tile;
+static int rank, size;
+static long loop_sum;
+
+/* A function of its own on the inner teams' threads. */
+__attribute__((noinline)) static void leaf(int i)
+{
+	sink += i;
+}
+
+static void omp_part(int step)
+{
+#pragma omp parallel num_threads(OUTER)
+	{
+		nvtx_push_a("outer body");
+#pragma omp parallel num_threads(INNER)
+		leaf(omp_get_thread_num());
+		nvtx_pop();
+	}
+
+	long sum = 0;
+#pragma omp parallel num_threads(TEAM)
+	{
+#pragma omp for reduction(+ : sum)
+		for (int i = 0; i < LOOP_N; i++)
+			sum += i + step;
+#pragma omp barrier
+#pragma omp critical
+		sink += 1;
+#pragma omp single
+		{
+			for (int t = 0; t < TASKS; t++) {
+#pragma omp task
+				{
+					itt_begin(domain, itt_null_id, itt_null_id, tile);
+					sink += t;
+					itt_end(domain);
+				}
+			}
+#pragma omp taskwait
+		}
+	}
+	loop_sum = sum;
+}
+
+static void mpi_part(int step)
+{
+	long out = loop_sum + rank, in = -1, total = 0;
+	MPI_Request req[2];
+
+	rtr_nvtx_range_id range = nvtx_start_a("exchange");
+	MPI_Irecv(&in, 1, MPI_LONG, (rank + size - 1) % size, step, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend(&out, 1, MPI_LONG, (rank + 1) % size, step, MPI_COMM_WORLD, &req[1]);
+	MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+	MPI_Allreduce(&in, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	nvtx_end(range);
+	sink += total;
+}
+
+/* The parts of a step, in order. */
+static void (*const parts[])(int step) = {omp_part, mpi_part};
+
+static void step(int s)
+{
+	struct rtr_nvtx_attributes a = nvtx_attr_init();
+	a.payload_type = RTR_NVTX_PAYLOAD_U64;
+	a.payload.u64 = (uint64_t)s;
+	a.message_type = RTR_NVTX_MESSAGE_ASCII;
+	a.message.ascii = "step";
+	nvtx_push_ex(&a);
+	for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++)
+		parts[p](s);
+	nvtx_pop();
+}
+
+int main(int argc, char **argv)
+{
+	int provided = MPI_THREAD_SINGLE;
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	if (provided < MPI_THREAD_FUNNELED) {
+		fprintf(stderr, "hybrid_prog: MPI gives thread level %d\n", provided);
+		MPI_Abort(MPI_COMM_WORLD, 4);
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* Each tool only where one is named: without, its calls do nothing. */
+	const char *err = getenv("NVTX_INJECTION64_PATH") != NULL ? nvtx_load() : NULL;
+	if (err != NULL) {
+		fprintf(stderr, "hybrid_prog: NVTX: %s\n", err);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	int itt_err = getenv("INTEL_LIBITTNOTIFY64") != NULL ? itt_load() : 0;
+	if (itt_err != 0) {
+		fprintf(stderr, "hybrid_prog: ITT: step %d\n", itt_err);
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	}
+	nvtx_name_thread((uint32_t)gettid(), "hybrid main");
+	if (itt_domain_create != NULL && itt_string_handle_create != NULL) {
+		domain = itt_domain_create("hybrid");
+		tile = itt_string_handle_create("tile");
+	}
+	omp_set_max_active_levels(2);
+	for (int s = 0; s < STEPS; s++)
+		step(s);
+	MPI_Finalize();
+	return 0;
+}
