@@ -384,3 +384,17 @@ def test_fork_pool_children_write_their_own_finished_files(tmp_path):
             boot = trace.one("X", "python", "multiprocessing.process.BaseProcess._bootstrap")
             assert nests(leave, boot)
     assert squares == 10
+
+
+def test_calls_past_the_stack_are_counted_not_recorded(tmp_path, mod):
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    before = ringtrace._ringtrace._profile_stats()["frames_past_stack"]
+    try:
+        trace = profiled(tmp_path, lambda: mod.recurse(1100))
+    finally:
+        sys.setrecursionlimit(limit)
+    # the lambda is depth 1, recurse(1100) .. recurse(1) depths 2 .. 1101; 1024 are kept
+    assert len(trace.of("X", "python", "pkg.mod.recurse")) == 1023
+    assert ringtrace._ringtrace._profile_stats() == {
+        "active": False, "frames_past_stack": before + 1101 - 1024}
