@@ -461,8 +461,10 @@ static PyObject *py_profile_exec(PyObject *m, PyObject *args)
 static PyObject *py_thread_bootstrap(PyObject *m, PyObject *const *argv, Py_ssize_t n)
 {
 	(void)m;
-	if (!prof.active || n != 3)
+	if (!prof.active || n != 3) {
+		PyEval_SetProfile(NULL, NULL); /* profiling ended before this thread began */
 		Py_RETURN_NONE;
+	}
 	PyEval_SetProfile(profile_hook, NULL);
 	const char *event = PyUnicode_Check(argv[1]) ? PyUnicode_AsUTF8(argv[1]) : NULL;
 	if (event != NULL && strcmp(event, "call") == 0 && PyFrame_Check(argv[0]))
