@@ -16,7 +16,8 @@ import sys
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["module.c", "config.c", "intern.c", "args.c", "scope.c", "events.c", "traced.c"]
+SOURCES = ["module.c", "config.c", "intern.c", "args.c", "scope.c", "events.c", "traced.c",
+           "profile.c"]
 
 
 def pkg_config(*args):

@@ -45,6 +45,7 @@ from ._ringtrace import (
     version,
 )
 from . import _ringtrace
+from ._profile import profile
 
 __all__ = [
     "MAX_ARGS",
@@ -60,6 +61,7 @@ __all__ = [
     "flow_step",
     "flush",
     "instant",
+    "profile",
     "now_ns",
     "scope",
     "snapshot",

@@ -318,10 +318,13 @@ PyMODINIT_FUNC PyInit__ringtrace(void)
 		return NULL;
 	if (lifecycle == NULL && (lifecycle = PyThread_allocate_lock()) == NULL)
 		return PyErr_NoMemory();
+	if (pyrtr_profile_init() != 0)
+		return NULL;
 	m = PyModule_Create(&module_def);
 	if (m == NULL)
 		return NULL;
 	if (PyModule_AddFunctions(m, pyrtr_event_methods) != 0 ||
+	    PyModule_AddFunctions(m, pyrtr_profile_methods) != 0 ||
 	    PyModule_AddObjectRef(m, "scope", (PyObject *)&pyrtr_scope_type) != 0 ||
 	    PyModule_AddObjectRef(m, "traced", (PyObject *)&pyrtr_traced_type) != 0 ||
 	    PyModule_AddIntConstant(m, "MAX_ARGS", RTR_MAX_ARGS) != 0 ||

@@ -9,6 +9,7 @@
  *	scope.c		ringtrace.scope, the `with` statement's slice
  *	events.c	instants, counters, flows, async spans, thread names
  *	traced.c	the callable that @ringtrace.trace puts around a function
+ *	profile.c	function tracing: the interpreter's C profiling hook
  *
  * Everything runs with the GIL held, which serializes the module's own tables (the
  * intern tables and their caches). The recording calls are the library's: they never
@@ -121,5 +122,9 @@ extern PyMethodDef pyrtr_event_methods[];
 /* An id for flows and async spans from a Python int (0 .. 2^64-1); -1 with an
  * exception. */
 int pyrtr_id(PyObject *o, uint64_t *id);
+/* profile.c: the function tracing calls, and their one-time setup (-1 with an
+ * exception). */
+extern PyMethodDef pyrtr_profile_methods[];
+int pyrtr_profile_init(void);
 
 #endif /* PYRTR_H */
