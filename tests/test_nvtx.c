@@ -147,6 +147,7 @@ static void client_calls_are_recorded(void **state)
 	const char *handoff_id[HANDOFFS];
 	int begins = 0, ends = 0, marks = 0, domain_x = 0, domain_b = 0, domain_e = 0;
 	int open_b = 0;
+	char reused[8] = "";
 	const struct tt_event *step_x = NULL, *step_b = NULL, *step_e = NULL;
 	for (size_t i = 0; i < t.n; i++) {
 		const struct tt_event *e = &t.ev[i];
@@ -182,6 +183,9 @@ static void client_calls_are_recorded(void **state)
 			} else {
 				fail_msg("unexpected mark %s", e->name);
 			}
+		} else if (tu_is(e->ph, "X") && strncmp(e->name, "reuse ", 6) == 0) {
+			assert_true(strlen(reused) < 3 && strlen(e->name) == 7);
+			reused[strlen(reused)] = e->name[6]; /* in the order they ended */
 		} else if (tu_is(e->ph, "b") && tu_is(e->name, "domain mark")) {
 			assert_string_equal(e->cat, "nvtx"); /* the start that never ends */
 			assert_int_equal(tu_arg_int(e, "payload"), -5);
@@ -193,6 +197,7 @@ static void client_calls_are_recorded(void **state)
 	assert_int_equal(begins, HANDOFFS);
 	assert_int_equal(marks, 4);
 	assert_int_equal(open_b, 1);
+	assert_string_equal(reused, "aba"); /* one buffer, rewritten: three names */
 	assert_int_equal(domain_x, 1);
 	assert_int_equal(domain_b, 1);
 	assert_int_equal(domain_e, 1);

@@ -8,7 +8,8 @@
  * What it does (the test's expectations follow it):
  *   main: names itself "nvtx main", names category 7 "io" and, in domain "physics",
  *	category 1 "solver"; starts HANDOFFS ranges "handoff" for the workers to end;
- *	pushes "physics step" (registered) in the domain with payload u64 42; marks.
+ *	pushes "physics step" (registered) in the domain with payload u64 42; marks;
+ *	pushes "reuse a", "reuse b", "reuse a" from one buffer rewritten between them.
  *   WORKERS threads "worker N": ITERS times push "outer" (A) > "inner wide é" (W) >
  *	"ex" (Ex: color, category 7, payload of type 1 + i % 6); pops them; ends the
  *	handoff ranges given to them.
@@ -125,6 +126,14 @@ int main(void)
 	m.message.ascii = "domain mark";
 	nvtx_domain_mark_ex(physics, &m);
 	nvtx_start_ex(&m); /* never ended: an open async span at the end */
+
+	/* one buffer, three names: the tool must not take a name by its address */
+	char reuse[16];
+	for (int i = 0; i < 3; i++) {
+		snprintf(reuse, sizeof(reuse), "reuse %c", i == 1 ? 'b' : 'a');
+		check(nvtx_push_a(reuse) == 0, "reuse push");
+		check(nvtx_pop() == 0, "reuse pop");
+	}
 
 	for (int w = 0; w < WORKERS; w++)
 		pthread_join(t[w], NULL);
