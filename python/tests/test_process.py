@@ -6,7 +6,7 @@ import ctypes
 import threading
 
 import ringtrace
-from conftest import Trace, run_python
+from conftest import Trace, fork_under_tsan, run_python
 
 
 def test_autostart_records_from_import_and_finishes_the_file_at_exit(tmp_path):
@@ -90,6 +90,7 @@ def test_c_code_records_into_the_same_session(recording):
     assert recording.stats["events_recorded"] == 2
 
 
+@fork_under_tsan
 def test_a_forked_child_starts_its_own_session_while_the_parent_records(tmp_path):
     code = (
         "import os, threading, ringtrace\n"

@@ -16,7 +16,7 @@ import time
 import pytest
 
 import ringtrace
-from conftest import Trace, nests
+from conftest import Trace, fork_under_tsan, nests
 
 WORKLOAD = textwrap.dedent(
     """
@@ -362,6 +362,7 @@ POOL = textwrap.dedent(
 )
 
 
+@fork_under_tsan
 def test_fork_pool_children_write_their_own_finished_files(tmp_path):
     (tmp_path / "pool.py").write_text(POOL)
     r = run_module(["-o", "pool-%p.json", "pool.py"], tmp_path)
