@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Every module in one process: tests/progs/hybrid_prog.c (MPI + OpenMP that also
- * speaks NVTX and ITT, built with -finstrument-functions) under
+ * speaks NVTX, ITT and Kokkos' tools interface, built with -finstrument-functions) under
  *
- *	mpirun -np 4 ringtrace record --mpi --omp --nvtx --itt --instrument
+ *	mpirun -np 4 ringtrace record --mpi --omp --nvtx --itt --kokkos --instrument
  *		-o DIR/hybrid-%r.json -- hybrid_prog
  *
  * record says where each rank's trace is; each is complete, drops nothing, and holds
  * every slice the program caused, with its name, on its thread, nested where it ran,
  * as many as the program made: the MPI calls and the messages between the ranks, the
  * OpenMP regions, teams, loops, barriers, criticals and tasks, the NVTX ranges, the
- * ITT tasks, the program's own functions; OpenMP's threads are named; the viewers'
- * rules hold (ringtrace check). The four merge into one file that loads, with every
- * event of theirs.
+ * ITT tasks, the Kokkos kernels, regions, fences and deep copies, the program's own
+ * functions; OpenMP's threads are named; the viewers' rules hold (ringtrace check).
+ * The four merge into one file that loads, with every event of theirs.
  *
- * A Kokkos part of the program (see hybrid_prog.c) gets a check_kokkos() beside
- * check_omp() and check_annotations(), called from check_rank().
+ * Each part of the program's step (see hybrid_prog.c) has its check_*() here, called
+ * from check_rank().
  */
 #include "child.h"
+#include "hybrid_slices.h"
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -37,162 +38,16 @@
 #define TIMEOUT_S 60
 
 /* What each rank of progs/hybrid_prog.c does. */
-#define STEPS  2
-#define OUTER  2
-#define INNER  3
-#define TEAM   3
-#define LOOP_N 600
-#define TASKS  5
-
-/* A slice: an X, or a B and the E that ends it on its thread. */
-struct slice {
-	const struct tt_event *e;
-	int64_t tid;
-	uint64_t begin, end;
-};
-
-#define MAX_SLICES 4096
-
-struct rank {
-	struct tt_trace t;
-	struct slice sl[MAX_SLICES];
-	size_t n;
-	int64_t main_tid;
-};
+#define STEPS	   2
+#define OUTER	   2
+#define INNER	   3
+#define TEAM	   3
+#define LOOP_N	   600
+#define TASKS	   5
+#define KK_TEAM	   2
+#define COPY_BYTES 4096
 
 static struct rank ranks[RANKS];
-
-static int is(const struct tt_event *e, const char *cat, const char *name)
-{
-	return tu_is(e->cat, cat) && tu_is(e->name, name);
-}
-
-/* The slices of t into k->sl, B and E paired on their thread in file order. */
-static void gather_slices(struct rank *k)
-{
-	const struct tt_trace *t = &k->t;
-
-	k->n = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct tt_event *e = &t->ev[i];
-		if (strcmp(e->ph, "X") == 0 || strcmp(e->ph, "B") == 0) {
-			assert_true(k->n < MAX_SLICES);
-			k->sl[k->n++] = (struct slice){e, e->tid, e->ts_ns,
-						       e->ph[0] == 'X' ? e->ts_ns + e->dur_ns : 0};
-		} else if (strcmp(e->ph, "E") == 0) {
-			size_t j = k->n;
-			while (j > 0 && (k->sl[j - 1].tid != e->tid || k->sl[j - 1].end != 0 ||
-					 k->sl[j - 1].e->ph[0] != 'B'))
-				j--;
-			if (j == 0)
-				fail_msg("line %zu: an E without its B", e->line);
-			k->sl[j - 1].end = e->ts_ns;
-		}
-	}
-	for (size_t i = 0; i < k->n; i++)
-		if (k->sl[i].e->ph[0] == 'B' && k->sl[i].end == 0)
-			fail_msg("line %zu: %s never ended", k->sl[i].e->line, k->sl[i].e->name);
-}
-
-static size_t count(const struct rank *k, const char *cat, const char *name)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < k->n; i++)
-		n += is(k->sl[i].e, cat, name);
-	return n;
-}
-
-/* The innermost slice cat/name on s's thread around s (not s), or NULL. */
-static const struct slice *around(const struct rank *k, const struct slice *s, const char *cat,
-				  const char *name)
-{
-	const struct slice *best = NULL;
-	for (size_t i = 0; i < k->n; i++) {
-		const struct slice *o = &k->sl[i];
-		if (o != s && o->tid == s->tid && o->begin <= s->begin && s->end <= o->end &&
-		    is(o->e, cat, name) &&
-		    (best == NULL || o->end - o->begin < best->end - best->begin))
-			best = o;
-	}
-	return best;
-}
-
-static void must_be_in(const struct rank *k, const struct slice *s, const char *cat,
-		       const char *name)
-{
-	if (around(k, s, cat, name) == NULL)
-		fail_msg("line %zu: %s is not inside a %s", s->e->line, s->e->name, name);
-}
-
-/* The slices cat/name on thread tid that begin in [from, to], in time order. */
-static size_t within(const struct rank *k, const char *cat, const char *name, int64_t tid,
-		     uint64_t from, uint64_t to, const struct slice **out, size_t max)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < k->n; i++) {
-		const struct slice *s = &k->sl[i];
-		if (is(s->e, cat, name) && (tid < 0 || s->tid == tid) && s->begin >= from &&
-		    s->begin <= to) {
-			assert_true(n < max);
-			out[n++] = s;
-		}
-	}
-	for (size_t a = 1; a < n; a++) /* few: insertion sort by begin */
-		for (size_t b = a; b > 0 && out[b]->begin < out[b - 1]->begin; b--) {
-			const struct slice *x = out[b];
-			out[b] = out[b - 1];
-			out[b - 1] = x;
-		}
-	return n;
-}
-
-static int by_thread_then_time(const void *a, const void *b)
-{
-	const struct slice *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end; /* the longer one is the parent */
-}
-
-/* Every slice lies within its parent on its thread: the slices nest. */
-static void check_nesting(const struct rank *k)
-{
-	static struct slice sorted[MAX_SLICES];
-	const struct slice *stack[64];
-	size_t depth = 0;
-
-	memcpy(sorted, k->sl, k->n * sizeof(sorted[0]));
-	qsort(sorted, k->n, sizeof(sorted[0]), by_thread_then_time);
-	for (size_t i = 0; i < k->n; i++) {
-		const struct slice *s = &sorted[i];
-		while (depth > 0 &&
-		       (stack[depth - 1]->tid != s->tid || stack[depth - 1]->end <= s->begin))
-			depth--;
-		if (depth > 0 && s->end > stack[depth - 1]->end)
-			fail_msg("line %zu: %s [%llu, %llu] crosses the end of %s (line %zu) at "
-				 "%llu",
-				 s->e->line, s->e->name, (unsigned long long)s->begin,
-				 (unsigned long long)s->end, stack[depth - 1]->e->name,
-				 stack[depth - 1]->e->line,
-				 (unsigned long long)stack[depth - 1]->end);
-		assert_true(depth < 64);
-		stack[depth++] = s;
-	}
-}
-
-/* The last name given to thread tid, or NULL. */
-static const char *thread_name(const struct rank *k, int64_t tid)
-{
-	const char *name = NULL;
-	for (size_t i = 0; i < k->t.n; i++) {
-		const struct tt_event *e = &k->t.ev[i];
-		if (strcmp(e->ph, "M") == 0 && tu_is(e->name, "thread_name") && e->tid == tid)
-			name = tt_arg(e, "name")->s;
-	}
-	return name;
-}
 
 /* ------------------------------------------------------------------ MPI */
 
@@ -379,29 +234,32 @@ static void check_worksharing(const struct rank *k, const struct slice *p)
 
 static void check_omp(const struct rank *k)
 {
-	const struct slice *all[4 * STEPS], *regions[2 * STEPS];
+	const struct slice *all[5 * STEPS], *regions[3 * STEPS], *kk_team[KK_TEAM];
 	size_t n = 0;
 
 	/* the main thread's regions: per step the outer one (which holds the inner region
-	 * the main thread, its thread 0, meets), then the team's */
+	 * the main thread, its thread 0, meets), then the team's, then the Kokkos part's
+	 * (check_kokkos() checks its kernel) */
 	size_t on_main =
-		within(k, "omp", "omp parallel", k->main_tid, 0, UINT64_MAX, all, 4 * STEPS);
+		within(k, "omp", "omp parallel", k->main_tid, 0, UINT64_MAX, all, 5 * STEPS);
 	for (size_t i = 0; i < on_main; i++)
 		if (around(k, all[i], "omp", "omp parallel") == NULL) {
-			assert_true(n < 2 * STEPS);
+			assert_true(n < 3 * STEPS);
 			regions[n++] = all[i];
 		}
-	assert_int_equal(n, 2 * STEPS);
+	assert_int_equal(n, 3 * STEPS);
 	for (int s = 0; s < STEPS; s++) {
-		must_be_in(k, regions[2 * s], "function", "omp_part");
-		must_be_in(k, regions[2 * s + 1], "function", "omp_part");
-		check_nested(k, regions[2 * s]);
-		check_worksharing(k, regions[2 * s + 1]);
+		must_be_in(k, regions[3 * s], "function", "omp_part");
+		must_be_in(k, regions[3 * s + 1], "function", "omp_part");
+		must_be_in(k, regions[3 * s + 2], "function", "kokkos_part");
+		check_nested(k, regions[3 * s]);
+		check_worksharing(k, regions[3 * s + 1]);
+		check_team(k, regions[3 * s + 2], KK_TEAM, kk_team);
 	}
 	/* and nothing more than those */
-	assert_int_equal(count(k, "omp", "omp parallel"), STEPS * (2 + OUTER));
+	assert_int_equal(count(k, "omp", "omp parallel"), STEPS * (3 + OUTER));
 	assert_int_equal(count(k, "omp", "omp implicit task"),
-			 STEPS * (OUTER + OUTER * INNER + TEAM));
+			 STEPS * (OUTER + OUTER * INNER + TEAM + KK_TEAM));
 	assert_int_equal(count(k, "omp", "omp loop"), STEPS * TEAM);
 	assert_int_equal(count(k, "omp", "omp barrier"), STEPS * TEAM);
 	assert_int_equal(count(k, "omp", "omp critical wait"), STEPS * TEAM);
@@ -476,6 +334,128 @@ static void check_annotations(const struct rank *k)
 			must_be_in(k, &k->sl[i], "omp", "omp task");
 }
 
+/* ------------------------------------------------------------------ Kokkos */
+
+/* The kokkos events by phase, none other, all on the main thread: per step 7 slices (a
+ * region, a deep copy the writer may fold into an X, or not when its B and E are drained
+ * apart; the kernels and the fence always X) and a counter sample; the init instant. */
+static void check_kokkos_phases(const struct rank *k)
+{
+	size_t ph[128] = {0}, all = 0;
+
+	for (size_t i = 0; i < k->t.n; i++)
+		if (tu_is(k->t.ev[i].cat, "kokkos")) {
+			assert_int_equal(k->t.ev[i].tid, k->main_tid);
+			ph[(unsigned char)k->t.ev[i].ph[0] & 127]++;
+			all++;
+		}
+	assert_int_equal(ph['X'] + ph['B'], STEPS * 7); /* the slices */
+	assert_true(ph['X'] >= STEPS * 4);		/* axpy, dot, sync, team axpy */
+	assert_int_equal(ph['E'], ph['B']);
+	assert_int_equal(ph['C'], STEPS); /* the deep copies' bytes */
+	assert_int_equal(ph['i'], 1);	  /* kokkos init */
+	assert_int_equal(all, ph['X'] + ph['B'] + ph['E'] + ph['C'] + ph['i']);
+}
+
+/* Kernel or fence s: its kind, on the Serial backend's instance 0. */
+static void assert_span(const struct slice *s, const char *kind)
+{
+	assert_string_equal(tt_arg(s->e, "kind")->s, kind);
+	assert_string_equal(tt_arg(s->e, "device")->s, "Serial");
+	assert_int_equal(tu_arg_int(s->e, "device_id"), 0);
+}
+
+/* One step's Kokkos part: what hybrid_prog.c's kokkos_part() reports, nested so. */
+static void check_kokkos_step(const struct rank *k, const struct slice *step, int s)
+{
+	const struct slice *r[2], *x[2], *solve;
+	int64_t tid = k->main_tid;
+
+	assert_int_equal(within(k, "kokkos", "kokkos step", tid, step->begin, step->end, r, 2), 1);
+	must_be_in(k, r[0], "function", "kokkos_part");
+	assert_ptr_equal(around(k, r[0], "nvtx", "step"), step);
+	assert_int_equal(within(k, "kokkos", "axpy", tid, r[0]->begin, r[0]->end, x, 2), 1);
+	assert_span(x[0], "parallel_for");
+	assert_ptr_equal(around(k, x[0], "kokkos", "kokkos step"), r[0]);
+	assert_null(around(k, x[0], "kokkos", "solve"));
+	assert_int_equal(within(k, "kokkos", "solve", tid, r[0]->begin, r[0]->end, x, 2), 1);
+	solve = x[0];
+	assert_ptr_equal(around(k, solve, "kokkos", "kokkos step"), r[0]);
+	assert_int_equal(within(k, "kokkos", "dot", tid, solve->begin, solve->end, x, 2), 1);
+	assert_span(x[0], "parallel_reduce");
+	assert_ptr_equal(around(k, x[0], "kokkos", "solve"), solve);
+	assert_int_equal(within(k, "kokkos", "deep copy", tid, solve->begin, solve->end, x, 2), 1);
+	assert_ptr_equal(around(k, x[0], "kokkos", "solve"), solve);
+	assert_string_equal(tt_arg(x[0]->e, "dst_space")->s, "Host");
+	assert_string_equal(tt_arg(x[0]->e, "dst")->s, "x mirror");
+	assert_string_equal(tt_arg(x[0]->e, "src_space")->s, "Host");
+	assert_string_equal(tt_arg(x[0]->e, "src")->s, "x");
+	assert_int_equal(tu_arg_int(x[0]->e, "bytes"), COPY_BYTES);
+	/* its counter sample, as it begins: the bytes copied so far */
+	size_t samples = 0;
+	for (size_t i = 0; i < k->t.n; i++) {
+		const struct tt_event *c = &k->t.ev[i];
+		if (strcmp(c->ph, "C") != 0 || !is(c, "kokkos", "kokkos deep copy bytes") ||
+		    c->ts_ns < solve->begin || c->ts_ns > x[0]->begin)
+			continue;
+		assert_int_equal(c->nargs, 1);
+		assert_int_equal(c->args[0].i, (s + 1) * COPY_BYTES);
+		samples++;
+	}
+	assert_int_equal(samples, 1);
+	assert_int_equal(within(k, "kokkos", "sync", tid, r[0]->begin, r[0]->end, x, 2), 1);
+	assert_span(x[0], "fence");
+	assert_ptr_equal(around(k, x[0], "kokkos", "kokkos step"), r[0]);
+	assert_true(x[0]->begin >= solve->end);
+	/* the kernel the master thread of the part's region launched, in its task 0 */
+	const struct slice *f = around(k, r[0], "function", "kokkos_part");
+	assert_int_equal(within(k, "kokkos", "team axpy", tid, f->begin, f->end, x, 2), 1);
+	assert_span(x[0], "parallel_for");
+	assert_true(x[0]->begin >= r[0]->end);
+	const struct slice *task = around(k, x[0], "omp", "omp implicit task");
+	assert_non_null(task);
+	assert_int_equal(tu_arg_int(task->e, "index"), 0);
+	assert_int_equal(tu_arg_int(task->e, "team_size"), KK_TEAM);
+	assert_ptr_equal(around(k, task, "function", "kokkos_part"), f);
+}
+
+/* The tool's init, once on the main thread between MPI_Init and the first step; each
+ * step's part; nothing else. */
+static void check_kokkos(const struct rank *k)
+{
+	const struct slice *steps[STEPS], *mpi_init[2];
+	size_t inits = 0;
+
+	check_kokkos_phases(k);
+	assert_int_equal(within(k, "nvtx", "step", -1, 0, UINT64_MAX, steps, STEPS), STEPS);
+	assert_int_equal(within(k, "mpi", "MPI_Init_thread", -1, 0, UINT64_MAX, mpi_init, 2), 1);
+	for (size_t i = 0; i < k->t.n; i++) {
+		const struct tt_event *e = &k->t.ev[i];
+		if (!is(e, "kokkos", "kokkos init"))
+			continue;
+		assert_string_equal(e->ph, "i");
+		assert_int_equal(tu_arg_int(e, "interface_version"), 20210225);
+		assert_int_equal(tu_arg_int(e, "load_sequence"), 0);
+		assert_int_equal(tu_arg_int(e, "devices"), 0);
+		struct slice at = {e, e->tid, e->ts_ns, e->ts_ns};
+		must_be_in(k, &at, "function", "main");
+		assert_true(e->ts_ns >= mpi_init[0]->end && e->ts_ns <= steps[0]->begin);
+		inits++;
+	}
+	assert_int_equal(inits, 1);
+	for (int s = 0; s < STEPS; s++)
+		check_kokkos_step(k, steps[s], s);
+	assert_int_equal(count(k, "kokkos", "kokkos step"), STEPS);
+	assert_int_equal(count(k, "kokkos", "solve"), STEPS);
+	assert_int_equal(count(k, "kokkos", "axpy"), STEPS);
+	assert_int_equal(count(k, "kokkos", "dot"), STEPS);
+	assert_int_equal(count(k, "kokkos", "deep copy"), STEPS);
+	assert_int_equal(count(k, "kokkos", "sync"), STEPS);
+	assert_int_equal(count(k, "kokkos", "team axpy"), STEPS);
+}
+
+/* ------------------------------------------------------------------ functions */
+
 /* The program's functions, and the bodies the compiler outlined for its regions and
  * tasks (".omp_outlined..N"), each inside the implicit or explicit task that ran it. */
 static void check_functions(const struct rank *k)
@@ -484,6 +464,7 @@ static void check_functions(const struct rank *k)
 	assert_int_equal(count(k, "function", "step"), STEPS);
 	assert_int_equal(count(k, "function", "omp_part"), STEPS);
 	assert_int_equal(count(k, "function", "mpi_part"), STEPS);
+	assert_int_equal(count(k, "function", "kokkos_part"), STEPS);
 	assert_int_equal(count(k, "function", "leaf"), STEPS * OUTER * INNER);
 	size_t outlined = 0;
 	for (size_t i = 0; i < k->n; i++) {
@@ -500,7 +481,7 @@ static void check_functions(const struct rank *k)
 			must_be_in(k, s, "function", tu_is(s->e->name, "step") ? "main" : "step");
 		}
 	}
-	assert_true(outlined >= STEPS * (OUTER + OUTER * INNER + TEAM + TASKS));
+	assert_true(outlined >= STEPS * (OUTER + OUTER * INNER + TEAM + TASKS + KK_TEAM));
 }
 
 /* ------------------------------------------------------------------ a rank */
@@ -522,6 +503,7 @@ static void check_rank(int r)
 	check_mpi(k, r);
 	check_omp(k);
 	check_annotations(k);
+	check_kokkos(k);
 	check_functions(k);
 
 	/* Names: the rank's process, the program's main thread, OpenMP's workers. */
@@ -534,7 +516,8 @@ static void check_rank(int r)
 		assert_false(strcmp(e->ph, "M") == 0 && tu_is(e->name, "process_labels"));
 		assert_true(e->cat == NULL || tu_is(e->cat, "mpi") || tu_is(e->cat, "omp") ||
 			    tu_is(e->cat, "nvtx") || tu_is(e->cat, "hybrid") ||
-			    tu_is(e->cat, "function") || tu_is(e->cat, "ringtrace"));
+			    tu_is(e->cat, "kokkos") || tu_is(e->cat, "function") ||
+			    tu_is(e->cat, "ringtrace"));
 	}
 	assert_string_equal(thread_name(k, k->main_tid), "hybrid main");
 	unsigned numbers[64];
@@ -608,7 +591,7 @@ static void viewers_accept(const char *path)
 }
 
 /*
- * mpirun -np RANKS ringtrace record --mpi --omp --nvtx --itt --instrument -o
+ * mpirun -np RANKS ringtrace record --mpi --omp --nvtx --itt --kokkos --instrument -o
  * pattern-%r.json -- hybrid_prog, its output into pattern.out and pattern.err.
  */
 static void run_job(const char *pattern)
@@ -625,8 +608,8 @@ static void run_job(const char *pattern)
 			      "-x", "OMP_WAIT_POLICY=passive", "-x", "OMP_DYNAMIC=false",
 			      /* the critical's wait is a slice too */
 			      "-x", "RINGTRACE_OMP_MUTEX=1", RTR_TOOL, "record", "--mpi", "--omp",
-			      "--nvtx", "--itt", "--instrument", "-o", file, "--", RTR_HYBRID_PROG,
-			      NULL};
+			      "--nvtx", "--itt", "--kokkos", "--instrument", "-o", file, "--",
+			      RTR_HYBRID_PROG, NULL};
 	pid_t pid = tu_fork();
 	if (pid == 0) {
 		unsetenv("RINGTRACE_FILE"); /* the test's own environment stays out */

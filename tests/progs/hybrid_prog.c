@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A hybrid MPI + OpenMP program that also speaks NVTX and ITT and is built with
- * -finstrument-functions (clang -fopenmp, so LLVM's runtime), for tests/test_hybrid.c,
- * which runs it under `mpirun -np 4 ringtrace record --mpi --omp --nvtx --itt
- * --instrument` and counts in each rank's trace what this file does:
+ * A hybrid MPI + OpenMP program that also speaks NVTX, ITT and Kokkos' tools interface
+ * and is built with -finstrument-functions (clang -fopenmp, so LLVM's runtime), for
+ * tests/test_hybrid.c, which runs it under `mpirun -np 4 ringtrace record --mpi --omp
+ * --nvtx --itt --kokkos --instrument` and counts in each rank's trace what this file
+ * does:
  *
  *	main	MPI_Init_thread(FUNNELED); loads NVTX and ITT (nvtx_calls.h, itt_calls.h),
- *		names its thread "hybrid main" through NVTX; STEPS times step(); then
- *		MPI_Finalize.
+ *		names its thread "hybrid main" through NVTX; loads the Kokkos tool and
+ *		initializes it as Kokkos 3.4's Kokkos::initialize() does (kokkos_calls.h:
+ *		kokkosp_init_library, interface 20210225, no devices); STEPS times
+ *		step(); then finalizes the tool (Kokkos::finalize()) and MPI_Finalize.
  *	step	NVTX push "step" (payload: the step's number) around the parts, each an
  *		instrumented function:
  *	  omp_part	a parallel region of OUTER threads, each pushing NVTX "outer body"
@@ -18,35 +21,47 @@
  *			taskwait
  *	  mpi_part	an NVTX start/end range "exchange" around a ring exchange (Irecv
  *			from the left, Isend to the right, Waitall) and an Allreduce
+ *	  kokkos_part	what Kokkos on its Serial backend (device id 0) reports of a
+ *			solver's step, on the thread that launches: a region "kokkos
+ *			step" holding parallel_for "axpy", a region "solve" (parallel_reduce
+ *			"dot", a deep copy of COPY_BYTES from "x" to "x mirror", both in
+ *			"Host") and fence "sync"; then a region of KK_TEAM threads whose
+ *			master launches parallel_for "team axpy"
  *
- * The instrumented functions are main, step, omp_part, leaf and mpi_part (and the
- * regions' bodies the compiler outlines); the NVTX and ITT helpers are not.
+ * The instrumented functions are main, step, omp_part, leaf, mpi_part and kokkos_part
+ * (and the regions' bodies the compiler outlines); the NVTX, ITT and Kokkos helpers
+ * are not.
  *
- * More parts (a Kokkos one, say) go in `parts` below, each an instrumented function
- * of the step; the test's expectations of each part are a function of its own there.
+ * More parts go in `parts` below, each an instrumented function of the step; the
+ * test's expectations of each part are a function of its own there.
  *
- * NVTX and ITT are loaded only where their variable names a tool (without, the calls do
- * nothing, as with the real headers). Exit status: 0; MPI_Abort with 2 when the NVTX
- * tool does not load, 3 the ITT collector, 4 when MPI lacks MPI_THREAD_FUNNELED.
+ * NVTX, ITT and Kokkos are loaded only where their variable names a tool (without, the
+ * calls do nothing, as with the real headers and Kokkos). Exit status: 0; MPI_Abort with
+ * 2 when the NVTX tool does not load, 3 the ITT collector, 4 when MPI lacks
+ * MPI_THREAD_FUNNELED, 5 the Kokkos tool.
  */
 #include "itt_calls.h"
+#include "kokkos_calls.h"
 #include "nvtx_calls.h"
 
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* What each rank does: tests/test_hybrid.c has the same numbers. The inner teams'
  * size differs from the outer team's, so that an implicit task's team size tells
  * which of the nested regions it belongs to. */
-#define STEPS  2
-#define OUTER  2
-#define INNER  3
-#define TEAM   3
-#define LOOP_N 600
-#define TASKS  5
+#define STEPS	   2
+#define OUTER	   2
+#define INNER	   3
+#define TEAM	   3
+#define LOOP_N	   600
+#define TASKS	   5
+#define KK_TEAM	   2
+#define COPY_BYTES 4096
 
 static volatile long sink;
 static struct itt_domain *domain;
@@ -109,8 +124,60 @@ static void mpi_part(int step)
 	sink += total;
 }
 
+/* Kokkos' calls, each made only where the tool is loaded, as Kokkos makes them. */
+KOKKOS_NOINSTR static void kk_span(const char *kind, const char *name)
+{
+	if (kokkos_lib != NULL)
+		kokkos_span(kind, name, 0); /* Serial, instance 0 */
+}
+
+KOKKOS_NOINSTR static void kk_push(const char *name)
+{
+	if (kokkos_lib != NULL)
+		KOKKOS_FN(kokkosp_name_fn, "kokkosp_push_profile_region")(name);
+}
+
+KOKKOS_NOINSTR static void kk_pop(void)
+{
+	if (kokkos_lib != NULL)
+		KOKKOS_FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
+}
+
+/* Kokkos::deep_copy(mirror, x) between Host views: reported around the copy. */
+KOKKOS_NOINSTR static void kk_deep_copy(void *dst, const void *src, size_t bytes)
+{
+	struct kokkos_space_handle host = {"Host"};
+	if (kokkos_lib != NULL)
+		KOKKOS_FN(kokkosp_begin_deep_copy_fn, "kokkosp_begin_deep_copy")
+	(host, "x mirror", dst, host, "x", src, bytes);
+	memcpy(dst, src, bytes);
+	if (kokkos_lib != NULL)
+		KOKKOS_FN(kokkosp_void_fn, "kokkosp_end_deep_copy")();
+}
+
+static void kokkos_part(int step)
+{
+	static char x[COPY_BYTES], mirror[COPY_BYTES];
+
+	kk_push("kokkos step");
+	x[step] = (char)step;
+	kk_span("parallel_for", "axpy");
+	kk_push("solve");
+	kk_span("parallel_reduce", "dot");
+	kk_deep_copy(mirror, x, sizeof(x));
+	kk_pop();
+	kk_span("fence", "sync");
+	kk_pop();
+	/* a kernel launched inside an OpenMP region, by its master thread (Serial runs it
+	 * on the thread that launches) */
+#pragma omp parallel num_threads(KK_TEAM)
+#pragma omp master
+	kk_span("parallel_for", "team axpy");
+	sink += mirror[step];
+}
+
 /* The parts of a step, in order. */
-static void (*const parts[])(int step) = {omp_part, mpi_part};
+static void (*const parts[])(int step) = {omp_part, mpi_part, kokkos_part};
 
 static void step(int s)
 {
@@ -152,9 +219,22 @@ int main(int argc, char **argv)
 		domain = itt_domain_create("hybrid");
 		tile = itt_string_handle_create("tile");
 	}
+	const char *kk_err =
+		getenv("KOKKOS_TOOLS_LIBS") != NULL || getenv("KOKKOS_PROFILE_LIBRARY") != NULL
+			? kokkos_load()
+			: NULL;
+	if (kk_err != NULL) {
+		fprintf(stderr, "hybrid_prog: Kokkos: %s\n", kk_err);
+		MPI_Abort(MPI_COMM_WORLD, 5);
+	}
+	if (kokkos_lib != NULL) /* Kokkos::initialize(), after MPI's */
+		KOKKOS_FN(kokkosp_init_fn, "kokkosp_init_library")
+	(0, RTR_KOKKOS_INTERFACE_3_4, 0, NULL);
 	omp_set_max_active_levels(2);
 	for (int s = 0; s < STEPS; s++)
 		step(s);
+	if (kokkos_lib != NULL) /* Kokkos::finalize(), before MPI's */
+		KOKKOS_FN(kokkosp_void_fn, "kokkosp_finalize_library")();
 	MPI_Finalize();
 	return 0;
 }

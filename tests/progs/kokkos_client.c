@@ -2,7 +2,7 @@
 /*
  * A program that calls the Kokkos tool the way Kokkos does, without Kokkos: it
  * dlopen()s the library KOKKOS_TOOLS_LIBS names, looks each callback up by its name
- * and calls it, as a newer Kokkos (4.x: a later interface version, a device, the
+ * and calls it (kokkos_calls.h), as a newer Kokkos (4.x: a later interface version, a device, the
  * tool settings and programming interface, device ids with a device number) would,
  * and with what Kokkos never passes. It does not link ringtrace. tests/test_kokkos.c
  * checks the trace; what it does:
@@ -27,9 +27,8 @@
  * table), region "region after full" (copied), metadata "new key" = "v".
  * Exit status: 0, or the number of the check that failed here.
  */
-#include "kokkos/kokkos_abi.h"
+#include "kokkos_calls.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,25 +39,9 @@
 #define LONG_NAME    2000
 #define OPEN_MAX     32
 
-static void *lib;
-
-static void *fn(const char *name)
-{
-	void *f = dlsym(lib, name);
-	if (f == NULL) {
-		fprintf(stderr, "kokkos_client: no %s\n", name);
-		exit(2);
-	}
-	return f;
-}
-
-#define FN(type, name) ((type *)(uintptr_t)fn(name))
-
 static void kernel(const char *name)
 {
-	uint64_t id = 0;
-	FN(kokkosp_begin_fn, "kokkosp_begin_parallel_for")(name, 0, &id);
-	FN(kokkosp_end_fn, "kokkosp_end_parallel_for")(id);
+	kokkos_span("parallel_for", name, 0);
 }
 
 /* The worker records, then waits until the library is finalized and closed: its
@@ -89,13 +72,14 @@ static int settings_and_kernels(void)
 	struct kokkos_tool_interface iface = {fence_now, {0}};
 	uint64_t id = 0;
 
-	FN(kokkosp_init_fn, "kokkosp_init_library")(0, UINT64_C(20240906), 1, &dev);
-	FN(kokkosp_tool_settings_fn, "kokkosp_request_tool_settings")(1, &settings);
+	KOKKOS_FN(kokkosp_init_fn, "kokkosp_init_library")(0, UINT64_C(20240906), 1, &dev);
+	KOKKOS_FN(kokkosp_tool_settings_fn, "kokkosp_request_tool_settings")(1, &settings);
 	if (!settings.requires_global_fencing)
 		return 1;
-	FN(kokkosp_tool_interface_fn, "kokkosp_provide_tool_programming_interface")(1, iface);
-	FN(kokkosp_begin_fn, "kokkosp_begin_parallel_reduce")("k4", K4_DEVICE_ID, &id);
-	FN(kokkosp_end_fn, "kokkosp_end_parallel_reduce")(id);
+	KOKKOS_FN(kokkosp_tool_interface_fn, "kokkosp_provide_tool_programming_interface")
+	(1, iface);
+	KOKKOS_FN(kokkosp_begin_fn, "kokkosp_begin_parallel_reduce")("k4", K4_DEVICE_ID, &id);
+	KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_parallel_reduce")(id);
 
 	char buf[16];
 	for (int i = 0; i < ALPHA_BETA; i++) {
@@ -119,31 +103,31 @@ static int out_of_order(void)
 {
 	uint64_t fa = 0, fb = 0, deep[OPEN_MAX + 1];
 
-	FN(kokkosp_begin_fn, "kokkosp_begin_fence")("fa", 0, &fa);
-	FN(kokkosp_begin_fn, "kokkosp_begin_fence")("fb", 0, &fb);
+	KOKKOS_FN(kokkosp_begin_fn, "kokkosp_begin_fence")("fa", 0, &fa);
+	KOKKOS_FN(kokkosp_begin_fn, "kokkosp_begin_fence")("fb", 0, &fb);
 	if (fa == fb || fa == 0 || fb == 0)
 		return 3;
-	FN(kokkosp_end_fn, "kokkosp_end_fence")(fa);
-	FN(kokkosp_end_fn, "kokkosp_end_fence")(fb);
-	FN(kokkosp_end_fn, "kokkosp_end_fence")(0);
-	FN(kokkosp_end_fn, "kokkosp_end_parallel_scan")(12345);
-	FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
-	FN(kokkosp_void_fn, "kokkosp_end_deep_copy")();
+	KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_fence")(fa);
+	KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_fence")(fb);
+	KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_fence")(0);
+	KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_parallel_scan")(12345);
+	KOKKOS_FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
+	KOKKOS_FN(kokkosp_void_fn, "kokkosp_end_deep_copy")();
 	for (int i = 0; i <= OPEN_MAX; i++)
-		FN(kokkosp_begin_fn, "kokkosp_begin_parallel_for")("deep", 0, &deep[i]);
+		KOKKOS_FN(kokkosp_begin_fn, "kokkosp_begin_parallel_for")("deep", 0, &deep[i]);
 	for (int i = OPEN_MAX; i >= 0; i--)
-		FN(kokkosp_end_fn, "kokkosp_end_parallel_for")(deep[i]);
+		KOKKOS_FN(kokkosp_end_fn, "kokkosp_end_parallel_for")(deep[i]);
 	return 0;
 }
 
 static int sections(void)
 {
 	uint32_t s1 = 0, s2 = 0;
-	kokkosp_section_fn *start = FN(kokkosp_section_fn, "kokkosp_start_profile_section");
-	kokkosp_section_fn *stop = FN(kokkosp_section_fn, "kokkosp_stop_profile_section");
+	kokkosp_section_fn *start = KOKKOS_FN(kokkosp_section_fn, "kokkosp_start_profile_section");
+	kokkosp_section_fn *stop = KOKKOS_FN(kokkosp_section_fn, "kokkosp_stop_profile_section");
 
-	FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")("s1", &s1);
-	FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")("s2", &s2);
+	KOKKOS_FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")("s1", &s1);
+	KOKKOS_FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")("s2", &s2);
 	if (s1 == s2 || s1 == 0 || s2 == 0)
 		return 4;
 	start(s1);
@@ -152,7 +136,7 @@ static int sections(void)
 	stop(s2);
 	stop(s1);
 	stop(99999);
-	FN(kokkosp_section_fn, "kokkosp_destroy_profile_section")(s1);
+	KOKKOS_FN(kokkosp_section_fn, "kokkosp_destroy_profile_section")(s1);
 	start(s2);
 	return 0;
 }
@@ -163,29 +147,28 @@ static void full_names(void)
 	static char name[1025];
 	uint32_t id = 0;
 
-	FN(kokkosp_init_fn, "kokkosp_init_library")(0, RTR_KOKKOS_INTERFACE_3_4, 0, NULL);
+	KOKKOS_FN(kokkosp_init_fn, "kokkosp_init_library")(0, RTR_KOKKOS_INTERFACE_3_4, 0, NULL);
 	kernel("alpha");
 	for (int i = 0; i < 4096; i++) {
 		snprintf(name, sizeof(name), "%04d%01020d", i, 0);
-		FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")(name, &id);
+		KOKKOS_FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")(name, &id);
 	}
 	kernel("alpha");
 	kernel("new");
-	FN(kokkosp_name_fn, "kokkosp_push_profile_region")("region after full");
-	FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
-	FN(kokkosp_metadata_fn, "kokkosp_declare_metadata")("new key", "v");
-	FN(kokkosp_void_fn, "kokkosp_finalize_library")();
+	KOKKOS_FN(kokkosp_name_fn, "kokkosp_push_profile_region")("region after full");
+	KOKKOS_FN(kokkosp_void_fn, "kokkosp_pop_profile_region")();
+	KOKKOS_FN(kokkosp_metadata_fn, "kokkosp_declare_metadata")("new key", "v");
+	KOKKOS_FN(kokkosp_void_fn, "kokkosp_finalize_library")();
 }
 
 int main(int argc, char **argv)
 {
-	const char *path = getenv("KOKKOS_TOOLS_LIBS");
+	const char *err = kokkos_load();
 	pthread_t t;
 	int rc;
 
-	if (path == NULL || (lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) == NULL) {
-		fprintf(stderr, "kokkos_client: %s\n",
-			path == NULL ? "no KOKKOS_TOOLS_LIBS" : dlerror());
+	if (err != NULL) {
+		fprintf(stderr, "kokkos_client: %s\n", err);
 		return 2;
 	}
 	if (argc > 1 && strcmp(argv[1], "full-names") == 0) {
@@ -200,8 +183,8 @@ int main(int argc, char **argv)
 	    pthread_create(&t, NULL, worker, NULL) != 0)
 		return 5;
 	pthread_barrier_wait(&recorded);
-	FN(kokkosp_void_fn, "kokkosp_finalize_library")();
-	dlclose(lib);
+	KOKKOS_FN(kokkosp_void_fn, "kokkosp_finalize_library")();
+	dlclose(kokkos_lib);
 	pthread_barrier_wait(&closed);
 	return pthread_join(t, NULL) != 0 ? 6 : 0;
 }
