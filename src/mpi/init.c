@@ -11,6 +11,7 @@
  */
 #include "mpi/mpi_internal.h"
 
+#include "common/launcher.h"
 #include "common/names.h"
 
 #include <stdio.h>
@@ -62,23 +63,6 @@ static void type_sizes_init(void)
 /* ------------------------------------------------------------------------- */
 /* Init and Finalize                                                          */
 
-/* The rank the launcher gives (the recorder reads the same variables for %r). */
-static long launcher_rank(void)
-{
-	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		if (v != NULL && *v != '\0') {
-			long r = strtol(v, &end, 10);
-			if (*end == '\0' && r >= 0)
-				return r;
-		}
-	}
-	return -1;
-}
-
 /* RINGTRACE_MPI_POLLS: "all" records every test and probe call as a slice; unset or
  * "fold" folds those that complete nothing; anything else warns and folds. */
 static int polls_all(void)
@@ -103,7 +87,7 @@ static void before_init(void)
 	rtr_config_init(&cfg);
 	if (getenv("RINGTRACE_FILE") == NULL || *getenv("RINGTRACE_FILE") == '\0')
 		cfg.path = "ringtrace-%r.json";
-	rtr__mpi.env_rank = launcher_rank();
+	rtr__mpi.env_rank = rtr__launcher_rank();
 	if (rtr__mpi.env_rank >= 0 && (cfg.process_name == NULL || *cfg.process_name == '\0')) {
 		snprintf(rtr__mpi.process_name, sizeof(rtr__mpi.process_name), "rank %ld",
 			 rtr__mpi.env_rank);

@@ -5,6 +5,7 @@
  * kept: a typo in a job script must never stop the job.
  */
 #include "clock/clock.h"
+#include "common/launcher.h"
 #include "common/names.h"
 #include "path/path.h"
 #include "session/session.h"
@@ -380,31 +381,8 @@ int64_t rtr__config_clock_offset_ns(void)
 
 long rtr__env_rank(long *world_size)
 {
-	static const char *const ranks[] = {RTR__LAUNCHER_RANK_VARS};
-	static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-					    "MV2_COMM_WORLD_SIZE"};
-	long rank = -1;
-
-	*world_size = -1;
-	for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]) && rank < 0; i++) {
-		const char *v = getenv(ranks[i]);
-		char *end;
-		if (v != NULL && *v != '\0') {
-			long r = strtol(v, &end, 10);
-			if (*end == '\0' && r >= 0)
-				rank = r;
-		}
-	}
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && *world_size < 0; i++) {
-		const char *v = getenv(sizes[i]);
-		char *end;
-		if (v != NULL && *v != '\0') {
-			long r = strtol(v, &end, 10);
-			if (*end == '\0' && r > 0)
-				*world_size = r;
-		}
-	}
-	return rank;
+	*world_size = rtr__launcher_world_size();
+	return rtr__launcher_rank();
 }
 
 static void copy_string(char *dst, size_t size, const char *src)

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 
+#include "common/launcher.h"
 #include "common/names.h"
 #include "path/path.h"
 
@@ -141,23 +142,6 @@ static int preload(const char *path)
 	return rc;
 }
 
-/* The rank a launcher gave this process, as the recorder reads it for %r; -1 none. */
-static long launcher_rank(void)
-{
-	static const char *const vars[] = {RTR__LAUNCHER_RANK_VARS};
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		if (v != NULL && *v != '\0') {
-			long r = strtol(v, &end, 10);
-			if (*end == '\0' && r >= 0)
-				return r;
-		}
-	}
-	return -1;
-}
-
 /* The environment for the modules asked for. 0, or an exit status. */
 static int set_modules(void)
 {
@@ -193,7 +177,7 @@ static int set_modules(void)
 		/* Likewise its process name, "rank N", unless RINGTRACE_PROCESS_NAME says */
 		const char *name = getenv("RINGTRACE_PROCESS_NAME");
 		char rank_name[32];
-		long rank = launcher_rank();
+		long rank = rtr__launcher_rank();
 		snprintf(rank_name, sizeof(rank_name), "rank %ld", rank);
 		if (m->rank_name && rank >= 0 && (name == NULL || *name == '\0') &&
 		    setenv("RINGTRACE_PROCESS_NAME", rank_name, 1) != 0)
@@ -217,7 +201,8 @@ static void say_where(pid_t pid)
 	host[sizeof(host) - 1] = '\0';
 	if (strcmp(pattern, "-") == 0 || getenv("RINGTRACE_MODE") != NULL ||
 	    getenv("RINGTRACE_MAX_MB") != NULL || getenv("RINGTRACE_MAX_SECONDS") != NULL ||
-	    rtr__path_expand(path, sizeof(path), pattern, pid, host, launcher_rank(), 0) != 0) {
+	    rtr__path_expand(path, sizeof(path), pattern, pid, host, rtr__launcher_rank(), 0) !=
+		    0) {
 		cli_note(CMD, "the trace: %s (the recorder names each file from it)", pattern);
 		return;
 	}
