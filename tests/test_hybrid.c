@@ -19,6 +19,7 @@
  */
 #include "child.h"
 #include "hybrid_slices.h"
+#include "progs/hybrid_shape.h" /* what each rank of progs/hybrid_prog.c does */
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -36,16 +37,6 @@
 
 #define RANKS	  4
 #define TIMEOUT_S 60
-
-/* What each rank of progs/hybrid_prog.c does. */
-#define STEPS	   2
-#define OUTER	   2
-#define INNER	   3
-#define TEAM	   3
-#define LOOP_N	   600
-#define TASKS	   5
-#define KK_TEAM	   2
-#define COPY_BYTES 4096
 
 static struct rank ranks[RANKS];
 

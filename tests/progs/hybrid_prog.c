@@ -40,6 +40,7 @@
  * 2 when the NVTX tool does not load, 3 the ITT collector, 4 when MPI lacks
  * MPI_THREAD_FUNNELED, 5 the Kokkos tool.
  */
+#include "hybrid_shape.h"
 #include "itt_calls.h"
 #include "kokkos_calls.h"
 #include "nvtx_calls.h"
@@ -50,18 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* What each rank does: tests/test_hybrid.c has the same numbers. The inner teams'
- * size differs from the outer team's, so that an implicit task's team size tells
- * which of the nested regions it belongs to. */
-#define STEPS	   2
-#define OUTER	   2
-#define INNER	   3
-#define TEAM	   3
-#define LOOP_N	   600
-#define TASKS	   5
-#define KK_TEAM	   2
-#define COPY_BYTES 4096
 
 static volatile long sink;
 static struct itt_domain *domain;
