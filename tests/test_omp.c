@@ -4,9 +4,13 @@
  * with LLVM's runtime) run with OMP_TOOL_LIBRARIES naming the tool, its trace read
  * back: every construct the program ran is a slice with its name, on its thread,
  * nested where it ran, as many as the program made; task flows go from the creating
- * thread to the slice that ran the task; nothing is left open.
+ * thread to the slice that ran the task; nothing is left open. A construct's `code`
+ * is its return address in hex and, with libdw, its `src` the "file:line" of its
+ * pragma, which the program marks with a comment "src: <what>"; without libdw, or
+ * for a program without debug information, there is no `src`.
  */
 #include "child.h"
+#include "pf_read.h"
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -27,12 +31,12 @@
 #define LOOP_N 1000
 #define TASKS  8
 
-static void run_prog(const char *env, const char *name, struct tt_trace *t, char *err,
-		     size_t err_size)
+/* Runs prog with the tool and env, tracing into path; its stderr into err. */
+static void spawn(const char *prog, const char *env, const char *path, const char *name, char *err,
+		  size_t err_size)
 {
-	char path[512], errpath[512];
+	char errpath[512];
 
-	tu_own_file(path, sizeof(path), "omp", name, ".json");
 	tu_own_file(errpath, sizeof(errpath), "omp", name, ".err");
 	pid_t pid = tu_fork();
 	if (pid == 0) {
@@ -42,7 +46,7 @@ static void run_prog(const char *env, const char *name, struct tt_trace *t, char
 			putenv((char *)env);
 		if (freopen(errpath, "w", stderr) == NULL)
 			_exit(126);
-		execl(RTR_TEST_OMP_PROG, RTR_TEST_OMP_PROG, (char *)NULL);
+		execl(prog, prog, (char *)NULL);
 		_exit(127);
 	}
 	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
@@ -51,11 +55,94 @@ static void run_prog(const char *env, const char *name, struct tt_trace *t, char
 	size_t n = fread(err, 1, err_size - 1, f);
 	err[n] = '\0';
 	fclose(f);
+}
+
+static void run(const char *prog, const char *env, const char *name, struct tt_trace *t, char *err,
+		size_t err_size)
+{
+	char path[512];
+
+	tu_own_file(path, sizeof(path), "omp", name, ".json");
+	spawn(prog, env, path, name, err, err_size);
 	if (tt_load(path, 0, t) != 0)
 		fail_msg("%s", t->error);
 	assert_true(t->complete);
 	assert_string_equal(tu_end_marker(t)->name, "ringtrace: end");
 }
+
+static void run_prog(const char *env, const char *name, struct tt_trace *t, char *err,
+		     size_t err_size)
+{
+	run(RTR_TEST_OMP_PROG, env, name, t, err, err_size);
+}
+
+/* The line of progs/omp_prog.c marked "src: <what>". */
+static int marked_line(const char *what)
+{
+	char marker[64], buf[512];
+	int n = 0;
+
+	snprintf(marker, sizeof(marker), "/* src: %s */", what);
+	FILE *f = fopen(RTR_TEST_OMP_SRC, "r");
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		n++;
+		if (strstr(buf, marker) != NULL) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("no \"%s\" in %s", marker, RTR_TEST_OMP_SRC);
+	return 0;
+}
+
+/* Whether a "src" value is "<dir>/omp_prog.c:<line>" with the line marked `what`. */
+static int src_is(const char *src, const char *what)
+{
+	const char *base = strrchr(src, '/');
+	char want[32];
+
+	base = base != NULL ? base + 1 : src;
+	snprintf(want, sizeof(want), "omp_prog.c:%d", marked_line(what));
+	return strcmp(base, want) == 0;
+}
+
+/* e's code is a return address in hex; its src the line marked `what` (one of them,
+ * `|`-separated) when lines are expected, else absent. */
+static void expect_code(const struct tt_event *e, const char *what, int lines)
+{
+	const struct tt_arg *code = tt_arg(e, "code"), *src = tt_arg(e, "src");
+	char *end;
+
+	if (code == NULL)
+		fail_msg("%s at line %zu: no code", e->name, e->line);
+	assert_int_equal(code->type, TT_STRING);
+	assert_int_equal(strncmp(code->s, "0x", 2), 0);
+	assert_true(strtoull(code->s + 2, &end, 16) > 0 && *end == '\0');
+	if (!lines) {
+		if (src != NULL)
+			fail_msg("%s at line %zu: src %s where none is known", e->name, e->line,
+				 src->s);
+		return;
+	}
+	if (src == NULL)
+		fail_msg("%s at line %zu: no src", e->name, e->line);
+	assert_int_equal(src->type, TT_STRING);
+	char alts[128];
+	snprintf(alts, sizeof(alts), "%s", what);
+	for (char *w = strtok(alts, "|"); w != NULL; w = strtok(NULL, "|"))
+		if (src_is(src->s, w))
+			return;
+	fail_msg("%s at line %zu: src %s, not the line of \"src: %s\"", e->name, e->line, src->s,
+		 what);
+}
+
+#if defined(RTR_TEST_HAVE_LIBDW)
+#define LINES 1
+#else
+#define LINES 0 /* built without libdw: no src */
+#endif
 
 static int is_omp(const struct tt_event *e, const char *ph, const char *name)
 {
@@ -161,6 +248,59 @@ static void check_regions(const struct tt_trace *t)
 	}
 }
 
+/* The marker of the construct of an omp slice or instant that has a code, or NULL
+ * for one that has none. */
+static const char *construct_of(const struct tt_trace *t, const struct tt_event *e)
+{
+	static const char *const marks[][2] = {
+		{"omp loop", "for"},
+		{"omp barrier", "barrier"},
+		{"omp single", "single"},
+		{"omp taskwait", "taskwait"},
+		{"omp task create", "task"},
+		{"omp critical wait", "critical"},
+		/* a region's end, a loop's, a single's; a worker's at a region's end has
+		 * no code ("?": the runtime gives none) */
+		{"omp implicit barrier", "?outer|inner|team|for|single"},
+	};
+	if (is_omp(e, "X", "omp parallel")) {
+		const struct tt_event *o = around(t, "omp implicit task", e->tid, e->ts_ns);
+		if (o != NULL && encloses(o, e))
+			return "inner";
+		return tu_arg_int(e, "requested") == TEAM ? "team" : "outer";
+	}
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (is_omp(e, "X", marks[i][0]) || is_omp(e, "i", marks[i][0]))
+			return marks[i][1];
+	return NULL;
+}
+
+/* Every construct with a code has it, and its src when `lines`; the others (waits,
+ * implicit tasks, tasks) have neither. */
+static void check_code(const struct tt_trace *t, int lines)
+{
+	size_t coded = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (!tu_is(e->cat, "omp") || strchr("Xi", e->ph[0]) == NULL)
+			continue;
+		const char *what = construct_of(t, e);
+		if (what == NULL) {
+			assert_null(tt_arg(e, "code"));
+			assert_null(tt_arg(e, "src"));
+			continue;
+		}
+		if (what[0] == '?' && tt_arg(e, "code") == NULL) {
+			assert_null(tt_arg(e, "src"));
+			continue;
+		}
+		expect_code(e, what + (what[0] == '?'), lines);
+		coded++;
+	}
+	/* the parallels, loops, barriers, singles, taskwait, task creations at least */
+	assert_true(coded >= 1 + OUTER + 1 + 3 * TEAM + 1 + TASKS);
+}
+
 static void check_work_and_sync(const struct tt_trace *t)
 {
 	/* one loop slice per team thread; LLVM gives each the loop's whole count */
@@ -243,8 +383,65 @@ static void test_constructs(void **state)
 	check_work_and_sync(&t);
 	check_tasks(&t);
 	check_threads(&t);
+	check_code(&t, LINES);
 	assert_int_equal(count(&t, "X", "omp critical wait"), 0);
 	tt_free(&t);
+}
+
+/* The same program built without -g: each code is there, and no src (not a wrong one). */
+static void test_no_debug_info_no_src(void **state)
+{
+	(void)state;
+	struct tt_trace t;
+	char err[1024];
+	run(RTR_TEST_OMP_PROG_NODEBUG, NULL, "nodebug", &t, err, sizeof(err));
+	assert_string_equal(err, "");
+	check_regions(&t);
+	check_code(&t, 0);
+	tt_free(&t);
+}
+
+/* Perfetto: the code and src as string annotations, "src" right after "code". */
+static void test_perfetto_code_and_src(void **state)
+{
+	(void)state;
+	char path[512], err[1024];
+	struct pf_trace t;
+	size_t parallels = 0, loops = 0;
+
+	tu_own_file(path, sizeof(path), "omp", "perfetto", ".pftrace");
+	spawn(RTR_TEST_OMP_PROG, NULL, path, "perfetto", err, sizeof(err));
+	assert_string_equal(err, "");
+	if (pf_read(path, &t, 0) != 0)
+		fail_msg("%s", t.error);
+	for (size_t i = 0; i < t.nevents; i++) {
+		const struct pf_event *e = &t.events[i];
+		const struct pf_ann *code = pf_ann(e, "code"), *src = pf_ann(e, "src");
+		int parallel = strcmp(e->name, "omp parallel") == 0;
+		int loop = strcmp(e->name, "omp loop") == 0;
+		if (e->type != 1 || (!parallel && !loop))
+			continue;
+		parallels += parallel;
+		loops += loop;
+		assert_non_null(code);
+		assert_int_equal(code->kind, 's');
+		assert_int_equal(strncmp(code->s, "0x", 2), 0);
+		if (!LINES) {
+			assert_null(src);
+			continue;
+		}
+		assert_non_null(src);
+		assert_int_equal(src->kind, 's');
+		assert_ptr_equal(src, code + 1);
+		if (loop)
+			assert_true(src_is(src->s, "for"));
+		else
+			assert_true(src_is(src->s, "outer") || src_is(src->s, "inner") ||
+				    src_is(src->s, "team"));
+	}
+	assert_int_equal(parallels, 1 + OUTER + 1);
+	assert_int_equal(loops, TEAM);
+	pf_free(&t);
 }
 
 static void test_mutex(void **state)
@@ -265,6 +462,7 @@ static void test_mutex(void **state)
 			assert_true(tids[a] != tids[b]);
 	every_enclosed(&t, "omp critical wait", "omp implicit task");
 	check_regions(&t);
+	check_code(&t, LINES);
 	tt_free(&t);
 }
 
@@ -343,6 +541,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_constructs, tu_teardown),
 		cmocka_unit_test_teardown(test_mutex, tu_teardown),
+		cmocka_unit_test_teardown(test_no_debug_info_no_src, tu_teardown),
+		cmocka_unit_test_teardown(test_perfetto_code_and_src, tu_teardown),
 		cmocka_unit_test_teardown(test_itt_runtime_names_keep_the_programs, tu_teardown),
 		cmocka_unit_test_teardown(test_no_ompt_runtime, tu_teardown),
 	};

@@ -737,6 +737,97 @@ static void scope_args_go_on_the_cut_and_the_final_end(void **state)
 	tt_free(&t);
 }
 
+/* A resolver of source lines for code arguments: "fake.c:<addr>" below 0x10000. */
+static size_t fake_srcline(uint64_t addr, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "fake.c:%u", (unsigned)addr);
+
+	return addr < 0x10000 && n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* The first event named name among e[0..n), or NULL. */
+static const struct tt_event *named(const struct tt_event *const *e, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tu_is(e[i]->name, name))
+			return e[i];
+	return NULL;
+}
+
+/* e's "code" is the string hex and its "src" src (NULL: none). */
+static void expect_code(const struct tt_event *e, const char *hex, const char *src)
+{
+	assert_non_null(e);
+	assert_true(tu_is(arg_str(e, "code"), hex));
+	if (src == NULL)
+		assert_null(tt_arg(e, "src"));
+	else
+		assert_true(tu_is(arg_str(e, "src"), src));
+}
+
+/* Code arguments (rtr__arg_key_code, the OMPT tool's): "code" in hex and "src", the
+ * line of the call before the address, from the resolver: on a slice folded at once,
+ * on one held open across a cut (on both of its X), none where the resolver does not
+ * know the address, and none without a resolver. A key "code" of the program's own is
+ * a number. */
+static void code_args_carry_their_source_line_across_a_cut(void **state)
+{
+	(void)state;
+	struct rtr_config cfg;
+	struct rtr_stats st;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	name_files("code", ".json");
+	config(&cfg);
+	cfg.max_mb = 100;
+	assert_true(rtr__srcline_offer(fake_srcline));
+	assert_false(rtr__srcline_offer(fake_srcline)); /* one is registered: it stays */
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr_begin_v("app", "held", RTR_ARG_I64("n", 5), RTR_ARG_U64(rtr__arg_key_code, 0x101));
+	rtr_begin_v("app", "folded", RTR_ARG_U64(rtr__arg_key_code, 0x2a));
+	rtr_end("app", "folded");
+	rtr_instant_v("app", "unknown", RTR_ARG_U64(rtr__arg_key_code, 0x123456));
+	rtr_instant_v("app", "own", RTR_ARG_U64("code", 7));
+	assert_int_equal(rtr_snapshot(NULL), 0);
+	rtr_end("app", "held");
+	stop_and_check_stats(&st, 6);
+
+	load_segment(0, &t);
+	size_t n = tu_events_of(&t, e, 8);
+	assert_int_equal(n, 4);
+	expect_code(named(e, n, "folded"), "0x2a", "fake.c:41");
+	expect_code(named(e, n, "unknown"), "0x123456", NULL);
+	const struct tt_arg *own = tt_arg(named(e, n, "own"), "code");
+	assert_int_equal(own->type, TT_INT);
+	assert_int_equal(own->i, 7);
+	const struct tt_event *held = named(e, n, "held");
+	expect_code(held, "0x101", "fake.c:256");
+	assert_true(flag_true(held, "cut"));
+	assert_int_equal(tu_arg_int(held, "n"), 5);
+	tt_free(&t);
+	load_segment(1, &t);
+	n = tu_events_of(&t, e, 8);
+	assert_int_equal(n, 1);
+	expect_code(e[0], "0x101", "fake.c:256");
+	assert_true(flag_true(e[0], "continued"));
+	tt_free(&t);
+
+	rtr__srcline_set(NULL); /* none: the code alone */
+	wl_glob_remove(&files);
+	tu_own_file(path, sizeof(path), "rotation", "code-none", ".json");
+	config(&cfg);
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr_begin_v("app", "folded", RTR_ARG_U64(rtr__arg_key_code, 0x2a));
+	rtr_end("app", "folded");
+	stop_and_check_stats(&st, 2);
+	if (tt_load(path, TT_CHECK_ESCAPES, &t) != 0)
+		fail_msg("%s", t.error);
+	assert_int_equal(tu_events_of(&t, e, 8), 1);
+	expect_code(e[0], "0x2a", NULL);
+	tt_free(&t);
+}
+
 static void environment_sets_rotation_and_a_bad_value_keeps_the_default(void **state)
 {
 	(void)state;
@@ -787,6 +878,7 @@ int main(void)
 		TEST(gzip_segments_are_each_a_gzip_file_of_a_whole_trace),
 		TEST(snapshot_in_stream_mode_ends_the_segment),
 		TEST(scope_args_go_on_the_cut_and_the_final_end),
+		TEST(code_args_carry_their_source_line_across_a_cut),
 		TEST(environment_sets_rotation_and_a_bad_value_keeps_the_default),
 	};
 

@@ -192,6 +192,16 @@ RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t c
  * needed) and returns its length, or 0; the writer then adds {"src": ...} to the
  * slices of RTR__F_CODE_ADDR. */
 RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap));
+/* As rtr__srcline_set(), for the code arguments only (rtr__arg_key_code), and only
+ * while no resolver is registered: RTR__F_CODE_ADDR slices stay without "src".
+ * Returns whether fn was registered. Any thread. */
+RTR_API bool rtr__srcline_offer(size_t (*fn)(uint64_t addr, char *out, size_t cap));
+/* The key of a code argument: RTR_ARG_U64(rtr__arg_key_code, return_address) (the
+ * OMPT tool's codeptr_ra). The writer knows it by its address and writes the value as
+ * "code": "0x..." and, when a registered resolver knows the call before it (the
+ * address minus 1), "src": "file:line" next to it. Resolved on the writer's thread,
+ * never by the producer. */
+RTR_API extern const char rtr__arg_key_code[];
 
 /*
  * For the modules that start the recorder on the program's behalf (the MPI module at

@@ -7,17 +7,25 @@
  * the thread that runs it, begun and ended through the library's event calls:
  *
  *	omp parallel		the encountering thread; args requested, team_size, code
- *				(the region's return address in hex) and, with libelf,
- *				function (the function holding it, named through the
- *				instrument library's symbol table, built as the tool starts)
+ *				and, with libelf, function (the function holding it, named
+ *				through the instrument library's symbol table, built as the
+ *				tool starts)
  *	omp implicit task	every team thread; args index, team_size
  *	omp loop, omp sections, omp single, omp workshare, omp distribute, omp taskloop
- *				args iterations (the runtime's count)
+ *				args iterations (the runtime's count), code
  *	omp barrier, omp implicit barrier, omp taskwait, omp taskgroup, omp reduction
- *				with the wait nested inside as "<name> wait"
- *	omp task create		an instant where an explicit task is created, starting a
- *				flow that ends in the task's "omp task" slice
- *	omp lock wait, omp critical wait, omp ordered wait	with RINGTRACE_OMP_MUTEX=1
+ *				arg code, with the wait nested inside as "<name> wait"
+ *	omp task create		an instant where an explicit task is created, arg code,
+ *				starting a flow that ends in the task's "omp task" slice
+ *	omp lock wait, omp critical wait, omp ordered wait	with RINGTRACE_OMP_MUTEX=1;
+ *				arg code
+ *
+ * `code` is the construct's return address as the runtime gives it (codeptr_ra; left
+ * out where it gives none), recorded as a number under rtr__arg_key_code: the writer
+ * writes it "0x..." and, with libdw, adds "src", the construct's "file:line" from the
+ * DWARF line tables, resolved on its thread (the instrument library's srcline.c,
+ * offered at the tool's start; the instrument library's own, registered with
+ * RINGTRACE_INSTRUMENT_LINES=1, is the same code and serves both).
  *
  * Every callback runs on the thread the event belongs to, so a slice never crosses
  * threads and the per-thread count of open slices (`open_depth`) is enough to end
@@ -37,6 +45,9 @@
 
 #if defined(RTR_HAVE_SYMTAB)
 #include "instrument/symtab.h"
+#endif
+#if defined(RTR_HAVE_LIBDW)
+#include "instrument/srcline.h"
 #endif
 
 #include <omp-tools.h>
@@ -88,24 +99,18 @@ static void end_all_open(void)
 	}
 }
 
-/* "0x" and the address's hex digits into buf (at least 19 bytes): no printf on the
- * path of a parallel region. */
-static const char *code_hex(const void *addr, char *buf)
+/* A construct's code argument: its return address, as a number the writer writes
+ * in hex with its source line (rtr__arg_key_code). */
+#define CODE_ARG(codeptr_ra) RTR_ARG_U64(rtr__arg_key_code, (uintptr_t)(codeptr_ra))
+
+/* slice_begin() with the code argument after args[0..n) (room for it at args[n]),
+ * where the runtime gave one. */
+static void slice_begin_code(const char *name, struct rtr_arg *args, unsigned n,
+			     const void *codeptr_ra)
 {
-	static const char digits[] = "0123456789abcdef";
-	uintptr_t v = (uintptr_t)addr;
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = digits[v & 15];
-		v >>= 4;
-	} while (v != 0);
-	buf[0] = '0';
-	buf[1] = 'x';
-	for (int i = 0; i < n; i++)
-		buf[2 + i] = tmp[n - 1 - i];
-	buf[2 + n] = '\0';
-	return buf;
+	if (codeptr_ra != NULL)
+		args[n++] = CODE_ARG(codeptr_ra);
+	slice_begin(name, args, n);
 }
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
@@ -132,10 +137,8 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 {
 	(void)encountering_task_data, (void)encountering_task_frame, (void)flags;
 	parallel_data->value = 0;
-	char hex[20];
 	struct rtr_arg args[] = {RTR_ARG_U64("requested", requested_parallelism),
-				 RTR_ARG_STR_COPY("code", code_hex(codeptr_ra, hex)),
-				 RTR_ARG_STR("function", "")};
+				 CODE_ARG(codeptr_ra), RTR_ARG_STR("function", "")};
 	unsigned n = 2;
 #if defined(RTR_HAVE_SYMTAB)
 	/* a lock-free search of the table built at the start; code loaded since is not
@@ -201,16 +204,15 @@ static const char *work_name(ompt_work_t type)
 static void on_work(ompt_work_t wstype, ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
 		    ompt_data_t *task_data, uint64_t count, const void *codeptr_ra)
 {
-	(void)parallel_data, (void)task_data, (void)codeptr_ra;
+	(void)parallel_data, (void)task_data;
 	const char *name = work_name(wstype);
 	if (endpoint == ompt_scope_begin) {
-		struct rtr_arg args[] = {
+		int single =
+			wstype == ompt_work_single_executor || wstype == ompt_work_single_other;
+		struct rtr_arg args[3] = {
 			RTR_ARG_U64("iterations", count),
 			RTR_ARG_BOOL("executor", wstype != ompt_work_single_other)};
-		slice_begin(name, args,
-			    wstype == ompt_work_single_executor || wstype == ompt_work_single_other
-				    ? 2
-				    : 1);
+		slice_begin_code(name, args, single ? 2 : 1, codeptr_ra);
 	} else {
 		slice_end(name);
 	}
@@ -244,12 +246,15 @@ static void on_sync(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 		    ompt_data_t *parallel_data, ompt_data_t *task_data, const void *codeptr_ra,
 		    int wait)
 {
-	(void)parallel_data, (void)task_data, (void)codeptr_ra;
+	(void)parallel_data, (void)task_data;
 	const char *name = sync_name(kind, wait);
-	if (endpoint == ompt_scope_begin)
+	struct rtr_arg args[1];
+	if (endpoint != ompt_scope_begin)
+		slice_end(name);
+	else if (wait) /* inside its region's slice, which has the code */
 		slice_begin(name, NULL, 0);
 	else
-		slice_end(name);
+		slice_begin_code(name, args, 0, codeptr_ra);
 }
 
 static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
@@ -274,15 +279,15 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 			   int flags, int has_dependences, const void *codeptr_ra)
 {
 	(void)encountering_task_data, (void)encountering_task_frame, (void)has_dependences;
-	(void)codeptr_ra;
 	if (!(flags & ompt_task_explicit)) {
 		new_task_data->value = 0;
 		return;
 	}
 	uint64_t id = rtr_flow_id() & ~TASK_STARTED;
 	new_task_data->value = id;
-	struct rtr_arg args[] = {RTR_ARG_BOOL("undeferred", flags & ompt_task_undeferred)};
-	rtr_instant_args(cat, "omp task create", args, 1);
+	struct rtr_arg args[] = {RTR_ARG_BOOL("undeferred", flags & ompt_task_undeferred),
+				 CODE_ARG(codeptr_ra)};
+	rtr_instant_args(cat, "omp task create", args, codeptr_ra != NULL ? 2 : 1);
 	rtr_flow_start(cat, "omp task", id);
 }
 
@@ -324,10 +329,11 @@ static const char *mutex_wait_name(ompt_mutex_t kind)
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
 			     ompt_wait_id_t wait_id, const void *codeptr_ra)
 {
-	(void)hint, (void)impl, (void)wait_id, (void)codeptr_ra;
+	(void)hint, (void)impl, (void)wait_id;
 	const char *name = mutex_wait_name(kind);
+	struct rtr_arg args[1];
 	if (name)
-		slice_begin(name, NULL, 0);
+		slice_begin_code(name, args, 0, codeptr_ra);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra)
@@ -366,6 +372,10 @@ static int ompt_initialize(ompt_function_lookup_t lookup, int initial_device_num
 	finalize_tool = (ompt_finalize_tool_t)lookup("ompt_finalize_tool");
 #if defined(RTR_HAVE_SYMTAB)
 	rtr__symtab_refresh(); /* the functions that regions' code addresses name */
+#endif
+#if defined(RTR_HAVE_LIBDW)
+	/* the code arguments' source lines, unless a resolver is registered already */
+	rtr__srcline_offer(rtr__instrument_srcline);
 #endif
 	rtr__start_module(NULL); /* -EBUSY: the program's own or an autostarted session */
 	atexit(shut_runtime_down);

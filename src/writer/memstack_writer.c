@@ -224,8 +224,13 @@ static size_t utf8_cut(const char *s, size_t max)
 #define SYM_SRCLINE  (UINT64_C(1) << 62)
 #define MODE_SRCLINE 2
 
-/* The source-line resolver a library registered (rtr__srcline_set()), or NULL. */
+/* The source-line resolver a library registered (rtr__srcline_set() or
+ * rtr__srcline_offer()), or NULL. */
 static size_t (*srcliner)(uint64_t addr, char *out, size_t cap);
+/* 1 once rtr__srcline_set() registered one: functions' slices get lines too. */
+static int function_lines;
+
+RTR_API const char rtr__arg_key_code[] = "code";
 
 /* The symbolizer a library registered (rtr__symbolizer_set()), or NULL: dladdr. */
 static size_t (*symbolizer)(uint64_t addr, char *out, size_t cap, uint64_t *start);
@@ -244,7 +249,7 @@ RTR_API void rtr__symbolizer_set(size_t (*fn)(uint64_t addr, char *out, size_t c
 static size_t resolve(char *out, uint64_t addr, int exact)
 {
 	if (exact == MODE_SRCLINE) {
-		/* A1: pairs with R1 in rtr__srcline_set() */
+		/* A1: pairs with R1 in rtr__srcline_set(), R1' in rtr__srcline_offer() */
 		size_t (*sl)(uint64_t, char *, size_t) =
 			__atomic_load_n(&srcliner, __ATOMIC_ACQUIRE);
 		size_t n = sl != NULL ? sl(addr, out, RTR_SYM_MAX_TEXT) : 0;
@@ -296,20 +301,41 @@ static size_t resolve(char *out, uint64_t addr, int exact)
 
 RTR_API void rtr__srcline_set(size_t (*fn)(uint64_t addr, char *out, size_t cap))
 {
-	/* R1: pairs with A1 in rtr__memstack_srcline() and resolve() */
+	/* R1: pairs with A1 in rtr__memstack_code_srcline() and resolve() */
 	__atomic_store_n(&srcliner, fn, __ATOMIC_RELEASE);
+	/* R2: pairs with A2 in rtr__memstack_srcline(); after R1, so fn is seen with it */
+	__atomic_store_n(&function_lines, fn != NULL, __ATOMIC_RELEASE);
+}
+
+RTR_API bool rtr__srcline_offer(size_t (*fn)(uint64_t addr, char *out, size_t cap))
+{
+	size_t (*none)(uint64_t, char *, size_t) = NULL;
+
+	/* R1': pairs with A1 as R1 does; a registered resolver stays */
+	return __atomic_compare_exchange_n(&srcliner, &none, fn, false, __ATOMIC_RELEASE,
+					   __ATOMIC_RELAXED);
 }
 
 static const char *symbol(struct rtr__memstack *m, uint64_t addr, int exact, size_t *len);
 
 const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len)
 {
-	/* A1: pairs with R1 in rtr__srcline_set() */
-	if (__atomic_load_n(&srcliner, __ATOMIC_ACQUIRE) == NULL) {
+	/* A2: pairs with R2 in rtr__srcline_set() */
+	if (!__atomic_load_n(&function_lines, __ATOMIC_ACQUIRE)) {
 		*len = 0;
 		return "";
 	}
 	return symbol(m, addr, MODE_SRCLINE, len);
+}
+
+const char *rtr__memstack_code_srcline(struct rtr__memstack *m, uint64_t ra, size_t *len)
+{
+	/* A1: pairs with R1 in rtr__srcline_set() and R1' in rtr__srcline_offer() */
+	if (ra == 0 || __atomic_load_n(&srcliner, __ATOMIC_ACQUIRE) == NULL) {
+		*len = 0;
+		return "";
+	}
+	return symbol(m, ra - 1, MODE_SRCLINE, len); /* the call's last byte: its line */
 }
 
 const char *rtr__memstack_symbol(struct rtr__memstack *m, uint64_t addr, size_t *len)

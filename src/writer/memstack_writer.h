@@ -94,4 +94,9 @@ const char *rtr__memstack_function(struct rtr__memstack *m, uint64_t addr, size_
  * rtr__srcline_set(), cached like names; *len 0 when there is none. */
 const char *rtr__memstack_srcline(struct rtr__memstack *m, uint64_t addr, size_t *len);
 
+/* The "file:line" of the call that returns to ra (a code argument's value,
+ * rtr__arg_key_code), from the resolver registered with rtr__srcline_set() or
+ * rtr__srcline_offer(), cached like names; *len 0 when there is none. */
+const char *rtr__memstack_code_srcline(struct rtr__memstack *m, uint64_t ra, size_t *len);
+
 #endif

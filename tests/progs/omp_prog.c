@@ -11,6 +11,9 @@
  * With INTEL_LIBITTNOTIFY64 set it first names its thread "omp main" through ITT
  * (itt_calls.h), in a constructor: before the runtime starts, at main's first line
  * (the runtime names its threads through ITT too).
+ *
+ * A comment "src: <what>" marks each construct's line: test_omp finds it there and
+ * expects it in the construct's "src" argument.
  */
 #include "itt_calls.h"
 
@@ -37,28 +40,28 @@ __attribute__((constructor)) static void name_main_thread(void)
 int main(void)
 {
 	omp_set_max_active_levels(2);
-#pragma omp parallel num_threads(OUTER)
+#pragma omp parallel num_threads(OUTER) /* src: outer */
 	{
-#pragma omp parallel num_threads(INNER)
+#pragma omp parallel num_threads(INNER) /* src: inner */
 		sink += omp_get_thread_num();
 	}
 
 	long sum = 0;
-#pragma omp parallel num_threads(TEAM)
+#pragma omp parallel num_threads(TEAM) /* src: team */
 	{
-#pragma omp for reduction(+ : sum)
+#pragma omp for reduction(+ : sum) /* src: for */
 		for (int i = 0; i < LOOP_N; i++)
 			sum += i;
-#pragma omp barrier
-#pragma omp critical
+#pragma omp barrier /* src: barrier */
+#pragma omp critical /* src: critical */
 		sink += 1;
-#pragma omp single
+#pragma omp single /* src: single */
 		{
 			for (int t = 0; t < TASKS; t++) {
-#pragma omp task
+#pragma omp task /* src: task */
 				sink += t;
 			}
-#pragma omp taskwait
+#pragma omp taskwait /* src: taskwait */
 		}
 	}
 	printf("%ld\n", sum);

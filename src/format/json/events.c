@@ -170,9 +170,12 @@ static inline void write_span(struct rtr__writer *w, struct rtr__json *j,
 		p -= sizeof("},\n") - 1; /* the argument goes before the line's end */
 		p = PUT_LIT(p, ",\"args\":{");
 		p = put_arg_key(w, p, key);
-		p = ev->args.types[0] == RTR_ARG_TYPE_I64
-			    ? rtr__jsontext_i64_inline(p, (int64_t)val)
-			    : rtr__jsontext_u64_inline(p, val);
+		if (ev->args.types[0] == RTR_ARG_TYPE_I64)
+			p = rtr__jsontext_i64_inline(p, (int64_t)val);
+		else if (RTR_UNLIKELY(key == rtr__arg_key_code)) /* the OMPT tool's */
+			p = rtr__json_code_value(w, p, val);
+		else
+			p = rtr__jsontext_u64_inline(p, val);
 		p = PUT_LIT(p, "}},\n");
 	}
 	out_commit(w, p, ev->count);

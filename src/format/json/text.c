@@ -108,6 +108,22 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 	}
 }
 
+char *rtr__json_code_value(struct rtr__writer *w, char *p, uint64_t ra)
+{
+	size_t src_len;
+	const char *src = rtr__memstack_code_srcline(&w->mem, ra, &src_len);
+
+	*p++ = '"';
+	p = rtr__memstack_hex(p, ra);
+	*p++ = '"';
+	if (src_len > 0) {
+		p = PUT_LIT(p, ",\"src\":\"");
+		p = rtr__jsontext_escape(p, src, src_len);
+		*p++ = '"';
+	}
+	return p;
+}
+
 char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args *a, int counters)
 {
 	const char *str = rtr__args_blobs(a);
@@ -123,7 +139,9 @@ char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args 
 			p = rtr__jsontext_i64_inline(p, (int64_t)val);
 			break;
 		case RTR_ARG_TYPE_U64:
-			p = rtr__jsontext_u64_inline(p, val);
+			p = RTR_UNLIKELY(key == rtr__arg_key_code) && !counters
+				    ? rtr__json_code_value(w, p, val)
+				    : rtr__jsontext_u64_inline(p, val);
 			break;
 		case RTR_ARG_TYPE_F64:
 			p = rtr__json_f64_bits(p, val);

@@ -123,6 +123,10 @@ static inline char *put_dur(char *p, uint64_t start, uint64_t end, bool tie)
 	return rtr__jsontext_dur_exact(p, start, end);
 }
 
+/* A code argument's value (rtr__arg_key_code), after its key: `"0x..."`, and
+ * `,"src":"file:line"` when the registered resolver knows the call before ra. At most
+ * 28 + RTR_SYM_MAX_ESCAPED bytes. */
+char *rtr__json_code_value(struct rtr__writer *w, char *p, uint64_t ra);
 /* The arguments of a as `"k":v,...` (no braces); `counters`: a series, whose booleans
  * are numbers. */
 char *rtr__json_arg_list(struct rtr__writer *w, char *p, const struct rtr__args *a, int counters);

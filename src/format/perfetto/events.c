@@ -74,14 +74,36 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 	}
 }
 
+static const char src_key[] = "src";
+
+/* A code argument's value (rtr__arg_key_code) into the open annotation `ann`, "0x...",
+ * and, when the registered resolver knows the call before ra, an annotation "src"
+ * after it; returns the end of the open one. */
+static char *put_code(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
+		      struct pf_pending *pend, char **ann, uint64_t ra)
+{
+	char hex[24];
+	size_t src_len;
+	const char *src = rtr__memstack_code_srcline(&w->mem, ra, &src_len);
+
+	p = pb_string(p, RTR__PF_ANN_STRING, hex, (size_t)(rtr__memstack_hex(hex, ra) - hex));
+	if (src_len == 0)
+		return p;
+	p = pb_close(*ann, p);
+	p = pb_open(p, RTR__PF_EVENT_DEBUG_ANNOTATIONS, ann);
+	p = put_ann_name(pf_of(w), p, seq, pend, src_key);
+	return pb_string(p, RTR__PF_ANN_STRING, src, src_len);
+}
+
 /*
  * a's arguments as debug_annotations (field 4 of TrackEvent). Names interned on seq
  * through pend, or inline when pend is NULL (kept for a later file). Static string
  * values are interned too when pend is given.
  */
-static char *put_annotations(struct rtr__pf *pf, char *p, struct rtr__pf_seq *seq,
+static char *put_annotations(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 			     struct pf_pending *pend, const struct rtr__args *a)
 {
+	struct rtr__pf *pf = pf_of(w);
 	const char *str = rtr__args_blobs(a);
 
 	for (unsigned i = 0; i < a->n; i++) {
@@ -95,7 +117,9 @@ static char *put_annotations(struct rtr__pf *pf, char *p, struct rtr__pf_seq *se
 			p = pb_uint(p, RTR__PF_ANN_INT, val);
 			break;
 		case RTR_ARG_TYPE_U64:
-			p = pb_uint(p, RTR__PF_ANN_UINT, val);
+			p = RTR_UNLIKELY(key == rtr__arg_key_code)
+				    ? put_code(w, p, seq, pend, &ann, val)
+				    : pb_uint(p, RTR__PF_ANN_UINT, val);
 			break;
 		case RTR_ARG_TYPE_F64:
 			p = pb_fixed64(p, RTR__PF_ANN_DOUBLE, val);
@@ -124,7 +148,7 @@ static char *put_annotations(struct rtr__pf *pf, char *p, struct rtr__pf_seq *se
 
 char *rtr__pf_put_annotations(struct rtr__writer *w, char *p, const struct rtr__args *a)
 {
-	return put_annotations(pf_of(w), p, NULL, NULL, a);
+	return put_annotations(w, p, NULL, NULL, a);
 }
 
 char *rtr__pf_put_flag(char *p, const char *key)
@@ -210,7 +234,7 @@ char *rtr__pf_put_event(struct rtr__writer *w, char *p, struct rtr__pf_seq *seq,
 	if (e->end_flow != 0)
 		p = pb_fixed64(p, RTR__PF_EVENT_TERMINATING_FLOW_IDS, e->end_flow);
 	if (args != NULL && args->n > 0)
-		p = put_annotations(pf, p, seq, &pend, args);
+		p = put_annotations(w, p, seq, &pend, args);
 	if (e->extra_len > 0) {
 		memmove(p, e->extra, e->extra_len); /* a cut's may lie ahead in the chunk */
 		p += e->extra_len;
@@ -335,7 +359,7 @@ static size_t more_annotations(struct rtr__writer *w, const struct rtr__event *e
 	char *q = pf->tmp;
 
 	for (uint32_t i = 0; i < ev->nmore; i++)
-		q = put_annotations(pf, q, NULL, NULL, &ev->more[i]);
+		q = put_annotations(w, q, NULL, NULL, &ev->more[i]);
 	return (size_t)(q - pf->tmp);
 }
 
