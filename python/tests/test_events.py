@@ -277,7 +277,8 @@ def test_complete_records_a_slice_with_its_times_and_arguments(recording):
         ringtrace.complete("app", "bad arg", start, end, value=[1])
     trace = recording.stop()
     known = trace.one("X", "app", "known times")
-    assert round(known["dur"] * 1000) == 2_500_000 and known["args"] == {"outcome": "passed", "line": 7}
+    assert round(known["dur"] * 1000) == 2_500_000
+    assert known["args"] == {"outcome": "passed", "line": 7}
     assert known["tid"] == threading.get_native_id()
     empty = trace.one("X", "app", "empty")
     assert empty["dur"] == 0 and "args" not in empty
