@@ -148,12 +148,22 @@ def test_without_the_option_nothing_is_recorded_and_the_fixture_works(tmp_path):
 
 def test_records_into_a_running_session_and_leaves_it_running(tmp_path):
     env = {"RINGTRACE_AUTOSTART": "1", "RINGTRACE_FILE": "auto.json"}
+    # records after every other pytest_unconfigure: the session still runs then
+    (tmp_path / "late.py").write_text(
+        "import pytest, ringtrace\n"
+        "@pytest.hookimpl(trylast=True)\n"
+        "def pytest_unconfigure(config):\n"
+        "    ringtrace.instant('late', 'after unconfigure')\n"
+    )
     result = run_pytest(
-        tmp_path, "-p", "ringtrace.pytest", "--ringtrace=unused.json", env_extra=env
+        tmp_path, "-p", "ringtrace.pytest", "-p", "late", "--ringtrace=unused.json",
+        env_extra=env,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert not (tmp_path / "unused.json").exists()
     trace = Trace(tmp_path / "auto.json")  # finished by the exit handler
+    late = trace.one("i", "late", "after unconfigure")
+    trace.events.remove(late)
     check_suite(trace)
     trace.end_marker()
 
