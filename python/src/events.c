@@ -185,6 +185,53 @@ static PyObject *py_async_instant(PyObject *m, PyObject *const *argv, Py_ssize_t
 	return async_args("async_instant", argv, nargs, kwnames, rtr_async_instant);
 }
 
+/* A time in the rtr_now_ns() clock: an int from 0 to 2**64 - 1. */
+static int time_ns(PyObject *o, const char *what, uint64_t *ns)
+{
+	if (!PyLong_Check(o) || PyBool_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "ringtrace.complete(): %s must be an int, not %.100s",
+			     what, Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	unsigned long long v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_ValueError,
+			     "ringtrace.complete(): %s is an int from 0 to 2**64 - 1", what);
+		return -1;
+	}
+	*ns = v;
+	return 0;
+}
+
+/* complete(cat, name, start_ns, end_ns, /, **args): a slice whose times are known. */
+static PyObject *py_complete(PyObject *m, PyObject *const *argv, Py_ssize_t nargs,
+			     PyObject *kwnames)
+{
+	const char *cat, *name;
+	uint64_t start, end;
+	struct pyrtr_args args;
+
+	(void)m;
+	if (check_args("complete", nargs, 4, kwnames, 1, "cat, name, start_ns, end_ns") != 0 ||
+	    time_ns(argv[2], "start_ns", &start) != 0 || time_ns(argv[3], "end_ns", &end) != 0)
+		return NULL;
+	if (end < start) {
+		PyErr_SetString(PyExc_ValueError,
+				"ringtrace.complete(): end_ns is before start_ns");
+		return NULL;
+	}
+	if (cat_name(argv, &cat, &name) != 0)
+		return NULL;
+	if (pyrtr_args_from_vector(&args, argv + 4, kwnames) != 0) {
+		pyrtr_args_clear(&args);
+		return NULL;
+	}
+	PYRTR_RECORD(pyrtr_args_records(&args),
+		     rtr_complete_args(cat, name, start, end - start, args.a, args.n));
+	pyrtr_args_clear(&args);
+	Py_RETURN_NONE;
+}
+
 static PyObject *py_thread_name(PyObject *m, PyObject *arg)
 {
 	Py_ssize_t len;
@@ -235,6 +282,11 @@ PyMethodDef pyrtr_event_methods[] = {
 	 "async_instant(cat, name, id, /, **args)\n--\n\nA step (\"n\") of an async span."},
 	{"async_end", FAST(py_async_end),
 	 "async_end(cat, name, id, /)\n--\n\nEnd the async span begun with cat, name and id."},
+	{"complete", FAST_KW(py_complete),
+	 "complete(cat, name, start_ns, end_ns, /, **args)\n--\n\n"
+	 "Record a complete event (\"X\") on the calling thread from start_ns to end_ns "
+	 "(now_ns() times), with `args` as its arguments: a slice recorded once its end "
+	 "and arguments are known."},
 	{"thread_name", py_thread_name, METH_O,
 	 "thread_name(name, /)\n--\n\nName the calling thread in the trace (copied)."},
 	{NULL, NULL, 0, NULL},

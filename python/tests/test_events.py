@@ -256,6 +256,36 @@ def test_async_spans_by_hand(recording):
     ]
 
 
+def test_complete_records_a_slice_with_its_times_and_arguments(recording):
+    recording.start()
+    start = ringtrace.now_ns()
+    end = start + 2_500_000  # 2.5 ms later, in the future: the times are taken as given
+    ringtrace.complete("app", "known times", start, end, outcome="passed", line=7)
+    ringtrace.complete("app", "empty", end, end)
+    for bad, err in (
+        ((start, start - 1), ValueError),  # ends before it starts
+        ((-1, end), ValueError),
+        ((start, 2**64), ValueError),
+        ((True, end), TypeError),
+        ((float(start), end), TypeError),
+    ):
+        with pytest.raises(err):
+            ringtrace.complete("app", "bad", *bad)
+    with pytest.raises(TypeError):
+        ringtrace.complete("app", "too few", start)
+    with pytest.raises(TypeError):
+        ringtrace.complete("app", "bad arg", start, end, value=[1])
+    trace = recording.stop()
+    known = trace.one("X", "app", "known times")
+    assert round(known["dur"] * 1000) == 2_500_000
+    assert known["args"] == {"outcome": "passed", "line": 7}
+    assert known["tid"] == threading.get_native_id()
+    empty = trace.one("X", "app", "empty")
+    assert empty["dur"] == 0 and "args" not in empty
+    assert round(empty["ts"] * 1000) == round(known["ts"] * 1000) + 2_500_000
+    assert len(trace.user()) == 2
+
+
 def test_threads_record_on_their_own_tid_with_their_names(recording):
     recording.start(on_full="block")
     n_threads, per_thread = 4, 500
