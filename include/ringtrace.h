@@ -373,6 +373,7 @@ enum {
 	RTR_ARG_TYPE_I64_ARRAY = 7, /* int64 values, copied: [1,2,3] */
 	RTR_ARG_TYPE_I64_LISTS = 8, /* lists of int64, copied: [[2,3],[4]] (tensor shapes) */
 	RTR_ARG_TYPE_STR_ARRAY = 9, /* static strings, the pointers copied: ["a","b"] */
+	RTR_ARG_TYPE_VALUE = 10,    /* any JSON value, encoded (<ringtrace/value.h>), copied */
 };
 
 /* Most arguments one event carries; an event with more keeps the first RTR_MAX_ARGS and
@@ -399,6 +400,10 @@ struct rtr_arg {
 			const char *const *v;
 			uint32_t n;
 		} strs;
+		struct {
+			const void *bytes; /* the encoding of <ringtrace/value.h> */
+			uint32_t len;
+		} value;
 	} v;
 };
 
@@ -442,6 +447,15 @@ struct rtr_arg {
 #define RTR_ARG_I64_LISTS(k_, v_, l_, n_) \
 	RTR__ARG_LIST(k_, RTR_ARG_TYPE_I64_LISTS, i64s, v_, a_.v.i64s.lens = (l_), n_)
 #define RTR_ARG_STR_ARRAY(k_, v_, n_) RTR__ARG_LIST(k_, RTR_ARG_TYPE_STR_ARRAY, strs, v_, , n_)
+#define RTR_ARG_VALUE(k_, bytes_, len_)                                  \
+	([&]() {                                                         \
+		struct rtr_arg a_ = {};                                  \
+		a_.key = (k_);                                           \
+		a_.type = RTR_ARG_TYPE_VALUE;                            \
+		a_.v.value.bytes = (bytes_);                             \
+		a_.v.value.len = RTR__CAST(uint32_t, len_);              \
+		return a_;                                               \
+	}())
 #else
 /* n_ int64 values at v_, copied into the ring: [v0,v1,...]. */
 #define RTR_ARG_I64_ARRAY(k_, v_, n_)                     \
@@ -458,6 +472,12 @@ struct rtr_arg {
 #define RTR_ARG_STR_ARRAY(k_, v_, n_) \
 	((struct rtr_arg){            \
 		.key = (k_), .type = RTR_ARG_TYPE_STR_ARRAY, .v.strs = {(v_), (uint32_t)(n_)}})
+/* A JSON value of any shape, {"a":[1,null]}, as len_ bytes at bytes_ in the encoding
+ * that <ringtrace/value.h> builds; copied, at most RTR_MAX_COPY bytes (a longer one is
+ * cut there, its open arrays and objects closed). */
+#define RTR_ARG_VALUE(k_, bytes_, len_) \
+	((struct rtr_arg){              \
+		.key = (k_), .type = RTR_ARG_TYPE_VALUE, .v.value = {(bytes_), (uint32_t)(len_)}})
 #endif
 
 /* ------------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * evaluate each argument once (see args_once.h).
  */
 #include <ringtrace.h>
+#include <ringtrace/value.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,11 +31,23 @@ static void argument_macros_make_values(void **state)
 
 	(void)state;
 	struct rtr_arg a[] = {
-		RTR_ARG_I64("i", ++n),	     RTR_ARG_U64("u", 7u),
-		RTR_ARG_F64("f", 0.5f),	     RTR_ARG_BOOL("b", 1),
-		RTR_ARG_STR("s", "x"),	     RTR_ARG_STR_COPY("c", nullptr),
+		RTR_ARG_I64("i", ++n),	      RTR_ARG_U64("u", 7u),
+		RTR_ARG_F64("f", 0.5f),	      RTR_ARG_BOOL("b", 1),
+		RTR_ARG_STR("s", "x"),	      RTR_ARG_STR_COPY("c", nullptr),
 		RTR_ARG_I64_ARRAY("a", v, 3), RTR_ARG_STR_ARRAY("t", strs, 2),
 	};
+	unsigned char bytes[32];
+	struct rtr_value val;
+	rtr_value_init(&val, bytes, sizeof(bytes));
+	rtr_value_array(&val, 2);
+	rtr_value_i64(&val, 1);
+	rtr_value_str(&val, "x", 1);
+	assert_false(val.cut);
+	assert_int_equal(val.len, 5 + 9 + 6);
+	struct rtr_arg value = RTR_ARG_VALUE("v", bytes, val.len);
+	assert_int_equal(value.type, RTR_ARG_TYPE_VALUE);
+	assert_ptr_equal(value.v.value.bytes, bytes);
+	assert_int_equal(value.v.value.len, 20);
 	assert_int_equal(n, 42);
 	assert_int_equal(a[0].type, RTR_ARG_TYPE_I64);
 	assert_int_equal(a[0].v.i64, 42);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The event model beyond slices: scoped instants, counters with several series,
- * flows, async spans and array arguments. Each test records through the public API,
- * parses the file back and compares every field the call put there.
+ * flows, async spans, array arguments and values of any JSON shape. Each test records through the
+ * public API, parses the file back and compares every field the call put there.
  */
 #include <ringtrace.h>
+#include <ringtrace/value.h>
 
 #include "test_util.h"
 #include "trace_read.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -398,6 +400,131 @@ static void site_spans_ended_by_id_are_complete_slices_with_their_arguments(void
 	tt_free(&t);
 }
 
+/* Bytes of a value by hand: a tag, then a u32 or 8 bytes as given. */
+static size_t hand(unsigned char *p, int tag, uint64_t x, size_t n)
+{
+	size_t at = 0;
+
+	if (tag >= 0)
+		p[at++] = (unsigned char)tag;
+	memcpy(p + at, &x, n); /* little-endian: the low n bytes */
+	return at + n;
+}
+
+static void record_values(void)
+{
+	unsigned char buf[512], deep[256], bad[6][32];
+	static char strings[20000];
+	struct rtr_value v;
+	size_t n[6] = {0};
+
+	rtr_value_init(&v, buf, sizeof(buf));
+	rtr_value_object(&v, 5);
+	rtr_value_key(&v, "shape", 5);
+	rtr_value_array(&v, 3);
+	rtr_value_i64(&v, INT64_MIN);
+	rtr_value_u64(&v, UINT64_MAX);
+	rtr_value_f64(&v, 0.1);
+	rtr_value_key(&v, "q\"k", 3);
+	rtr_value_str(&v, "a\0b\n", 4);
+	rtr_value_key(&v, "empty", 5);
+	rtr_value_array(&v, 2);
+	rtr_value_array(&v, 0);
+	rtr_value_object(&v, 0);
+	rtr_value_key(&v, "odd", 3);
+	rtr_value_array(&v, 4);
+	rtr_value_null(&v);
+	rtr_value_bool(&v, false);
+	rtr_value_bool(&v, true);
+	rtr_value_f64(&v, NAN);
+	rtr_value_key(&v, "", 0);
+	rtr_value_f64(&v, -0.0);
+	assert_false(v.cut);
+	rtr_instant_v("v", "shapes", RTR_ARG_VALUE("v", buf, v.len), RTR_ARG_I64("after", 7));
+
+	/* 40 arrays deep: the 33rd is null */
+	rtr_value_init(&v, deep, sizeof(deep));
+	for (int i = 0; i < 40; i++)
+		rtr_value_array(&v, 1);
+	rtr_value_i64(&v, 1);
+	/* 1000 strings of 10 bytes, 15000 bytes: cut at RTR_MAX_COPY */
+	struct rtr_value many;
+	static unsigned char many_buf[16000];
+	rtr_value_init(&many, many_buf, sizeof(many_buf));
+	rtr_value_array(&many, 1000);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(strings + 10 * i, 11, "s%09d", i);
+		rtr_value_str(&many, strings + 10 * i, 10);
+	}
+	assert_int_equal(many.len, 15005);
+	rtr_instant_v("v", "limits", RTR_ARG_VALUE("deep", deep, v.len),
+		      RTR_ARG_VALUE("many", many_buf, many.len), RTR_ARG_VALUE("none", NULL, 9),
+		      RTR_ARG_VALUE("zero", many_buf, 0));
+
+	/* hostile bytes: counts past the end, an unknown tag, a string longer than its
+	 * bytes, a key without an item, a number cut short */
+	n[0] = hand(bad[0], '[', 5, 4);
+	n[0] += hand(bad[0] + n[0], 'i', 42, 8);
+	n[0] += hand(bad[0] + n[0], 'Z', 0, 0);
+	n[0] += hand(bad[0] + n[0], 'i', 43, 8);
+	n[1] = hand(bad[1], 's', 1000, 4);
+	memcpy(bad[1] + n[1], "abc", 3);
+	n[1] += 3;
+	n[2] = hand(bad[2], '{', 2, 4);
+	n[2] += hand(bad[2] + n[2], -1, 1, 4);
+	bad[2][n[2]++] = 'k';
+	n[3] = hand(bad[3], 'd', 0, 3);
+	n[4] = hand(bad[4], '{', 1, 4);
+	n[4] += hand(bad[4] + n[4], -1, 9, 2);
+	n[5] = hand(bad[5], 0, 0, 0);
+	rtr_instant_v("v", "hostile", RTR_ARG_VALUE("a", bad[0], n[0]),
+		      RTR_ARG_VALUE("b", bad[1], n[1]), RTR_ARG_VALUE("c", bad[2], n[2]),
+		      RTR_ARG_VALUE("d", bad[3], n[3]), RTR_ARG_VALUE("e", bad[4], n[4]),
+		      RTR_ARG_VALUE("f", bad[5], n[5]));
+}
+
+static void values_come_back_as_the_json_they_encode(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[4];
+	char want[20000], *p = want;
+
+	record("values", record_values, &t);
+	assert_int_equal(tu_events_of(&t, e, 4), 3);
+	assert_string_equal(tt_arg(e[0], "v")->raw,
+			    "{\"shape\":[-9223372036854775808,18446744073709551615,0.1],"
+			    "\"q\\\"k\":\"a\\u0000b\\n\",\"empty\":[[],{}],"
+			    "\"odd\":[null,false,true,null],\"\":-0}");
+	assert_int_equal(tt_arg(e[0], "after")->i, 7);
+
+	for (int i = 0; i < 32; i++)
+		*p++ = '[';
+	p += sprintf(p, "null");
+	for (int i = 0; i < 32; i++)
+		*p++ = ']';
+	*p = 0;
+	assert_string_equal(tt_arg(e[1], "deep")->raw, want);
+	/* 4096 bytes: the head, 272 whole strings of 15 bytes, 6 bytes of the next */
+	p = want;
+	*p++ = '[';
+	for (int i = 0; i < 272; i++)
+		p += sprintf(p, "\"s%09d\",", i);
+	sprintf(p, "\"s00000\"]");
+	assert_string_equal(tt_arg(e[1], "many")->raw, want);
+	assert_int_equal(tt_arg(e[1], "none")->type, TT_NULL);
+	assert_int_equal(tt_arg(e[1], "zero")->type, TT_NULL);
+
+	assert_string_equal(tt_arg(e[2], "a")->raw, "[42,null]");
+	assert_string_equal(tt_arg(e[2], "b")->s, "abc");
+	assert_string_equal(tt_arg(e[2], "c")->raw, "{\"k\":null}");
+	assert_int_equal(tt_arg(e[2], "d")->type, TT_NULL);
+	assert_string_equal(tt_arg(e[2], "e")->raw, "{}");
+	assert_int_equal(tt_arg(e[2], "f")->type, TT_NULL);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 3);
+	tt_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +536,7 @@ int main(void)
 		cmocka_unit_test_teardown(flow_ids_are_unique_across_threads, tu_teardown),
 		cmocka_unit_test_teardown(async_spans_match_on_category_id_and_name, tu_teardown),
 		cmocka_unit_test_teardown(array_arguments_come_back_as_json_arrays, tu_teardown),
+		cmocka_unit_test_teardown(values_come_back_as_the_json_they_encode, tu_teardown),
 		cmocka_unit_test_teardown(
 			site_spans_ended_by_id_are_complete_slices_with_their_arguments,
 			tu_teardown),

@@ -30,6 +30,11 @@ static inline uint32_t arg_blob(const struct rtr_arg *a, uint64_t *count)
 		}
 		*count = strnlen(a->v.str, RTR_MAX_COPY);
 		return (uint32_t)*count;
+	case RTR_ARG_TYPE_VALUE: /* cut mid-item if need be: the writer closes it */
+		*count = a->v.value.bytes == NULL	 ? 0
+			 : a->v.value.len > RTR_MAX_COPY ? RTR_MAX_COPY
+							 : a->v.value.len;
+		return (uint32_t)*count;
 	case RTR_ARG_TYPE_I64_ARRAY:
 		*count = a->v.i64s.v == NULL ? 0 : a->v.i64s.n;
 		if (*count > RTR_MAX_COPY / sizeof(int64_t))
@@ -177,6 +182,7 @@ static RTR_INLINE void rtr__rec_put_ext(char *base, size_t at, size_t ring_bytes
 		case RTR_ARG_TYPE_I64_ARRAY:
 		case RTR_ARG_TYPE_I64_LISTS:
 		case RTR_ARG_TYPE_STR_ARRAY:
+		case RTR_ARG_TYPE_VALUE:
 			pair[1] = plan->count[i];
 			break;
 		default:
@@ -194,10 +200,11 @@ static RTR_INLINE void rtr__rec_put_ext(char *base, size_t at, size_t ring_bytes
 		} else if (a->type == RTR_ARG_TYPE_STR_ARRAY) {
 			put_strings(&c, a->v.strs.v, plan->count[i]);
 		} else {
-			ext_put(&c,
+			const void *bytes =
 				a->type == RTR_ARG_TYPE_STR_COPY ? (const void *)a->v.str
-								 : (const void *)a->v.i64s.v,
-				plan->blob[i]);
+				: a->type == RTR_ARG_TYPE_VALUE	 ? a->v.value.bytes
+								 : (const void *)a->v.i64s.v;
+			ext_put(&c, bytes, plan->blob[i]);
 		}
 	}
 }

@@ -24,6 +24,8 @@ size_t rtr__rec_blob_bytes(uint8_t type, uint64_t val, const char *blob, size_t 
 	switch (type) {
 	case RTR_ARG_TYPE_STR_COPY:
 		return val == UINT64_MAX ? 0 : val <= RTR_MAX_COPY ? (size_t)val : SIZE_MAX;
+	case RTR_ARG_TYPE_VALUE:
+		return val <= RTR_MAX_COPY ? (size_t)val : SIZE_MAX;
 	case RTR_ARG_TYPE_I64_ARRAY:
 		return val <= RTR_MAX_COPY / sizeof(int64_t) ? (size_t)val * sizeof(int64_t)
 							     : SIZE_MAX;

@@ -20,10 +20,11 @@
  *	[u8 type] x nargs	RTR_ARG_TYPE_*
  *	[u64 key][u64 value] x nargs	value: the number or bits; a static string's
  *				pointer; a copied string's length (UINT64_MAX: NULL);
- *				an array's or list's count
+ *				an array's or list's count; a value's length
  *	the blobs, in argument order: a copied string's bytes; an I64_ARRAY's
  *	count x i64; an I64_LISTS's count x u32 lengths, then their sum x i64; a
- *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}
+ *	STR_ARRAY's count x {u32 length (UINT32_MAX: NULL), the bytes}; a VALUE's
+ *	bytes (<ringtrace/value.h>; read by record/value.h)
  *
  * RTR__X_FRAMES (stack samples): ext / 8 return addresses, u64 each, the first at
  * the first continuation record, so that a wrap of the ring falls between records.

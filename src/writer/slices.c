@@ -3,6 +3,7 @@
 #include "writer/slices.h"
 
 #include "common/jsontext.h"
+#include "record/value.h"
 
 #include <ringtrace.h>
 
@@ -179,6 +180,9 @@ size_t rtr__slices_json_bytes(const struct rtr__args *a)
 			break;
 		case RTR_ARG_TYPE_STR_COPY:
 			p = v == UINT64_MAX ? tmp + 4 : rtr__jsontext_escape(tmp, blob, v) + 2;
+			break;
+		case RTR_ARG_TYPE_VALUE:
+			p = rtr__value_json(tmp, blob, v);
 			break;
 		default: /* arrays: scope arguments are never one; their recorded bytes */
 			p = tmp + rtr__args_blob_bytes(a->types[i], v, blob) + 2;

@@ -10,7 +10,9 @@
  *	op 1	rtr_begin_copy(cat, name), then rtr_end(): one X (its B held until its E)
  *	op 2	rtr_instant_args(cat, "args", args, n), 0 to 18 arguments of the types
  *		STR_COPY (NULL too), STR_ARRAY (NULL items too), I64_ARRAY (NULL
- *		too), I64
+ *		too), I64, VALUE (built by <ringtrace/value.h> from the input, with
+ *		counts that promise more than follows, raw bytes, depths past
+ *		RTR_VALUE_MAX_DEPTH and lengths past RTR_MAX_COPY)
  *
  * with names and values cut from the input. Then rtr_flush(), and every line the
  * file gained must be strict JSON (fuzz_check.h), and each event of these calls, in
@@ -19,10 +21,12 @@
  * UTF-8 replaced by U+FFFD; the first RTR_MAX_ARGS arguments of a call with more.
  */
 #include <ringtrace.h>
+#include <ringtrace/value.h>
 
 #include "fuzz_check.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +89,7 @@ struct op {
 static struct op ops[MAX_OPS];
 static char bufs[MAX_OPS][MAX_ARGS_IN + 1][MAX_ITEMS][RTR_MAX_COPY + 64];
 static const char *items[MAX_OPS][MAX_ARGS_IN][MAX_ITEMS];
+static int has_values; /* this input has a VALUE argument: its keys may repeat */
 static int64_t values[MAX_OPS][MAX_ARGS_IN][MAX_VALUES];
 
 static char path[4096];
@@ -145,6 +150,125 @@ static void expect_copy(const struct jnode *v, const char *s, size_t room, const
 	expect_str(v, s, strnlen(s, room), what);
 }
 
+/* ------------------------------------------------------------------------- */
+/* VALUE arguments                                                            */
+
+struct vbytes {
+	const unsigned char *p, *end;
+};
+
+static uint64_t vtake(struct vbytes *in, size_t n)
+{
+	uint64_t x = 0;
+
+	memcpy(&x, in->p, n);
+	in->p += n;
+	return x;
+}
+
+static void expect_json_null(const struct jnode *v, const char *what)
+{
+	if (v == NULL || v->type != J_NULL)
+		FUZZ_FAIL("%s: want null", what);
+}
+
+static void expect_value(const struct jnode *v, struct vbytes *in, unsigned depth,
+			 const char *what);
+
+/* An array's or object's members after its head; `count` as recorded. */
+static void expect_members(const struct jnode *v, struct vbytes *in, uint32_t count, bool object,
+			   unsigned depth, const char *what)
+{
+	static char want[6 * (RTR_MAX_COPY + 64)];
+	const struct jnode *kid = v->kids;
+
+	for (uint32_t k = 0; k < count && in->p < in->end; k++) {
+		if (object) {
+			if (in->end - in->p < 4) {
+				in->p = in->end;
+				break;
+			}
+			size_t len = (size_t)vtake(in, 4);
+			if (len > (size_t)(in->end - in->p))
+				len = (size_t)(in->end - in->p);
+			size_t want_len = sanitize(want, (const char *)in->p, len);
+			in->p += len;
+			if (kid == NULL || kid->key_len != want_len ||
+			    memcmp(kid->key, want, want_len) != 0)
+				FUZZ_FAIL("%s: member %u: key differs", what, k);
+		}
+		if (kid == NULL)
+			FUZZ_FAIL("%s: item %u missing", what, k);
+		expect_value(kid, in, depth + 1, what);
+		kid = kid->next;
+	}
+	if (kid != NULL)
+		FUZZ_FAIL("%s: more items than recorded", what);
+}
+
+/* The oracle: what the bytes say (record/value.h's rules: cut where they end, an
+ * unknown tag ends the value, null for a missing item, nothing deeper than
+ * RTR_VALUE_MAX_DEPTH) against the node v. */
+static void expect_value(const struct jnode *v, struct vbytes *in, unsigned depth, const char *what)
+{
+	if (in->p == in->end)
+		return expect_json_null(v, what);
+	int tag = *in->p++;
+	size_t left = (size_t)(in->end - in->p), need = 0;
+	bool known = true;
+	switch (tag) {
+	case 'i':
+	case 'u':
+	case 'd':
+		need = 8;
+		break;
+	case 's':
+	case '[':
+	case '{':
+		need = 4;
+		break;
+	case 'n':
+	case 'f':
+	case 't':
+		break;
+	default:
+		known = false;
+	}
+	if (!known || left < need) {
+		in->p = in->end;
+		return expect_json_null(v, what);
+	}
+	uint64_t x = vtake(in, need);
+	double d;
+	if (tag == 'n') {
+		expect_json_null(v, what);
+	} else if (tag == 'f' || tag == 't') {
+		if (v->type != J_BOOL || (v->s[0] == 't') != (tag == 't'))
+			FUZZ_FAIL("%s: want %s", what, tag == 't' ? "true" : "false");
+	} else if (tag == 'i' || tag == 'u') {
+		if (v->type != J_NUM || (tag == 'i' ? (uint64_t)strtoll(v->s, NULL, 10)
+						    : strtoull(v->s, NULL, 10)) != x)
+			FUZZ_FAIL("%s: want %llu", what, (unsigned long long)x);
+	} else if (tag == 'd') {
+		memcpy(&d, &x, sizeof(d));
+		if (!isfinite(d))
+			expect_json_null(v, what);
+		else if (v->type != J_NUM || strtod(v->s, NULL) != d)
+			FUZZ_FAIL("%s: want %.17g", what, d);
+	} else if (tag == 's') {
+		size_t len = x < left - 4 ? (size_t)x : left - 4;
+		expect_str(v, (const char *)in->p, len, what);
+		in->p += len;
+	} else if (depth >= RTR_VALUE_MAX_DEPTH) {
+		in->p = in->end;
+		expect_json_null(v, what);
+	} else {
+		if (v->type != (tag == '{' ? J_OBJ : J_ARR))
+			FUZZ_FAIL("%s: want %s", what, tag == '{' ? "an object" : "an array");
+		expect_members(v, in, (uint32_t)x, tag == '{', depth, what);
+	}
+}
+
 static void check_args(const struct op *o, const struct jnode *ev)
 {
 	const struct jnode *args = jget(ev, "args");
@@ -175,6 +299,14 @@ static void check_args(const struct op *o, const struct jnode *ev)
 			}
 			expect_copy(v, a->v.str, RTR_MAX_COPY, keys[i]);
 			break;
+		case RTR_ARG_TYPE_VALUE: {
+			uint32_t len =
+				a->v.value.len < RTR_MAX_COPY ? a->v.value.len : RTR_MAX_COPY;
+			struct vbytes in = {a->v.value.bytes,
+					    (const unsigned char *)a->v.value.bytes + len};
+			expect_value(v, &in, 0, keys[i]);
+			break;
+		}
 		case RTR_ARG_TYPE_I64_ARRAY: {
 			uint32_t n = a->v.i64s.v == NULL ? 0 : a->v.i64s.n;
 			if (n > RTR_MAX_COPY / sizeof(int64_t))
@@ -306,6 +438,68 @@ static void check_file(int nops)
 		FUZZ_FAIL("%d events for %d calls", next, nops);
 }
 
+/* Items of a value from the input: well formed mostly, and counts that promise more
+ * than follows, raw bytes, depths past RTR_VALUE_MAX_DEPTH, strings past RTR_MAX_COPY. */
+static void make_value(struct input *in, struct rtr_value *v, unsigned depth)
+{
+	unsigned op = take_u8(in), n;
+	uint64_t x = 0;
+	double d;
+
+	if (depth > RTR_VALUE_MAX_DEPTH + 4)
+		op = 0;
+	switch (op % 10) {
+	case 0:
+		rtr_value_null(v);
+		break;
+	case 1:
+		rtr_value_bool(v, op & 0x10);
+		break;
+	case 2:
+	case 3:
+	case 4:
+		for (int b = 0; b < 8; b++)
+			x |= (uint64_t)take_u8(in) << (8 * b);
+		memcpy(&d, &x, sizeof(d));
+		if (op % 10 == 2)
+			rtr_value_i64(v, (int64_t)x);
+		else if (op % 10 == 3)
+			rtr_value_u64(v, x);
+		else
+			rtr_value_f64(v, d);
+		break;
+	case 5:
+	case 6:
+		n = op % 10 == 5 ? take_u8(in) % 64 : take_u16(in) % (RTR_MAX_COPY + 64);
+		n = n < in->n ? n : (unsigned)in->n;
+		rtr_value_str(v, (const char *)in->p, n);
+		in->p += n, in->n -= n;
+		break;
+	case 7:
+	case 8:
+		n = take_u8(in) % 6;
+		(op % 10 == 7 ? rtr_value_array : rtr_value_object)(v, n + (op & 0x80 ? 3 : 0));
+		for (unsigned k = 0; k < n; k++) {
+			if (op % 10 == 8) {
+				size_t len = in->n < 3 ? in->n : 3;
+				rtr_value_key(v, (const char *)in->p, len);
+				in->p += len, in->n -= len;
+			}
+			make_value(in, v, depth + 1);
+		}
+		break;
+	default: /* raw bytes */
+		n = take_u8(in) % 16;
+		n = n < in->n ? n : (unsigned)in->n;
+		if (!v->cut && n <= v->cap - v->len) {
+			memcpy(v->buf + v->len, in->p, n);
+			v->len += n;
+		}
+		in->p += n, in->n -= n;
+		break;
+	}
+}
+
 static void make_args(struct input *in, int i, struct op *o)
 {
 	o->nargs = take_u8(in) % (MAX_ARGS_IN + 1);
@@ -314,7 +508,7 @@ static void make_args(struct input *in, int i, struct op *o)
 		unsigned type = take_u8(in);
 		memset(a, 0, sizeof(*a));
 		a->key = keys[k];
-		switch (type % 5) {
+		switch (type % 6) {
 		case 0:
 			a->type = RTR_ARG_TYPE_STR_COPY;
 			a->v.str = take_str(in, take_u16(in) % (RTR_MAX_COPY + 64), bufs[i][k][0]);
@@ -355,6 +549,14 @@ static void make_args(struct input *in, int i, struct op *o)
 			a->v.i64s.n = n;
 			break;
 		}
+		case 4: {
+			struct rtr_value v;
+			rtr_value_init(&v, bufs[i][k][0], sizeof(bufs[i][k][0]));
+			make_value(in, &v, 0);
+			*a = RTR_ARG_VALUE(keys[k], bufs[i][k][0], v.len);
+			has_values = 1;
+			break;
+		}
 		default: {
 			a->type = RTR_ARG_TYPE_I64;
 			uint64_t v = 0;
@@ -372,6 +574,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct input in = {data, size};
 	int nops = 0;
 
+	has_values = 0;
 	while (in.n > 0 && nops < MAX_OPS) {
 		struct op *o = &ops[nops];
 		o->kind = (int)(take_u8(&in) % 3);
@@ -396,6 +599,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rtr_flush() != 0)
 		FUZZ_FAIL("rtr_flush failed");
+	json_duplicate_keys_ok = has_values; /* a value's keys are carried as they were built */
 	check_file(nops);
 	if (consumed > FILE_BYTES)
 		restart_recorder();

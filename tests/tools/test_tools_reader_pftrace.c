@@ -14,6 +14,7 @@
  * E, i) agree in all else.
  */
 #include <ringtrace.h>
+#include <ringtrace/value.h>
 
 #include "tool_test.h"
 #include "trace.h"
@@ -37,6 +38,40 @@
 
 static char json_path[4200], pf_path[4200], packed_path[4200];
 
+/* {"shape":[3,4],"dtype":"f\"32","ok":true,"x":-1.5,"n":null,"deep":[[1],{"a":"b"}],
+ * "u":9223372036854775808}: a value of every kind a .pftrace reads back alike (an
+ * empty array or object has no annotation there, so none here). */
+static uint32_t build_value(unsigned char *buf, size_t cap)
+{
+	struct rtr_value v;
+
+	rtr_value_init(&v, buf, cap);
+	rtr_value_object(&v, 7);
+	rtr_value_key(&v, "shape", 5);
+	rtr_value_array(&v, 2);
+	rtr_value_i64(&v, 3);
+	rtr_value_i64(&v, 4);
+	rtr_value_key(&v, "dtype", 5);
+	rtr_value_str(&v, "f\"32", 4);
+	rtr_value_key(&v, "ok", 2);
+	rtr_value_bool(&v, true);
+	rtr_value_key(&v, "x", 1);
+	rtr_value_f64(&v, -1.5);
+	rtr_value_key(&v, "n", 1);
+	rtr_value_null(&v);
+	rtr_value_key(&v, "deep", 4);
+	rtr_value_array(&v, 2);
+	rtr_value_array(&v, 1);
+	rtr_value_i64(&v, 1);
+	rtr_value_object(&v, 1);
+	rtr_value_key(&v, "a", 1);
+	rtr_value_str(&v, "b", 1);
+	rtr_value_key(&v, "u", 1);
+	rtr_value_u64(&v, 1ull << 63);
+	assert_false(v.cut);
+	return v.len;
+}
+
 /* The same events into path: slices with explicit times and args of every type,
  * and events the library times itself. A .pftrace of plain packets, unless packed
  * (compressed batches): the tests that place events by their packets read the plain
@@ -47,6 +82,8 @@ static void record(const char *path, unsigned packed)
 	static const char *const strs[] = {"a", "b\"c"};
 	struct rtr_config cfg;
 	uint64_t base;
+	unsigned char value[256];
+	uint32_t value_len = build_value(value, sizeof(value));
 
 	rtr_config_init(&cfg);
 	cfg.path = path;
@@ -63,7 +100,8 @@ static void record(const char *path, unsigned packed)
 			       RTR_ARG_STR("note", "quote \" backslash \\ tab \t \xc3\xa9 \xff"),
 			       RTR_ARG_F64("f", 0.25 * i), RTR_ARG_U64("u", 1ull << 60),
 			       RTR_ARG_BOOL("b", i & 1), RTR_ARG_I64_ARRAY("nums", nums, 3),
-			       RTR_ARG_STR_ARRAY("strs", strs, 2));
+			       RTR_ARG_STR_ARRAY("strs", strs, 2),
+			       RTR_ARG_VALUE("value", value, value_len));
 		rtr_complete("solver", "inner", t + 10, 1000);
 		rtr_begin("solver", "outer");
 		rtr_instant("solver", "mid");

@@ -7,6 +7,8 @@
  */
 #include "format/json/text.h"
 
+#include "record/value.h"
+
 #include <string.h>
 
 /* The phase letter of each event type (RTR__EV_*). */
@@ -57,7 +59,8 @@ char *rtr__json_arg_key_fresh(struct rtr__writer *w, char *p, const char *key)
 	return p;
 }
 
-/* A blob's value: a copied string, an array of integers or of lists or of strings. */
+/* A blob's value: a copied string, an array of integers or of lists or of strings, a
+ * value of any shape. */
 static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 {
 	switch (type) {
@@ -103,6 +106,8 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 		}
 		*p++ = ']';
 		return p;
+	case RTR_ARG_TYPE_VALUE:
+		return rtr__value_json(p, str, val);
 	default:
 		return PUT_LIT(p, "null");
 	}

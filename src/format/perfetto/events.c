@@ -69,6 +69,8 @@ static char *put_blob(char *p, uint8_t type, uint64_t val, const char *str)
 			p = pb_close(e, p);
 		}
 		return p;
+	case RTR_ARG_TYPE_VALUE:
+		return rtr__pf_put_value(p, str, val);
 	default:
 		return p; /* unknown: no value */
 	}

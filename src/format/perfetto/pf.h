@@ -291,6 +291,9 @@ static inline size_t pf_args_bound(const struct rtr__args *a)
 	 * for every 8 recorded */
 	return a->n > 0 ? (size_t)a->n * (64 + 3 * PF_STR_MAX) + 4 * (size_t)a->len : 0;
 }
+/* value.c: a VALUE argument's `len` bytes into the open annotation; writes at most 4
+ * bytes for each (pf_args_bound()). */
+char *rtr__pf_put_value(char *p, const char *bytes, size_t len);
 /* A debug annotation `key: true` with an inline name (a cut's mark). */
 char *rtr__pf_put_flag(char *p, const char *key);
 uint64_t rtr__pf_events(struct rtr__writer *w, struct rtr__batch *b);
