@@ -4,7 +4,9 @@ import os
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Literal, Optional, Sequence, TypeVar, Union
 
-_Arg = Union[None, bool, int, float, str]
+_Scalar = Union[None, bool, int, float, str]
+# lists, tuples and dicts of these, nested at most 32 deep
+_Arg = Union[_Scalar, list[Any], tuple[Any, ...], dict[Union[str, int], Any]]
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _F = TypeVar("_F", bound=Callable[..., Any])
 

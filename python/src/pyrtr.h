@@ -24,6 +24,7 @@
 #include <Python.h>
 
 #include <ringtrace.h>
+#include <ringtrace/value.h>
 
 /* ------------------------------------------------------------------------- */
 /* intern.c                                                                   */
@@ -53,21 +54,30 @@ void pyrtr_intern_counts(size_t *strings, size_t *sites, size_t *bytes);
  * Keyword arguments converted for the library: keys interned, values as rtr_arg. A
  * str value is recorded as a copy (RTR_ARG_TYPE_STR_COPY) of its UTF-8 bytes, which
  * the str object holds: `refs` keeps those objects (and the digits of an int too
- * large for 64 bits) alive as long as the pyrtr_args.
+ * large for 64 bits) alive as long as the pyrtr_args. A list, tuple or dict becomes
+ * a RTR_ARG_TYPE_VALUE built into `values`, or into a block of its own (`blocks`)
+ * when it does not fit there.
  */
+#define PYRTR_VALUES_INLINE 512
 struct pyrtr_args {
 	unsigned n;	  /* arguments in a[] */
 	unsigned nrefs;	  /* objects in refs[] */
-	size_t str_bytes; /* bytes of the copied strings, to size the record */
+	unsigned nblocks; /* PyMem blocks in blocks[] */
+	size_t str_bytes; /* bytes of the copied strings and values, to size the record */
+	size_t values_len;
 	struct rtr_arg a[RTR_MAX_ARGS + 1];
 	PyObject *refs[RTR_MAX_ARGS + 1];
+	unsigned char *blocks[RTR_MAX_ARGS + 1];
+	unsigned char values[PYRTR_VALUES_INLINE];
 };
 
 /*
  * Convert the keyword arguments of a vectorcall (values at `values`, names in the
  * tuple `kwnames`) into *out. Past RTR_MAX_ARGS the first RTR_MAX_ARGS + 1 are kept,
  * so the library counts the event in events_args_cut. Returns 0, or -1 with an
- * exception set (TypeError for a value that is not None, bool, int, float or str).
+ * exception set (TypeError for a value that is not None, bool, int, float, str, list,
+ * tuple or dict, or a dict key that is not a str or int; ValueError for lists and
+ * dicts nested deeper than RTR_VALUE_MAX_DEPTH, or holding themselves).
  * pyrtr_args_clear() releases *out either way.
  */
 int pyrtr_args_from_vector(struct pyrtr_args *out, PyObject *const *values, PyObject *kwnames);

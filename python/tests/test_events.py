@@ -103,18 +103,82 @@ def test_a_long_string_is_cut_at_max_copy_bytes(recording):
     assert trace.one("i", "app", "long")["args"]["s"] == "x" * ringtrace.MAX_COPY
 
 
-def test_lists_dicts_and_objects_are_type_errors_naming_the_type(recording):
+def test_lists_tuples_and_dicts_become_json_arrays_and_objects(recording):
     recording.start()
-    with pytest.raises(TypeError, match="'shape' is a list"):
-        ringtrace.scope("app", "x", shape=[1, 2])
-    with pytest.raises(TypeError, match="'meta' is a dict"):
-        ringtrace.instant("app", "x", meta={"a": 1})
+    values = dict(
+        shape=[[2, 3], [4]],
+        empty=[[], {}, ()],
+        meta={"dtype": "float32", "strides": (3, 1), "ok": True, "none": None},
+        mixed=[1, -(2**63), 2**64 - 1, 2**70, 2.5, math.nan, "żółw 🐢", None, False],
+        keys={1: "one", "two": 2, "quote \" key": {"deeper": [[[1]]]}},
+        plain=7,
+    )
+    with ringtrace.scope("app", "valued", **values):
+        pass
+    ringtrace.instant("app", "valued instant", **values)
+    ringtrace.async_begin("app", "valued async", 5, meta=values["meta"])
+    ringtrace.async_end("app", "valued async", 5)
+    trace = recording.stop()
+    want = dict(
+        shape=[[2, 3], [4]],
+        empty=[[], {}, []],
+        meta={"dtype": "float32", "strides": [3, 1], "ok": True, "none": None},
+        mixed=[1, -(2**63), 2**64 - 1, str(2**70), 2.5, None, "żółw 🐢", None, False],
+        keys={"1": "one", "two": 2, 'quote " key': {"deeper": [[[1]]]}},
+        plain=7,
+    )
+    for e in (trace.one("X", "app", "valued"), trace.one("i", "app", "valued instant")):
+        assert e["args"] == want
+        assert list(e["args"]) == list(want)
+        assert list(e["args"]["meta"]) == list(want["meta"])  # order kept
+    assert trace.one("b", "app", "valued async")["args"] == {"meta": want["meta"]}
+
+
+def test_a_value_past_max_copy_is_cut_to_what_fits_and_closed(recording):
+    recording.start()
+    items = [f"s{i:09d}" for i in range(1000)]  # 15 bytes each: tag, length, 10 bytes
+    ringtrace.instant("app", "long", v={"items": items}, after=1)
+    small = list(range(100))  # the inline bytes hold this one, the next gets its own
+    ringtrace.instant("app", "two", a=small, b=items[:400], c=small)
+    trace = recording.stop()
+    args = trace.one("i", "app", "long")["args"]
+    # built into 4096 bytes, whole items: the object's head (5), the key (4 + 5), the
+    # array's head (5), then 271 strings; the 272nd does not fit
+    assert args["v"] == {"items": items[:271]}
+    assert args["after"] == 1
+    args = trace.one("i", "app", "two")["args"]
+    assert args == {"a": small, "b": items[:272], "c": small}
+
+
+def test_values_too_deep_or_of_other_types_are_errors_naming_the_argument(recording):
+    recording.start()
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="'loop' nests lists and dicts deeper than 32"):
+        ringtrace.instant("app", "x", loop=loop)
+    deep = 1
+    for _ in range(33):
+        deep = [deep]
+    with pytest.raises(ValueError, match="'deep' nests"):
+        ringtrace.instant("app", "x", deep=deep)
     with pytest.raises(TypeError, match="'obj' is a object"):
         ringtrace.instant("app", "x", obj=object())
     with pytest.raises(TypeError, match="'b' is a bytes"):
         ringtrace.async_begin("app", "x", 1, b=b"x")
+    with pytest.raises(TypeError, match="'s' holds a set"):
+        ringtrace.scope("app", "x", s=[{1}])
+    with pytest.raises(TypeError, match="'k' has a dict key that is a tuple"):
+        ringtrace.instant("app", "x", k={(1, 2): 3})
+    with pytest.raises(TypeError, match="'k' has a dict key that is a bool"):
+        ringtrace.instant("app", "x", k={"a": {True: 3}})
+    ringtrace.instant("app", "kept", deep=deep[0])  # 32 lists deep: recorded
     trace = recording.stop()
-    assert trace.user() == []
+    assert [e["name"] for e in trace.user()] == ["kept"]
+    inner = trace.one("i", "app", "kept")["args"]["deep"]
+    for _ in range(31):
+        assert isinstance(inner, list) and len(inner) == 1
+        inner = inner[0]
+    assert inner == [1]
 
 
 def test_bad_names_and_categories(recording):
@@ -274,7 +338,7 @@ def test_complete_records_a_slice_with_its_times_and_arguments(recording):
     with pytest.raises(TypeError):
         ringtrace.complete("app", "too few", start)
     with pytest.raises(TypeError):
-        ringtrace.complete("app", "bad arg", start, end, value=[1])
+        ringtrace.complete("app", "bad arg", start, end, value={1})
     trace = recording.stop()
     known = trace.one("X", "app", "known times")
     assert round(known["dur"] * 1000) == 2_500_000
