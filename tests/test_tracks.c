@@ -88,9 +88,10 @@ static void lanes_get_pseudo_ids_names_and_the_track_clock(void **state)
 {
 	(void)state;
 	int count;
-	struct rtr_track_desc d7 = {"GPU 0", "stream 7", "H100", 5, 2};
-	struct rtr_track_desc d8 = {"GPU 0", "stream 8", NULL, 0, 1};
-	struct rtr_track_desc d1 = {"GPU 1", "stream 7", NULL, 0, 0};
+	/* size and version 0: a desc of the first layout */
+	struct rtr_track_desc d7 = {"GPU 0", "stream 7", "H100", 5, 2, 0, 0};
+	struct rtr_track_desc d8 = {"GPU 0", "stream 8", NULL, 0, 1, 0, 0};
+	struct rtr_track_desc d1 = {"GPU 1", "stream 7", NULL, 0, 0, 0, 0};
 	struct rtr_track *s7 = rtr_track_create(&d7);
 	struct rtr_track *s8 = rtr_track_create(&d8);
 	struct rtr_track *g1 = rtr_track_create(&d1);
@@ -101,7 +102,7 @@ static void lanes_get_pseudo_ids_names_and_the_track_clock(void **state)
 	assert_ptr_equal(rtr_track_create(&d7), s7); /* same names: the same track */
 	assert_ptr_not_equal(s7, g1);
 	assert_null(rtr_track_create(NULL));
-	struct rtr_track_desc bad = {NULL, "x", NULL, 0, 0};
+	struct rtr_track_desc bad = {NULL, "x", NULL, 0, 0, 0, 0};
 	assert_null(rtr_track_create(&bad));
 
 	start("lanes");
@@ -185,7 +186,7 @@ static void a_partial_overlap_goes_to_an_overflow_lane(void **state)
 {
 	(void)state;
 	int count;
-	struct rtr_track_desc d = {"Queue", "copy engine", NULL, 0, 0};
+	struct rtr_track_desc d = {"Queue", "copy engine", NULL, 0, 0, 0, 0};
 	struct rtr_track *t = rtr_track_create(&d);
 
 	assert_non_null(t);
@@ -235,8 +236,8 @@ static void a_partial_overlap_goes_to_an_overflow_lane(void **state)
 static void extreme_clock_offsets_clamp_issue10(void **state)
 {
 	(void)state;
-	struct rtr_track_desc dmin = {"Edge", "min", NULL, 0, 0};
-	struct rtr_track_desc dmax = {"Edge", "max", NULL, 0, 0};
+	struct rtr_track_desc dmin = {"Edge", "min", NULL, 0, 0, 0, 0};
+	struct rtr_track_desc dmax = {"Edge", "max", NULL, 0, 0, 0, 0};
 	struct rtr_track *tmin = rtr_track_create(&dmin);
 	struct rtr_track *tmax = rtr_track_create(&dmax);
 	const uint64_t half = UINT64_C(1) << 63; /* -INT64_MIN */
@@ -292,7 +293,7 @@ static void many_threads_record_on_one_track(void **state)
 {
 	(void)state;
 	pthread_t th[THREADS];
-	struct rtr_track_desc d = {"Remote", "worker", NULL, 0, 0};
+	struct rtr_track_desc d = {"Remote", "worker", NULL, 0, 0, 0, 0};
 
 	shared = rtr_track_create(&d);
 	assert_non_null(shared);
