@@ -45,6 +45,7 @@
 
 #include "common/atomic.h"
 #include "common/compiler.h"
+#include "producer/events.h"
 
 #include <ringtrace.h>
 
@@ -246,7 +247,19 @@ static inline void span_record(const struct open_span *s, uint64_t end)
 	args[2].key = "device_id";
 	args[2].type = RTR_ARG_TYPE_U64;
 	args[2].v.u64 = s->device_id;
-	rtr__scope_args_at(s->site, s->start, end > s->start ? end - s->start : 0, args, 3);
+	uint64_t dur = end > s->start ? end - s->start : 0;
+	if (RTR_UNLIKELY(!rtr__recording_cat(CAT)))
+		return;
+	/* as rtr__scope_args_at() records it, inline: the header holds the site in `a`
+	 * and the duration in `b` */
+	struct rtr__ext_event e = {.kind = RTR__K_SCOPE,
+				   .ts = s->start,
+				   .cat = (const char *)(uintptr_t)dur,
+				   .name = (const char *)s->site,
+				   .args = args,
+				   .nargs = 3};
+	if (RTR_UNLIKELY(rtr__emit_scalars(&e) < 0))
+		rtr__scope_args_at(s->site, s->start, dur, args, 3); /* at the ring's wrap */
 }
 
 /* The open span ending with id when it is not the innermost (an end out of order), or

@@ -18,34 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
- * The usual argument event, numbers and static strings with nothing else to copy,
- * as plain stores: no per-field wrap check, no measuring pass. Returns whether it was
- * recorded, or -1, having published nothing, when its bytes would wrap past the
- * ring's last slot; the general path then splits them.
- */
-static RTR_INLINE int emit_scalars(const struct rtr__ext_event *e)
-{
-	/* Taken before the reserve, which may call out: known constants at most calls. */
-	const int word = rtr__kind_has_word(e->kind, e->flags);
-	const uint64_t a = rtr__rec_a(e);
-	uint32_t ext = (word ? RTR__EXT_WORD : 0) + e->nargs * RTR__EXT_ARG;
-	uint32_t nrec = rtr__ring_event_records(ext);
-	uint32_t head;
-	struct rtr__ring *r = rtr__reserve(nrec, &head);
-
-	if (RTR_UNLIKELY(r == NULL))
-		return 0;
-	if (RTR_UNLIKELY(((head + 1) & r->mask) + nrec - 1 > r->mask + 1)) {
-		rtr__unreserve(r); /* the general path reserves again */
-		return -1;
-	}
-	rtr__rec_header(&r->slots[head & r->mask], e, a, e->nargs, ext);
-	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e, word);
-	rtr__publish(r, head, nrec);
-	return 1;
-}
-
 static bool emit_general(const struct rtr__ext_event *e);
 
 /*
@@ -56,7 +28,7 @@ static RTR_INLINE bool emit_event(const struct rtr__ext_event *e)
 {
 	if (!(e->flags & (RTR__F_NAME_COPY | RTR__F_TRACK)) && e->nargs <= RTR_MAX_ARGS &&
 	    (e->args != NULL || e->nargs == 0) && rtr__rec_scalars_only(e->args, e->nargs)) {
-		int recorded = emit_scalars(e);
+		int recorded = rtr__emit_scalars(e);
 		if (RTR_LIKELY(recorded >= 0))
 			return recorded;
 	}

@@ -7,7 +7,39 @@
 #ifndef RTR_EVENTS_H
 #define RTR_EVENTS_H
 
+#include "common/compiler.h"
 #include "record/record.h"
+#include "ring/ring.h"
+
+/*
+ * The usual argument event, numbers and static strings with nothing else to copy,
+ * as plain stores: no per-field wrap check, no measuring pass. Returns whether it was
+ * recorded, or -1, having published nothing, when its bytes would wrap past the
+ * ring's last slot; the general path (rtr__emit_ext()) then splits them. Inline for
+ * the modules' commonest events too (the Kokkos tool's kernels), where a call to the
+ * library and its checks of the arguments' types cost as much as the stores.
+ */
+static RTR_INLINE int rtr__emit_scalars(const struct rtr__ext_event *e)
+{
+	/* Taken before the reserve, which may call out: known constants at most calls. */
+	const int word = rtr__kind_has_word(e->kind, e->flags);
+	const uint64_t a = rtr__rec_a(e);
+	uint32_t ext = (word ? RTR__EXT_WORD : 0) + e->nargs * RTR__EXT_ARG;
+	uint32_t nrec = rtr__ring_event_records(ext);
+	uint32_t head;
+	struct rtr__ring *r = rtr__reserve(nrec, &head);
+
+	if (RTR_UNLIKELY(r == NULL))
+		return 0;
+	if (RTR_UNLIKELY(((head + 1) & r->mask) + nrec - 1 > r->mask + 1)) {
+		rtr__unreserve(r); /* the general path reserves again */
+		return -1;
+	}
+	rtr__rec_header(&r->slots[head & r->mask], e, a, e->nargs, ext);
+	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e, word);
+	rtr__publish(r, head, nrec);
+	return 1;
+}
 
 /* Record e on the calling thread. Returns whether it was recorded. */
 bool rtr__emit_ext(const struct rtr__ext_event *e);
