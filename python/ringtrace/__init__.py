@@ -24,6 +24,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 from ._ringtrace import (
     MAX_ARGS,
     MAX_COPY,
+    Track,
     async_begin,
     async_end,
     async_instant,
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_ARGS",
     "MAX_COPY",
     "Session",
+    "Track",
     "async_begin",
     "async_end",
     "async_instant",

@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event functions of the module: instants, counters, flows, async spans and
- * thread names. Each converts what it was given (names interned, arguments into
- * struct rtr_arg) with the GIL held, then makes the library's call (see pyrtr.h on
+ * The event functions of the module: instants, counters, flows, async spans, thread
+ * names and memory (allocations and frees). Each converts what it was given (names interned,
+ * arguments into struct rtr_arg) with the GIL held, then makes the library's call (see pyrtr.h on
  * when the GIL is let go around it).
  */
 #include "pyrtr.h"
 
-/* nargs positional arguments exactly; the keywords only where `kw_ok`. */
-static int check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
-		      int kw_ok, const char *names)
+int pyrtr_check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
+		     int kw_ok, const char *names)
 {
 	if (nargs != want) {
 		PyErr_Format(PyExc_TypeError,
-			     "ringtrace.%s() takes %zd positional arguments (%s), "
+			     "%s() takes %zd positional arguments (%s), "
 			     "%zd given",
 			     fn, want, names, nargs);
 		return -1;
 	}
 	if (!kw_ok && kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-		PyErr_Format(PyExc_TypeError, "ringtrace.%s() takes no keyword arguments", fn);
+		PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", fn);
 		return -1;
 	}
 	return 0;
@@ -55,7 +54,7 @@ static PyObject *py_instant(PyObject *m, PyObject *const *argv, Py_ssize_t nargs
 	struct pyrtr_args args;
 
 	(void)m;
-	if (check_args("instant", nargs, 2, kwnames, 1, "cat, name") != 0 ||
+	if (pyrtr_check_args("ringtrace.instant", nargs, 2, kwnames, 1, "cat, name") != 0 ||
 	    cat_name(argv, &cat, &name) != 0)
 		return NULL;
 	if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
@@ -77,7 +76,7 @@ static PyObject *py_counter(PyObject *m, PyObject *const *argv, Py_ssize_t nargs
 	PyObject *v;
 
 	(void)m;
-	if (check_args("counter", nargs, 3, NULL, 0, "cat, name, value") != 0 ||
+	if (pyrtr_check_args("ringtrace.counter", nargs, 3, NULL, 0, "cat, name, value") != 0 ||
 	    cat_name(argv, &cat, &name) != 0)
 		return NULL;
 	v = argv[2];
@@ -119,7 +118,7 @@ static PyObject *cat_name_id(const char *fn, PyObject *const *argv, Py_ssize_t n
 	const char *cat, *name;
 	uint64_t id;
 
-	if (check_args(fn, nargs, 3, NULL, 0, "cat, name, id") != 0 ||
+	if (pyrtr_check_args(fn, nargs, 3, NULL, 0, "cat, name, id") != 0 ||
 	    cat_name(argv, &cat, &name) != 0 || pyrtr_id(argv[2], &id) != 0)
 		return NULL;
 	PYRTR_RECORD(2, call(cat, name, id));
@@ -129,25 +128,25 @@ static PyObject *cat_name_id(const char *fn, PyObject *const *argv, Py_ssize_t n
 static PyObject *py_flow_begin(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_begin", argv, nargs, rtr_flow_start);
+	return cat_name_id("ringtrace.flow_begin", argv, nargs, rtr_flow_start);
 }
 
 static PyObject *py_flow_step(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_step", argv, nargs, rtr_flow_step);
+	return cat_name_id("ringtrace.flow_step", argv, nargs, rtr_flow_step);
 }
 
 static PyObject *py_flow_end(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_end", argv, nargs, rtr_flow_end);
+	return cat_name_id("ringtrace.flow_end", argv, nargs, rtr_flow_end);
 }
 
 static PyObject *py_async_end(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("async_end", argv, nargs, rtr_async_end);
+	return cat_name_id("ringtrace.async_end", argv, nargs, rtr_async_end);
 }
 
 /* async_begin and async_instant: (cat, name, id, /, **args). */
@@ -159,7 +158,7 @@ async_args(const char *fn, PyObject *const *argv, Py_ssize_t nargs, PyObject *kw
 	uint64_t id;
 	struct pyrtr_args args;
 
-	if (check_args(fn, nargs, 3, kwnames, 1, "cat, name, id") != 0 ||
+	if (pyrtr_check_args(fn, nargs, 3, kwnames, 1, "cat, name, id") != 0 ||
 	    cat_name(argv, &cat, &name) != 0 || pyrtr_id(argv[2], &id) != 0)
 		return NULL;
 	if (pyrtr_args_from_vector(&args, argv + 3, kwnames) != 0) {
@@ -175,32 +174,14 @@ static PyObject *py_async_begin(PyObject *m, PyObject *const *argv, Py_ssize_t n
 				PyObject *kwnames)
 {
 	(void)m;
-	return async_args("async_begin", argv, nargs, kwnames, rtr_async_begin);
+	return async_args("ringtrace.async_begin", argv, nargs, kwnames, rtr_async_begin);
 }
 
 static PyObject *py_async_instant(PyObject *m, PyObject *const *argv, Py_ssize_t nargs,
 				  PyObject *kwnames)
 {
 	(void)m;
-	return async_args("async_instant", argv, nargs, kwnames, rtr_async_instant);
-}
-
-/* A time in the rtr_now_ns() clock: an int from 0 to 2**64 - 1. */
-static int time_ns(PyObject *o, const char *what, uint64_t *ns)
-{
-	if (!PyLong_Check(o) || PyBool_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "ringtrace.complete(): %s must be an int, not %.100s",
-			     what, Py_TYPE(o)->tp_name);
-		return -1;
-	}
-	unsigned long long v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-		PyErr_Format(PyExc_ValueError,
-			     "ringtrace.complete(): %s is an int from 0 to 2**64 - 1", what);
-		return -1;
-	}
-	*ns = v;
-	return 0;
+	return async_args("ringtrace.async_instant", argv, nargs, kwnames, rtr_async_instant);
 }
 
 /* complete(cat, name, start_ns, end_ns, /, **args): a slice whose times are known. */
@@ -212,8 +193,10 @@ static PyObject *py_complete(PyObject *m, PyObject *const *argv, Py_ssize_t narg
 	struct pyrtr_args args;
 
 	(void)m;
-	if (check_args("complete", nargs, 4, kwnames, 1, "cat, name, start_ns, end_ns") != 0 ||
-	    time_ns(argv[2], "start_ns", &start) != 0 || time_ns(argv[3], "end_ns", &end) != 0)
+	if (pyrtr_check_args("ringtrace.complete", nargs, 4, kwnames, 1,
+			     "cat, name, start_ns, end_ns") != 0 ||
+	    pyrtr_u64(argv[2], "ringtrace.complete", "start_ns", &start) != 0 ||
+	    pyrtr_u64(argv[3], "ringtrace.complete", "end_ns", &end) != 0)
 		return NULL;
 	if (end < start) {
 		PyErr_SetString(PyExc_ValueError,
@@ -249,6 +232,22 @@ static PyObject *py_thread_name(PyObject *m, PyObject *arg)
 		return NULL;
 	PYRTR_RECORD(4, rtr_thread_name(name)); /* copied */
 	Py_RETURN_NONE;
+}
+
+int pyrtr_u64(PyObject *o, const char *fn, const char *what, uint64_t *out)
+{
+	if (!PyLong_Check(o) || PyBool_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s(): %s must be an int, not %.100s", fn, what,
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	unsigned long long v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_ValueError, "%s(): %s is an int from 0 to 2**64 - 1", fn, what);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* METH_FASTCALL functions, cast as the method table wants them. */
