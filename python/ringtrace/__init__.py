@@ -24,6 +24,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 from ._ringtrace import (
     MAX_ARGS,
     MAX_COPY,
+    MEM_HOST,
     Track,
     async_begin,
     async_end,
@@ -36,6 +37,8 @@ from ._ringtrace import (
     flow_step,
     flush,
     instant,
+    mem_alloc,
+    mem_free,
     now_ns,
     scope,
     snapshot,
@@ -52,6 +55,7 @@ from ._profile import profile
 __all__ = [
     "MAX_ARGS",
     "MAX_COPY",
+    "MEM_HOST",
     "Session",
     "Track",
     "async_begin",
@@ -65,6 +69,8 @@ __all__ = [
     "flow_step",
     "flush",
     "instant",
+    "mem_alloc",
+    "mem_free",
     "profile",
     "now_ns",
     "scope",

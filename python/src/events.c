@@ -7,6 +7,8 @@
  */
 #include "pyrtr.h"
 
+#include <limits.h>
+
 int pyrtr_check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
 		     int kw_ok, const char *names)
 {
@@ -234,6 +236,27 @@ static PyObject *py_thread_name(PyObject *m, PyObject *arg)
 	Py_RETURN_NONE;
 }
 
+/* A device for the memory calls: MEM_HOST (-1) or a device number (0 .. INT_MAX). */
+static int device_of(PyObject *o, const char *fn, int *device)
+{
+	if (!PyLong_Check(o) || PyBool_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s(): the device must be an int, not %.100s", fn,
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	long d = PyLong_AsLong(o);
+	if ((d == -1 && PyErr_Occurred()) || d < RTR_MEM_HOST || d > INT_MAX) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError,
+			     "%s(): the device is MEM_HOST (-1) or a device number "
+			     "from 0 to %d",
+			     fn, INT_MAX);
+		return -1;
+	}
+	*device = (int)d;
+	return 0;
+}
+
 int pyrtr_u64(PyObject *o, const char *fn, const char *what, uint64_t *out)
 {
 	if (!PyLong_Check(o) || PyBool_Check(o)) {
@@ -248,6 +271,36 @@ int pyrtr_u64(PyObject *o, const char *fn, const char *what, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+static PyObject *py_mem_alloc(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
+{
+	int device;
+	uint64_t addr, bytes;
+
+	(void)m;
+	if (pyrtr_check_args("ringtrace.mem_alloc", nargs, 3, NULL, 0, "device, addr, bytes") !=
+		    0 ||
+	    device_of(argv[0], "ringtrace.mem_alloc", &device) != 0 ||
+	    pyrtr_u64(argv[1], "ringtrace.mem_alloc", "addr", &addr) != 0 ||
+	    pyrtr_u64(argv[2], "ringtrace.mem_alloc", "bytes", &bytes) != 0)
+		return NULL;
+	PYRTR_RECORD(4, rtr_mem_alloc(device, (const void *)(uintptr_t)addr, bytes));
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_mem_free(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
+{
+	int device;
+	uint64_t addr;
+
+	(void)m;
+	if (pyrtr_check_args("ringtrace.mem_free", nargs, 2, NULL, 0, "device, addr") != 0 ||
+	    device_of(argv[0], "ringtrace.mem_free", &device) != 0 ||
+	    pyrtr_u64(argv[1], "ringtrace.mem_free", "addr", &addr) != 0)
+		return NULL;
+	PYRTR_RECORD(4, rtr_mem_free(device, (const void *)(uintptr_t)addr));
+	Py_RETURN_NONE;
 }
 
 /* METH_FASTCALL functions, cast as the method table wants them. */
@@ -286,6 +339,15 @@ PyMethodDef pyrtr_event_methods[] = {
 	 "Record a complete event (\"X\") on the calling thread from start_ns to end_ns "
 	 "(now_ns() times), with `args` as its arguments: a slice recorded once its end "
 	 "and arguments are known."},
+	{"mem_alloc", FAST(py_mem_alloc),
+	 "mem_alloc(device, addr, bytes, /)\n--\n\n"
+	 "Record an allocation of `bytes` at `addr` (an int) on `device` (MEM_HOST or a\n"
+	 "device number): an instant in category \"memory\", and the device's bytes in\n"
+	 "use as a counter (\"memory host\", \"memory device N\") that the writer keeps."},
+	{"mem_free", FAST(py_mem_free),
+	 "mem_free(device, addr, /)\n--\n\n"
+	 "Record the free of the allocation at `addr` on `device`; its size is the\n"
+	 "allocation's (0 for an address not allocated in this session)."},
 	{"thread_name", py_thread_name, METH_O,
 	 "thread_name(name, /)\n--\n\nName the calling thread in the trace (copied)."},
 	{NULL, NULL, 0, NULL},

@@ -329,6 +329,7 @@ PyMODINIT_FUNC PyInit__ringtrace(void)
 	    PyModule_AddObjectRef(m, "scope", (PyObject *)&pyrtr_scope_type) != 0 ||
 	    PyModule_AddObjectRef(m, "traced", (PyObject *)&pyrtr_traced_type) != 0 ||
 	    PyModule_AddObjectRef(m, "Track", (PyObject *)&pyrtr_track_type) != 0 ||
+	    PyModule_AddIntConstant(m, "MEM_HOST", RTR_MEM_HOST) != 0 ||
 	    PyModule_AddIntConstant(m, "MAX_ARGS", RTR_MAX_ARGS) != 0 ||
 	    PyModule_AddIntConstant(m, "MAX_COPY", RTR_MAX_COPY) != 0) {
 		Py_DECREF(m);
