@@ -37,7 +37,8 @@ def test_events_on_a_track_carry_its_lane_times_and_arguments(recording):
     assert repr(gpu) == "<ringtrace.Track 'GPU 0'/'stream 7'>"
     host0 = ringtrace.now_ns()
     gpu.clock_offset(host0 - 5_000)  # track time 5000 is host0
-    gpu.complete("gpu", "kernel", 5_000, 2_000, grid=64, name="axpy")
+    gpu.complete("gpu", "kernel", 5_000, 2_000, grid=64, name="axpy", block=[256, 1, 1],
+                 launch={"stream": 7, "sync": False})
     gpu.instant("gpu", "launch", 5_500, queue="q0")
     gpu.counter("gpu", "occupancy", 6_000, 0.75)
     gpu.counter("gpu", "usage", 6_100, used=12, free=2.5)
@@ -51,7 +52,8 @@ def test_events_on_a_track_carry_its_lane_times_and_arguments(recording):
     pid, tid = kernel["pid"], kernel["tid"]
     assert pid > PSEUDO_BASE and tid > PSEUDO_BASE and pid != trace.pid
     assert ns(kernel, trace) == host0 and kernel["dur"] == 2.0
-    assert kernel["args"] == {"grid": 64, "name": "axpy"}
+    assert kernel["args"] == {"grid": 64, "name": "axpy", "block": [256, 1, 1],
+                              "launch": {"stream": 7, "sync": False}}
     launch = trace.one("i", "gpu", "launch")
     assert (launch["pid"], launch["tid"]) == (pid, tid)
     assert ns(launch, trace) == host0 + 500 and launch["args"] == {"queue": "q0"}
