@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = ["module.c", "config.c", "intern.c", "args.c", "scope.c", "events.c", "traced.c",
-           "profile.c"]
+           "profile.c", "track.c"]
 
 
 def pkg_config(*args):

@@ -1,25 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event functions of the module: instants, counters, flows, async spans and
- * thread names. Each converts what it was given (names interned, arguments into
- * struct rtr_arg) with the GIL held, then makes the library's call (see pyrtr.h on
+ * The event functions of the module: instants, counters, flows, async spans, thread
+ * names and memory (allocations and frees). Each converts what it was given (names interned,
+ * arguments into struct rtr_arg) with the GIL held, then makes the library's call (see pyrtr.h on
  * when the GIL is let go around it).
  */
 #include "pyrtr.h"
 
-/* nargs positional arguments exactly; the keywords only where `kw_ok`. */
-static int check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
-		      int kw_ok, const char *names)
+#include <limits.h>
+
+int pyrtr_check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
+		     int kw_ok, const char *names)
 {
 	if (nargs != want) {
 		PyErr_Format(PyExc_TypeError,
-			     "ringtrace.%s() takes %zd positional arguments (%s), "
+			     "%s() takes %zd positional arguments (%s), "
 			     "%zd given",
 			     fn, want, names, nargs);
 		return -1;
 	}
 	if (!kw_ok && kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-		PyErr_Format(PyExc_TypeError, "ringtrace.%s() takes no keyword arguments", fn);
+		PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", fn);
 		return -1;
 	}
 	return 0;
@@ -55,7 +56,7 @@ static PyObject *py_instant(PyObject *m, PyObject *const *argv, Py_ssize_t nargs
 	struct pyrtr_args args;
 
 	(void)m;
-	if (check_args("instant", nargs, 2, kwnames, 1, "cat, name") != 0 ||
+	if (pyrtr_check_args("ringtrace.instant", nargs, 2, kwnames, 1, "cat, name") != 0 ||
 	    cat_name(argv, &cat, &name) != 0)
 		return NULL;
 	if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
@@ -77,7 +78,7 @@ static PyObject *py_counter(PyObject *m, PyObject *const *argv, Py_ssize_t nargs
 	PyObject *v;
 
 	(void)m;
-	if (check_args("counter", nargs, 3, NULL, 0, "cat, name, value") != 0 ||
+	if (pyrtr_check_args("ringtrace.counter", nargs, 3, NULL, 0, "cat, name, value") != 0 ||
 	    cat_name(argv, &cat, &name) != 0)
 		return NULL;
 	v = argv[2];
@@ -119,7 +120,7 @@ static PyObject *cat_name_id(const char *fn, PyObject *const *argv, Py_ssize_t n
 	const char *cat, *name;
 	uint64_t id;
 
-	if (check_args(fn, nargs, 3, NULL, 0, "cat, name, id") != 0 ||
+	if (pyrtr_check_args(fn, nargs, 3, NULL, 0, "cat, name, id") != 0 ||
 	    cat_name(argv, &cat, &name) != 0 || pyrtr_id(argv[2], &id) != 0)
 		return NULL;
 	PYRTR_RECORD(2, call(cat, name, id));
@@ -129,25 +130,25 @@ static PyObject *cat_name_id(const char *fn, PyObject *const *argv, Py_ssize_t n
 static PyObject *py_flow_begin(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_begin", argv, nargs, rtr_flow_start);
+	return cat_name_id("ringtrace.flow_begin", argv, nargs, rtr_flow_start);
 }
 
 static PyObject *py_flow_step(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_step", argv, nargs, rtr_flow_step);
+	return cat_name_id("ringtrace.flow_step", argv, nargs, rtr_flow_step);
 }
 
 static PyObject *py_flow_end(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("flow_end", argv, nargs, rtr_flow_end);
+	return cat_name_id("ringtrace.flow_end", argv, nargs, rtr_flow_end);
 }
 
 static PyObject *py_async_end(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)m;
-	return cat_name_id("async_end", argv, nargs, rtr_async_end);
+	return cat_name_id("ringtrace.async_end", argv, nargs, rtr_async_end);
 }
 
 /* async_begin and async_instant: (cat, name, id, /, **args). */
@@ -159,7 +160,7 @@ async_args(const char *fn, PyObject *const *argv, Py_ssize_t nargs, PyObject *kw
 	uint64_t id;
 	struct pyrtr_args args;
 
-	if (check_args(fn, nargs, 3, kwnames, 1, "cat, name, id") != 0 ||
+	if (pyrtr_check_args(fn, nargs, 3, kwnames, 1, "cat, name, id") != 0 ||
 	    cat_name(argv, &cat, &name) != 0 || pyrtr_id(argv[2], &id) != 0)
 		return NULL;
 	if (pyrtr_args_from_vector(&args, argv + 3, kwnames) != 0) {
@@ -175,32 +176,14 @@ static PyObject *py_async_begin(PyObject *m, PyObject *const *argv, Py_ssize_t n
 				PyObject *kwnames)
 {
 	(void)m;
-	return async_args("async_begin", argv, nargs, kwnames, rtr_async_begin);
+	return async_args("ringtrace.async_begin", argv, nargs, kwnames, rtr_async_begin);
 }
 
 static PyObject *py_async_instant(PyObject *m, PyObject *const *argv, Py_ssize_t nargs,
 				  PyObject *kwnames)
 {
 	(void)m;
-	return async_args("async_instant", argv, nargs, kwnames, rtr_async_instant);
-}
-
-/* A time in the rtr_now_ns() clock: an int from 0 to 2**64 - 1. */
-static int time_ns(PyObject *o, const char *what, uint64_t *ns)
-{
-	if (!PyLong_Check(o) || PyBool_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "ringtrace.complete(): %s must be an int, not %.100s",
-			     what, Py_TYPE(o)->tp_name);
-		return -1;
-	}
-	unsigned long long v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-		PyErr_Format(PyExc_ValueError,
-			     "ringtrace.complete(): %s is an int from 0 to 2**64 - 1", what);
-		return -1;
-	}
-	*ns = v;
-	return 0;
+	return async_args("ringtrace.async_instant", argv, nargs, kwnames, rtr_async_instant);
 }
 
 /* complete(cat, name, start_ns, end_ns, /, **args): a slice whose times are known. */
@@ -212,8 +195,10 @@ static PyObject *py_complete(PyObject *m, PyObject *const *argv, Py_ssize_t narg
 	struct pyrtr_args args;
 
 	(void)m;
-	if (check_args("complete", nargs, 4, kwnames, 1, "cat, name, start_ns, end_ns") != 0 ||
-	    time_ns(argv[2], "start_ns", &start) != 0 || time_ns(argv[3], "end_ns", &end) != 0)
+	if (pyrtr_check_args("ringtrace.complete", nargs, 4, kwnames, 1,
+			     "cat, name, start_ns, end_ns") != 0 ||
+	    pyrtr_u64(argv[2], "ringtrace.complete", "start_ns", &start) != 0 ||
+	    pyrtr_u64(argv[3], "ringtrace.complete", "end_ns", &end) != 0)
 		return NULL;
 	if (end < start) {
 		PyErr_SetString(PyExc_ValueError,
@@ -248,6 +233,73 @@ static PyObject *py_thread_name(PyObject *m, PyObject *arg)
 	if (name == NULL)
 		return NULL;
 	PYRTR_RECORD(4, rtr_thread_name(name)); /* copied */
+	Py_RETURN_NONE;
+}
+
+/* A device for the memory calls: MEM_HOST (-1) or a device number (0 .. INT_MAX). */
+static int device_of(PyObject *o, const char *fn, int *device)
+{
+	if (!PyLong_Check(o) || PyBool_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s(): the device must be an int, not %.100s", fn,
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	long d = PyLong_AsLong(o);
+	if ((d == -1 && PyErr_Occurred()) || d < RTR_MEM_HOST || d > INT_MAX) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError,
+			     "%s(): the device is MEM_HOST (-1) or a device number "
+			     "from 0 to %d",
+			     fn, INT_MAX);
+		return -1;
+	}
+	*device = (int)d;
+	return 0;
+}
+
+int pyrtr_u64(PyObject *o, const char *fn, const char *what, uint64_t *out)
+{
+	if (!PyLong_Check(o) || PyBool_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s(): %s must be an int, not %.100s", fn, what,
+			     Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	unsigned long long v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_ValueError, "%s(): %s is an int from 0 to 2**64 - 1", fn, what);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static PyObject *py_mem_alloc(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
+{
+	int device;
+	uint64_t addr, bytes;
+
+	(void)m;
+	if (pyrtr_check_args("ringtrace.mem_alloc", nargs, 3, NULL, 0, "device, addr, bytes") !=
+		    0 ||
+	    device_of(argv[0], "ringtrace.mem_alloc", &device) != 0 ||
+	    pyrtr_u64(argv[1], "ringtrace.mem_alloc", "addr", &addr) != 0 ||
+	    pyrtr_u64(argv[2], "ringtrace.mem_alloc", "bytes", &bytes) != 0)
+		return NULL;
+	PYRTR_RECORD(4, rtr_mem_alloc(device, (const void *)(uintptr_t)addr, bytes));
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_mem_free(PyObject *m, PyObject *const *argv, Py_ssize_t nargs)
+{
+	int device;
+	uint64_t addr;
+
+	(void)m;
+	if (pyrtr_check_args("ringtrace.mem_free", nargs, 2, NULL, 0, "device, addr") != 0 ||
+	    device_of(argv[0], "ringtrace.mem_free", &device) != 0 ||
+	    pyrtr_u64(argv[1], "ringtrace.mem_free", "addr", &addr) != 0)
+		return NULL;
+	PYRTR_RECORD(4, rtr_mem_free(device, (const void *)(uintptr_t)addr));
 	Py_RETURN_NONE;
 }
 
@@ -287,6 +339,15 @@ PyMethodDef pyrtr_event_methods[] = {
 	 "Record a complete event (\"X\") on the calling thread from start_ns to end_ns "
 	 "(now_ns() times), with `args` as its arguments: a slice recorded once its end "
 	 "and arguments are known."},
+	{"mem_alloc", FAST(py_mem_alloc),
+	 "mem_alloc(device, addr, bytes, /)\n--\n\n"
+	 "Record an allocation of `bytes` at `addr` (an int) on `device` (MEM_HOST or a\n"
+	 "device number): an instant in category \"memory\", and the device's bytes in\n"
+	 "use as a counter (\"memory host\", \"memory device N\") that the writer keeps."},
+	{"mem_free", FAST(py_mem_free),
+	 "mem_free(device, addr, /)\n--\n\n"
+	 "Record the free of the allocation at `addr` on `device`; its size is the\n"
+	 "allocation's (0 for an address not allocated in this session)."},
 	{"thread_name", py_thread_name, METH_O,
 	 "thread_name(name, /)\n--\n\nName the calling thread in the trace (copied)."},
 	{NULL, NULL, 0, NULL},

@@ -314,7 +314,8 @@ PyMODINIT_FUNC PyInit__ringtrace(void)
 {
 	PyObject *m;
 
-	if (PyType_Ready(&pyrtr_scope_type) < 0 || PyType_Ready(&pyrtr_traced_type) < 0)
+	if (PyType_Ready(&pyrtr_scope_type) < 0 || PyType_Ready(&pyrtr_traced_type) < 0 ||
+	    PyType_Ready(&pyrtr_track_type) < 0)
 		return NULL;
 	if (lifecycle == NULL && (lifecycle = PyThread_allocate_lock()) == NULL)
 		return PyErr_NoMemory();
@@ -327,6 +328,8 @@ PyMODINIT_FUNC PyInit__ringtrace(void)
 	    PyModule_AddFunctions(m, pyrtr_profile_methods) != 0 ||
 	    PyModule_AddObjectRef(m, "scope", (PyObject *)&pyrtr_scope_type) != 0 ||
 	    PyModule_AddObjectRef(m, "traced", (PyObject *)&pyrtr_traced_type) != 0 ||
+	    PyModule_AddObjectRef(m, "Track", (PyObject *)&pyrtr_track_type) != 0 ||
+	    PyModule_AddIntConstant(m, "MEM_HOST", RTR_MEM_HOST) != 0 ||
 	    PyModule_AddIntConstant(m, "MAX_ARGS", RTR_MAX_ARGS) != 0 ||
 	    PyModule_AddIntConstant(m, "MAX_COPY", RTR_MAX_COPY) != 0) {
 		Py_DECREF(m);

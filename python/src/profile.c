@@ -68,6 +68,7 @@ static struct {
 } prof;
 
 static Py_ssize_t code_extra_index = -1;
+static PyObject *main_name; /* "__main__", made once */
 static pthread_key_t stack_key;
 static _Thread_local struct stack *tls_stack;
 
@@ -147,6 +148,11 @@ static struct code_info *code_info_of(PyCodeObject *code, PyFrameObject *frame)
 		return NULL;
 	PyObject *globals = PyFrame_GetGlobals(frame);
 	PyObject *module = globals != NULL ? PyDict_GetItemString(globals, "__name__") : NULL;
+	/* A spawn or forkserver child runs its parent's main script as __mp_main__ (also
+	 * sys.modules["__main__"] there): named as in the parent, for its filters too. */
+	if (module != NULL && PyUnicode_Check(module) &&
+	    PyUnicode_CompareWithASCIIString(module, "__mp_main__") == 0)
+		module = main_name;
 	info->name = full_name(module, code->co_qualname);
 	info->file = pyrtr_intern(code->co_filename, "file");
 	info->line = code->co_firstlineno;
@@ -537,6 +543,9 @@ int pyrtr_profile_init(void)
 	if (code_extra_index >= 0)
 		return 0;
 	code_extra_index = _PyEval_RequestCodeExtraIndex(free);
+	main_name = PyUnicode_InternFromString("__main__");
+	if (main_name == NULL)
+		return -1;
 	if (code_extra_index < 0 || pthread_key_create(&stack_key, stack_free) != 0) {
 		PyErr_SetString(PyExc_RuntimeError, "ringtrace: no code extra slot for profiling");
 		return -1;

@@ -7,7 +7,8 @@
  *	intern.c	names from Python strings: interned copies that never move or die
  *	args.c		keyword arguments into struct rtr_arg
  *	scope.c		ringtrace.scope, the `with` statement's slice
- *	events.c	instants, counters, flows, async spans, thread names
+ *	events.c	instants, counters, flows, async spans, thread names, memory
+ *	track.c		ringtrace.Track, a lane of a pseudo-process (the library's tracks)
  *	traced.c	the callable that @ringtrace.trace puts around a function
  *	profile.c	function tracing: the interpreter's C profiling hook
  *
@@ -127,11 +128,19 @@ int pyrtr_config_parse(struct rtr_config *cfg, PyObject *path, PyObject *kwargs,
 
 extern PyTypeObject pyrtr_scope_type;
 extern PyTypeObject pyrtr_traced_type;
+extern PyTypeObject pyrtr_track_type;
 /* events.c: the module's event functions. */
 extern PyMethodDef pyrtr_event_methods[];
+/* nargs positional arguments exactly (`names` says which), keywords only where
+ * `kw_ok`; -1 with a TypeError naming `fn` ("ringtrace.instant", "Track.complete"). */
+int pyrtr_check_args(const char *fn, Py_ssize_t nargs, Py_ssize_t want, PyObject *kwnames,
+		     int kw_ok, const char *names);
 /* An id for flows and async spans from a Python int (0 .. 2^64-1); -1 with an
  * exception. */
 int pyrtr_id(PyObject *o, uint64_t *id);
+/* A time, an address or a size from a Python int (0 .. 2^64-1); -1 with an exception
+ * whose message names `fn` ("ringtrace.complete") and `what` ("start_ns"). */
+int pyrtr_u64(PyObject *o, const char *fn, const char *what, uint64_t *out);
 /* profile.c: the function tracing calls, and their one-time setup (-1 with an
  * exception). */
 extern PyMethodDef pyrtr_profile_methods[];
