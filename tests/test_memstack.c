@@ -162,6 +162,103 @@ static void frees_of_unknown_addresses_count_zero(void **state)
 	tt_free(&t);
 }
 
+/*
+ * An allocation on one thread and its free on another right after: the writer drains
+ * one ring after another, so the free may be read first. Both orders of the rings:
+ * the allocating thread's ring older than the freeing one's, then younger.
+ */
+struct handoff {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int allocated;
+	uintptr_t addr;
+};
+
+static void *free_when_allocated(void *arg)
+{
+	struct handoff *h = arg;
+
+	rtr_instant("app", "freer ready"); /* its ring exists from here */
+	pthread_mutex_lock(&h->lock);
+	while (!h->allocated)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	rtr_mem_free(0, (const void *)h->addr);
+	return NULL;
+}
+
+static void *allocate(void *arg)
+{
+	struct handoff *h = arg;
+
+	rtr_mem_alloc(0, (const void *)h->addr, 4096);
+	pthread_mutex_lock(&h->lock);
+	h->allocated = 1;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void handoff(uintptr_t addr, int freer_first)
+{
+	struct handoff h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, addr};
+	pthread_t freer, allocator;
+
+	if (freer_first) {
+		assert_int_equal(pthread_create(&freer, NULL, free_when_allocated, &h), 0);
+		usleep(1000); /* its ring registered first, most often */
+		assert_int_equal(pthread_create(&allocator, NULL, allocate, &h), 0);
+	} else {
+		assert_int_equal(pthread_create(&allocator, NULL, allocate, &h), 0);
+		pthread_join(allocator, NULL);
+		assert_int_equal(pthread_create(&freer, NULL, free_when_allocated, &h), 0);
+	}
+	pthread_join(freer, NULL);
+	if (freer_first)
+		pthread_join(allocator, NULL);
+}
+
+static void record_handoffs(void)
+{
+	for (int round = 0; round < 8; round++)
+		handoff(DEV_A + (uintptr_t)round * 4096, round & 1);
+	assert_int_equal(rtr_flush(), 0);	  /* every round read, in whatever order */
+	rtr_mem_alloc(0, (const void *)DEV_B, 7); /* so the total is 7 */
+}
+
+static int by_ts(const void *a, const void *b)
+{
+	const struct tt_event *x = *(const struct tt_event *const *)a;
+	const struct tt_event *y = *(const struct tt_event *const *)b;
+	return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+static void a_free_drained_before_its_allocation_still_ends_it(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[64], *counters[64];
+	size_t n, nc = 0;
+
+	record("handoff", record_handoffs, &t);
+	n = tu_events_of(&t, e, 64);
+	for (size_t i = 0; i < n; i++) {
+		if (!tu_is(e[i]->ph, "C"))
+			continue;
+		check_counter_name(e[i], 0);
+		counters[nc++] = e[i];
+	}
+	assert_int_equal(nc, 17); /* 8 allocations, 8 frees, the last allocation */
+	/* The totals between are the sums in the order the rings were read (another
+	 * round's allocation may count until its free is read), but no allocation stays
+	 * counted once its free is read, whichever came first. */
+	qsort(counters, nc, sizeof(counters[0]), by_ts);
+	for (size_t i = 0; i < 16; i++)
+		assert_int_equal(tt_arg(counters[i], "bytes_in_use")->u % 4096, 0);
+	assert_int_equal(tt_arg(counters[16], "bytes_in_use")->u, 7);
+	tt_free(&t);
+}
+
 static void record_first_session(void)
 {
 	rtr_mem_alloc(0, (const void *)DEV_A, 500); /* never freed in this session */
@@ -605,6 +702,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(totals_run_per_device, tu_teardown),
 		cmocka_unit_test_teardown(frees_of_unknown_addresses_count_zero, tu_teardown),
+		cmocka_unit_test_teardown(a_free_drained_before_its_allocation_still_ends_it,
+					  tu_teardown),
 		cmocka_unit_test_teardown(totals_start_at_zero_in_each_session, tu_teardown),
 		cmocka_unit_test_teardown(allocations_beyond_the_bounds_are_counted_untracked,
 					  tu_teardown),

@@ -61,8 +61,9 @@ def test_a_free_on_another_thread_finds_its_allocation_written_before(recording)
     recording.start()
     ringtrace.mem_alloc(0, 0x5000, 512)
     # The writer pairs a free with its allocation as it drains the threads' rings, one
-    # ring after another: the allocation must be written before the other thread's
-    # free is drained, or the free counts 0 bytes (docs/python.md).
+    # ring after another: unless the allocation is written before the other thread's
+    # free is drained, the free's own bytes are 0 (the counter is right either way:
+    # docs/api.md, test_memstack).
     ringtrace.flush()
     t = threading.Thread(target=ringtrace.mem_free, args=(0, 0x5000))
     t.start()

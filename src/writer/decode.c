@@ -230,9 +230,10 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 		int64_t device = (int64_t)v->word;
 		uint64_t bytes = rec->b;
 		ev->type = rec->kind == RTR__K_MEM_ALLOC ? RTR__EV_MEM_ALLOC : RTR__EV_MEM_FREE;
-		ev->x.mem.in_use = rec->kind == RTR__K_MEM_ALLOC
-					   ? rtr__memstack_alloc(&w->mem, device, rec->a, bytes)
-					   : rtr__memstack_free(&w->mem, device, rec->a, &bytes);
+		ev->x.mem.in_use =
+			rec->kind == RTR__K_MEM_ALLOC
+				? rtr__memstack_alloc(&w->mem, device, rec->a, bytes, rec->ts)
+				: rtr__memstack_free(&w->mem, device, rec->a, &bytes, rec->ts);
 		ev->x.mem.addr = rec->a;
 		ev->x.mem.bytes = bytes;
 		ev->x.mem.device = device;

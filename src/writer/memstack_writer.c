@@ -13,8 +13,10 @@ struct rtr__mem_entry {
 	uint64_t addr;
 	uint64_t bytes;
 	int64_t device;
-	uint64_t used; /* 0: empty */
+	uint64_t used; /* 0: empty; ENTRY_LIVE; ENTRY_EARLY_FREE (bytes holds its time) */
 };
+
+enum { ENTRY_LIVE = 1, ENTRY_EARLY_FREE = 2 };
 
 #define SYM_BITS    12
 #define SYM_SLOTS   ((size_t)1 << SYM_BITS)
@@ -120,7 +122,19 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t bytes)
+/* The slot for (device, addr), the table grown for one more entry if need be; NULL
+ * when it cannot grow. */
+static struct rtr__mem_entry *slot_for(struct rtr__memstack *m, int64_t device, uint64_t addr)
+{
+	if (m->count + 1 > MAX_LOAD(m->nslots) && grow(m) != 0)
+		return NULL;
+	return find(m, device, addr);
+}
+
+static void remove_at(struct rtr__memstack *m, size_t i);
+
+uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t bytes,
+			     uint64_t ts)
 {
 	struct rtr__mem_device *d = device_of(m, device, 1);
 
@@ -129,27 +143,56 @@ uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t a
 		return 0; /* a device beyond the cap has no total */
 	}
 	struct rtr__mem_entry *e = m->nslots != 0 ? find(m, device, addr) : NULL;
-	if (e != NULL && e->used) {
+	if (e != NULL && e->used == ENTRY_EARLY_FREE && ts <= e->bytes) {
+		/* freed already, later than this: in use until then */
+		remove_at(m, (size_t)(e - m->slots));
+		return sat_add(d->in_use, bytes);
+	}
+	if (e != NULL && e->used == ENTRY_LIVE) {
 		/* the same address again: its free was not seen, so the new size replaces it */
 		d->in_use -= e->bytes < d->in_use ? e->bytes : d->in_use;
 		e->bytes = bytes;
 		d->in_use = sat_add(d->in_use, bytes);
 		return d->in_use;
 	}
-	if (m->count + 1 > MAX_LOAD(m->nslots)) {
-		if (grow(m) != 0) {
+	if (e == NULL || !e->used) { /* else an older early free: its slot is reused */
+		e = slot_for(m, device, addr);
+		if (e == NULL) {
 			m->untracked++; /* full: left out of the total, its free counts 0 */
 			return d->in_use;
 		}
+		m->count++;
 	}
-	e = find(m, device, addr);
 	e->addr = addr;
 	e->bytes = bytes;
 	e->device = device;
-	e->used = 1;
-	m->count++;
+	e->used = ENTRY_LIVE;
 	d->in_use = sat_add(d->in_use, bytes);
 	return d->in_use;
+}
+
+/* Keep the free of an unknown address at ts, evicting the oldest kept one when
+ * RTR_MEMTAB_EARLY are. */
+static void keep_early_free(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t ts)
+{
+	struct rtr__mem_early *slot = &m->early[m->early_next];
+
+	if (m->early_count == RTR_MEMTAB_EARLY) {
+		struct rtr__mem_entry *old = find(m, slot->device, slot->addr);
+		if (old->used == ENTRY_EARLY_FREE && old->bytes == slot->ts)
+			remove_at(m, (size_t)(old - m->slots));
+		m->early_count--;
+	}
+	struct rtr__mem_entry *e = slot_for(m, device, addr);
+	if (e == NULL)
+		return; /* no room: the allocation, if it comes, stays counted */
+	if (!e->used)
+		m->count++;
+	*e = (struct rtr__mem_entry){
+		.addr = addr, .bytes = ts, .device = device, .used = ENTRY_EARLY_FREE};
+	*slot = (struct rtr__mem_early){device, addr, ts};
+	m->early_next = (m->early_next + 1) % RTR_MEMTAB_EARLY;
+	m->early_count++;
 }
 
 /* Empty slot i, moving later entries of its probe run back so that lookups never
@@ -170,18 +213,19 @@ static void remove_at(struct rtr__memstack *m, size_t i)
 	m->count--;
 }
 
-uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t *bytes)
+uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t *bytes,
+			    uint64_t ts)
 {
-	struct rtr__mem_device *d = device_of(m, device, 0);
+	struct rtr__mem_device *d = device_of(m, device, 1);
 
 	*bytes = 0;
 	if (d == NULL)
 		return 0;
-	if (m->nslots == 0)
+	struct rtr__mem_entry *e = m->nslots != 0 ? find(m, device, addr) : NULL;
+	if (e == NULL || e->used != ENTRY_LIVE) {
+		keep_early_free(m, device, addr, ts); /* unknown address: 0 bytes */
 		return d->in_use;
-	struct rtr__mem_entry *e = find(m, device, addr);
-	if (!e->used)
-		return d->in_use; /* unknown address: 0 bytes */
+	}
 	*bytes = e->bytes;
 	d->in_use -= e->bytes < d->in_use ? e->bytes : d->in_use;
 	remove_at(m, (size_t)(e - m->slots));

@@ -46,11 +46,24 @@ struct rtr__mem_device {
 	uint32_t used;
 };
 
+/* How many frees of unknown addresses are kept, in case their allocation, recorded
+ * earlier on another thread, is drained after them (see rtr__memstack_free()). */
+#define RTR_MEMTAB_EARLY 1024
+
+struct rtr__mem_early {
+	int64_t device;
+	uint64_t addr, ts;
+};
+
 struct rtr__memstack {
-	/* Live allocations: nslots (0 until the first one, else a power of two). */
+	/* Live allocations and early frees: nslots (0 until the first one, else a power
+	 * of two), count of both. */
 	struct rtr__mem_entry *slots;
 	size_t nslots;
 	size_t count;
+	/* The early frees in the table, oldest first from early_next, to evict them. */
+	struct rtr__mem_early early[RTR_MEMTAB_EARLY];
+	uint32_t early_next, early_count;
 	uint64_t untracked; /* allocations the table had no room for, this session */
 	uint32_t ndevices;
 	struct rtr__mem_device devices[RTR_MEMTAB_MAX_DEVICES]; /* open addressing */
@@ -68,15 +81,21 @@ void rtr__memstack_init(struct rtr__memstack *m);
 /* Unmap everything; the state is then as after rtr__memstack_init(). */
 void rtr__memstack_destroy(struct rtr__memstack *m);
 
-/* An allocation of bytes at addr on device. Returns the device's bytes in use after
- * it. An address already live on the device is replaced (its free was not seen). */
-uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t addr,
-			     uint64_t bytes);
+/* An allocation of bytes at addr on device at time ts (the record's). Returns the
+ * device's bytes in use after it. An address already live on the device is replaced
+ * (its free was not seen). One whose free was drained first (an early free, at a time
+ * after ts) is in use from ts to that free: counted in the value returned, and not
+ * kept. */
+uint64_t rtr__memstack_alloc(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t bytes,
+			     uint64_t ts);
 
-/* A free of addr on device: *bytes gets the size it had (0 when unknown). Returns the
- * device's bytes in use after it. */
-uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr,
-			    uint64_t *bytes);
+/* A free of addr on device at time ts: *bytes gets the size it had (0 when unknown).
+ * Returns the device's bytes in use after it. The writer drains one thread's ring
+ * after another, so a free recorded on one thread just after the allocation on
+ * another may come first: an unknown address is kept as an early free, which the
+ * allocation cancels (the last RTR_MEMTAB_EARLY are kept). */
+uint64_t rtr__memstack_free(struct rtr__memstack *m, int64_t device, uint64_t addr, uint64_t *bytes,
+			    uint64_t ts);
 
 /* The text of the code address addr, *len bytes (at most RTR_SYM_MAX_TEXT), not
  * escaped, maybe not valid UTF-8. Valid until the next call. */
