@@ -447,14 +447,14 @@ struct rtr_arg {
 #define RTR_ARG_I64_LISTS(k_, v_, l_, n_) \
 	RTR__ARG_LIST(k_, RTR_ARG_TYPE_I64_LISTS, i64s, v_, a_.v.i64s.lens = (l_), n_)
 #define RTR_ARG_STR_ARRAY(k_, v_, n_) RTR__ARG_LIST(k_, RTR_ARG_TYPE_STR_ARRAY, strs, v_, , n_)
-#define RTR_ARG_VALUE(k_, bytes_, len_)                                  \
-	([&]() {                                                         \
-		struct rtr_arg a_ = {};                                  \
-		a_.key = (k_);                                           \
-		a_.type = RTR_ARG_TYPE_VALUE;                            \
-		a_.v.value.bytes = (bytes_);                             \
-		a_.v.value.len = RTR__CAST(uint32_t, len_);              \
-		return a_;                                               \
+#define RTR_ARG_VALUE(k_, bytes_, len_)                     \
+	([&]() {                                            \
+		struct rtr_arg a_ = {};                     \
+		a_.key = (k_);                              \
+		a_.type = RTR_ARG_TYPE_VALUE;               \
+		a_.v.value.bytes = (bytes_);                \
+		a_.v.value.len = RTR__CAST(uint32_t, len_); \
+		return a_;                                  \
 	}())
 #else
 /* n_ int64 values at v_, copied into the ring: [v0,v1,...]. */

@@ -52,7 +52,7 @@ int main(void)
 #pragma omp for reduction(+ : sum) /* src: for */
 		for (int i = 0; i < LOOP_N; i++)
 			sum += i;
-#pragma omp barrier /* src: barrier */
+#pragma omp barrier  /* src: barrier */
 #pragma omp critical /* src: critical */
 		sink += 1;
 #pragma omp single /* src: single */
