@@ -65,29 +65,54 @@ static int put_str(struct pyrtr_args *out, struct rtr_arg *arg, PyObject *s, PyO
 	return 0;
 }
 
+enum { INT_I64, INT_U64, INT_DIGITS };
+
+/* Which 64-bit type holds the int v, its value in *i or *u; INT_DIGITS past both,
+ * -1 with an exception. */
+static int int_fit(PyObject *v, long long *i, unsigned long long *u)
+{
+	int overflow;
+
+	*i = PyLong_AsLongLongAndOverflow(v, &overflow);
+	if (overflow == 0)
+		return *i == -1 && PyErr_Occurred() ? -1 : INT_I64;
+	if (overflow > 0) {
+		*u = PyLong_AsUnsignedLongLong(v);
+		if (*u != (unsigned long long)-1 || !PyErr_Occurred())
+			return INT_U64;
+		PyErr_Clear(); /* past 2^64: as digits */
+	}
+	return INT_DIGITS;
+}
+
+/* An int's decimal digits, from int's own repr: no Python code runs, not even a
+ * subclass's __str__. */
+static PyObject *int_digits(PyObject *v)
+{
+	return PyLong_Type.tp_repr(v);
+}
+
 /* An int value: int64, else uint64, else its digits. */
 static int put_int(struct pyrtr_args *out, struct rtr_arg *arg, PyObject *v, PyObject *key)
 {
-	int overflow;
-	long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+	long long i;
+	unsigned long long u;
 
-	if (overflow == 0) {
-		if (i == -1 && PyErr_Occurred())
-			return -1;
+	switch (int_fit(v, &i, &u)) {
+	case INT_I64:
 		arg->type = RTR_ARG_TYPE_I64;
 		arg->v.i64 = i;
 		return 0;
+	case INT_U64:
+		arg->type = RTR_ARG_TYPE_U64;
+		arg->v.u64 = u;
+		return 0;
+	case INT_DIGITS:
+		break;
+	default:
+		return -1;
 	}
-	if (overflow > 0) {
-		unsigned long long u = PyLong_AsUnsignedLongLong(v);
-		if (u != (unsigned long long)-1 || !PyErr_Occurred()) {
-			arg->type = RTR_ARG_TYPE_U64;
-			arg->v.u64 = u;
-			return 0;
-		}
-		PyErr_Clear(); /* past 2^64: as digits */
-	}
-	PyObject *digits = PyObject_Str(v);
+	PyObject *digits = int_digits(v);
 	if (digits == NULL)
 		return -1;
 	int err = put_str(out, arg, digits, key);
@@ -114,10 +139,10 @@ static int put_value_str(struct rtr_value *val, PyObject *s, bool is_key)
 	return 0;
 }
 
-/* An int's decimal digits, from int's own repr (no Python code runs). */
+/* An int's digits, as a string or a key. */
 static int put_value_digits(struct rtr_value *val, PyObject *v, bool is_key)
 {
-	PyObject *digits = PyLong_Type.tp_repr(v);
+	PyObject *digits = int_digits(v);
 
 	if (digits == NULL)
 		return -1;
@@ -128,24 +153,21 @@ static int put_value_digits(struct rtr_value *val, PyObject *v, bool is_key)
 
 static int put_value_int(struct rtr_value *val, PyObject *v)
 {
-	int overflow;
-	long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+	long long i;
+	unsigned long long u;
 
-	if (overflow == 0) {
-		if (i == -1 && PyErr_Occurred())
-			return -1;
+	switch (int_fit(v, &i, &u)) {
+	case INT_I64:
 		rtr_value_i64(val, i);
 		return 0;
+	case INT_U64:
+		rtr_value_u64(val, u);
+		return 0;
+	case INT_DIGITS:
+		return put_value_digits(val, v, false);
+	default:
+		return -1;
 	}
-	if (overflow > 0) {
-		unsigned long long u = PyLong_AsUnsignedLongLong(v);
-		if (u != (unsigned long long)-1 || !PyErr_Occurred()) {
-			rtr_value_u64(val, u);
-			return 0;
-		}
-		PyErr_Clear(); /* past 2^64: as digits */
-	}
-	return put_value_digits(val, v, false);
 }
 
 static int put_container(struct rtr_value *val, PyObject *v, PyObject *key, unsigned depth)

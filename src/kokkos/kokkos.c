@@ -236,7 +236,7 @@ static inline void span_record(const struct open_span *s, uint64_t end)
 {
 	struct rtr_arg args[3];
 
-	if (s->site == NULL)
+	if (s->site == NULL || RTR_UNLIKELY(!rtr__recording_cat(CAT)))
 		return;
 	args[0].key = "kind";
 	args[0].type = RTR_ARG_TYPE_STR;
@@ -248,8 +248,6 @@ static inline void span_record(const struct open_span *s, uint64_t end)
 	args[2].type = RTR_ARG_TYPE_U64;
 	args[2].v.u64 = s->device_id;
 	uint64_t dur = end > s->start ? end - s->start : 0;
-	if (RTR_UNLIKELY(!rtr__recording_cat(CAT)))
-		return;
 	/* as rtr__scope_args_at() records it, inline: the header holds the site in `a`
 	 * and the duration in `b` */
 	struct rtr__ext_event e = {.kind = RTR__K_SCOPE,
