@@ -16,8 +16,8 @@
  */
 #include <ringtrace.h>
 
+#include "common/sketch.h"
 #include "json_tree.h"
-#include "sketch.h"
 #include "tool_test.h"
 
 #include <setjmp.h>
@@ -183,14 +183,14 @@ static uint64_t sum(uint64_t (*v)(int, int), int n, int side)
 	return s;
 }
 
-/* A sketched p50 is within SKETCH_ALPHA of the exact one (plus half a ns). */
+/* A sketched p50 is within RTR__SKETCH_ALPHA of the exact one (plus half a ns). */
 static void expect_near(long long got, uint64_t exact)
 {
-	double lo = (double)exact * (1 - SKETCH_ALPHA) - 1,
-	       hi = (double)exact * (1 + SKETCH_ALPHA) + 1;
+	double lo = (double)exact * (1 - RTR__SKETCH_ALPHA) - 1,
+	       hi = (double)exact * (1 + RTR__SKETCH_ALPHA) + 1;
 
 	if ((double)got < lo || (double)got > hi)
-		fail_msg("%lld is not within %g of %llu", got, SKETCH_ALPHA,
+		fail_msg("%lld is not within %g of %llu", got, RTR__SKETCH_ALPHA,
 			 (unsigned long long)exact);
 }
 
@@ -198,8 +198,8 @@ static void recorded_regression_is_found(void **state)
 {
 	struct pair *p = *state;
 	yajl_val doc = run_json(0, p->a, p->b, NULL, NULL), k, io, s;
-	double lo = 2.0 * (1 - SKETCH_ALPHA) / (1 + SKETCH_ALPHA);
-	double hi = 2.0 * (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
+	double lo = 2.0 * (1 - RTR__SKETCH_ALPHA) / (1 + RTR__SKETCH_ALPHA);
+	double hi = 2.0 * (1 + RTR__SKETCH_ALPHA) / (1 - RTR__SKETCH_ALPHA);
 	size_t place;
 
 	assert_string_equal(jt_str(doc, "by"), "name");

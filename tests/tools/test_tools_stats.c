@@ -19,8 +19,8 @@
  */
 #include <ringtrace.h>
 
+#include "common/sketch.h"
 #include "json_tree.h"
-#include "sketch.h"
 #include "tool_test.h"
 #include "trace_read.h"
 
@@ -1216,21 +1216,21 @@ static void large_file_in_bounded_memory(void **state)
 static void sketch_is_exact_for_small_samples_and_extremes(void **state)
 {
 	static const uint64_t v[] = {30, 10, 20, 0, 40};
-	struct sketch s;
+	struct rtr__sketch s;
 
 	(void)state;
-	sketch_init(&s);
-	assert_int_equal(sketch_quantile(&s, 5000), 0);
+	rtr__sketch_init(&s);
+	assert_int_equal(rtr__sketch_quantile(&s, 5000), 0);
 	for (size_t i = 0; i < 5; i++)
-		assert_int_equal(sketch_add(&s, v[i]), 0);
+		assert_int_equal(rtr__sketch_add(&s, v[i]), 0);
 	assert_int_equal(s.count, 5);
-	assert_int_equal(sketch_quantile(&s, 0), 0);
-	assert_int_equal(sketch_quantile(&s, 2000), 0);
-	assert_int_equal(sketch_quantile(&s, 2001), 10);
-	assert_int_equal(sketch_quantile(&s, 5000), 20);
-	assert_int_equal(sketch_quantile(&s, 9900), 40);
-	assert_int_equal(sketch_quantile(&s, 10000), 40);
-	sketch_free(&s);
+	assert_int_equal(rtr__sketch_quantile(&s, 0), 0);
+	assert_int_equal(rtr__sketch_quantile(&s, 2000), 0);
+	assert_int_equal(rtr__sketch_quantile(&s, 2001), 10);
+	assert_int_equal(rtr__sketch_quantile(&s, 5000), 20);
+	assert_int_equal(rtr__sketch_quantile(&s, 9900), 40);
+	assert_int_equal(rtr__sketch_quantile(&s, 10000), 40);
+	rtr__sketch_free(&s);
 }
 
 static void sketch_quantiles_are_within_one_percent(void **state)
@@ -1238,30 +1238,31 @@ static void sketch_quantiles_are_within_one_percent(void **state)
 	enum { N = 200000 };
 	static const unsigned qs[] = {1, 100, 1000, 2500, 5000, 7500, 9000, 9900, 9990, 9999};
 	uint64_t *v = malloc(N * sizeof(*v)), x = 88172645463325252u;
-	struct sketch s, a, b;
+	struct rtr__sketch s, a, b;
 
 	(void)state;
 	assert_non_null(v);
-	sketch_init(&s);
-	sketch_init(&a);
-	sketch_init(&b);
+	rtr__sketch_init(&s);
+	rtr__sketch_init(&a);
+	rtr__sketch_init(&b);
 	for (size_t i = 0; i < N; i++) {
 		/* log-uniform over 1 ns .. 100 s, with a run of equal values */
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
 		v[i] = i % 10 == 0 ? 12345 : (uint64_t)exp((double)(x % 1000000) / 1e6 * 25.3);
-		assert_int_equal(sketch_add(&s, v[i]), 0);
-		assert_int_equal(sketch_add(i % 2 ? &a : &b, v[i]), 0);
+		assert_int_equal(rtr__sketch_add(&s, v[i]), 0);
+		assert_int_equal(rtr__sketch_add(i % 2 ? &a : &b, v[i]), 0);
 	}
-	assert_int_equal(sketch_merge(&a, &b), 0);
+	assert_int_equal(rtr__sketch_merge(&a, &b), 0);
 	qsort(v, N, sizeof(*v), u64_order);
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		uint64_t want = nearest_rank(v, N, qs[i]);
 
-		expect_within("quantile", "sketch", (long long)sketch_quantile(&s, qs[i]), want);
+		expect_within("quantile", "sketch", (long long)rtr__sketch_quantile(&s, qs[i]),
+			      want);
 		/* A merge answers exactly as the sketch of everything. */
-		assert_int_equal(sketch_quantile(&a, qs[i]), sketch_quantile(&s, qs[i]));
+		assert_int_equal(rtr__sketch_quantile(&a, qs[i]), rtr__sketch_quantile(&s, qs[i]));
 	}
 	assert_int_equal(s.min, v[0]);
 	assert_int_equal(s.max, v[N - 1]);
@@ -1269,9 +1270,9 @@ static void sketch_quantiles_are_within_one_percent(void **state)
 	/* Bounded: the buckets span the values' range, not their number. */
 	assert_true(s.nbins < 1400);
 	free(v);
-	sketch_free(&s);
-	sketch_free(&a);
-	sketch_free(&b);
+	rtr__sketch_free(&s);
+	rtr__sketch_free(&a);
+	rtr__sketch_free(&b);
 }
 
 int main(void)

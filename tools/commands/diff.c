@@ -4,7 +4,7 @@
  *
  * Each file goes through the tally `stats` uses (tally.h): per key (name, category or
  * thread) the count and total of its slices, exact, and a quantile sketch of their
- * durations (sketch.h: within SKETCH_ALPHA). A is read and reduced to its keys before
+ * durations (sketch.h: within RTR__SKETCH_ALPHA). A is read and reduced to its keys before
  * B is read, so memory is that of one tally and the keys of two.
  *
  * For a key in both files it gives, for A and B, count, total, p50 and p99, the
@@ -12,7 +12,7 @@
  *
  *   significant   |p50_B - p50_A| is larger than the spread of each side, the
  *                 distance p75 - p25 (the interquartile range, from the sketch), and
- *                 larger than 2 SKETCH_ALPHA of the larger p50 (what the sketches'
+ *                 larger than 2 RTR__SKETCH_ALPHA of the larger p50 (what the sketches'
  *                 error alone could make of two equal medians);
  *   within noise  otherwise.
  *
@@ -42,7 +42,7 @@
 
 /* What a verdict needs a change to exceed besides the spreads, as a share of the
  * larger p50: two sketched medians of equal samples differ by up to this much. */
-#define NOISE_FLOOR (2 * SKETCH_ALPHA)
+#define NOISE_FLOOR (2 * RTR__SKETCH_ALPHA)
 
 /* The text of the rule, for --help, the table and the JSON document. */
 #define RULE_TEXT                                                                            \
@@ -58,7 +58,7 @@ struct diff_options {
 /* One side of a key: its slices in one file. */
 struct side {
 	uint64_t total;
-	struct sketch dur;
+	struct rtr__sketch dur;
 };
 
 /* A key (the table's key: tally.c's format of a string, or absent for "(none)"). */
@@ -150,7 +150,7 @@ static int add_side(struct diff *d, const struct tally *c, int i)
 			e->at = d->keys.count;
 		e->in[i] = true;
 		e->s[i].total += r->total;
-		if (sketch_merge(&e->s[i].dur, &r->dur))
+		if (rtr__sketch_merge(&e->s[i].dur, &r->dur))
 			return -1;
 	}
 	return 0;
@@ -206,7 +206,7 @@ static void compare(const struct diff *d, struct cmp *c)
 	c->kind = e->in[0] && e->in[1] ? KIND_BOTH : e->in[1] ? KIND_ADDED : KIND_REMOVED;
 	for (int i = 0; i < 2; i++) {
 		for (int q = 0; q < 4; q++)
-			c->q[i][q] = sketch_quantile(&e->s[i].dur, quantiles[q]);
+			c->q[i][q] = rtr__sketch_quantile(&e->s[i].dur, quantiles[q]);
 	}
 	if (c->kind != KIND_BOTH)
 		return;
@@ -318,7 +318,7 @@ static void print_report(const struct diff *d)
 
 	printf("diff by %s, B against A; p50, p99 and spreads within %g%% (sketch); verdict on "
 	       "p50: %s\n",
-	       tally_by_names[d->opt->t.by], SKETCH_ALPHA * 100, RULE_TEXT);
+	       tally_by_names[d->opt->t.by], RTR__SKETCH_ALPHA * 100, RULE_TEXT);
 	print_side_header(d, 0);
 	print_side_header(d, 1);
 	printf("%zu keys in both: %zu significantly slower, %zu significantly faster, %zu within "
@@ -419,7 +419,7 @@ static int json_report(const struct diff *d)
 
 	err = buf_putc(&b, '{') || report_jkey(&b, &first, "by") ||
 	      report_jstr(&b, tally_by_names[d->opt->t.by], strlen(tally_by_names[d->opt->t.by])) ||
-	      report_jf64(&b, &first, "relative_error", SKETCH_ALPHA) ||
+	      report_jf64(&b, &first, "relative_error", RTR__SKETCH_ALPHA) ||
 	      report_jkey(&b, &first, "verdict_metric") || buf_puts(&b, "\"p50\"") ||
 	      report_jkey(&b, &first, "rule") || report_jstr(&b, RULE_TEXT, strlen(RULE_TEXT)) ||
 	      json_file(&b, &first, "a", &d->f[0]) || json_file(&b, &first, "b", &d->f[1]) ||
@@ -501,8 +501,8 @@ static void say_failing(const struct diff *d)
 static void free_diff(struct diff *d)
 {
 	for (struct entry *e = table_first(&d->keys); e != NULL; e = table_next(e)) {
-		sketch_free(&e->s[0].dur);
-		sketch_free(&e->s[1].dur);
+		rtr__sketch_free(&e->s[0].dur);
+		rtr__sketch_free(&e->s[1].dur);
 	}
 	table_destroy(&d->keys);
 	buf_free(&d->key);

@@ -203,7 +203,7 @@ static void print_slices(const struct tally *c)
 	       c->opt->by == BY_NAME  ? (n == 1 ? "name" : "names")
 	       : c->opt->by == BY_CAT ? (n == 1 ? "category" : "categories")
 				      : (n == 1 ? "thread" : "threads"),
-	       SKETCH_ALPHA * 100);
+	       RTR__SKETCH_ALPHA * 100);
 	if (shown < n)
 		printf("(the top %zu by total; --top 0 shows all)\n", shown);
 	if (n == 0) {
@@ -219,8 +219,8 @@ static void print_slices(const struct tally *c)
 		       report_ns(s[0], sizeof(s[0]), r->total),
 		       report_ns(s[1], sizeof(s[1]), r->self),
 		       report_ns(s[2], sizeof(s[2]), report_mean(r->total, r->dur.count)),
-		       report_ns(s[3], sizeof(s[3]), sketch_quantile(&r->dur, 5000)),
-		       report_ns(s[4], sizeof(s[4]), sketch_quantile(&r->dur, 9900)),
+		       report_ns(s[3], sizeof(s[3]), rtr__sketch_quantile(&r->dur, 5000)),
+		       report_ns(s[4], sizeof(s[4]), rtr__sketch_quantile(&r->dur, 9900)),
 		       report_ns(s[5], sizeof(s[5]), r->dur.max));
 		if (c->opt->by == BY_THREAD) {
 			if (tally_thread_label(c, &label, r->pid, r->tid) == 0)
@@ -302,8 +302,8 @@ static void print_async(const struct tally *c)
 		printf("%10" PRIu64 " %10s %10s %10s %10s %10s  ", r->dur.count,
 		       report_ns(s[0], sizeof(s[0]), r->total),
 		       report_ns(s[1], sizeof(s[1]), report_mean(r->total, r->dur.count)),
-		       report_ns(s[2], sizeof(s[2]), sketch_quantile(&r->dur, 5000)),
-		       report_ns(s[3], sizeof(s[3]), sketch_quantile(&r->dur, 9900)),
+		       report_ns(s[2], sizeof(s[2]), rtr__sketch_quantile(&r->dur, 5000)),
+		       report_ns(s[3], sizeof(s[3]), rtr__sketch_quantile(&r->dur, 9900)),
 		       report_ns(s[4], sizeof(s[4]), r->dur.max));
 		if (k != NULL)
 			report_clean(stdout, k, len);
@@ -367,14 +367,14 @@ static void print_notes(const struct tally *c)
 
 /* ------------------------------------------------------------ JSON report */
 
-static int jsketch(struct buf *b, bool *first, uint64_t total, const struct sketch *s)
+static int jsketch(struct buf *b, bool *first, uint64_t total, const struct rtr__sketch *s)
 {
 	return report_ju64(b, first, "count", s->count) ||
 	       report_ju64(b, first, "total_ns", total) ||
 	       report_ju64(b, first, "mean_ns", report_mean(total, s->count)) ||
 	       report_ju64(b, first, "min_ns", s->min) ||
-	       report_ju64(b, first, "p50_ns", sketch_quantile(s, 5000)) ||
-	       report_ju64(b, first, "p99_ns", sketch_quantile(s, 9900)) ||
+	       report_ju64(b, first, "p50_ns", rtr__sketch_quantile(s, 5000)) ||
+	       report_ju64(b, first, "p99_ns", rtr__sketch_quantile(s, 9900)) ||
 	       report_ju64(b, first, "max_ns", s->max);
 }
 
@@ -529,7 +529,7 @@ static int json_report(const struct tally *c, const struct trace_status *st, siz
 	err = buf_putc(&b, '{') || report_jkey(&b, &first, "file") ||
 	      report_jstr(&b, c->file, strlen(c->file)) || report_jkey(&b, &first, "by") ||
 	      buf_putc(&b, '"') || buf_puts(&b, tally_by_names[c->opt->by]) || buf_putc(&b, '"') ||
-	      report_jf64(&b, &first, "relative_error", SKETCH_ALPHA) ||
+	      report_jf64(&b, &first, "relative_error", RTR__SKETCH_ALPHA) ||
 	      report_ju64(&b, &first, "events", st->events) ||
 	      report_ju64(&b, &first, "thread_count", nthreads) ||
 	      report_jkey(&b, &first, "counts") ||

@@ -297,7 +297,7 @@ static void on_async(struct tally *c, const struct trace_event *ev)
 			return;
 		}
 		row = table_put(&c->async_rows, c->key.p, c->key.len, NULL);
-		if (row == NULL || sketch_add(&row->dur, dur)) {
+		if (row == NULL || rtr__sketch_add(&row->dur, dur)) {
 			c->nomem = true;
 			return;
 		}
@@ -477,13 +477,13 @@ static void free_state(struct tally *c)
 	}
 	threads_destroy(&c->threads);
 	for (struct row *r = table_first(&c->rows); r != NULL; r = table_next(r))
-		sketch_free(&r->dur);
+		rtr__sketch_free(&r->dur);
 	table_destroy(&c->rows);
 	for (struct async_open *o = table_first(&c->async_open); o != NULL; o = table_next(o))
 		free(o->more);
 	table_destroy(&c->async_open);
 	for (struct async_row *r = table_first(&c->async_rows); r != NULL; r = table_next(r))
-		sketch_free(&r->dur);
+		rtr__sketch_free(&r->dur);
 	table_destroy(&c->async_rows);
 	table_destroy(&c->counters);
 	tally_polls_destroy(&c->polls);

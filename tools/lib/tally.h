@@ -8,7 +8,7 @@
  * found and what that assumes.
  *
  * State is per key, per thread, per open slice and per open async id, never per
- * event. Percentiles come from a sketch per key (sketch.h: within SKETCH_ALPHA);
+ * event. Percentiles come from a sketch per key (sketch.h: within RTR__SKETCH_ALPHA);
  * count, total, self, min and max are exact integers of nanoseconds.
  *
  * Use: tally_init(), tally_read() a trace the caller opened, read the tables,
@@ -20,8 +20,8 @@
 #define RTR_TOOLS_TALLY_H
 
 #include "common/names.h"
+#include "common/sketch.h"
 #include "json.h"
-#include "sketch.h"
 #include "table.h"
 #include "tally_polls.h"
 #include "threads.h"
@@ -52,9 +52,9 @@ struct tally_options {
 
 /* The slices of one name, category or thread. */
 struct row {
-	uint64_t total, self; /* ns */
-	struct sketch dur;    /* count, min and max exact */
-	int64_t pid, tid;     /* BY_THREAD */
+	uint64_t total, self;	/* ns */
+	struct rtr__sketch dur; /* count, min and max exact */
+	int64_t pid, tid;	/* BY_THREAD */
 };
 
 struct pending;
@@ -92,7 +92,7 @@ struct async_open {
 
 struct async_row {
 	uint64_t total;
-	struct sketch dur;
+	struct rtr__sketch dur;
 };
 
 struct counter {

@@ -268,7 +268,7 @@ void tally_nest_arrive(struct tally *c, struct tally_thread *t, int64_t start, i
 	struct pending p = {start, end, t->seq++, row, name};
 	uint64_t dur = span_ns(start, end);
 
-	if (sketch_add(&row->dur, dur) || heap_push(t, &p)) {
+	if (rtr__sketch_add(&row->dur, dur) || heap_push(t, &p)) {
 		c->nomem = true;
 		return;
 	}

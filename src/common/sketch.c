@@ -7,29 +7,29 @@
  * The store covers [lo, lo + nbins) and grows toward a new value with some slack, so
  * a name whose durations wander does not realloc on every new extreme.
  */
-#include "sketch.h"
+#include "common/sketch.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ln g, g = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA) = 1.0202...: ln(1.01) - ln(0.99). */
+/* ln g, g = (1 + RTR__SKETCH_ALPHA) / (1 - RTR__SKETCH_ALPHA) = 1.0202...: ln(1.01) - ln(0.99). */
 #define LN_GAMMA 0.020000666706669
-/* 2 / (g + 1) = 1 - SKETCH_ALPHA: the bucket's value that is within alpha of all of it. */
-#define MID_FACTOR (1.0 - SKETCH_ALPHA)
+/* 2 / (g + 1) = 1 - RTR__SKETCH_ALPHA: the bucket's value that is within alpha of all of it. */
+#define MID_FACTOR (1.0 - RTR__SKETCH_ALPHA)
 
 /* Buckets added beyond the one needed when the store grows. */
 #define GROW_SLACK 32
 
-void sketch_init(struct sketch *s)
+void rtr__sketch_init(struct rtr__sketch *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-void sketch_free(struct sketch *s)
+void rtr__sketch_free(struct rtr__sketch *s)
 {
 	free(s->bins);
-	sketch_init(s);
+	rtr__sketch_init(s);
 }
 
 static int32_t bucket_of(uint64_t v)
@@ -38,7 +38,7 @@ static int32_t bucket_of(uint64_t v)
 }
 
 /* Make the store cover buckets [first, last]. 0 or -1. */
-static int cover(struct sketch *s, int32_t first, int32_t last)
+static int cover(struct rtr__sketch *s, int32_t first, int32_t last)
 {
 	int32_t lo, hi;
 	uint32_t n;
@@ -69,7 +69,7 @@ static int cover(struct sketch *s, int32_t first, int32_t last)
 	return 0;
 }
 
-static void note_extremes(struct sketch *s, uint64_t min, uint64_t max)
+static void note_extremes(struct rtr__sketch *s, uint64_t min, uint64_t max)
 {
 	if (s->count == 0 || min < s->min)
 		s->min = min;
@@ -77,7 +77,7 @@ static void note_extremes(struct sketch *s, uint64_t min, uint64_t max)
 		s->max = max;
 }
 
-int sketch_add(struct sketch *s, uint64_t v)
+int rtr__sketch_add(struct rtr__sketch *s, uint64_t v)
 {
 	if (v == 0) {
 		s->zeros++;
@@ -88,14 +88,14 @@ int sketch_add(struct sketch *s, uint64_t v)
 			return -1;
 		s->bins[i - s->lo]++;
 	}
-	if (s->count < SKETCH_EXACT)
+	if (s->count < RTR__SKETCH_EXACT)
 		s->exact[s->count] = v;
 	note_extremes(s, v, v);
 	s->count++;
 	return 0;
 }
 
-int sketch_merge(struct sketch *into, const struct sketch *from)
+int rtr__sketch_merge(struct rtr__sketch *into, const struct rtr__sketch *from)
 {
 	if (from->count == 0)
 		return 0;
@@ -106,7 +106,7 @@ int sketch_merge(struct sketch *into, const struct sketch *from)
 			into->bins[from->lo - into->lo + (int32_t)k] += from->bins[k];
 	}
 	into->zeros += from->zeros;
-	if (into->count + from->count <= SKETCH_EXACT)
+	if (into->count + from->count <= RTR__SKETCH_EXACT)
 		memcpy(into->exact + into->count, from->exact,
 		       from->count * sizeof(from->exact[0]));
 	note_extremes(into, from->min, from->max);
@@ -121,7 +121,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-uint64_t sketch_quantile(const struct sketch *s, unsigned per_10k)
+uint64_t rtr__sketch_quantile(const struct rtr__sketch *s, unsigned per_10k)
 {
 	uint64_t n = s->count, rank, seen;
 
@@ -135,8 +135,8 @@ uint64_t sketch_quantile(const struct sketch *s, unsigned per_10k)
 		return s->min;
 	if (rank >= n)
 		return s->max;
-	if (n <= SKETCH_EXACT) {
-		uint64_t v[SKETCH_EXACT];
+	if (n <= RTR__SKETCH_EXACT) {
+		uint64_t v[RTR__SKETCH_EXACT];
 
 		memcpy(v, s->exact, n * sizeof(v[0]));
 		qsort(v, n, sizeof(v[0]), cmp_u64);

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A quantile sketch of non-negative integers (durations in nanoseconds), in bounded
- * memory: what `ringtrace stats` keeps per name to give p50 and p99 without a sorted
- * copy of every duration.
+ * memory: what `ringtrace stats` keeps per name, and a profile per call path, to give
+ * p50 and p99 without a sorted copy of every duration.
  *
  * It is DDSketch (Masson, Rim and Lee, "DDSketch: a fast and fully-mergeable quantile
  * sketch with relative-error guarantees", VLDB 2019) with a dense store: bucket i
- * counts the values in (g^(i-1), g^i], g = (1 + a) / (1 - a), a = SKETCH_ALPHA; a
+ * counts the values in (g^(i-1), g^i], g = (1 + a) / (1 - a), a = RTR__SKETCH_ALPHA; a
  * quantile is answered with 2 g^i / (g + 1), which is within a relative error a of
  * every value of its bucket. Zero has a bucket of its own. So:
  *
- * - a quantile is within SKETCH_ALPHA (1 %) of the exact nearest-rank quantile (the
+ * - a quantile is within RTR__SKETCH_ALPHA (1 %) of the exact nearest-rank quantile (the
  *   smallest value v with at least ceil(q n) values <= v), give or take the half unit
  *   of rounding it to an integer (so exact below 50), and it is exact while the
- *   sketch holds at most SKETCH_EXACT values, which it keeps as they are (small
+ *   sketch holds at most RTR__SKETCH_EXACT values, which it keeps as they are (small
  *   samples are common, and a table that shows 1.99 ms for three 2 ms slices reads
  *   as a bug);
  * - count, min and max are exact; the answer is clamped to [min, max];
@@ -25,48 +25,48 @@
  *
  * Thread safety: none; one sketch per thread (or a merge after the threads are done).
  */
-#ifndef RTR_TOOLS_SKETCH_H
-#define RTR_TOOLS_SKETCH_H
+#ifndef RTR_COMMON_SKETCH_H
+#define RTR_COMMON_SKETCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The relative error of a quantile. */
-#define SKETCH_ALPHA 0.01
+#define RTR__SKETCH_ALPHA 0.01
 
 /* Values kept as they are (quantiles exact) while the count is at most this. */
-#define SKETCH_EXACT 8
+#define RTR__SKETCH_EXACT 8
 
-struct sketch {
+struct rtr__sketch {
 	uint64_t count; /* values added */
 	uint64_t zeros; /* values equal to 0 */
 	uint64_t min, max;
 	uint64_t *bins; /* bins[k] counts bucket lo + k; NULL before the first nonzero value */
 	int32_t lo;
 	uint32_t nbins;
-	uint64_t exact[SKETCH_EXACT]; /* the first values, while count <= SKETCH_EXACT */
+	uint64_t exact[RTR__SKETCH_EXACT]; /* the first values, while count <= RTR__SKETCH_EXACT */
 };
 
 /* An empty sketch; allocates nothing. A zero-filled sketch is empty too. */
-void sketch_init(struct sketch *s);
+void rtr__sketch_init(struct rtr__sketch *s);
 
-void sketch_free(struct sketch *s);
+void rtr__sketch_free(struct rtr__sketch *s);
 
 /* Add one value. 0, or -1 when out of memory (the sketch is then unchanged). */
-int sketch_add(struct sketch *s, uint64_t v);
+int rtr__sketch_add(struct rtr__sketch *s, uint64_t v);
 
 /* Add every value of from into into. 0, or -1 when out of memory (into unchanged). */
-int sketch_merge(struct sketch *into, const struct sketch *from);
+int rtr__sketch_merge(struct rtr__sketch *into, const struct rtr__sketch *from);
 
 /*
  * The quantile q = per_10k / 10000 (p50: 5000, p99: 9900, p99.9: 9990), as the
  * nearest-rank value: the smallest value v with at least ceil(q count) values <= v
- * (at least the first). Within SKETCH_ALPHA of it, and exact while count <=
- * SKETCH_EXACT and for the ranks of min and max; rounded to an integer. 0 when the
+ * (at least the first). Within RTR__SKETCH_ALPHA of it, and exact while count <=
+ * RTR__SKETCH_EXACT and for the ranks of min and max; rounded to an integer. 0 when the
  * sketch is empty. per_10k is an integer so that the rank is exact (0.99 * 100 is
  * not 99 in binary floating point).
  */
-uint64_t sketch_quantile(const struct sketch *s, unsigned per_10k);
+uint64_t rtr__sketch_quantile(const struct rtr__sketch *s, unsigned per_10k);
 
-#endif /* RTR_TOOLS_SKETCH_H */
+#endif /* RTR_COMMON_SKETCH_H */
