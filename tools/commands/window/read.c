@@ -54,6 +54,9 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	return err;
 }
 
+/* A body of at least this many bytes is glanced at by two threads (read_body()). */
+#define SPLIT_BYTES (16u << 20)
+
 /* What the feed's thread noted of the lines it turned down, as note_time() would have
  * (events.c), for the window to take once the feed is closed. */
 struct glances {
@@ -182,6 +185,49 @@ bool window_searchable(int fd, uint64_t *size)
 	return true;
 }
 
+/* Is t more than two margins past to? */
+static bool well_past(int64_t t, int64_t to, int64_t margin)
+{
+	return margin >= 0 && t > to && (uint64_t)t - (uint64_t)to > 2 * (uint64_t)margin;
+}
+
+/*
+ * From off to the end of the file, through window_keeps(). Most of it is past the
+ * window, where a glance rules out nearly every line: when its far half begins
+ * (by its first line's time) well past the window, a second feed glances at it
+ * meanwhile, from the start as the first would once past (gl->past: only an X can
+ * begin in the window there, and every line is later than the window, as the probed
+ * one), its kept lines read after the first half's. 0 or -1.
+ */
+static int read_body(struct window *w, struct source *src, int fd, uint64_t off, struct glances *gl)
+{
+	struct glances far = {.from = gl->from, .to = gl->to, .margin = gl->margin, .past = true};
+	uint64_t size = src->size;
+	struct range_feed feed;
+	struct seek_probe p;
+	int err;
+
+	if (size - off < SPLIT_BYTES ||
+	    seek_probe(fd, size, off + (size - off) / 2, &p, &src->bytes) != 1 ||
+	    !well_past(p.time, gl->to, gl->margin))
+		return read_range(w, src, fd, off, size, PART_BODY, gl);
+	far.has_latest = true;
+	far.latest = p.time;
+	err = range_feed_open_held(&feed, fd, p.line, size, window_keeps, window_held, &far);
+	if (err != 0) {
+		cli_error("window", "cannot read %s: %s", w->file, strerror(-err));
+		return -1;
+	}
+	err = read_range(w, src, fd, off, p.line, PART_BODY, gl);
+	if (!err && src->rc >= 0)
+		err = window_read_part(w, src, feed.path, PART_BODY);
+	range_feed_close(&feed);
+	src->bytes += feed.bytes;
+	window_held_free(&far.held);
+	window_note_glances(w, far.has_latest, far.latest, far.max_lag);
+	return err;
+}
+
 /*
  * The plain file in parts: head, a search, then from there to the end what a glance
  * cannot rule out. *sequential is set when the file turns out not to allow it (no line
@@ -193,6 +239,7 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 	uint64_t size = src->size, off = 0;
 	struct glances gl = {0};
 	int64_t target;
+	int err;
 
 	*sequential = false;
 	if (size <= HEAD_BYTES + TAIL_BYTES) {
@@ -216,11 +263,10 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 	gl.from = w->from;
 	gl.to = w->to;
 	gl.margin = w->margin;
-	if (read_range(w, src, fd, off, size, PART_BODY, &gl)) {
-		window_held_free(&gl.held);
-		return -1;
-	}
+	err = read_body(w, src, fd, off, &gl);
 	window_held_free(&gl.held);
+	if (err)
+		return -1;
 	window_note_glances(w, gl.has_latest, gl.latest, gl.max_lag);
 	return 0;
 }
