@@ -335,7 +335,8 @@ static char *lines_but_slices_and_end(const char *path)
  * reader parses only each series' last value: the window begins every series with
  * the value the exact read gives, also for a series whose lines have different keys
  * (one held entry each, the last line passing last), among instants that are dropped
- * past the window.
+ * past the window. The file is large enough for a second thread to glance at its far
+ * half, where the slices around the window are written.
  */
 static void counters_before_a_searched_window_are_its_first_values(void **state)
 {
@@ -348,7 +349,7 @@ static void counters_before_a_searched_window_are_its_first_values(void **state)
 	(void)state;
 	tool_text_printf(&t, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
 			     "\"pid\":1,\"tid\":1,\"args\":{}},\n");
-	for (long s = 0; s < 40000; s += 100) {
+	for (long s = 0; s < 160000; s += 100) { /* 24 MB: two threads glance (read.c) */
 		for (int tid = 2; tid <= 3; tid++) {
 			for (long k = s; k < s + 100; k++)
 				tool_text_printf(
@@ -371,7 +372,12 @@ static void counters_before_a_searched_window_are_its_first_values(void **state)
 					 10 + s * 2, tid);
 		}
 	}
-	tool_text_printf(&t, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":90000,"
+	/* Slices around the window written at the file's end, in the far half. */
+	tool_text_printf(&t, "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"across\",\"ts\":39000,"
+			     "\"dur\":5000,\"pid\":1,\"tid\":2},\n"
+			     "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"main\",\"ts\":1,"
+			     "\"dur\":330000,\"pid\":1,\"tid\":3},\n"
+			     "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":330010,"
 			     "\"pid\":1,\"tid\":1,\"args\":{}}\n]\n");
 	tool_write(in, t.p, t.len);
 	free(t.p);
@@ -390,6 +396,8 @@ static void counters_before_a_searched_window_are_its_first_values(void **state)
 		a = lines_but_slices_and_end(fast);
 		b = lines_but_slices_and_end(exact);
 		assert_true(tool_has(a, "\"name\":\"two\",\"ts\":")); /* a value carried */
+		assert_true(tool_has(a, "\"name\":\"across\""));
+		assert_true(tool_has(a, "\"name\":\"main\""));
 		assert_string_equal(a, b);
 		free(a);
 		free(b);
