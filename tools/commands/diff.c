@@ -577,8 +577,9 @@ static int parse_pct(const char *s, double *v)
 }
 
 /* The '--' between the sides, kept as an operand: getopt would take it for the end of
- * the options (and move it), so it is swapped for this string, found by address. */
-static char side_break[] = "--";
+ * the options (and move it), so it is swapped for this string, which getopt takes for
+ * an operand (no '-' first) and which is found by its address. */
+static char side_break[] = "\001--";
 
 /* Split the operands into A and B: two files, or A... -- B... 0, or a usage error. */
 static int split_sides(char **ops, size_t n, size_t *na)

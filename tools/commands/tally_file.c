@@ -13,11 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The reader's issues, but for a profile's want of "traceEvents": it has none. */
+static void on_issue(void *ctx, const struct trace_issue *issue)
+{
+	struct tally_file *f = ctx;
+
+	if (issue->kind != TRACE_ISSUE_NO_EVENTS_KEY || !f->profile.is_profile)
+		cli_warn_issue(&f->warnings, issue);
+}
+
 int tally_file_read(struct tally_file *f, const struct tally_options *opt, const char *cmd,
 		    const char *path, bool bar)
 {
-	struct trace_options ro = {.on_issue = cli_warn_issue,
-				   .ctx = &f->warnings,
+	struct trace_options ro = {.on_issue = on_issue,
+				   .ctx = f,
 				   .progress = &f->bar,
 				   .on_top_level = profile_on_top_level,
 				   .top_level_ctx = &f->profile};
