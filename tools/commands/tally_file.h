@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "profile.h"
 #include "progress.h"
+#include "spread.h"
 #include "tally.h"
 #include "tally_sum.h"
 

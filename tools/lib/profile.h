@@ -33,8 +33,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The deepest call path read (the recorder's depth limit is far below). */
-#define PROFILE_MAX_DEPTH 256
+/* The deepest call path read (the recorder's depth limit is far below; a call path
+ * takes two levels of JSON, and the reader stops at TRACE_MAX_DEPTH). */
+#define PROFILE_MAX_DEPTH 128
 /* The most bytes of top-level values kept from one document. */
 #define PROFILE_MAX_BYTES ((size_t)256 << 20)
 
