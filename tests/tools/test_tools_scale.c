@@ -497,6 +497,25 @@ static void same_output_at_every_jobs(void **state)
 		unlink(paths[i]);
 }
 
+/* Run argv (argv[0] a path) with stdout into out_path and stderr into err_path (NULL:
+ * inherited); its exit status. */
+static int run_to(const char *const *argv, const char *out_path, const char *err_path)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (freopen(out_path, "w", stdout) == NULL ||
+		    (err_path != NULL && freopen(err_path, "w", stderr) == NULL))
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
 #ifdef RTR_MPIEXEC
 /* stdout of mpirun -np np ringtrace stats ARGS into out_path; its exit status. */
 static int mpirun_stats(int np, const char *out_path, char paths[NMIXED][4096])
@@ -514,27 +533,64 @@ static int mpirun_stats(int np, const char *out_path, char paths[NMIXED][4096])
 				"--json",
 				"--top",
 				"0"};
-	int n = 12, status;
-	pid_t pid;
+	int n = 12;
 
 	snprintf(npn, sizeof(npn), "%d", np);
 	for (int i = 0; i < NMIXED; i++)
 		argv[n++] = paths[i];
 	argv[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		FILE *f = freopen(out_path, "w", stdout);
-
-		if (f == NULL)
-			_exit(126);
-		execv(RTR_MPIEXEC, (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return run_to(argv, out_path, NULL);
 }
 #endif
+
+/* Started by a launcher (its rank variables set) from a folder without the MPI
+ * plugin: rank 0 says so in one line and reports every file, another rank nothing. */
+static void launcher_without_plugin_reads_on_rank_zero(void **state)
+{
+	char dir[4096], bin[4200], out[4096], err[4096], paths[NMIXED][4096], cmd[8600];
+	static const char *const json[] = {"--json", "--top", "0", NULL};
+	const char *argv[16] = {bin, "stats", "--json", "--top", "0"};
+	char *one, *got, *said;
+
+	(void)state;
+	write_mixed(paths);
+	one = mixed_output(paths, "1", json);
+	snprintf(dir, sizeof(dir), "%s", tool_tmp("alone"));
+	snprintf(bin, sizeof(bin), "%s/ringtrace", dir);
+	snprintf(out, sizeof(out), "%s", tool_tmp("alone.out"));
+	snprintf(err, sizeof(err), "%s", tool_tmp("alone.err"));
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", dir, RTR_TOOL_PATH, bin);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < NMIXED; i++)
+		argv[5 + i] = paths[i];
+	argv[5 + NMIXED] = NULL;
+	setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+	setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+	assert_int_equal(run_to(argv, out, err), 0);
+	got = tool_read(out, NULL);
+	said = tool_read(err, NULL);
+	assert_string_equal(one, got);
+	assert_true(tool_has(said, "the MPI plugin (libringtrace-tools-mpi.so) is not there"));
+	free(got);
+	free(said);
+	setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+	assert_int_equal(run_to(argv, out, err), 0);
+	got = tool_read(out, NULL);
+	said = tool_read(err, NULL);
+	assert_string_equal(got, "");
+	assert_string_equal(said, "");
+	free(got);
+	free(said);
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	free(one);
+	unlink(bin);
+	rmdir(dir);
+	unlink(out);
+	unlink(err);
+	for (int i = 0; i < NMIXED; i++)
+		unlink(paths[i]);
+}
 
 /* Under mpirun -np 2 and 3 the files are split over the ranks and reduced on rank 0,
  * which alone prints: the same document as one process. */
@@ -807,6 +863,7 @@ int main(void)
 		cmocka_unit_test(stats_of_files_is_stats_of_their_concatenation),
 		cmocka_unit_test(same_output_at_every_jobs),
 		cmocka_unit_test(same_output_under_mpirun),
+		cmocka_unit_test(launcher_without_plugin_reads_on_rank_zero),
 		cmocka_unit_test(sum_bytes_round_trip_and_refuse_truncation),
 	};
 
