@@ -405,7 +405,25 @@ static void stats_of_files_is_stats_of_their_concatenation(void **state)
 		free(text);
 	}
 	put(&all, "\n]\n");
+	/* `ringtrace merge` of the three gives the same rows too */
 	snprintf(merged, sizeof(merged), "%s", tool_tmp("merged.json"));
+	{
+		struct tool_run r;
+		const char *ma[] = {"merge", "-o", merged, paths[0], paths[1], paths[2], NULL};
+		const char *pa[] = {"stats",  "--json", "--top",  "0",
+				    paths[0], paths[1], paths[2], NULL};
+		const char *sa[] = {"stats", "--json", "--top", "0", merged, NULL};
+		yajl_val p, m;
+
+		tool_runv(&r, NULL, NULL, ma);
+		assert_int_equal(r.status, 0);
+		tool_run_free(&r);
+		p = stats_json(pa);
+		m = stats_json(sa);
+		expect_same_rows(p, m);
+		yajl_tree_free(p);
+		yajl_tree_free(m);
+	}
 	tool_write(merged, all.p, all.len);
 	for (size_t b = 0; b < 3; b++) {
 		const char *pa[] = {"stats", "--json", "--top",	 "0",	   "--by",
