@@ -717,6 +717,9 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (argc == optind)
 		return cli_usage_error("stats", "no FILE to read");
+	for (int i = optind, stdins = 0; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && ++stdins > 1)
+			return cli_usage_error("stats", "standard input can be one FILE, not more");
 	return stats_files((const char *const *)argv + optind, (size_t)(argc - optind), &opt,
 			   (unsigned)jobs);
 }

@@ -184,7 +184,8 @@ static void *open_plugin(void)
 		void *dl;
 
 		snprintf(path, sizeof(path), "%s/%s/%s", self, rel[i], SPREAD_MPI_PLUGIN);
-		if (access(path, R_OK) == 0 && (dl = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL)
+		/* global: the MPI library's own components, loaded later, may need its symbols */
+		if (access(path, R_OK) == 0 && (dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) != NULL)
 			return dl;
 	}
 	return NULL;
