@@ -324,6 +324,8 @@ int tally_sum_unpack(struct tally_sum *s, const void *bytes, size_t len)
 	s->st.what = NULL;
 	if (get_text(&in, &s->names) || get_text(&in, &s->warnings))
 		return in.err;
+	if (tally_sum_index_names(s))
+		return -1;
 	s->nwarnings = get_u64(&in);
 	if ((raw = get_raw(&in, sizeof(s->end))) != NULL)
 		memcpy(&s->end, raw, sizeof(s->end));

@@ -47,6 +47,7 @@ void tally_sum_destroy(struct tally_sum *s)
 	table_destroy(&s->labels);
 	tally_polls_destroy(&s->polls);
 	buf_free(&s->names);
+	buf_free(&s->name_at);
 	buf_free(&s->warnings);
 }
 
@@ -107,13 +108,21 @@ const struct label *tally_sum_label(const struct tally_sum *s, char kind, uint32
 
 const char *tally_sum_file_name(const struct tally_sum *s, uint32_t file)
 {
-	const char *p = s->names.p, *end = p + s->names.len;
+	size_t at;
 
-	if (file < s->first_file || p == NULL)
+	if (file < s->first_file || (file - s->first_file) >= s->name_at.len / sizeof(at))
 		return "";
-	for (uint32_t i = s->first_file; i < file && p < end; i++)
-		p += strlen(p) + 1;
-	return p < end ? p : "";
+	memcpy(&at, s->name_at.p + (file - s->first_file) * sizeof(at), sizeof(at));
+	return s->names.p + at;
+}
+
+int tally_sum_index_names(struct tally_sum *s)
+{
+	s->name_at.len = 0;
+	for (size_t at = 0; at < s->names.len; at += strlen(s->names.p + at) + 1)
+		if (buf_put(&s->name_at, &at, sizeof(at)))
+			return -1;
+	return 0;
 }
 
 int tally_sum_thread_label(const struct tally_sum *s, struct buf *b, uint32_t file, int64_t pid,
@@ -151,7 +160,8 @@ int tally_sum_add_nothing(struct tally_sum *s, uint32_t file, const char *name, 
 	s->files++;
 	s->unread += status != 0;
 	s->status = status > s->status ? status : s->status;
-	return buf_put(&s->names, name, strlen(name) + 1);
+	return buf_put(&s->name_at, &s->names.len, sizeof(s->names.len)) ||
+	       buf_put(&s->names, name, strlen(name) + 1);
 }
 
 /* The tally's thread names into the sum, keyed by file. */
@@ -415,6 +425,14 @@ int tally_sum_merge(struct tally_sum *into, const struct tally_sum *from)
 		into->anomaly[i] += from->anomaly[i];
 	merge_time(into, from->has_time, from->first_ns, from->last_ns);
 	merge_end(into, &from->end, from->ends, from->ends_final);
+	for (size_t i = 0; i < from->name_at.len; i += sizeof(size_t)) {
+		size_t at;
+
+		memcpy(&at, from->name_at.p + i, sizeof(at));
+		at += into->names.len;
+		if (buf_put(&into->name_at, &at, sizeof(at)))
+			return -1;
+	}
 	if ((from->names.len > 0 && buf_put(&into->names, from->names.p, from->names.len)) ||
 	    (from->warnings.len > 0 &&
 	     buf_put(&into->warnings, from->warnings.p, from->warnings.len)))

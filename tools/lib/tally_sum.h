@@ -41,6 +41,7 @@ struct tally_sum {
 	uint64_t errors;	/* inputs read up to malformed input */
 	struct trace_status st; /* the first file's, for a report of one (pointers NULL) */
 	struct buf names;	/* the files' names in file order, NUL-terminated */
+	struct buf name_at;	/* where each begins in names: a size_t per file */
 	struct buf warnings;	/* lines, NUL-terminated, in file order */
 	uint64_t nwarnings;
 	struct table rows;	 /* key -> struct row (BY_THREAD: file, pid, tid) */
@@ -98,6 +99,9 @@ int tally_sum_thread_label(const struct tally_sum *s, struct buf *b, uint32_t fi
 
 /* The name of input number file, or "" when the sum does not hold it. */
 const char *tally_sum_file_name(const struct tally_sum *s, uint32_t file);
+
+/* Find where each file's name begins in s->names (after they were set whole). 0 or -1. */
+int tally_sum_index_names(struct tally_sum *s);
 
 /* s as bytes, appended to out. 0 or -1 (out of memory). */
 int tally_sum_pack(const struct tally_sum *s, struct buf *out);
