@@ -535,27 +535,25 @@ static int run_to(const char *const *argv, const char *out_path, const char *err
 }
 
 #ifdef RTR_MPIEXEC
-/* stdout of mpirun -np np ringtrace stats ARGS into out_path; its exit status. */
-static int mpirun_stats(int np, const char *out_path, char paths[NMIXED][4096])
+/* stdout of mpirun -np np ringtrace stats (or diff, the files halved by a --) ARGS
+ * into out_path; its exit status. */
+static int mpirun_stats(int np, const char *out_path, char paths[NMIXED][4096], bool diff)
 {
 	char npn[8];
-	const char *argv[32] = {RTR_MPIEXEC,
-				"--allow-run-as-root",
-				"--oversubscribe",
-				"-np",
-				npn,
-				"--timeout",
-				"60",
-				RTR_TOOL_PATH,
-				"stats",
-				"--json",
-				"--top",
-				"0"};
-	int n = 12;
+	const char *argv[32] = {
+		RTR_MPIEXEC, "--allow-run-as-root", "--oversubscribe",	    "-np", npn, "--timeout",
+		"60",	     RTR_TOOL_PATH,	    diff ? "diff" : "stats"};
+	int n = 9;
 
 	snprintf(npn, sizeof(npn), "%d", np);
-	for (int i = 0; i < NMIXED; i++)
+	argv[n++] = "--json";
+	argv[n++] = "--top";
+	argv[n++] = "0";
+	for (int i = 0; i < NMIXED; i++) {
+		if (diff && i == NMIXED / 2)
+			argv[n++] = "--";
 		argv[n++] = paths[i];
+	}
 	argv[n] = NULL;
 	return run_to(argv, out_path, NULL);
 }
@@ -617,20 +615,38 @@ static void same_output_under_mpirun(void **state)
 #ifdef RTR_MPIEXEC
 	char paths[NMIXED][4096], out[4096];
 	static const char *const json[] = {"--json", "--top", "0", NULL};
-	char *one;
+	char *one, *diff;
+	struct tool_run r;
+	const char *da[32] = {"diff", "--json", "--top", "0"};
+	int n = 4;
 
 	(void)state;
 	write_mixed(paths);
 	one = mixed_output(paths, "1", json);
+	for (int i = 0; i < NMIXED; i++) {
+		if (i == NMIXED / 2)
+			da[n++] = "--";
+		da[n++] = paths[i];
+	}
+	tool_runv(&r, NULL, NULL, da);
+	assert_int_equal(r.status, 0);
+	diff = strdup(r.out);
+	tool_run_free(&r);
 	snprintf(out, sizeof(out), "%s", tool_tmp("mpirun.out"));
 	for (int np = 2; np <= 3; np++) {
 		char *got;
 
-		assert_int_equal(mpirun_stats(np, out, paths), 0);
+		assert_int_equal(mpirun_stats(np, out, paths, false), 0);
 		got = tool_read(out, NULL);
 		assert_string_equal(one, got);
 		free(got);
+		/* diff: each side is a gather of its own */
+		assert_int_equal(mpirun_stats(np, out, paths, true), 0);
+		got = tool_read(out, NULL);
+		assert_string_equal(diff, got);
+		free(got);
 	}
+	free(diff);
 	free(one);
 	unlink(out);
 	for (int i = 0; i < NMIXED; i++)
