@@ -73,7 +73,7 @@ struct entry {
 /* What a file was, kept after its tally is freed. */
 struct file_info {
 	char *name; /* the first file's */
-	size_t files;
+	size_t files, profiles;
 	uint64_t events, slices, keys;
 	size_t threads;
 };
@@ -185,6 +185,7 @@ static int read_side(struct diff *d, const char *const *paths, size_t n, int i, 
 				 paths[0], sum.events);
 		f->name = strdup(n == 1 ? tally_sum_file_name(&sum, 0) : paths[0]);
 		f->files = n;
+		f->profiles = (size_t)sum.profiles;
 		f->events = sum.events;
 		f->slices = sum.slices;
 		f->keys = sum.rows.count;
@@ -316,9 +317,10 @@ static void print_side_header(const struct diff *d, int i)
 		printf("%zu files from %s", f->files, f->name);
 	else
 		printf("%s", f->name);
-	printf(": %" PRIu64 " events on %zu thread%s (" TRACE_COUNTS_WHAT "), %" PRIu64
-	       " slices, %" PRIu64 " keys\n",
-	       f->events, f->threads, f->threads == 1 ? "" : "s", f->slices, f->keys);
+	printf(": %" PRIu64 " events on %zu thread%s (%s), %" PRIu64 " slices, %" PRIu64 " keys\n",
+	       f->events, f->threads, f->threads == 1 ? "" : "s",
+	       f->profiles == f->files ? "as the profiles count them" : TRACE_COUNTS_WHAT,
+	       f->slices, f->keys);
 }
 
 static void print_report(const struct diff *d)
