@@ -111,12 +111,10 @@ static uint64_t gen_slice(struct gen *g, struct node *parent, int64_t tid, uint6
 	nd->s += dur - children;
 	assert_int_equal(rtr__sketch_add(&nd->q, dur), 0);
 	put(&g->trace,
-	    "{\"ph\":\"X\"%s%s%s,\"name\":\"%s\",\"ts\":%llu,\"dur\":%llu,\"pid\":%lld,\"tid\":%"
-	    "lld},"
-	    "\n",
-	    *nd->cat ? ",\"cat\":\"" : "", nd->cat, *nd->cat ? "\"" : "", nd->name,
-	    (unsigned long long)(start / 1000), (unsigned long long)(dur / 1000), (long long)g->pid,
-	    (long long)tid);
+	    "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%llu,\"dur\":%llu,\"pid\":%lld,"
+	    "\"tid\":%lld},\n", /* an empty category as the recorder writes it */
+	    nd->cat, nd->name, (unsigned long long)(start / 1000), (unsigned long long)(dur / 1000),
+	    (long long)g->pid, (long long)tid);
 	g->events++;
 	g->last_end = end > g->last_end ? end : g->last_end;
 	return end;

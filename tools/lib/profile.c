@@ -197,9 +197,10 @@ static struct row *row_of(struct reader *r, const char *name, const char *cat)
 		    buf_put(&r->key, &r->tid, sizeof(r->tid)))
 			goto nomem;
 	} else {
+		/* An empty category is left out of a profile: the trace's "cat":"" */
 		if (k != NULL && *k != '\0')
 			v = (struct trace_value){TRACE_STRING, k, strlen(k)};
-		else if (k != NULL && r->s->by == BY_NAME)
+		else
 			v = (struct trace_value){TRACE_STRING, "", 0};
 		if (trace_key_add(&r->key, &v))
 			goto nomem;
