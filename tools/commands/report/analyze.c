@@ -111,10 +111,10 @@ static int pair_messages(struct analysis *a, size_t *partner, uint64_t *late)
 			partner[r] = s;
 			if (mr->path_flags & MSG_BLOCKING)
 				late[r] = capped(ms->start - mr->start, mr->end - mr->start);
-			if ((ms->path_flags & MSG_BLOCKING) &&
+			uint64_t w = capped(mr->start - ms->start, ms->end - ms->start);
+			if ((ms->path_flags & MSG_BLOCKING) && w > 0 &&
 			    add_wait(a, WAIT_LATE_RECEIVER, ms->path_flags >> MSG_FLAGS_SHIFT,
-				     rank_of(a, ms), rank_of(a, mr),
-				     capped(mr->start - ms->start, ms->end - ms->start)) != 0) {
+				     rank_of(a, ms), rank_of(a, mr), w) != 0) {
 				free(order);
 				return -1;
 			}
