@@ -135,9 +135,9 @@ static void write_job(char paths[RANKS][4200], const char *dir)
 	}
 }
 
-static const char *job_dir(void)
+static const char *job_dir(const char *name)
 {
-	const char *dir = tool_tmp("report-job");
+	const char *dir = tool_tmp(name);
 
 	mkdir(dir, 0755);
 	return dir;
@@ -268,7 +268,7 @@ static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
 	yajl_val doc;
 
 	(void)state;
-	write_job(paths, job_dir());
+	write_job(paths, job_dir("report-job"));
 	one = report_json("1", paths);
 	two = report_json("2", paths);
 	doc = jt_parse(one, "report --json");
@@ -279,16 +279,38 @@ static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
 	free(two);
 }
 
+/* The same files as Perfetto traces (`ringtrace convert`): the same report. */
+static void pftrace_inputs_give_the_same_report(void **state)
+{
+	char paths[RANKS][4200], pf[RANKS][4200];
+	struct tool_run r;
+	char *json, *from_pf;
+
+	(void)state;
+	write_job(paths, job_dir("report-pf"));
+	for (int i = 0; i < RANKS; i++) {
+		snprintf(pf[i], sizeof(pf[i]), "%.4000s.pftrace", paths[i]);
+		tool_run(&r, NULL, "convert", "-o", pf[i], paths[i], NULL);
+		assert_int_equal(r.status, 0);
+		tool_run_free(&r);
+	}
+	json = report_json("2", paths);
+	from_pf = report_json("2", pf);
+	assert_string_equal(json, from_pf);
+	free(json);
+	free(from_pf);
+}
+
 static void a_directory_reads_its_trace_files(void **state)
 {
 	char paths[RANKS][4200];
 	struct tool_run r;
-	const char *dir = job_dir();
+	const char *dir = job_dir("report-dir");
 	yajl_val doc;
 
 	(void)state;
 	write_job(paths, dir);
-	tool_write(tool_tmp("report-job/notes.txt"), "x", 1); /* not a trace: left out */
+	tool_write(tool_tmp("report-dir/notes.txt"), "x", 1); /* not a trace: left out */
 	tool_run(&r, NULL, "report", "--json", "-n", "0", dir, NULL);
 	assert_int_equal(r.status, 0);
 	doc = jt_parse(r.out, "report --json DIR");
@@ -310,7 +332,7 @@ static void the_page_holds_the_pictures_data_and_no_url(void **state)
 	char *html;
 
 	(void)state;
-	write_job(paths, job_dir());
+	write_job(paths, job_dir("report-job"));
 	tool_run(&r, NULL, "report", "--html", page, paths[0], paths[1], paths[2], paths[3], NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
@@ -403,6 +425,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(waits_ranks_and_imbalance_exact_at_every_j),
+		cmocka_unit_test(pftrace_inputs_give_the_same_report),
 		cmocka_unit_test(a_directory_reads_its_trace_files),
 		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),
 #ifdef RTR_MPIEXEC

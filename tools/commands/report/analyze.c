@@ -51,6 +51,8 @@ static int add_wait(struct analysis *a, int kind, uint32_t path, int64_t rank, i
 	return 0;
 }
 
+/* The endpoints by_flow() sorts positions of: set before each qsort; the analysis
+ * runs on one thread. */
 static const struct msg_end *sort_base;
 
 static int by_flow(const void *x, const void *y)

@@ -123,7 +123,8 @@ static int add_input(char ***list, size_t *n, size_t *cap, const char *path)
 		(*n)++;
 	}
 	closedir(d);
-	qsort(*list + from, *n - from, sizeof(**list), by_str);
+	if (*n > from)
+		qsort(*list + from, *n - from, sizeof(**list), by_str);
 	return 0;
 }
 

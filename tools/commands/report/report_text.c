@@ -50,6 +50,8 @@ uint64_t rank_caused(const struct job_rank *r)
 	return c;
 }
 
+/* The job by_cost() and by_caused() sort indexes of: set before each qsort; the
+ * outputs run on one thread. */
 static const struct job *order_job;
 
 static int by_cost(const void *x, const void *y)
