@@ -240,6 +240,16 @@ static void check_job(yajl_val doc)
 	yajl_val r2 = YAJL_GET_ARRAY(jt_array(doc, "ranks"))->values[2];
 	assert_int_equal(jt_int(jt_at(r2, "caused_ns"), "barrier"), 21 * MS);
 	assert_int_equal(jt_int(jt_at(r2, "waited_ns"), "collective"), 2 * MS);
+	/* the heat map: bins of 10.1 ms; rank 0's barrier [100, 107.5] holds 1 ms of bin 9
+	 * and 6.5 ms of bin 10, rank 3's MPI_Recv [53, 60] 7 ms of bin 5 */
+	yajl_val heat = jt_array(jt_at(doc, "heatmap"), "mpi_permille");
+	yajl_val h0 = YAJL_GET_ARRAY(heat)->values[0], h3 = YAJL_GET_ARRAY(heat)->values[3];
+	assert_int_equal(jt_int(jt_at(doc, "heatmap"), "bins"), 100);
+	assert_int_equal(YAJL_GET_ARRAY(h0)->len, 100);
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[0]), 0);
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[9]), 99);	 /* 1 / 10.1 */
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[10]), 643); /* 6.5 / 10.1 */
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h3)->values[5]), 693);	 /* 7 / 10.1 */
 }
 
 static char *report_json(const char *jobs, char paths[RANKS][4200])

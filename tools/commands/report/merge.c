@@ -147,6 +147,20 @@ out:
 	return rc;
 }
 
+/* The parts by_rank_then_index() sorts indexes of: set before the qsort; the merge
+ * runs on one thread. */
+static const struct rank_part *sorted_parts;
+
+static int by_rank_then_index(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	int64_t ra = sorted_parts[a].rank, rb = sorted_parts[b].rank;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
 /* Fold one rank's inclusive time of each of its paths into the paths' min, max, sum
  * (ranks come in ascending order: a tie keeps the lower rank as the max). */
 static void fold_rank(struct job *j, int64_t rank, const size_t *order, size_t n, uint32_t **local,
@@ -199,10 +213,11 @@ static int merge_inclusive(struct job *j, uint32_t **local)
 	for (size_t i = 0; i < j->npaths; i++)
 		j->paths[i].min = UINT64_MAX, j->paths[i].max_rank = -1;
 	/* the parts by rank, then file order */
-	for (size_t r = 0; r < j->nranks; r++)
-		for (size_t i = 0; i < j->nparts; i++)
-			if (!j->parts[i].failed && j->parts[i].rank == j->ranks[r].rank)
-				order[n++] = i;
+	for (size_t i = 0; i < j->nparts; i++)
+		if (!j->parts[i].failed)
+			order[n++] = i;
+	sorted_parts = j->parts;
+	qsort(order, n, sizeof(*order), by_rank_then_index);
 	for (size_t at = 0; at < n;) {
 		size_t end = at;
 		int64_t rank = j->parts[order[at]].rank;

@@ -42,7 +42,7 @@ static const char page_tail[] =
 	"document.getElementById('sum').textContent=D.ranks.length+' ranks, '+ns(D.span_ns)+"
 	"', '+D.bins+' bins of '+ns(Math.round(D.span_ns/D.bins));\n"
 	"(function(){const c=document.getElementById('heat'),n=D.heat.length,sx=Math.max(1,"
-	"Math.floor(800/D.bins)),sy=Math.max(1,Math.min(8,Math.floor(800/Math.max(n,1))));"
+	"Math.floor(800/D.bins)),sy=Math.max(1,Math.min(20,Math.floor(800/Math.max(n,1))));"
 	"c.width=D.bins*sx;c.height=n*sy;const g=c.getContext('2d'),L=D.levels;"
 	"for(let r=0;r<n;r++){const s=D.heat[r];for(let b=0;b<s.length;b++){const v=L.indexOf("
 	"s[b])/63;g.fillStyle='rgb('+Math.round(255-100*v)+','+Math.round(255*(1-v))+','+"
