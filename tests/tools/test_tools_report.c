@@ -130,6 +130,8 @@ static void write_job(char paths[RANKS][4200], const char *dir)
 		snprintf(args, sizeof(args), "\"bytes\":8,\"comm_size\":4,\"comm\":1,\"seq\":2");
 		slice(&f, "mpi", "MPI_Allreduce", enter[r], 205, args);
 		slice(&f, "app", "step", 195, 210, NULL);
+		if (r == 1)
+			flow(&f, true, 0x99, 500); /* in no mpi slice: counted, left out */
 		slice(&f, "app", "compute", 300, r == 3 ? 600 : 400, NULL);
 		finish(&f, paths[r], r == 0 ? 1010 : 1000);
 	}
@@ -207,6 +209,8 @@ static void check_job(yajl_val doc)
 	assert_int_equal(jt_int(doc, "messages"), 2);
 	assert_int_equal(jt_int(doc, "unmatched_message_ends"), 0);
 	assert_int_equal(jt_int(doc, "collective_instances"), 2);
+	assert_int_equal(jt_int(doc, "flows_outside_calls"), 1);
+	assert_int_equal(jt_int(doc, "approximate_claims"), 0);
 	expect_total(doc, "late_sender", 5 * MS, 1);
 	expect_total(doc, "late_receiver", 3 * MS, 1);
 	expect_total(doc, "barrier", 21 * MS, 3);
