@@ -315,6 +315,28 @@ static void pftrace_inputs_give_the_same_report(void **state)
 	free(from_pf);
 }
 
+/* A trace without MPI: one rank, all computation, no wait. */
+static void a_trace_without_mpi_has_no_waits(void **state)
+{
+	struct tool_run r;
+	yajl_val doc, k;
+
+	(void)state;
+	tool_run(&r, NULL, "report", "--json", tool_data("data/good.json"), NULL);
+	assert_int_equal(r.status, 0);
+	doc = jt_parse(r.out, "report --json good.json");
+	assert_int_equal(jt_int(doc, "messages"), 0);
+	assert_int_equal(jt_int(doc, "collective_instances"), 0);
+	assert_int_equal(YAJL_GET_ARRAY(jt_array(doc, "waits"))->len, 0);
+	assert_int_equal(YAJL_GET_ARRAY(jt_array(doc, "ranks"))->len, 1);
+	k = YAJL_GET_ARRAY(jt_array(doc, "ranks"))->values[0];
+	assert_int_equal(jt_int(k, "mpi_ns"), 0);
+	assert_int_equal(jt_int(k, "compute_ns"), jt_int(doc, "span_ns"));
+	assert_true(jt_int(doc, "span_ns") > 0);
+	yajl_tree_free(doc);
+	tool_run_free(&r);
+}
+
 static void a_directory_reads_its_trace_files(void **state)
 {
 	char paths[RANKS][4200];
@@ -440,6 +462,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(waits_ranks_and_imbalance_exact_at_every_j),
 		cmocka_unit_test(pftrace_inputs_give_the_same_report),
+		cmocka_unit_test(a_trace_without_mpi_has_no_waits),
 		cmocka_unit_test(a_directory_reads_its_trace_files),
 		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),
 #ifdef RTR_MPIEXEC

@@ -173,7 +173,8 @@ static int messages(struct analysis *a)
 		goto out;
 	n = 0;
 	for (size_t i = 0; i < j->nparts; i++) {
-		memcpy(all + n, j->parts[i].msgs, j->parts[i].nmsgs * sizeof(*all));
+		if (j->parts[i].nmsgs > 0)
+			memcpy(all + n, j->parts[i].msgs, j->parts[i].nmsgs * sizeof(*all));
 		n += j->parts[i].nmsgs;
 	}
 	a->all = all;
