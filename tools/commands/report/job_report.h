@@ -56,6 +56,9 @@ struct coll_entry {
 	uint32_t path;	    /* the call's path id; the part's index after the merge */
 };
 
+_Static_assert(sizeof(struct msg_end) == 32, "a message endpoint is 32 bytes");
+_Static_assert(sizeof(struct coll_entry) == 32, "a collective entry is 32 bytes");
+
 /* The kinds of wait. */
 enum wait_kind { WAIT_LATE_SENDER, WAIT_LATE_RECEIVER, WAIT_COLLECTIVE, WAIT_BARRIER, WAIT_KINDS };
 
