@@ -8,11 +8,12 @@
  *			span and MPI time on the reference clock, the MPI share over
  *			time, inclusive time per call path, and what crosses files: the
  *			message endpoints and the collective entries (32 bytes each);
- *	merge.c		the partials in file order: the call paths of the job, the ranks;
+ *	merge.c		the partials in file order: the ranks, the call paths of the
+ *			job and their imbalance;
  *	analyze.c	the wait states (messages matched by flow id, collectives by
- *			communicator and sequence number) and the imbalance per call path;
- *	report_text.c, report_json.c, report_html.c: the outputs;; report.c the command and its
- *threads.
+ *			communicator and sequence number) and the heat map;
+ *	report_text.c, report_json.c, report_html.c	the three outputs;
+ *	report.c	the command, its inputs and its threads.
  *
  * Every sum is of integer nanoseconds, and partials are merged in file order, so the
  * answer is the same whatever the number of threads.
