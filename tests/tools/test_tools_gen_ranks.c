@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/gen_ranks end to end: four generated rank files in %h/%R directories with a
+ * manifest, each passing `ringtrace check` with no findings, merged with every
+ * message joined and none moved, and the injected delays in the merged slices' times
+ * (the late sender's send 5 ms after its receiver began to wait, the slow rank's
+ * compute twice the others' and the others waiting for it at each Allreduce, the
+ * imbalanced region growing with the rank); expected.json says exactly these.
+ */
+#include "json_tree.h"
+#include "tool_test.h"
+#include "trace_read.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define RANKS	   4
+#define ITERATIONS 6
+#define PID_BASE   20000 /* gen_ranks' pid of rank 0 */
+#define LATE_NS	   5000000
+#define COMPUTE_NS 200000
+#define REGION_NS  50000
+
+static char dir[4096];
+
+/* gen_ranks with the job every test here reads, into dir. */
+static void generate(void)
+{
+	char pattern[4200];
+	snprintf(dir, sizeof(dir), "%s", tool_tmp("gen"));
+	snprintf(pattern, sizeof(pattern), "%s/%%h/%%R/t-%%r.json", dir);
+	const char *argv[] = {RTR_GEN_RANKS,
+			      "-n",
+			      "4",
+			      "-i",
+			      "6",
+			      "--barrier-every",
+			      "3",
+			      "-o",
+			      pattern,
+			      "--manifest",
+			      "--ranks-per-host",
+			      "2",
+			      "--late-sender",
+			      "1:2:5",
+			      "--slow-rank",
+			      "3:2",
+			      "--imbalance",
+			      "assemble:1",
+			      "--quiet",
+			      NULL};
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execv(RTR_GEN_RANKS, (char *const *)argv);
+		_exit(127);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void rank_file(char *out, size_t size, int r)
+{
+	snprintf(out, size, "%s/node%03d/000/t-%d.json", dir, r / 2, r);
+}
+
+static void files_land_in_their_directories_and_check_clean(void **state)
+{
+	(void)state;
+	char path[4400];
+
+	generate();
+	for (int r = 0; r < RANKS; r++) {
+		struct tool_run run;
+		rank_file(path, sizeof(path), r);
+		tool_run(&run, NULL, "check", path, NULL);
+		assert_int_equal(run.status, 0);
+		assert_true(tool_has(run.out, "complete; no findings"));
+		tool_run_free(&run);
+	}
+	/* the manifest lists exactly them, relative to its directory */
+	snprintf(path, sizeof(path), "%s/t-job.manifest.json", dir);
+	yajl_val m = jt_parse_file(path);
+	assert_int_equal(jt_int(m, "schema_version"), 1);
+	assert_string_equal(jt_str(m, "type"), "ringtrace manifest");
+	assert_int_equal(jt_int(m, "world_size"), RANKS);
+	yajl_val files = jt_array(m, "files");
+	assert_int_equal(YAJL_GET_ARRAY(files)->len, RANKS);
+	for (int r = 0; r < RANKS; r++) {
+		yajl_val f = YAJL_GET_ARRAY(files)->values[r];
+		char want[64], host[16];
+		snprintf(want, sizeof(want), "node%03d/000/t-%d.json", r / 2, r);
+		snprintf(host, sizeof(host), "node%03d", r / 2);
+		assert_int_equal(jt_int(f, "rank"), r);
+		assert_int_equal(jt_int(f, "pid"), PID_BASE + r);
+		assert_string_equal(jt_str(f, "host"), host);
+		assert_string_equal(jt_str(f, "path"), want);
+	}
+	yajl_tree_free(m);
+}
+
+/* Rank r's n-th slice named name (from 0) in the merged events, or fail. */
+static const struct tt_event *nth(const struct tt_trace *t, int r, const char *name, int n,
+				  int peer)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt_event *e = &t->ev[i];
+		if (strcmp(e->ph, "X") != 0 || e->pid != PID_BASE + r || strcmp(e->name, name) != 0)
+			continue;
+		const struct tt_arg *p = tt_arg(e, "peer");
+		if (peer >= 0 && (p == NULL || p->i != peer))
+			continue;
+		if (n-- == 0)
+			return e;
+	}
+	fail_msg("rank %d has no slice %s number %d", r, name, n);
+	return NULL;
+}
+
+static void merge_joins_every_message_and_shows_the_delays(void **state)
+{
+	(void)state;
+	char files[RANKS][4400];
+	const char *merged = tool_tmp("gen-merged.json");
+	struct tool_run run;
+	struct tt_trace t;
+
+	generate();
+	for (int r = 0; r < RANKS; r++)
+		rank_file(files[r], sizeof(files[r]), r);
+	tool_run(&run, NULL, "merge", "-o", merged, files[0], files[1], files[2], files[3], NULL);
+	assert_int_equal(run.status, 0);
+	/* 2 messages a rank an iteration */
+	assert_true(tool_has(run.err, "messages: 48 joined across files; 0 received before"));
+	assert_true(tool_has(run.err, "0 events moved"));
+	assert_true(tool_has(run.err, "4 of 4 files mapped onto rank 0's clock"));
+	tool_run_free(&run);
+	assert_int_equal(tt_load(merged, 0, &t), 0);
+
+	/* the late sender: rank 1's send to rank 2 in iteration 2 starts 5 ms after rank
+	 * 2 began to wait in its Waitall (the clocks, 50 ms apart a rank, aligned) */
+	const struct tt_event *send = nth(&t, 1, "MPI_Isend", 2, 2);
+	const struct tt_event *wait = nth(&t, 2, "MPI_Waitall", 2, -1);
+	assert_int_equal((int64_t)(send->ts_ns - wait->ts_ns), LATE_NS);
+	assert_true(wait->dur_ns > LATE_NS);
+	assert_true(nth(&t, 2, "MPI_Waitall", 1, -1)->dur_ns < 10000);
+
+	for (int i = 0; i < ITERATIONS; i++) {
+		for (int r = 0; r < RANKS; r++) {
+			/* the slow rank computes twice as long */
+			uint64_t c = nth(&t, r, "compute", i, -1)->dur_ns;
+			assert_int_equal(c, r == 3 ? 2 * COMPUTE_NS : COMPUTE_NS);
+			/* the region grows with the rank: 1 + r / 3 times */
+			uint64_t a = nth(&t, r, "assemble", i, -1)->dur_ns;
+			assert_int_equal(a, (uint64_t)(REGION_NS * (1.0 + r / 3.0)));
+			/* who waits at the Allreduce: all but the slow rank; in iteration 2
+			 * all but the late sender and its receiver, about 5 ms */
+			uint64_t w = nth(&t, r, "MPI_Allreduce", i, -1)->dur_ns;
+			if (i == 2 && (r == 0 || r == 3))
+				assert_true(w >= LATE_NS - 2 * COMPUTE_NS);
+			else if (i == 2) /* the region's imbalance only */
+				assert_true(w < 2 * REGION_NS);
+			else if (r != 3)
+				assert_true(w >= COMPUTE_NS - (uint64_t)(REGION_NS * r / 3.0));
+			else
+				assert_true(w < 10000);
+		}
+	}
+	tt_free(&t);
+}
+
+static void expected_names_exactly_the_injected_delays(void **state)
+{
+	(void)state;
+	char path[4400];
+
+	generate();
+	snprintf(path, sizeof(path), "%s/expected.json", dir);
+	yajl_val e = jt_parse_file(path);
+	assert_int_equal(jt_int(e, "schema_version"), 1);
+	assert_int_equal(jt_int(e, "ranks"), RANKS);
+	assert_string_equal(jt_str(e, "manifest"), "t-job.manifest.json");
+	yajl_val inj = jt_array(e, "injected");
+	assert_int_equal(YAJL_GET_ARRAY(inj)->len, 3);
+	yajl_val late = YAJL_GET_ARRAY(inj)->values[0];
+	assert_string_equal(jt_str(late, "kind"), "late_sender");
+	assert_int_equal(jt_int(late, "rank"), 1);
+	assert_int_equal(jt_int(late, "receiver"), 2);
+	assert_int_equal(jt_int(late, "iteration"), 2);
+	assert_int_equal(jt_int(late, "amount_ns"), LATE_NS);
+	assert_string_equal(jt_str(late, "wait_call_path"), "MPI_Waitall");
+	/* iteration 2's Allreduce is the third collective: no Barrier before it */
+	assert_int_equal(jt_int(jt_at(late, "collective"), "seq"), 3);
+	yajl_val slow = YAJL_GET_ARRAY(inj)->values[1];
+	assert_string_equal(jt_str(slow, "kind"), "slow_rank");
+	assert_int_equal(jt_int(slow, "rank"), 3);
+	assert_int_equal(jt_int(slow, "amount_ns"), COMPUTE_NS);
+	yajl_val imb = YAJL_GET_ARRAY(inj)->values[2];
+	assert_string_equal(jt_str(imb, "kind"), "imbalance");
+	assert_string_equal(jt_str(imb, "call_path"), "assemble");
+	assert_int_equal(jt_int(imb, "max_rank"), 3);
+	assert_int_equal(jt_int(imb, "max_ns"), 2 * REGION_NS);
+	assert_true(jt_double(imb, "imbalance") > 1.3333 && jt_double(imb, "imbalance") < 1.3334);
+	yajl_tree_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(files_land_in_their_directories_and_check_clean),
+		cmocka_unit_test(merge_joins_every_message_and_shows_the_delays),
+		cmocka_unit_test(expected_names_exactly_the_injected_delays),
+	};
+	return cmocka_run_group_tests_name("tools_gen_ranks", tests, NULL, NULL);
+}
