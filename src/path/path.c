@@ -168,28 +168,24 @@ int rtr__path_make_dirs(const char *path, char *failed, size_t failed_size)
 	if (slash == NULL || slash == dir)
 		return 0; /* the working directory or the root: there */
 	*slash = '\0';
-	/* each missing level from the top; EEXIST is another rank's mkdir that came first */
+	/* each level from the top: one there (made meanwhile by another rank: EEXIST)
+	 * must be a directory */
 	for (char *p = dir + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		char was = *p;
 		*p = '\0';
 		struct stat st;
-		if (mkdir(dir, 0777) != 0 && errno != EEXIST &&
-		    !(stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+		if (mkdir(dir, 0777) != 0) {
 			int err = -errno;
-			snprintf(failed, failed_size, "%s", dir);
-			return err;
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				snprintf(failed, failed_size, "%s", dir);
+				return err == -EEXIST ? -ENOTDIR : err;
+			}
 		}
 		*p = was;
 		if (was == '\0')
 			break;
-	}
-	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		int err = errno != 0 && stat(dir, &st) != 0 ? -errno : -ENOTDIR;
-		snprintf(failed, failed_size, "%s", dir);
-		return err;
 	}
 	return 0;
 }
