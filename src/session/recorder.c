@@ -329,6 +329,37 @@ RTR_API const char *rtr_trace_path(void)
 	return session.path;
 }
 
+RTR_API int rtr__session_file(uint64_t i, char *out, size_t size)
+{
+	uint64_t first = 0, last = 0;
+	struct rtr_stats st;
+	int err;
+
+	pthread_mutex_lock(&lifecycle_lock);
+	err = running ? 0 : -ENOENT;
+	if (err == 0 && session.cfg.mode == RTR_MODE_FLIGHT) {
+		/* the snapshots so far, and the one the stop writes */
+		rtr__writer_stats(&st);
+		if (session.cfg.flight_at_exit)
+			last = st.files;
+		else if (st.files == 0)
+			err = -ENOENT;
+		else
+			last = st.files - 1;
+	} else if (err == 0 && session.numbered) {
+		last = rtr__writer_segment();
+		if (session.cfg.keep > 0 && last + 1 > session.cfg.keep)
+			first = last + 1 - session.cfg.keep; /* the older ones are deleted */
+	}
+	if (err == 0 && i > last - first)
+		err = -ENOENT;
+	if (err == 0)
+		err = rtr__path_expand(out, size, session.pattern, session.pid, session.host,
+				       session.rank, first + i);
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
+}
+
 RTR_API const char *rtr__process_name(void)
 {
 	return session.process_name;
