@@ -5,7 +5,11 @@
  * message joined and none moved, and the injected delays in the merged slices' times
  * (the late sender's send 5 ms after its receiver began to wait, the slow rank's
  * compute twice the others' and the others waiting for it at each Allreduce, the
- * imbalanced region growing with the rank); expected.json says exactly these.
+ * imbalanced region growing with the rank); expected.json says exactly these. And the
+ * manifest (tools/lib/manifest.c): `merge MANIFEST` writes what the merge of its
+ * four files writes, `window --rank R MANIFEST` what the window of rank R's file
+ * does, a manifest is known by its content whatever its name, and one of another
+ * schema is refused.
  */
 #include "json_tree.h"
 #include "tool_test.h"
@@ -216,12 +220,112 @@ static void expected_names_exactly_the_injected_delays(void **state)
 	yajl_tree_free(e);
 }
 
+/* The whole of both files is the same. */
+static void same_file(const char *a, const char *b)
+{
+	size_t la, lb;
+	char *ta = tool_read(a, &la), *tb = tool_read(b, &lb);
+
+	assert_true(la > 0);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	free(ta);
+	free(tb);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	size_t len;
+	char *text = tool_read(from, &len);
+
+	tool_write(to, text, len);
+	free(text);
+}
+
+static void a_manifest_stands_for_its_files(void **state)
+{
+	(void)state;
+	char files[RANKS][4400], manifest[4400], renamed[4400], fake[4400];
+	const char *by_files = tool_tmp("gen-by-files.json"),
+		   *by_manifest = tool_tmp("gen-by-m.json");
+	struct tool_run run;
+
+	generate();
+	for (int r = 0; r < RANKS; r++)
+		rank_file(files[r], sizeof(files[r]), r);
+	snprintf(manifest, sizeof(manifest), "%s/t-job.manifest.json", dir);
+	tool_run(&run, NULL, "merge", "-o", by_files, files[0], files[1], files[2], files[3], NULL);
+	assert_int_equal(run.status, 0);
+	tool_run_free(&run);
+	tool_run(&run, NULL, "merge", "-o", by_manifest, manifest, NULL);
+	assert_int_equal(run.status, 0);
+	assert_true(tool_has(run.err, "read from 4 files"));
+	tool_run_free(&run);
+	same_file(by_files, by_manifest);
+
+	/* by its content: a manifest by any other name, and a trace named like one */
+	snprintf(renamed, sizeof(renamed), "%s/listing.json", dir);
+	copy_file(manifest, renamed);
+	tool_run(&run, NULL, "merge", "-o", by_manifest, renamed, NULL);
+	assert_int_equal(run.status, 0);
+	tool_run_free(&run);
+	same_file(by_files, by_manifest);
+	snprintf(fake, sizeof(fake), "%s/rank2.manifest.json", dir);
+	copy_file(files[2], fake);
+	tool_run(&run, NULL, "merge", "-o", by_manifest, fake, NULL);
+	assert_int_equal(run.status, 0);
+	assert_true(tool_has(run.err, "read from 1 files") ||
+		    tool_has(run.err, "read from 1 file"));
+	tool_run_free(&run);
+
+	/* another schema: refused, saying so */
+	const char other[] = "{\"schema_version\":2,\"type\":\"ringtrace manifest\",\"files\":[]}";
+	tool_write(renamed, other, strlen(other));
+	tool_run(&run, NULL, "merge", "-o", by_manifest, renamed, NULL);
+	assert_int_equal(run.status, 2);
+	assert_true(tool_has(run.err, "a manifest of schema_version another, not 1"));
+	tool_run_free(&run);
+}
+
+static void window_takes_a_rank_of_the_manifest(void **state)
+{
+	(void)state;
+	char file[4400], manifest[4400];
+	const char *by_file = tool_tmp("gen-w-file.json"), *by_manifest = tool_tmp("gen-w-m.json");
+	struct tool_run run;
+
+	generate();
+	rank_file(file, sizeof(file), 2);
+	snprintf(manifest, sizeof(manifest), "%s/t-job.manifest.json", dir);
+	tool_run(&run, NULL, "window", "--from", "200ms", "--to", "201ms", "-o", by_file, file,
+		 NULL);
+	assert_int_equal(run.status, 0);
+	tool_run_free(&run);
+	tool_run(&run, NULL, "window", "--rank", "2", "--from", "200ms", "--to", "201ms", "-o",
+		 by_manifest, manifest, NULL);
+	assert_int_equal(run.status, 0);
+	tool_run_free(&run);
+	same_file(by_file, by_manifest);
+	/* four files and no rank asked, a rank it does not list: usage errors */
+	tool_run(&run, NULL, "window", "--from", "200ms", "-o", by_manifest, manifest, NULL);
+	assert_int_equal(run.status, 2);
+	assert_true(tool_has(run.err, "lists 4 files: window reads one"));
+	tool_run_free(&run);
+	tool_run(&run, NULL, "window", "--rank", "7", "--from", "200ms", "-o", by_manifest,
+		 manifest, NULL);
+	assert_int_equal(run.status, 2);
+	assert_true(tool_has(run.err, "lists 0 files of rank 7"));
+	tool_run_free(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(files_land_in_their_directories_and_check_clean),
 		cmocka_unit_test(merge_joins_every_message_and_shows_the_delays),
 		cmocka_unit_test(expected_names_exactly_the_injected_delays),
+		cmocka_unit_test(a_manifest_stands_for_its_files),
+		cmocka_unit_test(window_takes_a_rank_of_the_manifest),
 	};
 	return cmocka_run_group_tests_name("tools_gen_ranks", tests, NULL, NULL);
 }
