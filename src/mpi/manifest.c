@@ -69,6 +69,9 @@ static char *rank_lines(const char *dir, int *len)
 	uint64_t n = 0;
 
 	*len = 0;
+	/* what was recorded is in its segment: the writer is up to a flush interval
+	 * behind, and would begin segments after the list */
+	rtr_flush();
 	while (n < MAX_FILES && rtr__session_file(n, path, sizeof(path)) == 0)
 		n++;
 	if (n == 0 || gethostname(host, sizeof(host)) != 0)

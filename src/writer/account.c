@@ -113,7 +113,9 @@ void rtr__writer_account(struct rtr__writer *w, int final)
 
 uint64_t rtr__writer_segment(void)
 {
-	/* relaxed: a number stored by the writer alone; worst case one segment old */
+	/* relaxed: a number stored by the writer alone; after an rtr_flush() (whose
+	 * handshake orders the writer's work before its return) the current one, else
+	 * worst case one segment old */
 	return rtr_atomic_load_relaxed(&rtr__the_writer.acct.st_segment);
 }
 
