@@ -99,51 +99,42 @@ static const char *const trace_suffixes[] = {
 
 int rtr__path_manifest(char *out, size_t size, const char *pattern, pid_t pid, const char *host)
 {
-	const char *p, *name = pattern, *escape = strchr(pattern, '%');
-	char stem[PATH_MAX];
-	size_t o = 0, dir;
+	char name[PATH_MAX], stem[PATH_MAX];
+	size_t o = 0, dir = 0;
 	int job = 0;
 
 	if (pattern == NULL || *pattern == '\0')
 		return -EINVAL;
 	/* the directories before the first that holds an escape: every rank's below it */
-	for (p = pattern; *p != '\0' && (escape == NULL || p < escape); p++)
-		if (*p == '/')
-			name = p + 1;
-	dir = (size_t)(name - pattern);
-	for (p = strrchr(pattern, '/') != NULL ? strrchr(pattern, '/') + 1 : pattern; *p != '\0';
-	     p++) {
-		const char *piece = NULL;
-		char one[2] = {*p, '\0'};
-		if (*p == '%' && (p[1] == 'r' || p[1] == 's')) {
-			piece = *++p == 'r' ? (job = 1, "job") : "";
-			/* "t.%s.json": the number's separator goes with it */
-			if (*p == 's' && o > 0 && stem[o - 1] == '.')
-				o--;
-		} else if (*p == '%' && p[1] != '\0') {
-			char two[3] = {'%', p[1], '\0'}, exp[256];
-			int err = rtr__path_expand(exp, sizeof(exp), two, pid, host, 0, 0);
-			if (err != 0)
-				return err;
+	for (const char *q = pattern; *q != '\0' && *q != '%'; q++)
+		if (*q == '/')
+			dir = (size_t)(q - pattern) + 1;
+	const char *base = strrchr(pattern, '/') != NULL ? strrchr(pattern, '/') + 1 : pattern;
+	/* the file name's pattern with "job" for %r, %s (and a '.' before it) left out */
+	const char *p;
+	for (p = base; *p != '\0' && o + 4 < sizeof(name); p++) {
+		if (p[0] == '%' && p[1] == 'r') {
+			memcpy(name + o, "job", 3);
+			o += 3;
+			job = 1;
 			p++;
-			piece = exp;
-			size_t len = strlen(piece);
-			if (o + len >= sizeof(stem))
-				return -ENAMETOOLONG;
-			memcpy(stem + o, piece, len);
-			o += len;
-			continue;
-		} else if (*p == '%') {
-			return -EINVAL;
+		} else if (p[0] == '%' && p[1] == 's') {
+			if (o > 0 && name[o - 1] == '.')
+				o--;
+			p++;
+		} else {
+			name[o++] = *p;
+			if (p[0] == '%' && p[1] != '\0')
+				name[o++] = *++p; /* another escape, %% included: expanded below */
 		}
-		piece = piece != NULL ? piece : one;
-		size_t len = strlen(piece);
-		if (o + len >= sizeof(stem))
-			return -ENAMETOOLONG;
-		memcpy(stem + o, piece, len);
-		o += len;
 	}
-	stem[o] = '\0';
+	if (*p != '\0')
+		return -ENAMETOOLONG;
+	name[o] = '\0';
+	int err = rtr__path_expand(stem, sizeof(stem), name, pid, host, 0, 0);
+	if (err != 0)
+		return err;
+	o = strlen(stem);
 	for (size_t i = 0; i < sizeof(trace_suffixes) / sizeof(trace_suffixes[0]); i++) {
 		size_t len = strlen(trace_suffixes[i]);
 		if (o > len && strcmp(stem + o - len, trace_suffixes[i]) == 0) {
