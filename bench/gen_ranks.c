@@ -338,15 +338,18 @@ static int parse_parts(char *arg, const char *kinds, void **outs)
 			return -1;
 		if (colon != NULL)
 			*colon = '\0';
-		if (kinds[k] == 's')
-			*(const char **)outs[k] = p, end = p + strlen(p);
-		else if (kinds[k] == 'l')
+		if (kinds[k] == 's') {
+			*(const char **)outs[k] = p;
+			end = p + strlen(p);
+		} else if (kinds[k] == 'l') {
 			*(long *)outs[k] = strtol(p, &end, 10);
-		else
+		} else {
 			*(double *)outs[k] = strtod(p, &end);
+		}
 		if (end == p || *end != '\0')
 			return -1;
-		p = colon + 1;
+		if (colon != NULL)
+			p = colon + 1;
 	}
 	return 0;
 }
