@@ -283,7 +283,7 @@ static void a_manifest_stands_for_its_files(void **state)
 	tool_write(renamed, other, strlen(other));
 	tool_run(&run, NULL, "merge", "-o", by_manifest, renamed, NULL);
 	assert_int_equal(run.status, 2);
-	assert_true(tool_has(run.err, "a manifest of schema_version another, not 1"));
+	assert_true(tool_has(run.err, "a manifest of schema_version 2, not 1"));
 	tool_run_free(&run);
 }
 

@@ -9,7 +9,6 @@
 #include "manifest.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,6 @@
 
 #define MANIFEST_MAX_BYTES (256u << 20) /* 1,000,000 files at 256 bytes a line */
 #define MANIFEST_SCHEMA	   1
-
-/* "ringtrace CMD: ..." on stderr, as the commands say what went wrong. */
-static void say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ringtrace %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* The text of path when it may be a manifest (a regular file of at most the limit
  * whose first non-blank byte is '{'); NULL otherwise. */
@@ -92,8 +77,8 @@ static char *joined(const char *manifest, size_t dir_len, const char *path)
 }
 
 /* Its files into out; 1 when the text is no manifest; 0; -1 having said why. */
-static int expand_one(const char *cmd, const char *manifest, const char *text,
-		      struct manifest_files *out)
+static int expand_one(const char *manifest, const char *text, struct manifest_files *out, char *why,
+		      size_t why_size)
 {
 	const char *type_at[] = {"type", NULL}, *ver_at[] = {"schema_version", NULL},
 		   *files_at[] = {"files", NULL}, *path_at[] = {"path", NULL},
@@ -112,11 +97,13 @@ static int expand_one(const char *cmd, const char *manifest, const char *text,
 	yajl_val ver = yajl_tree_get(top, ver_at, yajl_t_number);
 	yajl_val files = yajl_tree_get(top, files_at, yajl_t_array);
 	if (ver == NULL || !YAJL_IS_INTEGER(ver) || YAJL_GET_INTEGER(ver) != MANIFEST_SCHEMA) {
-		say(cmd, "%s: a manifest of schema_version %s, not %d", manifest,
-		    ver != NULL && YAJL_IS_INTEGER(ver) ? "another" : "none", MANIFEST_SCHEMA);
+		snprintf(why, why_size, "%s: a manifest of schema_version %lld, not %d", manifest,
+			 ver != NULL && YAJL_IS_INTEGER(ver) ? (long long)YAJL_GET_INTEGER(ver)
+							     : -1LL,
+			 MANIFEST_SCHEMA);
 		rc = -1;
 	} else if (files == NULL) {
-		say(cmd, "%s: a manifest without \"files\"", manifest);
+		snprintf(why, why_size, "%s: a manifest without \"files\"", manifest);
 		rc = -1;
 	}
 	for (size_t i = 0; rc == 0 && i < YAJL_GET_ARRAY(files)->len; i++) {
@@ -126,10 +113,11 @@ static int expand_one(const char *cmd, const char *manifest, const char *text,
 		yajl_val rank = yajl_tree_get(entry, rank_at, yajl_t_number);
 		long r = rank != NULL && YAJL_IS_INTEGER(rank) ? (long)YAJL_GET_INTEGER(rank) : -1;
 		if (name == NULL) {
-			say(cmd, "%s: file %zu of the manifest has no \"path\"", manifest, i);
+			snprintf(why, why_size, "%s: file %zu of the manifest has no \"path\"",
+				 manifest, i);
 			rc = -1;
 		} else if (push(out, joined(manifest, dir_len, name), r) != 0) {
-			say(cmd, "out of memory");
+			snprintf(why, why_size, "out of memory");
 			rc = -1;
 		}
 	}
@@ -137,19 +125,20 @@ static int expand_one(const char *cmd, const char *manifest, const char *text,
 	return rc;
 }
 
-int manifest_expand(const char *cmd, char *const *args, size_t n, struct manifest_files *out)
+int manifest_expand(char *const *args, size_t n, struct manifest_files *out, char *why,
+		    size_t why_size)
 {
 	*out = (struct manifest_files){0};
 	for (size_t i = 0; i < n; i++) {
 		char *text = strcmp(args[i], "-") != 0 ? manifest_text(args[i]) : NULL;
-		int rc = text != NULL ? expand_one(cmd, args[i], text, out) : 1;
+		int rc = text != NULL ? expand_one(args[i], text, out, why, why_size) : 1;
 		free(text);
 		if (rc < 0)
 			return -1;
 		if (rc == 0)
 			out->manifests++;
 		else if (push(out, strdup(args[i]), -1) != 0)
-			return say(cmd, "out of memory"), -1;
+			return snprintf(why, why_size, "out of memory"), -1;
 	}
 	return 0;
 }

@@ -24,12 +24,14 @@ struct manifest_files {
 /*
  * args[0 .. n) into out, in order, each manifest among them replaced by the files it
  * lists in its order (by rank, then segment), a relative path joined to the
- * manifest's directory. 0, or -1 having said why on stderr as cmd ("ringtrace merge:
- * job.manifest.json: ...": a manifest of another schema_version, without "files", an
- * entry without "path"; out of memory). A listed file that is missing is the
- * command's to report when it opens it. manifest_files_free() out after either.
+ * manifest's directory. 0, or -1 with why (why_size bytes) saying why for the
+ * command to print: "job.manifest.json: a manifest of schema_version 2, not 1", one
+ * without "files", an entry without "path", "out of memory". A listed file that is
+ * missing is the command's to report when it opens it. manifest_files_free() out
+ * after either.
  */
-int manifest_expand(const char *cmd, char *const *args, size_t n, struct manifest_files *out);
+int manifest_expand(char *const *args, size_t n, struct manifest_files *out, char *why,
+		    size_t why_size);
 
 void manifest_files_free(struct manifest_files *out);
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -356,15 +357,19 @@ int cmd_merge(int argc, char **argv)
 	int pftrace = -1; /* -1: by the output's name */
 	int status = parse_options(argc, argv, &m, &output, &pftrace);
 	struct manifest_files files;
+	char why[PATH_MAX + 128];
 
 	if (status >= 0)
 		return status;
 	/* a job's manifest among the inputs: the files it lists (their paths live until
 	 * the merge is done) */
-	if (manifest_expand("merge", argv + optind, (size_t)(argc - optind), &files) == 0)
+	if (manifest_expand(argv + optind, (size_t)(argc - optind), &files, why, sizeof(why)) ==
+	    0) {
 		status = merge_files(&files, &m, output, pftrace);
-	else
+	} else {
+		cli_error("merge", "%s", why);
 		status = CLI_ERROR;
+	}
 	manifest_files_free(&files);
 	return status;
 }

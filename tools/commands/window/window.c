@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -313,10 +314,13 @@ static int pick_file(const char *arg, const struct options *o, struct manifest_f
 		     const char **path)
 {
 	char *const args[] = {(char *)arg};
+	char why[PATH_MAX + 128];
 	size_t found = 0;
 
-	if (manifest_expand("window", args, 1, files) != 0)
+	if (manifest_expand(args, 1, files, why, sizeof(why)) != 0) {
+		cli_error("window", "%s", why);
 		return CLI_ERROR;
+	}
 	for (size_t i = 0; i < files->n; i++)
 		if (o->rank < 0 || files->ranks[i] == o->rank)
 			*path = files->paths[i], found++;
