@@ -29,6 +29,7 @@ struct options {
 	struct gen_job job;
 	const char *pattern;
 	const char *expected;
+	double drift_ppm; /* rank r's clock runs r x this many ppm fast */
 	int manifest;
 	int quiet;
 };
@@ -39,10 +40,23 @@ struct rank_file {
 	long rank;
 	long pid;
 	int64_t origin; /* true ns of its 0 */
-	int64_t offset; /* its clock - rank 0's */
+	int64_t offset; /* its clock - rank 0's at START_NS */
+	double drift;	/* its clock's rate - rank 0's (r x --clock-drift-ppm / 1e6) */
 	uint64_t events;
 	uint64_t bytes;
 };
+
+/* True time t (rank 0's clock) on rf's clock. */
+static int64_t local(const struct rank_file *rf, int64_t t)
+{
+	return t + rf->offset + (int64_t)((double)(t - START_NS) * rf->drift);
+}
+
+/* t on rf's timeline: from its origin, its clock's ns. */
+static int64_t rel(const struct rank_file *rf, int64_t t)
+{
+	return local(rf, t) - local(rf, rf->origin);
+}
 
 /* µs with up to three decimals from ns (docs/format.md): never negative here. */
 static int put_us(char *out, int64_t ns)
@@ -72,8 +86,8 @@ static void slice(struct rank_file *rf, const char *cat, const char *name, int64
 {
 	char buf[512], ts[32], dur[32];
 
-	put_us(ts, begin - rf->origin);
-	put_us(dur, end - begin);
+	put_us(ts, rel(rf, begin));
+	put_us(dur, local(rf, end) - local(rf, begin));
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%s,\"dur\":%s,\"pid\":%ld,"
 		 "\"tid\":%ld%s%s%s}",
@@ -87,7 +101,7 @@ static void flow(struct rank_file *rf, const struct gen_flow *fl, long seq)
 {
 	char buf[256], ts[32];
 
-	put_us(ts, fl->at - rf->origin);
+	put_us(ts, rel(rf, fl->at));
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"%s,\"cat\":\"mpi\",\"name\":\"message\",\"ts\":%s,\"id\":\"0x%" PRIx64
 		 "\",\"pid\":%ld,\"tid\":%ld}",
@@ -103,13 +117,13 @@ static void clock_sync(struct rank_file *rf, int64_t at)
 	char buf[512], ts[32];
 	int zero = rf->rank == 0;
 
-	put_us(ts, at - rf->origin);
+	put_us(ts, rel(rf, at));
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"ringtrace\",\"name\":\"ringtrace: clock "
 		 "sync\",\"ts\":%s,\"pid\":%ld,\"tid\":%ld,\"args\":{\"reference_rank\":0,"
 		 "\"rank\":%ld,\"at_ns\":%" PRId64 ",\"offset_ns\":%" PRId64 ",\"error_ns\":%d,"
 		 "\"rtt_ns\":%d,\"rounds\":50}}",
-		 ts, rf->pid, rf->pid, rf->rank, at + rf->offset, -rf->offset, zero ? 0 : 300,
+		 ts, rf->pid, rf->pid, rf->rank, local(rf, at), at - local(rf, at), zero ? 0 : 300,
 		 zero ? 0 : 600);
 	line(rf, buf);
 	rf->events++;
@@ -132,7 +146,7 @@ static void start_marker(struct rank_file *rf, const struct gen_job *job)
 		 "\"rank\":%ld,\"world_size\":%ld,\"version\":\"0.1.0\",\"clock\":\"tsc\","
 		 "\"io\":\"io_uring\",\"ring_bytes\":1048576,\"on_full\":\"drop\",\"flush_ms\":100,"
 		 "\"compress\":\"none\",\"cache_mb\":64}}",
-		 rf->pid, rf->pid, rf->origin + rf->offset, REALTIME_BASE_NS + rf->origin, host,
+		 rf->pid, rf->pid, local(rf, rf->origin), REALTIME_BASE_NS + rf->origin, host,
 		 rf->pid, rf->rank, job->ranks);
 	line(rf, buf);
 	snprintf(buf, sizeof(buf),
@@ -151,7 +165,7 @@ static void end_marker(struct rank_file *rf, int64_t at)
 {
 	char buf[512], ts[32];
 
-	put_us(ts, at - rf->origin);
+	put_us(ts, rel(rf, at));
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%s,\"pid\":%ld,"
 		 "\"tid\":%ld,\"args\":{\"final\":true,\"events\":%" PRIu64 ",\"dropped\":0,"
@@ -213,6 +227,7 @@ static int write_rank(const struct options *o, long r, const char *path)
 	setvbuf(rf.f, buf, _IOFBF, sizeof(buf));
 	rf.origin = START_NS + r * RANK_START_STEP_NS;
 	rf.offset = job->offset_step_ns * r;
+	rf.drift = o->drift_ppm * 1e-6 * (double)r;
 	start_marker(&rf, job);
 	int64_t init_end = gen_job_begin() + (r % 8) * 150;
 	slice(&rf, "mpi", "MPI_Init", rf.origin + 18000, init_end, NULL);
@@ -314,14 +329,15 @@ static int gen_write_expected(const struct options *o, const char *manifest)
 		"{\"schema_version\":1,\"type\":\"ringtrace generated job\",\"ranks\":%ld,"
 		"\"iterations\":%ld,\"barrier_every\":%ld,\"halo\":\"%s\","
 		"\"pattern\":\"%s\",\"manifest\":%s%s%s,\"ranks_per_host\":%d,"
-		"\"clock_offset_ns_per_rank\":%" PRId64 ",\"compute_ns\":%" PRId64 ","
+		"\"clock_offset_ns_per_rank\":%" PRId64 ",\"clock_drift_ppm_per_rank\":%g,"
+		"\"compute_ns\":%" PRId64 ","
 		"\"region\":\"%s\",\"region_ns\":%" PRId64 ","
 		"\"collectives_per_iteration\":\"MPI_Allreduce, then MPI_Barrier every "
 		"barrier_every-th\"",
 		job->ranks, job->iterations, job->barrier_every, job->blocking ? "send" : "isend",
 		o->pattern, o->manifest ? "\"" : "", o->manifest ? manifest + dir : "null",
-		o->manifest ? "\"" : "", job->ranks_per_host, job->offset_step_ns, job->compute_ns,
-		job->region_name, job->region_ns);
+		o->manifest ? "\"" : "", job->ranks_per_host, job->offset_step_ns, o->drift_ppm,
+		job->compute_ns, job->region_name, job->region_ns);
 	expected_injected(e, job);
 	return fclose(e) == 0 ? 0 : -1;
 }
@@ -367,7 +383,8 @@ enum {
 	OPT_LATE,
 	OPT_SLOW,
 	OPT_IMBALANCE,
-	OPT_QUIET
+	OPT_QUIET,
+	OPT_DRIFT
 };
 
 static const struct option long_options[] = {
@@ -379,6 +396,7 @@ static const struct option long_options[] = {
 	{"region", required_argument, NULL, OPT_REGION},
 	{"region-us", required_argument, NULL, OPT_REGION_US},
 	{"clock-offset-us", required_argument, NULL, OPT_OFFSET},
+	{"clock-drift-ppm", required_argument, NULL, OPT_DRIFT},
 	{"ranks-per-host", required_argument, NULL, OPT_PER_HOST},
 	{"late-sender", required_argument, NULL, OPT_LATE},
 	{"slow-rank", required_argument, NULL, OPT_SLOW},
@@ -426,6 +444,9 @@ static int parse_option(int c, char *arg, struct options *o)
 	case OPT_OFFSET:
 		job->offset_step_ns = (int64_t)(strtod(arg, NULL) * 1000);
 		return 0;
+	case OPT_DRIFT:
+		o->drift_ppm = strtod(arg, NULL);
+		return o->drift_ppm >= 0 && o->drift_ppm <= 1000 ? 0 : -1;
 	case OPT_PER_HOST:
 		job->ranks_per_host = (int)strtol(arg, NULL, 10);
 		return job->ranks_per_host >= 1 ? 0 : -1;
@@ -561,7 +582,8 @@ static void usage(FILE *to)
 	fputs("usage: gen_ranks [-n RANKS] [-i ITERATIONS] [-o PATTERN] [--manifest]\n"
 	      "                 [--expected FILE] [--barrier-every K] [--blocking]\n"
 	      "                 [--compute-us US] [--region NAME] [--region-us US]\n"
-	      "                 [--clock-offset-us US] [--ranks-per-host N]\n"
+	      "                 [--clock-offset-us US] [--clock-drift-ppm P]\n"
+	      "                 [--ranks-per-host N]\n"
 	      "                 [--late-sender RANK:ITERATION:MS] [--slow-rank RANK:FACTOR]\n"
 	      "                 [--imbalance NAME:GROWTH] [--quiet]\n",
 	      to);
