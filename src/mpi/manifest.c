@@ -5,8 +5,8 @@
  * to the manifest's directory when below it, the segment when there are several),
  * and rank 0 writes them in rank order at the name rtr__path_manifest() gives the
  * pattern, through a new file and rename(). On the module's private duplicate of the
- * world, before it is freed; every rank takes part, a rank whose session is not the
- * module's with no line.
+ * world, before it is freed; every rank takes part, one whose recorder is not running
+ * with no line.
  */
 #include "mpi/mpi_internal.h"
 
@@ -149,7 +149,7 @@ void rtr__mpi_manifest(void)
 	gethostname(host, sizeof(host) - 1);
 	/* rank 0's name for it, and its directory, made absolute alike on every rank */
 	if (rtr__path_manifest(name, sizeof(name), pattern_of(), getpid(), host) == 0 &&
-	    absolute(name, abs, sizeof(abs)) == 0 && rtr__mpi.started_here) {
+	    absolute(name, abs, sizeof(abs)) == 0) {
 		*(strrchr(abs, '/') + 1) = '\0';
 		lines = rank_lines(abs, &len);
 	}
