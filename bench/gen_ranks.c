@@ -500,6 +500,11 @@ static int gen_parse(int argc, char **argv, struct options *o)
 	if (optind != argc || job->late_rank >= job->ranks || job->slow_rank >= job->ranks ||
 	    job->late_iteration >= job->iterations)
 		return -1;
+	/* one file a rank: the name must tell them apart */
+	if (strstr(o->pattern, "%r") == NULL && strstr(o->pattern, "%p") == NULL) {
+		fprintf(stderr, "gen_ranks: -o %s: the pattern needs %%r (or %%p)\n", o->pattern);
+		return -1;
+	}
 	return 0;
 }
 
