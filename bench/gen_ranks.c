@@ -331,7 +331,7 @@ static int gen_write_expected(const struct options *o, const char *manifest)
 		"\"pattern\":\"%s\",\"manifest\":%s%s%s,\"ranks_per_host\":%d,"
 		"\"clock_offset_ns_per_rank\":%" PRId64 ",\"clock_drift_ppm_per_rank\":%g,"
 		"\"compute_ns\":%" PRId64 ","
-		"\"region\":\"%s\",\"region_ns\":%" PRId64 ","
+		"\"region\":\"%s\",\"region_ns\":%" PRId64 ",\"noise_ns\":5000,"
 		"\"collectives_per_iteration\":\"MPI_Allreduce, then MPI_Barrier every "
 		"barrier_every-th\"",
 		job->ranks, job->iterations, job->barrier_every, job->blocking ? "send" : "isend",
