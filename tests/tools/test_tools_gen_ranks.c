@@ -35,6 +35,7 @@
 #define LATE_NS	   5000000
 #define COMPUTE_NS 200000
 #define REGION_NS  50000
+#define NOISE_NS   5000 /* expected.json's bound on the pattern's own waits */
 
 static char dir[4096];
 
@@ -172,7 +173,11 @@ static void merge_joins_every_message_and_shows_the_delays(void **state)
 	const struct tt_event *wait = nth(&t, 2, "MPI_Waitall", 2, -1);
 	assert_near(send->ts_ns - wait->ts_ns, LATE_NS);
 	assert_true(wait->dur_ns > LATE_NS);
-	assert_true(nth(&t, 2, "MPI_Waitall", 1, -1)->dur_ns < 10000);
+	/* no other wait in the halo: the pattern's own are below noise_ns */
+	for (int i = 0; i < ITERATIONS; i++)
+		for (int r = 0; r < RANKS; r++)
+			if (i != 2 || r != 2)
+				assert_true(nth(&t, r, "MPI_Waitall", i, -1)->dur_ns < NOISE_NS);
 
 	for (int i = 0; i < ITERATIONS; i++) {
 		for (int r = 0; r < RANKS; r++) {
