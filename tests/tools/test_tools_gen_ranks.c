@@ -336,6 +336,83 @@ static void window_takes_a_rank_of_the_manifest(void **state)
 	tool_run_free(&run);
 }
 
+/* `ringtrace report --json` of the files listed (a manifest, or them one by one) into
+ * a parsed tree. */
+static yajl_val report_of(const char *const *inputs, size_t n)
+{
+	const char *args[8] = {"report", "--json"};
+	struct tool_run run;
+
+	for (size_t i = 0; i < n; i++)
+		args[2 + i] = inputs[i];
+	args[2 + n] = NULL;
+	tool_runv(&run, NULL, NULL, args);
+	assert_int_equal(run.status, 0);
+	yajl_val v = jt_parse(run.out, "report --json");
+	tool_run_free(&run);
+	return v;
+}
+
+static void report_finds_exactly_the_injected_delays(void **state)
+{
+	(void)state;
+	char files[RANKS][4400], manifest[4400];
+
+	generate();
+	for (int r = 0; r < RANKS; r++)
+		rank_file(files[r], sizeof(files[r]), r);
+	snprintf(manifest, sizeof(manifest), "%s/t-job.manifest.json", dir);
+	const char *one[] = {manifest};
+	const char *four[] = {files[0], files[1], files[2], files[3]};
+	yajl_val by_manifest = report_of(one, 1), by_files = report_of(four, RANKS);
+	jt_expect_same(by_manifest, by_files);
+	yajl_tree_free(by_files);
+
+	/* one late sender: rank 2 waited 5 ms in its Waitall for rank 1 */
+	yajl_val totals = jt_at(by_manifest, "wait_totals");
+	assert_int_equal(jt_int(jt_at(totals, "late_sender"), "count"), 1);
+	assert_near(jt_int(jt_at(totals, "late_sender"), "ns"), LATE_NS);
+	assert_int_equal(jt_int(jt_at(totals, "late_receiver"), "count"), 0);
+	yajl_val waits = jt_array(by_manifest, "waits");
+	size_t late = 0, slow = 0;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(waits)->len; i++) {
+		yajl_val w = YAJL_GET_ARRAY(waits)->values[i];
+		const char *kind = jt_str(w, "kind");
+		long long count = jt_int(w, "count"), ns = jt_int(w, "ns");
+		long long cause = jt_int(w, "cause_rank");
+		if (strcmp(kind, "late_sender") == 0) {
+			assert_int_equal(jt_int(w, "rank"), 2);
+			assert_int_equal(cause, 1);
+			assert_string_equal(jt_str(w, "path"), "MPI_Waitall");
+			late++;
+		} else if (ns > NOISE_NS * count) {
+			/* above the noise, only what the delays cause: the slow rank at every
+			 * Allreduce but iteration 2's, which the late pair reaches last */
+			assert_string_equal(kind, "collective");
+			assert_string_equal(jt_str(w, "path"), "MPI_Allreduce");
+			assert_true(cause == 3 ? count == ITERATIONS - 1
+					       : cause == 2 && count == 1);
+			slow += cause == 3;
+		}
+	}
+	assert_int_equal(late, 1);
+	assert_int_equal(slow, RANKS - 1); /* ranks 0, 1 and 2 waited for rank 3 */
+	/* the imbalanced region: max / mean = 2 / 1.5, the last rank's */
+	yajl_val paths = jt_array(by_manifest, "paths");
+	size_t found = 0;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(paths)->len; i++) {
+		yajl_val p = YAJL_GET_ARRAY(paths)->values[i];
+		if (strcmp(jt_str(p, "path"), "assemble") != 0)
+			continue;
+		found++;
+		assert_true(jt_double(p, "imbalance") > 1.3333 &&
+			    jt_double(p, "imbalance") < 1.3334);
+		assert_int_equal(jt_int(p, "max_rank"), RANKS - 1);
+	}
+	assert_int_equal(found, 1);
+	yajl_tree_free(by_manifest);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +421,7 @@ int main(void)
 		cmocka_unit_test(expected_names_exactly_the_injected_delays),
 		cmocka_unit_test(a_manifest_stands_for_its_files),
 		cmocka_unit_test(window_takes_a_rank_of_the_manifest),
+		cmocka_unit_test(report_finds_exactly_the_injected_delays),
 	};
 	return cmocka_run_group_tests_name("tools_gen_ranks", tests, NULL, NULL);
 }
