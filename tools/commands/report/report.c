@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ringtrace report`: the command (job_report.h): its options, its inputs (files, or
- * the trace files of a directory), the passes over the files on -j threads, then the
- * merge, the analysis and the outputs on one thread.
+ * `ringtrace report`: the command (job_report.h): its options, its inputs (files, the
+ * trace files of a directory, the files a job's manifest lists), the passes over the
+ * files on -j threads, then the merge, the analysis and the outputs on one thread.
  */
 #include "cli.h"
 #include "job_report.h"
 #include "json.h"
+#include "manifest.h"
 
 #include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,7 +27,8 @@ static void usage(FILE *f)
 		"usage: ringtrace report [-j N] [--top N] [--json] [--html FILE] FILE|DIR...\n"
 		"\n"
 		"Where an MPI job's time went, from its rank traces (JSON or .pftrace, plain or\n"
-		"gzip; a directory stands for its trace files): ranks aligned on rank 0's clock\n"
+		"gzip; a directory stands for its trace files, a job's manifest for the files\n"
+		"it lists): ranks aligned on rank 0's clock\n"
 		"by their clock sync measurements, as merge aligns them, then\n"
 		"  - per rank: computation, MPI and idle time on the job's span, and shares;\n"
 		"  - wait states: late sender, late receiver, wait at N-to-N collectives and at\n"
@@ -225,6 +228,8 @@ int cmd_report(int argc, char **argv)
 	char **list = NULL;
 	size_t n = 0, cap = 0;
 	struct job j = {0};
+	struct manifest_files files = {0};
+	char why[PATH_MAX + 128];
 	int rc;
 
 	argc = cli_common_options("report", argc, argv);
@@ -233,8 +238,14 @@ int cmd_report(int argc, char **argv)
 	rc = parse_args(argc, argv, &jobs, &o);
 	if (rc != 0)
 		return rc == -1 ? CLI_OK : rc;
-	for (int i = optind; i < argc; i++)
-		if (add_input(&list, &n, &cap, argv[i])) {
+	/* a job's manifest among the inputs: the files it lists */
+	if (manifest_expand(argv + optind, (size_t)(argc - optind), &files, why, sizeof(why))) {
+		cli_error("report", "%s", why);
+		rc = CLI_ERROR;
+		goto out;
+	}
+	for (size_t i = 0; i < files.n; i++)
+		if (add_input(&list, &n, &cap, files.paths[i])) {
 			cli_error("report", "out of memory");
 			rc = CLI_ERROR;
 			goto out;
@@ -255,6 +266,7 @@ int cmd_report(int argc, char **argv)
 		j.parts[i].index = i, j.parts[i].path = list[i];
 	rc = report_job(&j, jobs, &o);
 out:
+	manifest_files_free(&files);
 	job_free(&j);
 	free(j.parts);
 	for (size_t i = 0; i < n; i++)
