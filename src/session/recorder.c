@@ -165,9 +165,12 @@ static int start(const struct rtr_config *cfg, enum starter by)
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
 
 	/* rtr__session_config() has resolved RTR_FORMAT_AUTO by the path's suffix. */
-	err = rtr__writer_start(&session, session.cfg.format == RTR_FORMAT_PERFETTO
-						  ? &rtr__perfetto_format
-						  : &rtr__json_format);
+	int profile = session.cfg.mode == RTR_MODE_PROFILE;
+	err = rtr__writer_start(&session,
+				profile					    ? &rtr__profile_format
+				: session.cfg.format == RTR_FORMAT_PERFETTO ? &rtr__perfetto_format
+									    : &rtr__json_format,
+				profile || session.cfg.profile ? &rtr__profiler : NULL);
 	if (err != 0) {
 		if (session.fd >= 0)
 			close(session.fd);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profiles: the writer's events aggregated into call-path trees instead of lines
+ * (docs/profile.md). Its rooms:
+ *
+ *	tree.c		the aggregate: strings, nodes (one per call path), per thread the
+ *			open slices, counters; fed a batch of events at a time
+ *	text.c		the aggregate as the profile's JSON document, and the export of a
+ *			process's profile (its threads merged) for the job profile
+ *	job.c		the job profile: the ranks' exports merged, written by rank 0
+ *	file.c		the format of RINGTRACE_MODE=profile (no lines: the profile is
+ *			written whole), the profiler beside a trace (RINGTRACE_PROFILE=1),
+ *			the file written under a new name and renamed into place
+ *
+ * Why a tree per thread in one pool: a node is found by (parent, name, category) in
+ * one hash table, so a slice's begin costs one lookup, and the file is written by a
+ * walk of each thread's root. Names are interned by content (a static string's
+ * pointer is cached in front), so the same name recorded through two pointers, or
+ * copied, is one node.
+ *
+ * The writer thread feeds the aggregate and writes the file; the MPI module's export
+ * (rtr__profile_export()) runs on the program's thread: the aggregate's lock orders
+ * them.
+ */
+#ifndef RTR_FORMAT_PROFILE_H
+#define RTR_FORMAT_PROFILE_H
+
+#include "common/sketch.h"
+#include "writer/format.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define RTR__PROF_NONE UINT32_MAX
+
+/* One call path: a node of a thread's tree. */
+struct rtr__prof_node {
+	uint32_t parent, child, sibling; /* RTR__PROF_NONE: none; a root's parent is none */
+	uint32_t next;			 /* the hash chain */
+	uint32_t name, cat;		 /* string ids (0: none) */
+	uint32_t depth;			 /* 0 for a thread's root */
+	uint32_t unused;
+	uint64_t n, t, s, min, max; /* slices, total ns, self ns, one slice's least and most */
+	struct rtr__sketch q;
+};
+
+/* A slice open on a thread: its node, when it began, its direct children's time. */
+struct rtr__prof_frame {
+	uint32_t node;
+	uint32_t unused;
+	uint64_t begin, child_ns;
+	struct { /* its node as it was, while a file counts the slice as ended */
+		uint64_t n, t, s, min, max;
+		struct rtr__sketch q;
+	} saved;
+};
+
+/* A complete slice (ts and dur given) just ended: a later one inside it nests in it. */
+struct rtr__prof_span {
+	uint32_t node, level; /* level: the open slices when it was added */
+	uint64_t ts, end;
+};
+
+struct rtr__prof_thread {
+	int32_t tid;
+	uint32_t root;
+	uint64_t events, dropped; /* recorded on the thread's ring; dropped by its producer */
+	uint32_t depth;		  /* open slices kept in stack */
+	uint32_t extra;		  /* open slices past the depth limit */
+	uint32_t nspans;
+	uint32_t unused;
+	struct rtr__prof_frame *stack; /* depth_limit */
+	struct rtr__prof_span *spans;  /* depth_limit */
+	char name[64];
+};
+
+struct rtr__prof_counter {
+	int32_t tid;
+	uint32_t name, cat;
+	uint32_t next;
+	uint64_t samples;
+	double min, max, sum, last;
+};
+
+/* Strings by content: bytes in an arena, ids into offsets. */
+struct rtr__prof_strings {
+	char *arena;
+	size_t arena_len, arena_cap;
+	uint32_t *off, *len, *next; /* per id (id 0 unused) */
+	uint32_t count, cap;
+	uint32_t *slots; /* hash of content -> first id */
+	uint32_t nslots;
+	struct {
+		const char *ptr;
+		uint32_t id;
+	} cache[1024]; /* a static string's pointer -> its id */
+};
+
+struct rtr__prof {
+	pthread_mutex_t lock; /* the aggregate: the writer's feed against an export */
+	unsigned depth_limit;
+	uint32_t node_limit;
+	uint64_t deeper;   /* slices past the depth limit, counted in their ancestor */
+	uint64_t unplaced; /* slices whose call path found no node (node_limit) */
+	struct rtr__prof_strings str;
+	struct rtr__prof_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	uint32_t npaths;      /* nodes but the roots: the call paths, at most node_limit */
+	uint32_t *node_slots; /* hash of (parent, name, cat) -> first node */
+	uint32_t nslots;
+	struct rtr__prof_thread *threads;
+	uint32_t nthreads, threads_cap;
+	uint32_t last_thread; /* the thread looked up last */
+	struct rtr__prof_counter *counters;
+	uint32_t ncounters, counters_cap;
+	uint32_t *counter_slots; /* 1024 */
+	uint64_t files;		 /* profiles written */
+	uint64_t write_errors;	 /* profiles that could not be written */
+	int is_format;		 /* the session's format: the file is the profile */
+};
+
+/* tree.c */
+int rtr__prof_init(struct rtr__prof *p, unsigned depth_limit, uint32_t node_limit);
+void rtr__prof_free(struct rtr__prof *p);
+/* A batch of ring r's events, before the format writes them (their names as decoded). */
+void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__batch *b);
+/* The string of id (its bytes and length). */
+const char *rtr__prof_str(const struct rtr__prof *p, uint32_t id, uint32_t *len);
+/* Intern len bytes: the id, 0 when the table is full. */
+uint32_t rtr__prof_intern(struct rtr__prof *p, const char *s, uint32_t len);
+/* The node of (parent, name, cat), made when new: RTR__PROF_NONE at node_limit. */
+uint32_t rtr__prof_child(struct rtr__prof *p, uint32_t parent, uint32_t name, uint32_t cat);
+/* A new root (parent none). RTR__PROF_NONE without memory. */
+uint32_t rtr__prof_root(struct rtr__prof *p);
+/* A slice of node ended: dur ns, of which child_ns in its direct children. */
+void rtr__prof_add(struct rtr__prof_node *nd, uint64_t dur, uint64_t child_ns);
+/* Count the slices open at end_ns as ended there (apply 1) or take them back (0). */
+void rtr__prof_open_slices(struct rtr__prof *p, uint64_t end_ns, int apply);
+
+/* text.c: a growing buffer of text. */
+struct rtr__prof_buf {
+	char *data;
+	size_t len, cap;
+	int failed; /* out of memory: the text is cut */
+};
+/* Room for need more bytes at the end: the cursor, or NULL (failed set). */
+char *rtr__prof_reserve(struct rtr__prof_buf *b, size_t need);
+void rtr__prof_buf_free(struct rtr__prof_buf *b);
+/* A node's keys after its name ("cat", n, t, s, min, max, q), without its children. */
+char *rtr__prof_node_keys(char *cur, const struct rtr__prof *p, const struct rtr__prof_node *nd);
+/* The most rtr__prof_node_keys() writes for nd. */
+size_t rtr__prof_node_bound(const struct rtr__prof *p, const struct rtr__prof_node *nd);
+/* The process's profile document into out: the reason, whether it is final. */
+int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *p, struct rtr__prof_buf *out,
+		       const char *reason, int final, uint64_t end_ns);
+
+/* file.c: write len bytes as the file at path (a new name renamed into place; a pipe
+ * or a device in place). 0 or -errno. */
+int rtr__prof_write_file(const char *path, pid_t pid, const char *data, size_t len);
+
+#endif

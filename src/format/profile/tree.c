@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The aggregate (profile.h): strings interned by content, one node per call path,
+ * per thread its open slices, counters.
+ *
+ * A B opens a level of its thread's stack at the node of (the node above, its name,
+ * its category); its E ends it: count, total (inclusive), self (total less the
+ * direct children's time), least, most and the sketch. A complete slice (a B and E
+ * folded by the drain, a scope, rtr_complete(), a track's slice) is begun and ended
+ * at once, under the open slices, or inside the complete slice added just before it
+ * on that level when its time lies within it (rtr_complete() of a parent, then of
+ * its children). Past the depth limit a slice is counted in `deeper`, its time left in
+ * its ancestor's; past the node limit in `unplaced`, likewise. Memory comes from the
+ * library's own mappings (the sketches' buckets from the heap, as the tools').
+ */
+#include "format/profile/profile.h"
+
+#include "common/mem.h"
+
+#include <string.h>
+
+#define STR_SLOTS0     4096u
+#define NODE_SLOTS0    4096u
+#define COUNTER_SLOTS  1024u
+#define STR_ARENA0     ((size_t)64 << 10)
+#define MAX_STRING_LEN 4096u
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h =
+		a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^ c * 0x165667b19e3779f9ull;
+
+	return h ^ (h >> 31);
+}
+
+/* Grow a mapped array of n_old elements of size to n_new. NULL without memory (the old one
+ * kept). */
+static void *grow(void *old, size_t size, size_t n_old, size_t n_new)
+{
+	void *p = rtr__mem_map(size * n_new);
+
+	if (p == NULL)
+		return NULL;
+	if (old != NULL) {
+		memcpy(p, old, size * n_old);
+		rtr__mem_unmap(old, size * n_old);
+	}
+	return p;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Strings                                                                    */
+
+const char *rtr__prof_str(const struct rtr__prof *p, uint32_t id, uint32_t *len)
+{
+	*len = id == 0 ? 0 : p->str.len[id];
+	return id == 0 ? "" : p->str.arena + p->str.off[id];
+}
+
+static int strings_rehash(struct rtr__prof_strings *t, uint32_t nslots)
+{
+	uint32_t *slots = rtr__mem_map(nslots * sizeof(*slots));
+
+	if (slots == NULL)
+		return -1;
+	for (uint32_t id = 1; id < t->count; id++) {
+		uint32_t k = (uint32_t)hash_bytes(t->arena + t->off[id], t->len[id]) & (nslots - 1);
+		t->next[id] = slots[k];
+		slots[k] = id;
+	}
+	rtr__mem_unmap(t->slots, t->nslots * sizeof(*t->slots));
+	t->slots = slots;
+	t->nslots = nslots;
+	return 0;
+}
+
+static int strings_room(struct rtr__prof_strings *t, size_t bytes)
+{
+	if (t->count == t->cap) {
+		uint32_t cap = t->cap * 2;
+		uint32_t *off = grow(t->off, sizeof(*off), t->cap, cap);
+		uint32_t *len = off == NULL ? NULL : grow(t->len, sizeof(*len), t->cap, cap);
+		uint32_t *next = len == NULL ? NULL : grow(t->next, sizeof(*next), t->cap, cap);
+		if (next == NULL) /* what was grown is kept: the arrays only get larger */
+			return -1;
+		t->off = off, t->len = len, t->next = next, t->cap = cap;
+		if (t->count > t->nslots && strings_rehash(t, t->nslots * 4) != 0)
+			return -1;
+	}
+	if (t->arena_len + bytes > t->arena_cap) {
+		size_t cap = t->arena_cap * 2;
+		while (cap < t->arena_len + bytes)
+			cap *= 2;
+		char *arena = grow(t->arena, 1, t->arena_cap, cap);
+		if (arena == NULL)
+			return -1;
+		t->arena = arena;
+		t->arena_cap = cap;
+	}
+	return 0;
+}
+
+uint32_t rtr__prof_intern(struct rtr__prof *p, const char *s, uint32_t len)
+{
+	struct rtr__prof_strings *t = &p->str;
+
+	if (len > MAX_STRING_LEN)
+		len = MAX_STRING_LEN;
+	uint32_t k = (uint32_t)hash_bytes(s, len) & (t->nslots - 1);
+	for (uint32_t id = t->slots[k]; id != 0; id = t->next[id])
+		if (t->len[id] == len && memcmp(t->arena + t->off[id], s, len) == 0)
+			return id;
+	if (strings_room(t, len) != 0)
+		return 0;
+	k = (uint32_t)hash_bytes(s, len) & (t->nslots - 1); /* the table may have grown */
+	uint32_t id = t->count++;
+	memcpy(t->arena + t->arena_len, s, len);
+	t->off[id] = (uint32_t)t->arena_len;
+	t->len[id] = len;
+	t->arena_len += len;
+	t->next[id] = t->slots[k];
+	t->slots[k] = id;
+	return id;
+}
+
+/* A static string's id: its pointer cached in front of the content table. */
+static uint32_t intern_static(struct rtr__prof *p, const char *s)
+{
+	if (s == NULL)
+		return 0;
+	uintptr_t k = ((uintptr_t)s >> 3) % (sizeof(p->str.cache) / sizeof(p->str.cache[0]));
+	if (p->str.cache[k].ptr == s)
+		return p->str.cache[k].id;
+	uint32_t id = rtr__prof_intern(p, s, (uint32_t)strnlen(s, MAX_STRING_LEN));
+	if (id != 0) {
+		p->str.cache[k].ptr = s;
+		p->str.cache[k].id = id;
+	}
+	return id;
+}
+
+static uint32_t event_name(struct rtr__prof *p, const struct rtr__event *ev)
+{
+	if (ev->flags & RTR__EVF_COPIED)
+		return rtr__prof_intern(p, ev->name, ev->name_len);
+	return ev->name != NULL ? intern_static(p, ev->name) : rtr__prof_intern(p, "?", 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Nodes                                                                      */
+
+static int nodes_room(struct rtr__prof *p)
+{
+	if (p->nnodes < p->nodes_cap)
+		return 0;
+	uint32_t cap = p->nodes_cap * 2;
+	struct rtr__prof_node *n = grow(p->nodes, sizeof(*n), p->nodes_cap, cap);
+	if (n == NULL)
+		return -1;
+	p->nodes = n;
+	p->nodes_cap = cap;
+	if (p->nnodes >= p->nslots) { /* load at most 1 */
+		uint32_t nslots = p->nslots * 4;
+		uint32_t *slots = rtr__mem_map(nslots * sizeof(*slots));
+		if (slots == NULL)
+			return -1;
+		for (uint32_t i = 0; i < nslots; i++)
+			slots[i] = RTR__PROF_NONE;
+		for (uint32_t i = 0; i < p->nnodes; i++) {
+			struct rtr__prof_node *nd = &p->nodes[i];
+			if (nd->parent == RTR__PROF_NONE)
+				continue;
+			uint32_t k = (uint32_t)hash3(nd->parent, nd->name, nd->cat) & (nslots - 1);
+			nd->next = slots[k];
+			slots[k] = i;
+		}
+		rtr__mem_unmap(p->node_slots, p->nslots * sizeof(*p->node_slots));
+		p->node_slots = slots;
+		p->nslots = nslots;
+	}
+	return 0;
+}
+
+static uint32_t node_new(struct rtr__prof *p, uint32_t parent, uint32_t name, uint32_t cat)
+{
+	if ((parent != RTR__PROF_NONE && p->npaths >= p->node_limit) || nodes_room(p) != 0)
+		return RTR__PROF_NONE;
+	p->npaths += parent != RTR__PROF_NONE; /* a root is not a call path */
+	uint32_t i = p->nnodes++;
+	struct rtr__prof_node *nd = &p->nodes[i];
+
+	memset(nd, 0, sizeof(*nd));
+	nd->parent = parent;
+	nd->child = nd->sibling = nd->next = RTR__PROF_NONE;
+	nd->name = name;
+	nd->cat = cat;
+	nd->min = UINT64_MAX;
+	rtr__sketch_init(&nd->q);
+	if (parent != RTR__PROF_NONE) {
+		struct rtr__prof_node *up = &p->nodes[parent];
+		nd->depth = up->depth + 1;
+		nd->sibling = up->child;
+		up->child = i;
+	}
+	return i;
+}
+
+uint32_t rtr__prof_root(struct rtr__prof *p)
+{
+	return node_new(p, RTR__PROF_NONE, 0, 0);
+}
+
+uint32_t rtr__prof_child(struct rtr__prof *p, uint32_t parent, uint32_t name, uint32_t cat)
+{
+	uint32_t k = (uint32_t)hash3(parent, name, cat) & (p->nslots - 1);
+
+	for (uint32_t i = p->node_slots[k]; i != RTR__PROF_NONE; i = p->nodes[i].next) {
+		const struct rtr__prof_node *nd = &p->nodes[i];
+		if (nd->parent == parent && nd->name == name && nd->cat == cat)
+			return i;
+	}
+	uint32_t i = node_new(p, parent, name, cat);
+	if (i == RTR__PROF_NONE)
+		return i;
+	k = (uint32_t)hash3(parent, name, cat) & (p->nslots - 1); /* the table may have grown */
+	p->nodes[i].next = p->node_slots[k];
+	p->node_slots[k] = i;
+	return i;
+}
+
+void rtr__prof_add(struct rtr__prof_node *nd, uint64_t dur, uint64_t child_ns)
+{
+	nd->n++;
+	nd->t += dur;
+	nd->s += child_ns < dur ? dur - child_ns : 0;
+	if (dur < nd->min)
+		nd->min = dur;
+	if (dur > nd->max)
+		nd->max = dur;
+	(void)rtr__sketch_add(&nd->q, dur); /* without memory: the quantiles miss it */
+}
+
+/* ------------------------------------------------------------------------- */
+/* Threads                                                                    */
+
+static struct rtr__prof_thread *thread_of(struct rtr__prof *p, int32_t tid)
+{
+	if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
+		return &p->threads[p->last_thread];
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].tid == tid) {
+			p->last_thread = i;
+			return &p->threads[i];
+		}
+	}
+	if (p->nthreads == p->threads_cap) {
+		uint32_t cap = p->threads_cap * 2;
+		struct rtr__prof_thread *t = grow(p->threads, sizeof(*t), p->threads_cap, cap);
+		if (t == NULL)
+			return NULL;
+		p->threads = t;
+		p->threads_cap = cap;
+	}
+	struct rtr__prof_thread *t = &p->threads[p->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->stack = rtr__mem_map(p->depth_limit * sizeof(*t->stack));
+	t->spans = rtr__mem_map(p->depth_limit * sizeof(*t->spans));
+	t->root = rtr__prof_root(p);
+	if (t->stack == NULL || t->spans == NULL || t->root == RTR__PROF_NONE) {
+		rtr__mem_unmap(t->stack, p->depth_limit * sizeof(*t->stack));
+		rtr__mem_unmap(t->spans, p->depth_limit * sizeof(*t->spans));
+		return NULL;
+	}
+	p->last_thread = p->nthreads++;
+	return t;
+}
+
+/* The node a slice begun now on t goes to: RTR__PROF_NONE past a limit (counted). */
+static uint32_t place(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t parent,
+		      const struct rtr__event *ev)
+{
+	uint32_t name = event_name(p, ev);
+	uint32_t cat = intern_static(p, ev->cat);
+	uint32_t i = name == 0 ? RTR__PROF_NONE : rtr__prof_child(p, parent, name, cat);
+
+	if (i == RTR__PROF_NONE)
+		p->unplaced++;
+	(void)t;
+	return i;
+}
+
+static void slice_begin(struct rtr__prof *p, struct rtr__prof_thread *t,
+			const struct rtr__event *ev)
+{
+	if (t->depth >= p->depth_limit || t->extra > 0) {
+		t->extra++;
+		p->deeper++;
+		return;
+	}
+	uint32_t parent = t->depth > 0 ? t->stack[t->depth - 1].node : t->root;
+	uint32_t i = parent == RTR__PROF_NONE ? RTR__PROF_NONE : place(p, t, parent, ev);
+	if (i == RTR__PROF_NONE) { /* counted as unplaced: its time stays with the parent */
+		t->extra++;
+		return;
+	}
+	t->stack[t->depth++] = (struct rtr__prof_frame){.node = i, .begin = ev->ts};
+}
+
+static void slice_end(struct rtr__prof *p, struct rtr__prof_thread *t, uint64_t end)
+{
+	if (t->extra > 0) {
+		t->extra--;
+		return;
+	}
+	if (t->depth == 0)
+		return; /* an E whose B came before the session */
+	struct rtr__prof_frame *f = &t->stack[--t->depth];
+	uint64_t dur = end > f->begin ? end - f->begin : 0;
+	rtr__prof_add(&p->nodes[f->node], dur, f->child_ns);
+	if (t->depth > 0)
+		t->stack[t->depth - 1].child_ns += dur;
+	t->nspans = 0; /* complete slices after it are not inside one before it */
+}
+
+/* A complete slice: ts, dur. Under the open slices, or inside the complete slice just
+ * added on this level when it lies within it. */
+static void slice_complete(struct rtr__prof *p, struct rtr__prof_thread *t,
+			   const struct rtr__event *ev)
+{
+	uint64_t end = ev->ts + ev->dur < ev->ts ? UINT64_MAX : ev->ts + ev->dur;
+
+	while (t->nspans > 0) {
+		const struct rtr__prof_span *top = &t->spans[t->nspans - 1];
+		if (top->level == t->depth && top->ts <= ev->ts && end <= top->end)
+			break;
+		t->nspans--;
+	}
+	uint32_t levels = t->depth + t->nspans;
+	if (levels >= p->depth_limit || t->extra > 0) {
+		p->deeper++;
+		return;
+	}
+	uint32_t parent = t->nspans > 0	 ? t->spans[t->nspans - 1].node
+			  : t->depth > 0 ? t->stack[t->depth - 1].node
+					 : t->root;
+	uint32_t i = place(p, t, parent, ev);
+	if (i == RTR__PROF_NONE)
+		return;
+	rtr__prof_add(&p->nodes[i], ev->dur, 0);
+	if (t->nspans > 0) { /* the enclosing complete slice's self time excludes it */
+		struct rtr__prof_node *up = &p->nodes[parent];
+		up->s -= ev->dur < up->s ? ev->dur : up->s;
+	} else if (t->depth > 0) {
+		t->stack[t->depth - 1].child_ns += ev->dur;
+	}
+	t->spans[t->nspans++] = (struct rtr__prof_span){i, t->depth, ev->ts, end};
+}
+
+/* ------------------------------------------------------------------------- */
+/* Counters                                                                   */
+
+static void counter_sample(struct rtr__prof *p, const struct rtr__event *ev)
+{
+	uint32_t name = event_name(p, ev), cat = intern_static(p, ev->cat);
+	uint32_t k = (uint32_t)hash3((uint32_t)ev->tid, name, cat) & (COUNTER_SLOTS - 1);
+	double v;
+
+	if (ev->flags & RTR__EVF_DOUBLE)
+		memcpy(&v, &ev->value, sizeof(v));
+	else
+		v = (double)(int64_t)ev->value;
+	if (name == 0)
+		return;
+	uint32_t i = p->counter_slots[k];
+	while (i != RTR__PROF_NONE && !(p->counters[i].tid == ev->tid &&
+					p->counters[i].name == name && p->counters[i].cat == cat))
+		i = p->counters[i].next;
+	if (i == RTR__PROF_NONE) {
+		if (p->ncounters == p->counters_cap) {
+			uint32_t cap = p->counters_cap * 2;
+			struct rtr__prof_counter *c =
+				grow(p->counters, sizeof(*c), p->counters_cap, cap);
+			if (c == NULL)
+				return;
+			p->counters = c;
+			p->counters_cap = cap;
+		}
+		i = p->ncounters++;
+		p->counters[i] = (struct rtr__prof_counter){.tid = ev->tid,
+							    .name = name,
+							    .cat = cat,
+							    .next = p->counter_slots[k],
+							    .min = v,
+							    .max = v};
+		p->counter_slots[k] = i;
+	}
+	struct rtr__prof_counter *c = &p->counters[i];
+	c->samples++;
+	c->min = v < c->min ? v : c->min;
+	c->max = v > c->max ? v : c->max;
+	c->sum += v;
+	c->last = v;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The feed                                                                   */
+
+static void ring_account(struct rtr__prof *p, struct rtr__ring *r, uint64_t events)
+{
+	struct rtr__prof_thread *t = thread_of(p, r->tid);
+	const struct rtr__reader *rd = rtr__reader_of(r);
+
+	if (t == NULL)
+		return;
+	t->events += events;
+	/* producer-owned counters, relaxed: the drops up to this batch */
+	t->dropped = __atomic_load_n(&r->dropped_full, __ATOMIC_RELAXED) - rd->base_full +
+		     __atomic_load_n(&r->dropped_large, __ATOMIC_RELAXED) - rd->base_large +
+		     __atomic_load_n(&r->dropped_reentrant, __ATOMIC_RELAXED) - rd->base_reentrant +
+		     __atomic_load_n(&r->dropped_no_track, __ATOMIC_RELAXED) - rd->base_no_track;
+	if (r->name[0] != '\0')
+		memcpy(t->name, r->name, sizeof(t->name));
+}
+
+void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__batch *b)
+{
+	uint64_t events = 0;
+	(void)w;
+
+	pthread_mutex_lock(&p->lock);
+	for (const struct rtr__event *ev = b->ev; ev < b->end; ev++) {
+		events += ev->count;
+		if (ev->type != RTR__EV_BEGIN && ev->type != RTR__EV_END &&
+		    ev->type != RTR__EV_SPAN && ev->type != RTR__EV_COUNTER)
+			continue;
+		if (ev->type == RTR__EV_COUNTER) {
+			counter_sample(p, ev);
+			continue;
+		}
+		struct rtr__prof_thread *t = thread_of(p, ev->tid);
+		if (t == NULL)
+			continue;
+		if (ev->type == RTR__EV_BEGIN)
+			slice_begin(p, t, ev);
+		else if (ev->type == RTR__EV_END)
+			slice_end(p, t, ev->ts);
+		else
+			slice_complete(p, t, ev);
+	}
+	ring_account(p, b->ring, events);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * The slices open at end_ns, counted as if they ended there (apply), or taken back
+ * (not apply): each frame keeps its node's figures and sketch as they were, given
+ * back innermost last, so that a node open twice on a stack (recursion) comes back
+ * as it was.
+ */
+void rtr__prof_open_slices(struct rtr__prof *p, uint64_t end_ns, int apply)
+{
+	for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+		struct rtr__prof_thread *t = &p->threads[ti];
+		uint64_t child = 0;
+
+		if (!apply) {
+			for (uint32_t d = 0; d < t->depth; d++) {
+				struct rtr__prof_node *nd = &p->nodes[t->stack[d].node];
+				rtr__sketch_free(&nd->q);
+				nd->n = t->stack[d].saved.n, nd->t = t->stack[d].saved.t;
+				nd->s = t->stack[d].saved.s, nd->min = t->stack[d].saved.min;
+				nd->max = t->stack[d].saved.max, nd->q = t->stack[d].saved.q;
+			}
+			continue;
+		}
+		for (uint32_t d = t->depth; d-- > 0;) {
+			struct rtr__prof_frame *f = &t->stack[d];
+			struct rtr__prof_node *nd = &p->nodes[f->node];
+			uint64_t dur = end_ns > f->begin ? end_ns - f->begin : 0;
+
+			f->saved.n = nd->n, f->saved.t = nd->t, f->saved.s = nd->s;
+			f->saved.min = nd->min, f->saved.max = nd->max, f->saved.q = nd->q;
+			rtr__sketch_init(&nd->q);
+			(void)rtr__sketch_merge(&nd->q, &f->saved.q); /* without memory: cut */
+			rtr__prof_add(nd, dur, f->child_ns + child);
+			child = dur;
+		}
+	}
+}
+
+int rtr__prof_init(struct rtr__prof *p, unsigned depth_limit, uint32_t node_limit)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->lock, NULL);
+	p->depth_limit = depth_limit;
+	p->node_limit = node_limit;
+	p->str.cap = 1024;
+	p->str.arena_cap = STR_ARENA0;
+	p->str.nslots = STR_SLOTS0;
+	p->str.count = 1; /* id 0: no string */
+	p->str.arena = rtr__mem_map(p->str.arena_cap);
+	p->str.off = rtr__mem_map(p->str.cap * sizeof(uint32_t));
+	p->str.len = rtr__mem_map(p->str.cap * sizeof(uint32_t));
+	p->str.next = rtr__mem_map(p->str.cap * sizeof(uint32_t));
+	p->str.slots = rtr__mem_map(p->str.nslots * sizeof(uint32_t));
+	p->nodes_cap = 1024;
+	p->nodes = rtr__mem_map(p->nodes_cap * sizeof(*p->nodes));
+	p->nslots = NODE_SLOTS0;
+	p->node_slots = rtr__mem_map(p->nslots * sizeof(uint32_t));
+	p->threads_cap = 16;
+	p->threads = rtr__mem_map(p->threads_cap * sizeof(*p->threads));
+	p->counters_cap = 64;
+	p->counters = rtr__mem_map(p->counters_cap * sizeof(*p->counters));
+	p->counter_slots = rtr__mem_map(COUNTER_SLOTS * sizeof(uint32_t));
+	if (p->str.arena == NULL || p->str.off == NULL || p->str.len == NULL ||
+	    p->str.next == NULL || p->str.slots == NULL || p->nodes == NULL ||
+	    p->node_slots == NULL || p->threads == NULL || p->counters == NULL ||
+	    p->counter_slots == NULL) {
+		rtr__prof_free(p);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->nslots; i++)
+		p->node_slots[i] = RTR__PROF_NONE;
+	for (uint32_t i = 0; i < COUNTER_SLOTS; i++)
+		p->counter_slots[i] = RTR__PROF_NONE;
+	return 0;
+}
+
+void rtr__prof_free(struct rtr__prof *p)
+{
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		rtr__sketch_free(&p->nodes[i].q);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		rtr__mem_unmap(p->threads[i].stack, p->depth_limit * sizeof(*p->threads[i].stack));
+		rtr__mem_unmap(p->threads[i].spans, p->depth_limit * sizeof(*p->threads[i].spans));
+	}
+	rtr__mem_unmap(p->str.arena, p->str.arena_cap);
+	rtr__mem_unmap(p->str.off, p->str.cap * sizeof(uint32_t));
+	rtr__mem_unmap(p->str.len, p->str.cap * sizeof(uint32_t));
+	rtr__mem_unmap(p->str.next, p->str.cap * sizeof(uint32_t));
+	rtr__mem_unmap(p->str.slots, p->str.nslots * sizeof(uint32_t));
+	rtr__mem_unmap(p->nodes, p->nodes_cap * sizeof(*p->nodes));
+	rtr__mem_unmap(p->node_slots, p->nslots * sizeof(uint32_t));
+	rtr__mem_unmap(p->threads, p->threads_cap * sizeof(*p->threads));
+	rtr__mem_unmap(p->counters, p->counters_cap * sizeof(*p->counters));
+	rtr__mem_unmap(p->counter_slots, COUNTER_SLOTS * sizeof(uint32_t));
+	pthread_mutex_destroy(&p->lock);
+	memset(p, 0, sizeof(*p));
+}
