@@ -6,19 +6,24 @@
  * snapshot and a segment's profile, the profile beside a trace against the trace's
  * own slices, and the size of a profile of 10,000 call paths.
  */
+#include "child.h"
 #include "common/sketch.h"
 #include "json_tree.h"
 #include "test_util.h"
 
 #include <ringtrace.h>
 
+#include <errno.h>
 #include <setjmp.h> /* cmocka */
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -458,8 +463,8 @@ static void profile_paths(yajl_val calls, const char *prefix, struct path_sum *v
 		struct path_sum *ps = path_find(v, nv, cap, p);
 		ps->n += (uint64_t)jt_int(nd, "n");
 		ps->t += (uint64_t)jt_int(nd, "t");
-		profile_paths(yajl_tree_get(nd, (const char *[]){"calls", NULL}, yajl_t_array), p, v,
-			      nv, cap);
+		profile_paths(yajl_tree_get(nd, (const char *[]){"calls", NULL}, yajl_t_array), p,
+			      v, nv, cap);
 	}
 }
 
@@ -554,6 +559,101 @@ static void test_size(void **state)
 	yajl_tree_free(doc);
 }
 
+/* Drops: the profile's counts are those of the stats, per thread and in all. */
+static void test_drops(void **state)
+{
+	char path[512];
+	struct rtr_config cfg;
+	struct rtr_stats st;
+	(void)state;
+	tu_own_file(path, sizeof(path), "profile", "drops", ".json");
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.mode = RTR_MODE_PROFILE;
+	cfg.on_full = RTR_ON_FULL_DROP;
+	cfg.ring_bytes = 4096;
+	cfg.flush_ms = 1000;
+	assert_int_equal(rtr_start(&cfg), 0);
+	uint64_t base = rtr_now_ns();
+	for (uint64_t i = 0; i < 200000; i++)
+		rtr_complete("app", "tick", base + i, 1);
+	assert_int_equal(rtr_stop(), 0);
+	rtr_stats_get(&st);
+
+	yajl_val doc = jt_parse_file(path);
+	yajl_val th = thread_of(doc, gettid());
+	long long ticks = jt_int(call(calls_of(th), "tick"), "n");
+	assert_true(st.events_dropped > 0); /* a 4 KiB ring cannot keep up */
+	assert_int_equal(jt_int(doc, "dropped"), st.events_dropped);
+	assert_int_equal(jt_int(th, "dropped"), st.events_dropped);
+	assert_int_equal(jt_int(doc, "events"), st.events_recorded - st.events_dropped);
+	assert_int_equal(ticks + jt_int(th, "dropped"), 200000);
+	yajl_tree_free(doc);
+}
+
+/* A child that records and ends in `how`: 0 returns from main without rtr_stop() (the
+ * exit handler), 1 takes SIGTERM (RINGTRACE_SIGNALS), 2 stops with a 4 KiB file size
+ * limit (the profile cannot be written: the stop says so). */
+static void child_ends(const char *path, int how)
+{
+	struct rtr_config cfg;
+
+	rtr_config_init(&cfg);
+	cfg.path = path;
+	cfg.mode = RTR_MODE_PROFILE;
+	cfg.signals = "TERM";
+	if (rtr_start(&cfg) != 0)
+		_exit(30);
+	rtr_begin("app", "main");
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "a_rather_long_name_%02d", i);
+		rtr_complete_copy("app", name, rtr_now_ns(), 5);
+	}
+	if (how == 1)
+		raise(SIGTERM);
+	if (how == 2) {
+		struct rlimit lim = {4096, 4096};
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &lim);
+		_exit(rtr_stop() == -EFBIG ? 0 : 33);
+	}
+	exit(0); /* the exit handler stops the recorder */
+}
+
+static void test_endings(void **state)
+{
+	char path[512];
+	(void)state;
+	for (int how = 0; how < 3; how++) {
+		char name[16];
+		snprintf(name, sizeof(name), "end%d", how);
+		tu_own_file(path, sizeof(path), "profile", name, ".json");
+		pid_t pid = tu_fork();
+		if (pid == 0)
+			child_ends(path, how);
+		int status = tu_wait_child(pid, TU_CHILD_TIMEOUT_S);
+		if (how == 1) {
+			assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+		} else {
+			tu_expect_exit_0(status);
+		}
+		if (how == 2) {
+			assert_int_equal(tu_file_size(path), 0); /* the rename never happened */
+			continue;
+		}
+		yajl_val doc = jt_parse_file(path);
+		assert_string_equal(jt_str(doc, "reason"), how == 1 ? "signal" : "stop");
+		assert_true(YAJL_IS_TRUE(jt_at(doc, "final")));
+		assert_int_equal(jt_int(doc, "pid"), pid);
+		yajl_val main_node = call(calls_of(thread_of(doc, pid)), "main");
+		assert_int_equal(jt_int(main_node, "n"), 1); /* open: counted to the end */
+		assert_int_equal(calls_of(main_node)->u.array.len, 100);
+		expect_node(call(calls_of(main_node), "a_rather_long_name_42"), 1, 5, 5, 5, 5);
+		yajl_tree_free(doc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +664,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_rotation, tu_teardown),
 		cmocka_unit_test_teardown(test_beside_trace, tu_teardown),
 		cmocka_unit_test_teardown(test_size, tu_teardown),
+		cmocka_unit_test_teardown(test_drops, tu_teardown),
+		cmocka_unit_test_teardown(test_endings, tu_teardown),
 	};
 
 	tu_filter_from_env();

@@ -89,8 +89,10 @@ static void prof_fini(struct rtr__writer *w, int how)
 	struct rtr__prof *p = prof_of(w);
 
 	w->prof_state = NULL;
-	if (p == NULL || how == RTR__FINI_FORGET)
-		return; /* the parent's writer may be freeing it */
+	/* In a child after fork(), the aggregate may be mid-update (it grows as the
+	 * writer runs): left mapped, copy-on-write, as the writer's memory tables. */
+	if (p == NULL || how != RTR__FINI_ALL)
+		return;
 	rtr__prof_free(p);
 	rtr__mem_unmap(p, sizeof(*p));
 }
