@@ -144,12 +144,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
-	if (rtr__mpi.initialized) {
+	if (rtr__mpi.initialized)
 		rtr__mpi_clock_sync();
+	rtr_begin(CAT, "MPI_Finalize");
+	if (rtr__mpi.initialized) {
+		/* inside MPI_Finalize's slice, which then counts up to it in the profiles */
+		rtr__mpi_job_profile();
 		PMPI_Comm_free(&rtr__mpi.sync_comm);
 		rtr__mpi.initialized = 0;
 	}
-	rtr_begin(CAT, "MPI_Finalize");
 	int rc = PMPI_Finalize();
 	rtr_end(CAT, "MPI_Finalize");
 	rtr__mpi.keyval = MPI_KEYVAL_INVALID;

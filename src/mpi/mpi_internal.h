@@ -65,6 +65,7 @@
  *	collectives.c	the collectives, and Comm_dup, _split, _create, _free
  *	onesided.c	the one-sided calls and the windows
  *	clocksync.c	the clock measurement against rank 0, rtr_mpi_sync()
+ *	profile.c	the job profile at MPI_Finalize: the ranks' profiles to rank 0
  *
  * Every file-scope variable of the module is a field of struct rtr__mpi_state, whose
  * one instance is rtr__mpi; each field's comment says who writes it and when.
@@ -397,5 +398,7 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 /* Clock sync (clocksync.c)                                                   */
 
 RTR_MPI_HIDDEN int rtr__mpi_clock_sync(void);
+/* profile.c: the job profile, gathered to rank 0 at MPI_Finalize. */
+RTR_MPI_HIDDEN void rtr__mpi_job_profile(void);
 
 #endif

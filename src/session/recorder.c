@@ -20,6 +20,9 @@
 #include "session/session.h"
 
 #include "common/atomic.h"
+#include "common/mem.h"
+#include "format/profile/profile.h"
+#include "path/path.h"
 #include "producer/events.h"
 #include "producer/memstack.h"
 #include "ring/ring.h"
@@ -276,6 +279,91 @@ RTR_API int rtr_snapshot(const char *path)
 	pthread_mutex_unlock(&lifecycle_lock);
 	/* Not under the lock, as rtr_flush(): a stop meanwhile serves the request. */
 	return rtr__writer_snapshot(path, timeout_ms, flight, rotating);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The job profile, for the MPI module (docs/profile.md)                      */
+
+/* The session's pattern with "job" for %r (no %r: "-job" before its ".json", or at
+ * its end), without %s and a separator before it. 0 or -ENAMETOOLONG. */
+static int job_pattern(char *out, size_t size, const char *pattern)
+{
+	size_t n = 0;
+	int has_rank = 0;
+
+	for (const char *p = pattern; *p != '\0' && n + 8 < size; p++) {
+		if (p[0] == '%' && p[1] == 'r') {
+			memcpy(out + n, "job", 3), n += 3, p++, has_rank = 1;
+		} else if (p[0] == '%' && p[1] == 's') {
+			n -= n > 0 && strchr(".-_", out[n - 1]) != NULL;
+			p++;
+		} else {
+			if (p[0] == '%' && p[1] != '\0')
+				out[n++] = *p++;
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+	if (has_rank)
+		return n + 8 < size ? 0 : -ENAMETOOLONG;
+	const char *json = strstr(out, ".json");
+	size_t at = json != NULL ? (size_t)(json - out) : n;
+	if (n + 5 >= size)
+		return -ENAMETOOLONG;
+	memmove(out + at + 4, out + at, n - at + 1);
+	memcpy(out + at, "-job", 4);
+	return 0;
+}
+
+RTR_API int rtr__profile_job_path(char *out, size_t size)
+{
+	char pattern[PATH_MAX], path[PATH_MAX];
+	int err = -ENOTCONN;
+
+	pthread_mutex_lock(&lifecycle_lock);
+	if (running && (session.cfg.mode == RTR_MODE_PROFILE || session.cfg.profile)) {
+		err = job_pattern(pattern, sizeof(pattern), session.pattern);
+		if (err == 0)
+			err = rtr__path_expand(path, sizeof(path), pattern, session.pid,
+					       session.host, -1, 0);
+		if (err == 0) {
+			int n = snprintf(out, size, "%s%s", path,
+					 session.cfg.mode == RTR_MODE_PROFILE ? ""
+									      : ".profile.json");
+			err = n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+		}
+	}
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
+}
+
+RTR_API int rtr__profile_export(char **data, size_t *len, size_t *cap, int freeze)
+{
+	pthread_mutex_lock(&lifecycle_lock);
+	if (!running) {
+		pthread_mutex_unlock(&lifecycle_lock);
+		return -ENOTCONN;
+	}
+	uint32_t ticket = rtr__writer_flush_request();
+	unsigned timeout_ms = session.cfg.stop_timeout_ms;
+	pthread_mutex_unlock(&lifecycle_lock);
+	/* every event recorded before is in the profile; a stop meanwhile serves it */
+	(void)rtr__writer_flush_wait(ticket, timeout_ms);
+	pthread_mutex_lock(&lifecycle_lock);
+	int err = running ? rtr__writer_profile_export(data, len, cap, freeze) : -ENOTCONN;
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
+}
+
+RTR_API void rtr__profile_free(char *data, size_t cap)
+{
+	rtr__mem_unmap(data, cap);
+}
+
+RTR_API int rtr__profile_job_write(const char *path, int world, const char *const *data,
+				   const size_t *len, uint64_t began_ns)
+{
+	return rtr__prof_job_write(path, getpid(), world, data, len, began_ns);
 }
 
 /* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */

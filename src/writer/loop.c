@@ -231,7 +231,7 @@ static const char *profile_reason(struct rtr__writer *w)
 {
 	if (rtr_atomic_load_relaxed(&w->loop.signal) != 0)
 		return "signal";
-	return w->loop.prof_finalize ? "finalize" : "stop";
+	return "stop";
 }
 
 static void *writer_main(void *arg)
@@ -386,7 +386,6 @@ static void begin_session(struct rtr__writer *w, const struct rtr__session *s,
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
 	w->fmt = fmt;
 	w->prof = prof;
-	w->loop.prof_finalize = 0;
 }
 
 /* Stream mode: the sink on the session's file, the file's head in it. 0 or -errno
@@ -738,7 +737,7 @@ void rtr__writer_after_fork_child(void)
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
 }
 
-int rtr__writer_profile_export(char **data, size_t *len, size_t *cap)
+int rtr__writer_profile_export(char **data, size_t *len, size_t *cap, int freeze)
 {
 	struct rtr__writer *w = &W;
 
@@ -746,10 +745,5 @@ int rtr__writer_profile_export(char **data, size_t *len, size_t *cap)
 	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_RUNNING || w->prof == NULL ||
 	    w->prof->export == NULL)
 		return -ENOTCONN;
-	return w->prof->export(w, data, len, cap);
-}
-
-void rtr__writer_profile_finalize(void)
-{
-	W.loop.prof_finalize = 1; /* read by the writer after the stop, which orders it */
+	return w->prof->export(w, data, len, cap, freeze);
 }

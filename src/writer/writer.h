@@ -73,11 +73,10 @@ extern const struct rtr__profiler rtr__profiler;
 int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt,
 		      const struct rtr__profiler *prof);
 /* The process's profile so far into a buffer from rtr__mem_map() (*len bytes, *cap
- * mapped), for the job profile; the writer's aggregate is read under its lock. 0,
- * -ENOTCONN without a profile, or -ENOMEM. */
-int rtr__writer_profile_export(char **data, size_t *len, size_t *cap);
-/* The session's last profile is written for MPI_Finalize (its reason "finalize"). */
-void rtr__writer_profile_finalize(void);
+ * mapped), for the job profile; the writer's aggregate is read under its lock. With
+ * freeze, the process's profile file is written from the same moment, and is final.
+ * 0, -ENOTCONN without a profile, or -ENOMEM. */
+int rtr__writer_profile_export(char **data, size_t *len, size_t *cap, int freeze);
 
 /* Ask the writer to write everything recorded before; returns the ticket to wait on. */
 uint32_t rtr__writer_flush_request(void);

@@ -144,7 +144,6 @@ struct rtr__loop {
 	int snap_err;
 	char snap_path[PATH_MAX];
 	uint64_t next_cut_ns; /* max_seconds: when the segment ends */
-	int prof_finalize;    /* the last profile's reason is "finalize" (MPI_Finalize) */
 };
 
 /* account.c: accounting, and the counters published for rtr_stats_get(): relaxed,
@@ -255,7 +254,7 @@ struct rtr__profiler {
 	 * reason), final or not. 0 or -errno (reported, counted). */
 	int (*write)(struct rtr__writer *w, const char *path, const char *reason, int final);
 	/* rtr__writer_profile_export() */
-	int (*export)(struct rtr__writer *w, char **data, size_t *len, size_t *cap);
+	int (*export)(struct rtr__writer *w, char **data, size_t *len, size_t *cap, int freeze);
 };
 
 struct rtr__writer {

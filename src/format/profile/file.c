@@ -127,6 +127,8 @@ static int prof_write(struct rtr__writer *w, const char *path, const char *reaso
 
 	if (p == NULL)
 		return -ENOMEM;
+	if (p->frozen)
+		return 0; /* written for MPI_Finalize, with the job profile (prof_export()) */
 	if (stream && (!final || !p->is_format))
 		return 0; /* a pipe takes one document, the last; none beside a piped trace */
 	err = profile_path(w, path, where, sizeof(where));
@@ -148,11 +150,54 @@ static int prof_write(struct rtr__writer *w, const char *path, const char *reaso
 	return 0;
 }
 
+/*
+ * The process's profile for the job profile (the MPI module at MPI_Finalize), the
+ * open slices counted to now. With freeze, the process's own file is written now, from
+ * the same moment, and nothing more is added to it or written: the session ends with
+ * MPI_Finalize, and the rank's file then sums into the job profile exactly.
+ */
+static int prof_export(struct rtr__writer *w, char **data, size_t *len, size_t *cap, int freeze)
+{
+	struct rtr__prof *p = prof_of(w);
+	struct rtr__prof_buf doc = {0}, out = {0};
+	uint64_t end = rtr__mono_ns();
+	char where[PATH_MAX];
+	int err = 0, doc_err = 0;
+
+	if (p == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	if (freeze && !p->frozen && (doc_err = profile_path(w, NULL, where, sizeof(where))) == 0)
+		doc_err = rtr__prof_document(w, p, &doc, "finalize", 1, end);
+	rtr__prof_open_slices(p, end, 1);
+	err = rtr__prof_export(w, p, &out, end);
+	rtr__prof_open_slices(p, end, 0);
+	if (freeze && !p->frozen) {
+		int stream = w->out.sink.stream;
+		if (doc_err == 0 && !(stream && !p->is_format))
+			doc_err = stream ? write_all(w->s.fd, doc.data, doc.len)
+					 : rtr__prof_write_file(where, w->s.pid, doc.data, doc.len);
+		p->frozen = 1;
+		if (doc_err != 0 && p->write_errors++ == 0)
+			fprintf(stderr, "ringtrace: writing the profile %s failed: %s\n", where,
+				strerror(-doc_err));
+	}
+	pthread_mutex_unlock(&p->lock);
+	rtr__prof_buf_free(&doc);
+	if (err != 0) {
+		rtr__prof_buf_free(&out);
+		return err;
+	}
+	*data = out.data, *len = out.len, *cap = out.cap;
+	return 0;
+}
+
 const struct rtr__profiler rtr__profiler = {
 	.init = prof_init,
 	.fini = prof_fini,
 	.batch = prof_batch,
 	.write = prof_write,
+	.export = prof_export,
 };
 
 /* ------------------------------------------------------------------------- */

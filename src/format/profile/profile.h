@@ -117,6 +117,7 @@ struct rtr__prof {
 	uint64_t files;		 /* profiles written */
 	uint64_t write_errors;	 /* profiles that could not be written */
 	int is_format;		 /* the session's format: the file is the profile */
+	int frozen;		 /* written for MPI_Finalize: nothing more is added or written */
 };
 
 /* tree.c */
@@ -153,6 +154,16 @@ size_t rtr__prof_node_bound(const struct rtr__prof *p, const struct rtr__prof_no
 /* The process's profile document into out: the reason, whether it is final. */
 int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *p, struct rtr__prof_buf *out,
 		       const char *reason, int final, uint64_t end_ns);
+
+/* job.c: the process's profile with its threads merged, as the job profile's merge
+ * reads it (the open slices already counted to end_ns by the caller). 0 or -ENOMEM. */
+int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__prof_buf *out,
+		     uint64_t end_ns);
+/* Rank 0: the world ranks' exports (data[r], len[r] bytes; 0: none) merged, written at
+ * path as the job profile; began_ns when the reduction began (CLOCK_MONOTONIC, as the
+ * system has it), for its reduce_ns. 0 or -errno (-EINVAL: an export is malformed). */
+int rtr__prof_job_write(const char *path, pid_t pid, int world, const char *const *data,
+			const size_t *len, uint64_t began_ns);
 
 /* file.c: write len bytes as the file at path (a new name renamed into place; a pipe
  * or a device in place). 0 or -errno. */

@@ -438,7 +438,7 @@ void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rt
 	(void)w;
 
 	pthread_mutex_lock(&p->lock);
-	for (const struct rtr__event *ev = b->ev; ev < b->end; ev++) {
+	for (const struct rtr__event *ev = b->ev; ev < b->end && !p->frozen; ev++) {
 		events += ev->count;
 		if (ev->type != RTR__EV_BEGIN && ev->type != RTR__EV_END &&
 		    ev->type != RTR__EV_SPAN && ev->type != RTR__EV_COUNTER)
@@ -457,7 +457,8 @@ void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rt
 		else
 			slice_complete(p, t, ev);
 	}
-	ring_account(p, b->ring, events);
+	if (!p->frozen)
+		ring_account(p, b->ring, events);
 	pthread_mutex_unlock(&p->lock);
 }
 
