@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
+
 #define EXPORT_MAGIC   0x50525452u /* "RTRP" */
 #define EXPORT_VERSION 1u
 
@@ -335,7 +337,8 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 		j->tsc = h->tsc != 0;
 	}
 	j->tree.depth_limit = h->depth_limit, j->tree.node_limit = h->node_limit;
-	path[0] = 0; /* the job's root */
+	uint32_t deepest = 0; /* preorder: a node is at most one below the one before */
+	path[0] = 0;	      /* the job's root */
 	for (uint32_t k = 0; k < h->nnodes; k++) {
 		const struct export_node *e = take(&at, end, sizeof(*e));
 		const uint64_t *exact = e == NULL ? NULL : take(&at, end, e->nexact * 8u);
@@ -353,23 +356,24 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 		    add_node(j, i, e, exact, bins, rank) != 0)
 			return -1;
 		path[e->depth] = i;
+		deepest = e->depth;
 	}
 	char *p = rtr__prof_reserve(ranks, 256 + 6 * (size_t)h->host_len);
 	if (p == NULL || add_counters(j, &at, end, h->ncounters) != 0)
 		return -1;
 	p = ranks->len > 0 ? (*p = ',', p + 1) : p;
-	memcpy(p, "{\"rank\":", 8);
-	p = rtr__jsontext_i64(p + 8, rank);
-	memcpy(p, ",\"host\":\"", 9);
-	p = rtr__jsontext_escape(p + 9, host, h->host_len);
-	memcpy(p, "\",\"pid\":", 8);
-	p = rtr__jsontext_i64(p + 8, h->pid);
-	memcpy(p, ",\"events\":", 10);
-	p = rtr__jsontext_u64(p + 10, h->events);
-	memcpy(p, ",\"dropped\":", 11);
-	p = rtr__jsontext_u64(p + 11, h->dropped);
-	memcpy(p, ",\"start_ns\":0,\"end_ns\":", 23);
-	p = rtr__jsontext_u64(p + 23, h->end_ns);
+	p = PUT_LIT(p, "{\"rank\":");
+	p = rtr__jsontext_i64(p, rank);
+	p = PUT_LIT(p, ",\"host\":\"");
+	p = rtr__jsontext_escape(p, host, h->host_len);
+	p = PUT_LIT(p, "\",\"pid\":");
+	p = rtr__jsontext_i64(p, h->pid);
+	p = PUT_LIT(p, ",\"events\":");
+	p = rtr__jsontext_u64(p, h->events);
+	p = PUT_LIT(p, ",\"dropped\":");
+	p = rtr__jsontext_u64(p, h->dropped);
+	p = PUT_LIT(p, ",\"start_ns\":0,\"end_ns\":");
+	p = rtr__jsontext_u64(p, h->end_ns);
 	*p++ = '}';
 	ranks->len = (size_t)(p - ranks->data);
 	return 0;
@@ -377,8 +381,6 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 
 /* ------------------------------------------------------------------------- */
 /* Rank 0: the job profile's text                                             */
-
-#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 static char *put_across(char *p, const struct across *a, int world)
 {

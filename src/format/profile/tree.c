@@ -285,9 +285,8 @@ static struct rtr__prof_thread *thread_of(struct rtr__prof *p, int32_t tid)
 	return t;
 }
 
-/* The node a slice begun now on t goes to: RTR__PROF_NONE past a limit (counted). */
-static uint32_t place(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t parent,
-		      const struct rtr__event *ev)
+/* The node under parent a slice goes to: RTR__PROF_NONE past a limit (counted). */
+static uint32_t place(struct rtr__prof *p, uint32_t parent, const struct rtr__event *ev)
 {
 	uint32_t name = event_name(p, ev);
 	uint32_t cat = intern_static(p, ev->cat);
@@ -295,7 +294,6 @@ static uint32_t place(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t 
 
 	if (i == RTR__PROF_NONE)
 		p->unplaced++;
-	(void)t;
 	return i;
 }
 
@@ -308,7 +306,7 @@ static void slice_begin(struct rtr__prof *p, struct rtr__prof_thread *t,
 		return;
 	}
 	uint32_t parent = t->depth > 0 ? t->stack[t->depth - 1].node : t->root;
-	uint32_t i = parent == RTR__PROF_NONE ? RTR__PROF_NONE : place(p, t, parent, ev);
+	uint32_t i = parent == RTR__PROF_NONE ? RTR__PROF_NONE : place(p, parent, ev);
 	if (i == RTR__PROF_NONE) { /* counted as unplaced: its time stays with the parent */
 		t->extra++;
 		return;
@@ -353,7 +351,7 @@ static void slice_complete(struct rtr__prof *p, struct rtr__prof_thread *t,
 	uint32_t parent = t->nspans > 0	 ? t->spans[t->nspans - 1].node
 			  : t->depth > 0 ? t->stack[t->depth - 1].node
 					 : t->root;
-	uint32_t i = place(p, t, parent, ev);
+	uint32_t i = place(p, parent, ev);
 	if (i == RTR__PROF_NONE)
 		return;
 	rtr__prof_add(&p->nodes[i], ev->dur, 0);
