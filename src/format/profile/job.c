@@ -341,11 +341,11 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 	path[0] = 0;	      /* the job's root */
 	for (uint32_t k = 0; k < h->nnodes; k++) {
 		const struct export_node *e = take(&at, end, sizeof(*e));
-		const uint64_t *exact = e == NULL ? NULL : take(&at, end, e->nexact * 8u);
-		const uint64_t *bins = exact == NULL ? NULL : take(&at, end, e->nbins * 8u);
+		const uint64_t *exact = e == NULL ? NULL : take(&at, end, (size_t)e->nexact * 8);
+		const uint64_t *bins = exact == NULL ? NULL : take(&at, end, (size_t)e->nbins * 8);
 		const char *name = bins == NULL ? NULL : take(&at, end, e->name_len);
 		const char *cat = name == NULL ? NULL : take(&at, end, e->cat_len);
-		if (cat == NULL || e->depth == 0 || e->depth > 1024 ||
+		if (cat == NULL || e->depth == 0 || e->depth > deepest + 1 || e->depth > 1024 ||
 		    e->nexact > RTR__SKETCH_EXACT)
 			return -1;
 		uint32_t nid = rtr__prof_intern(&j->tree, name, e->name_len);
