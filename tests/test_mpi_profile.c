@@ -356,9 +356,6 @@ static void beside_traces_job_profile_matches_the_traces(void **state)
 	for (size_t i = 0; i < want->n; i++) {
 		const struct path_sum *w = &want->v[i], *g = find(got, w->path, 0);
 		assert_int_equal(g->n, w->n);
-		/* MPI_Finalize's slice counts up to the reduction, inside it (profile.md) */
-		if (strcmp(w->path, "/mpi:MPI_Finalize") == 0)
-			continue;
 		double diff = (double)g->t - (double)w->t;
 		if (fabs(diff) > 0.01 * (double)w->t)
 			fail_msg("%s: %llu ns in the job profile, %llu in the traces", w->path,

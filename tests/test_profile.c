@@ -384,12 +384,12 @@ static void test_rotation(void **state)
 }
 
 /* A little work, so that slices last a while and nest without ties. */
+static volatile unsigned spun;
+
 static void spin(unsigned n)
 {
-	volatile unsigned x = 0;
-
 	for (unsigned i = 0; i < n; i++)
-		x += i;
+		spun += i;
 }
 
 /* A call path's count and total, from the trace or the profile. */

@@ -398,7 +398,17 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 /* Clock sync (clocksync.c)                                                   */
 
 RTR_MPI_HIDDEN int rtr__mpi_clock_sync(void);
-/* profile.c: the job profile, gathered to rank 0 at MPI_Finalize. */
-RTR_MPI_HIDDEN void rtr__mpi_job_profile(void);
+/* profile.c: the job profile at MPI_Finalize. Agree: the ranks find whether all keep a
+ * profile (1; 0: none is made); gather: this rank's profile is exported and gathered
+ * to rank 0, which writes the job profile. Both collective on sync_comm. */
+struct rtr__mpi_job {
+	int on;
+	char path[4096];
+	char *data;
+	size_t len, cap;
+	uint64_t began;
+};
+RTR_MPI_HIDDEN int rtr__mpi_job_agree(struct rtr__mpi_job *job);
+RTR_MPI_HIDDEN void rtr__mpi_job_gather(struct rtr__mpi_job *job);
 
 #endif

@@ -12,8 +12,10 @@
  *
  * When the module started the session (it ends right after PMPI_Finalize), the rank's
  * own profile is written from the same moment as its export and is final: each rank
- * file then sums into the job profile exactly; MPI_Finalize's own slice counts up to
- * the reduction in both.
+ * file then sums into the job profile exactly. MPI_Finalize's own slice ends once the
+ * ranks agree, before the export (init.c), in a trace beside the profile too, so that
+ * it is the same slice in both: the export, the gather and PMPI_Finalize's own work
+ * come after it.
  */
 #include "mpi/mpi_internal.h"
 
@@ -57,30 +59,40 @@ static void write_job(const char *path, const int *lens, const char *all, uint64
 	free(sizes);
 }
 
-void rtr__mpi_job_profile(void)
+int rtr__mpi_job_agree(struct rtr__mpi_job *job)
 {
-	char path[4096];
-	uint64_t began = mono_ns();
-	int mine = rtr__profile_job_path(path, sizeof(path)) == 0, all = 0;
-	int rank = rtr__mpi.world_rank, world = rtr__mpi.world_size;
-	MPI_Comm comm = rtr__mpi.sync_comm;
+	int mine, all = 0;
 
-	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all) {
-		if (mine && rank == 0)
+	memset(job, 0, sizeof(*job));
+	job->began = mono_ns();
+	mine = rtr__profile_job_path(job->path, sizeof(job->path)) == 0;
+	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, rtr__mpi.sync_comm) != MPI_SUCCESS ||
+	    !all) {
+		if (mine && rtr__mpi.world_rank == 0)
 			fprintf(stderr,
 				"ringtrace: no job profile: not every rank keeps a profile\n");
-		return;
+		return 0;
 	}
-	char *data = NULL;
-	size_t len = 0, cap = 0;
-	if (rtr__profile_export(&data, &len, &cap, rtr__mpi.started_here) != 0 || len > INT_MAX)
-		len = 0; /* this rank counts as one without any call path */
-	int my_len = (int)len;
+	job->on = 1;
+	return 1;
+}
+
+void rtr__mpi_job_gather(struct rtr__mpi_job *job)
+{
+	int rank = rtr__mpi.world_rank, world = rtr__mpi.world_size;
+	MPI_Comm comm = rtr__mpi.sync_comm;
+	int my_len;
 	int *lens = rank == 0 ? calloc((size_t)world, sizeof(int)) : NULL;
 	int *displs = rank == 0 ? calloc((size_t)world, sizeof(int)) : NULL;
 	char *gathered = NULL;
 	int ok = rank != 0 || (lens != NULL && displs != NULL);
 
+	if (!job->on)
+		return;
+	if (rtr__profile_export(&job->data, &job->len, &job->cap, rtr__mpi.started_here) != 0 ||
+	    job->len > INT_MAX)
+		job->len = 0; /* this rank counts as one without any call path */
+	my_len = (int)job->len;
 	/* rank 0 out of memory still takes part, receiving nothing */
 	PMPI_Gather(&my_len, 1, MPI_INT, ok ? lens : NULL, ok ? 1 : 0, MPI_INT, 0, comm);
 	if (rank == 0 && ok) {
@@ -94,15 +106,16 @@ void rtr__mpi_job_profile(void)
 		gathered = malloc(total > 0 ? (size_t)total : 1);
 		ok = gathered != NULL;
 	}
-	PMPI_Gatherv(data, my_len, MPI_BYTE, gathered, ok ? lens : NULL, ok ? displs : NULL,
+	PMPI_Gatherv(job->data, my_len, MPI_BYTE, gathered, ok ? lens : NULL, ok ? displs : NULL,
 		     MPI_BYTE, 0, comm);
 	if (rank == 0 && ok)
-		write_job(path, lens, gathered, began);
+		write_job(job->path, lens, gathered, job->began);
 	else if (rank == 0)
-		fprintf(stderr, "ringtrace: the job profile %s: out of memory\n", path);
+		fprintf(stderr, "ringtrace: the job profile %s: out of memory\n", job->path);
 	free(gathered);
 	free(lens);
 	free(displs);
-	if (data != NULL)
-		rtr__profile_free(data, cap);
+	if (job->data != NULL)
+		rtr__profile_free(job->data, job->cap);
+	job->data = NULL;
 }
