@@ -654,6 +654,52 @@ static void test_endings(void **state)
 	}
 }
 
+/* fork(): the child records to its own profile (%p), the parent's is its own. */
+static void test_fork(void **state)
+{
+	char pattern[512], mine[512], theirs[512];
+	(void)state;
+	tu_own_file(pattern, sizeof(pattern), "profile", "fork-%p", ".json");
+	start_profile(pattern, 0, 0);
+	snprintf(mine, sizeof(mine), "%s", rtr_trace_path());
+	uint64_t base = rtr_now_ns();
+	rtr_complete("app", "before_fork", base, 11);
+	pid_t pid = tu_fork();
+	if (pid == 0) {
+		struct rtr_config cfg;
+		rtr_config_init(&cfg);
+		cfg.path = pattern;
+		cfg.mode = RTR_MODE_PROFILE;
+		if (rtr_start(&cfg) != 0)
+			_exit(30);
+		rtr_complete("app", "in_child", rtr_now_ns(), 22);
+		_exit(rtr_stop() == 0 ? 0 : 31);
+	}
+	tu_expect_exit_0(tu_wait_child(pid, TU_CHILD_TIMEOUT_S));
+	rtr_complete("app", "in_parent", base + 100, 33);
+	assert_int_equal(rtr_stop(), 0);
+
+	yajl_val doc = jt_parse_file(mine);
+	yajl_val calls = calls_of(thread_of(doc, gettid()));
+	expect_node(call(calls, "before_fork"), 1, 11, 11, 11, 11);
+	expect_node(call(calls, "in_parent"), 1, 33, 33, 33, 33);
+	assert_int_equal(calls->u.array.len, 2);
+	yajl_tree_free(doc);
+	snprintf(theirs, sizeof(theirs), "%s", mine);
+	char *at = strstr(theirs, "fork-");
+	assert_non_null(at);
+	snprintf(at, sizeof(theirs) - (size_t)(at - theirs), "fork-%d-%d.json", (int)pid,
+		 (int)getpid());
+	doc = jt_parse_file(theirs);
+	assert_int_equal(jt_int(doc, "pid"), pid);
+	calls = calls_of(thread_of(doc, pid));
+	assert_int_equal(calls->u.array.len, 1);
+	expect_node(call(calls, "in_child"), 1, 22, 22, 22, 22);
+	yajl_tree_free(doc);
+	unlink(mine);
+	unlink(theirs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,6 +712,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_size, tu_teardown),
 		cmocka_unit_test_teardown(test_drops, tu_teardown),
 		cmocka_unit_test_teardown(test_endings, tu_teardown),
+		cmocka_unit_test_teardown(test_fork, tu_teardown),
 	};
 
 	tu_filter_from_env();
