@@ -700,6 +700,70 @@ static void test_fork(void **state)
 	unlink(theirs);
 }
 
+static void scope_leaf(int k)
+{
+	RTR_SCOPE("app", "leaf");
+	spin(100 + (unsigned)k);
+}
+
+static void scope_middle(void)
+{
+	RTR_SCOPE("app", "middle");
+	scope_leaf(0);
+	rtr_begin("mpi", "MPI_Send"); /* a B/E inside scopes */
+	scope_leaf(1);
+	rtr_end("mpi", "MPI_Send");
+	scope_leaf(2);
+}
+
+/* Scopes are one record at their end, after their children: they nest all the same,
+ * with B/E slices inside them; and past the room for waiting slices (16,384) an outer
+ * scope still takes the slices inside it. */
+static void test_scopes(void **state)
+{
+	char path[512];
+	(void)state;
+	tu_own_file(path, sizeof(path), "profile", "scopes", ".json");
+	start_profile(path, 0, 0);
+	for (int i = 0; i < 4; i++) {
+		RTR_SCOPE("app", "outer");
+		scope_middle();
+		scope_middle();
+	}
+	{
+		RTR_SCOPE("app", "long");
+		for (int i = 0; i < 40000; i++) {
+			RTR_SCOPE("app", "tick");
+		}
+	}
+	assert_int_equal(rtr_stop(), 0);
+
+	yajl_val doc = jt_parse_file(path);
+	yajl_val calls = calls_of(thread_of(doc, gettid()));
+	assert_int_equal(calls->u.array.len, 2);
+	yajl_val outer = call(calls, "outer");
+	assert_int_equal(jt_int(outer, "n"), 4);
+	assert_int_equal(calls_of(outer)->u.array.len, 1);
+	yajl_val middle = call(calls_of(outer), "middle");
+	assert_int_equal(jt_int(middle, "n"), 8);
+	yajl_val leaf = call(calls_of(middle), "leaf");
+	yajl_val send = call(calls_of(middle), "MPI_Send");
+	yajl_val inner = call(calls_of(send), "leaf");
+	assert_int_equal(jt_int(leaf, "n"), 16);
+	assert_int_equal(jt_int(send, "n"), 8);
+	assert_int_equal(jt_int(inner, "n"), 8);
+	assert_int_equal(jt_int(send, "s"), jt_int(send, "t") - jt_int(inner, "t"));
+	assert_int_equal(jt_int(middle, "s"),
+			 jt_int(middle, "t") - jt_int(leaf, "t") - jt_int(send, "t"));
+	assert_int_equal(jt_int(outer, "s"), jt_int(outer, "t") - jt_int(middle, "t"));
+	yajl_val lng = call(calls, "long");
+	yajl_val tick = call(calls_of(lng), "tick");
+	assert_int_equal(jt_int(lng, "n"), 1);
+	assert_int_equal(jt_int(tick, "n"), 40000);
+	assert_int_equal(jt_int(lng, "s"), jt_int(lng, "t") - jt_int(tick, "t"));
+	yajl_tree_free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +777,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_drops, tu_teardown),
 		cmocka_unit_test_teardown(test_endings, tu_teardown),
 		cmocka_unit_test_teardown(test_fork, tu_teardown),
+		cmocka_unit_test_teardown(test_scopes, tu_teardown),
 	};
 
 	tu_filter_from_env();

@@ -169,9 +169,7 @@ static int prof_export(struct rtr__writer *w, char **data, size_t *len, size_t *
 	pthread_mutex_lock(&p->lock);
 	if (freeze && !p->frozen && (doc_err = profile_path(w, NULL, where, sizeof(where))) == 0)
 		doc_err = rtr__prof_document(w, p, &doc, "finalize", 1, end);
-	rtr__prof_open_slices(p, end, 1);
 	err = rtr__prof_export(w, p, &out, end);
-	rtr__prof_open_slices(p, end, 0);
 	if (freeze && !p->frozen) {
 		int stream = w->out.sink.stream;
 		if (doc_err == 0 && !(stream && !p->is_format))

@@ -59,34 +59,6 @@ static int put(struct rtr__prof_buf *b, const void *data, size_t len)
 	return 0;
 }
 
-/* The subtree of node i of `from` into `into` under node parent (strings interned
- * again by content). */
-static int merge_tree(struct rtr__prof *into, uint32_t parent, const struct rtr__prof *from,
-		      uint32_t i)
-{
-	for (uint32_t c = from->nodes[i].child; c != RTR__PROF_NONE; c = from->nodes[c].sibling) {
-		const struct rtr__prof_node *src = &from->nodes[c];
-		uint32_t nlen, clen;
-		const char *name = rtr__prof_str(from, src->name, &nlen);
-		const char *cat = rtr__prof_str(from, src->cat, &clen);
-		uint32_t n = rtr__prof_intern(into, name, nlen);
-		uint32_t k = src->cat == 0 ? 0 : rtr__prof_intern(into, cat, clen);
-		uint32_t j = n == 0 || src->n == 0 ? RTR__PROF_NONE
-						   : rtr__prof_child(into, parent, n, k);
-		if (j == RTR__PROF_NONE) {
-			into->unplaced += src->n;
-			continue;
-		}
-		struct rtr__prof_node *dst = &into->nodes[j];
-		dst->n += src->n, dst->t += src->t, dst->s += src->s;
-		dst->min = src->min < dst->min ? src->min : dst->min;
-		dst->max = src->max > dst->max ? src->max : dst->max;
-		if (rtr__sketch_merge(&dst->q, &src->q) != 0 || merge_tree(into, j, from, c) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 static int put_nodes(struct rtr__prof_buf *b, const struct rtr__prof *m, uint32_t i)
 {
 	for (uint32_t c = m->nodes[i].child; c != RTR__PROF_NONE; c = m->nodes[c].sibling) {
@@ -157,7 +129,7 @@ int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__pro
 	struct rtr_stats st;
 	int err = -ENOMEM;
 
-	if (m == NULL || rtr__prof_init(m, p->depth_limit, UINT32_MAX) != 0) {
+	if (m == NULL || rtr__prof_init(m, p->depth_limit, p->node_limit) != 0) {
 		rtr__mem_unmap(m, sizeof(*m));
 		return -ENOMEM;
 	}
@@ -181,9 +153,9 @@ int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__pro
 	if (root == RTR__PROF_NONE || put(out, &h, sizeof(h)) != 0 ||
 	    put(out, w->s.host, h.host_len) != 0)
 		goto done;
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		if (merge_tree(m, root, p, p->threads[i].root) != 0)
-			goto done;
+	for (uint32_t i = 0; i < p->nthreads; i++) /* the threads' trees as they are now */
+		rtr__prof_show(p, &p->threads[i], m, root, end_ns);
+	h.deeper += m->deeper;
 	h.unplaced += m->unplaced;
 	h.nnodes = m->npaths;
 	if (put_nodes(out, m, root) != 0 || put_counters(out, p, &h.ncounters) != 0)

@@ -44,33 +44,46 @@ struct rtr__prof_node {
 	struct rtr__sketch q;
 };
 
-/* A slice open on a thread: its node, when it began, its direct children's time. */
-struct rtr__prof_frame {
-	uint32_t node;
-	uint32_t unused;
-	uint64_t begin, child_ns;
-	struct { /* its node as it was, while a file counts the slice as ended */
-		uint64_t n, t, s, min, max;
-		struct rtr__sketch q;
-	} saved;
+/* A slice that ended on a thread, waiting for its parent (nest.c). */
+struct rtr__prof_inst {
+	uint32_t name, cat;
+	uint32_t child, last, sibling; /* what it took (first, last), the next on its list */
+	uint32_t agg;		       /* an aggregate it took (a node of the pool), or none */
+	uint64_t ts, end;
 };
 
-/* A complete slice (ts and dur given) just ended: a later one inside it nests in it. */
-struct rtr__prof_span {
-	uint32_t node, level; /* level: the open slices when it was added */
-	uint64_t ts, end;
+/* A B open on a thread: the instances waiting from mark on are inside it. */
+struct rtr__prof_frame {
+	uint32_t name, cat;
+	uint32_t mark;
+	uint64_t begin;
+};
+
+/* A level's instances folded when the room was full: a root of the pool (more chained
+ * by its sibling once a slice takes them), the earliest begin in it. */
+struct rtr__prof_agg {
+	uint32_t node;
+	uint64_t first;
+};
+
+#define RTR__PROF_AGGS 8 /* aggregates a level keeps apart, oldest first */
+
+struct rtr__prof_level {
+	uint32_t n;
+	uint32_t last_name, last_cat; /* the last instance folded on it */
+	struct rtr__prof_agg a[RTR__PROF_AGGS];
 };
 
 struct rtr__prof_thread {
 	int32_t tid;
-	uint32_t root;
+	uint32_t depth;		  /* B's open, in frames */
 	uint64_t events, dropped; /* recorded on the thread's ring; dropped by its producer */
-	uint32_t depth;		  /* open slices kept in stack */
-	uint32_t extra;		  /* open slices past the depth limit */
-	uint32_t nspans;
-	uint32_t unused;
-	struct rtr__prof_frame *stack; /* depth_limit */
-	struct rtr__prof_span *spans;  /* depth_limit */
+	uint32_t extra;		  /* B's open past the depth limit */
+	uint32_t ninst, ntop, inst_cap;
+	struct rtr__prof_frame *frames; /* depth_limit */
+	struct rtr__prof_level *levels; /* depth_limit + 1: the aggregates of each level */
+	struct rtr__prof_inst *inst;	/* inst_cap */
+	uint32_t *top;			/* the instances waiting, oldest first (inst_cap) */
 	char name[64];
 };
 
@@ -106,6 +119,7 @@ struct rtr__prof {
 	struct rtr__prof_node *nodes;
 	uint32_t nnodes, nodes_cap;
 	uint32_t npaths;      /* nodes but the roots: the call paths, at most node_limit */
+	uint32_t free_node;   /* nodes given back, chained by next; RTR__PROF_NONE: none */
 	uint32_t *node_slots; /* hash of (parent, name, cat) -> first node */
 	uint32_t nslots;
 	struct rtr__prof_thread *threads;
@@ -133,10 +147,23 @@ uint32_t rtr__prof_intern(struct rtr__prof *p, const char *s, uint32_t len);
 uint32_t rtr__prof_child(struct rtr__prof *p, uint32_t parent, uint32_t name, uint32_t cat);
 /* A new root (parent none). RTR__PROF_NONE without memory. */
 uint32_t rtr__prof_root(struct rtr__prof *p);
+/* Give back root i and its tree (its nodes are reused). */
+void rtr__prof_drop(struct rtr__prof *p, uint32_t i);
 /* A slice of node ended: dur ns, of which child_ns in its direct children. */
 void rtr__prof_add(struct rtr__prof_node *nd, uint64_t dur, uint64_t child_ns);
-/* Count the slices open at end_ns as ended there (apply 1) or take them back (0). */
-void rtr__prof_open_slices(struct rtr__prof *p, uint64_t end_ns, int apply);
+
+/* nest.c: a thread's slices as they come (string ids of p), its state made and freed
+ * with the thread; its tree as it is now under into's node root, the B's open counted
+ * up to end_ns (into may be p's copy for a file: nothing of t changes). */
+void rtr__prof_begin(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t name, uint32_t cat,
+		     uint64_t ts);
+void rtr__prof_end(struct rtr__prof *p, struct rtr__prof_thread *t, uint64_t ts);
+void rtr__prof_complete(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t name,
+			uint32_t cat, uint64_t ts, uint64_t dur);
+void rtr__prof_show(const struct rtr__prof *p, const struct rtr__prof_thread *t,
+		    struct rtr__prof *into, uint32_t root, uint64_t end_ns);
+int rtr__prof_thread_init(struct rtr__prof *p, struct rtr__prof_thread *t);
+void rtr__prof_thread_free(struct rtr__prof *p, struct rtr__prof_thread *t);
 
 /* text.c: a growing buffer of text. */
 struct rtr__prof_buf {
@@ -156,7 +183,7 @@ int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *p, struct rtr__p
 		       const char *reason, int final, uint64_t end_ns);
 
 /* job.c: the process's profile with its threads merged, as the job profile's merge
- * reads it (the open slices already counted to end_ns by the caller). 0 or -ENOMEM. */
+ * reads it, the B's open counted to end_ns. 0 or -ENOMEM. */
 int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__prof_buf *out,
 		     uint64_t end_ns);
 /* Rank 0: the world ranks' exports (data[r], len[r] bytes; 0: none) merged, written at

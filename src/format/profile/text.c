@@ -152,6 +152,29 @@ static void put_calls(const struct rtr__prof *prof, struct rtr__prof_buf *out, u
 		out->data[out->len++] = ']';
 }
 
+/* Thread t's tree as it is now (nest.c), shown in a pool of its own. */
+static int put_thread(const struct rtr__prof *prof, const struct rtr__prof_thread *t,
+		      struct rtr__prof_buf *out, uint64_t end_ns, uint64_t *deeper,
+		      uint64_t *unplaced)
+{
+	struct rtr__prof *m = rtr__mem_map(sizeof(*m));
+
+	if (m == NULL || rtr__prof_init(m, prof->depth_limit, prof->node_limit) != 0) {
+		rtr__mem_unmap(m, sizeof(*m));
+		return -1;
+	}
+	uint32_t root = rtr__prof_root(m);
+	if (root != RTR__PROF_NONE) {
+		rtr__prof_show(prof, t, m, root, end_ns);
+		put_calls(m, out, root);
+	}
+	*deeper += m->deeper;
+	*unplaced += m->unplaced;
+	rtr__prof_free(m);
+	rtr__mem_unmap(m, sizeof(*m));
+	return root == RTR__PROF_NONE ? -1 : 0;
+}
+
 static char *put_head(struct rtr__writer *w, char *p, const char *reason, int final,
 		      uint64_t end_ns)
 {
@@ -236,12 +259,11 @@ int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *prof, struct rtr
 	p = KEY_U64(p, ",\"events\":", events);
 	p = KEY_U64(p, ",\"dropped\":", dropped);
 	p = KEY_U64(p, ",\"depth_limit\":", prof->depth_limit);
-	p = KEY_U64(p, ",\"deeper\":", prof->deeper);
-	p = KEY_U64(p, ",\"node_limit\":", prof->node_limit);
-	p = KEY_U64(p, ",\"unplaced\":", prof->unplaced);
+	size_t deeper_at = (size_t)(p - out->data); /* known once the threads are shown */
+	p += 96;				    /* room left for them */
 	p = PUT_LIT(p, ",\"threads\":[");
 	out->len = (size_t)(p - out->data);
-	rtr__prof_open_slices(prof, end_ns, 1);
+	uint64_t deeper = prof->deeper, unplaced = prof->unplaced;
 	for (uint32_t i = 0; i < prof->nthreads; i++) {
 		const struct rtr__prof_thread *t = &prof->threads[i];
 		if ((p = rtr__prof_reserve(out, 512)) == NULL)
@@ -258,11 +280,18 @@ int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *prof, struct rtr
 		p = KEY_U64(p, ",\"events\":", t->events);
 		p = KEY_U64(p, ",\"dropped\":", t->dropped);
 		out->len = (size_t)(p - out->data);
-		put_calls(prof, out, t->root);
+		if (put_thread(prof, t, out, end_ns, &deeper, &unplaced) != 0)
+			return -ENOMEM;
 		if ((p = rtr__prof_reserve(out, 1)) != NULL)
 			out->data[out->len++] = '}';
 	}
-	rtr__prof_open_slices(prof, end_ns, 0);
+	if (out->data != NULL) { /* the counts, padded with blanks to the room left */
+		char *at = out->data + deeper_at;
+		char *q = KEY_U64(at, ",\"deeper\":", deeper);
+		q = KEY_U64(q, ",\"node_limit\":", prof->node_limit);
+		q = KEY_U64(q, ",\"unplaced\":", unplaced);
+		memset(q, ' ', (size_t)(at + 96 - q));
+	}
 	if ((p = rtr__prof_reserve(out, 2)) != NULL)
 		out->data[out->len++] = ']';
 	put_counters(prof, out);

@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The aggregate (profile.h): strings interned by content, one node per call path,
- * per thread its open slices, counters.
+ * The aggregate (profile.h): strings interned by content, the pool of nodes (one per
+ * call path of a tree), per thread its slices (nest.c) and its loss, counters.
  *
- * A B opens a level of its thread's stack at the node of (the node above, its name,
- * its category); its E ends it: count, total (inclusive), self (total less the
- * direct children's time), least, most and the sketch. A complete slice (a B and E
- * folded by the drain, a scope, rtr_complete(), a track's slice) is begun and ended
- * at once, under the open slices, or inside the complete slice added just before it
- * on that level when its time lies within it (rtr_complete() of a parent, then of
- * its children). Past the depth limit a slice is counted in `deeper`, its time left in
- * its ancestor's; past the node limit in `unplaced`, likewise. Memory comes from the
- * library's own mappings (the sketches' buckets from the heap, as the tools').
+ * Memory comes from the library's own mappings (the sketches' buckets from the heap,
+ * as the tools').
  */
 #include "format/profile/profile.h"
 
@@ -148,8 +141,21 @@ static uint32_t intern_static(struct rtr__prof *p, const char *s)
 	return id;
 }
 
-static uint32_t event_name(struct rtr__prof *p, const struct rtr__event *ev)
+static uint32_t event_name(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__event *ev)
 {
+	if (ev->flags & RTR__EVF_CODE) { /* the instrument library's function, by address */
+		const char *key = (const char *)(uintptr_t)ev->x.code.addr;
+		uintptr_t k =
+			((uintptr_t)key >> 3) % (sizeof(p->str.cache) / sizeof(p->str.cache[0]));
+		if (p->str.cache[k].ptr == key)
+			return p->str.cache[k].id;
+		size_t len;
+		const char *fn = rtr__memstack_function(&w->mem, ev->x.code.addr, &len);
+		uint32_t id = rtr__prof_intern(p, fn, (uint32_t)len);
+		if (id != 0) /* an address is no static string's: one cache serves both */
+			p->str.cache[k].ptr = key, p->str.cache[k].id = id;
+		return id;
+	}
 	if (ev->flags & RTR__EVF_COPIED)
 		return rtr__prof_intern(p, ev->name, ev->name_len);
 	return ev->name != NULL ? intern_static(p, ev->name) : rtr__prof_intern(p, "?", 1);
@@ -192,10 +198,16 @@ static int nodes_room(struct rtr__prof *p)
 
 static uint32_t node_new(struct rtr__prof *p, uint32_t parent, uint32_t name, uint32_t cat)
 {
-	if ((parent != RTR__PROF_NONE && p->npaths >= p->node_limit) || nodes_room(p) != 0)
+	if (parent != RTR__PROF_NONE && p->npaths >= p->node_limit)
+		return RTR__PROF_NONE;
+	if (p->free_node == RTR__PROF_NONE && nodes_room(p) != 0)
 		return RTR__PROF_NONE;
 	p->npaths += parent != RTR__PROF_NONE; /* a root is not a call path */
-	uint32_t i = p->nnodes++;
+	uint32_t i = p->free_node;
+	if (i != RTR__PROF_NONE)
+		p->free_node = p->nodes[i].next; /* one given back (rtr__prof_drop()) */
+	else
+		i = p->nnodes++;
 	struct rtr__prof_node *nd = &p->nodes[i];
 
 	memset(nd, 0, sizeof(*nd));
@@ -212,6 +224,39 @@ static uint32_t node_new(struct rtr__prof *p, uint32_t parent, uint32_t name, ui
 		up->child = i;
 	}
 	return i;
+}
+
+/* Node i out of the hash table. */
+static void unlink_node(struct rtr__prof *p, uint32_t i)
+{
+	const struct rtr__prof_node *nd = &p->nodes[i];
+	uint32_t *at =
+		&p->node_slots[(uint32_t)hash3(nd->parent, nd->name, nd->cat) & (p->nslots - 1)];
+
+	while (*at != RTR__PROF_NONE && *at != i)
+		at = &p->nodes[*at].next;
+	if (*at == i)
+		*at = nd->next;
+}
+
+void rtr__prof_drop(struct rtr__prof *p, uint32_t i)
+{
+	struct rtr__prof_node *nd = &p->nodes[i];
+
+	for (uint32_t c = nd->child, next; c != RTR__PROF_NONE; c = next) {
+		next = p->nodes[c].sibling;
+		rtr__prof_drop(p, c);
+	}
+	nd = &p->nodes[i];
+	if (nd->parent != RTR__PROF_NONE) {
+		unlink_node(p, i);
+		p->npaths--;
+	}
+	rtr__sketch_free(&nd->q);
+	memset(nd, 0, sizeof(*nd));
+	nd->parent = nd->child = nd->sibling = RTR__PROF_NONE;
+	nd->next = p->free_node;
+	p->free_node = i;
 }
 
 uint32_t rtr__prof_root(struct rtr__prof *p)
@@ -273,103 +318,18 @@ static struct rtr__prof_thread *thread_of(struct rtr__prof *p, int32_t tid)
 	struct rtr__prof_thread *t = &p->threads[p->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->stack = rtr__mem_map(p->depth_limit * sizeof(*t->stack));
-	t->spans = rtr__mem_map(p->depth_limit * sizeof(*t->spans));
-	t->root = rtr__prof_root(p);
-	if (t->stack == NULL || t->spans == NULL || t->root == RTR__PROF_NONE) {
-		rtr__mem_unmap(t->stack, p->depth_limit * sizeof(*t->stack));
-		rtr__mem_unmap(t->spans, p->depth_limit * sizeof(*t->spans));
+	if (rtr__prof_thread_init(p, t) != 0)
 		return NULL;
-	}
 	p->last_thread = p->nthreads++;
 	return t;
-}
-
-/* The node under parent a slice goes to: RTR__PROF_NONE past a limit (counted). */
-static uint32_t place(struct rtr__prof *p, uint32_t parent, const struct rtr__event *ev)
-{
-	uint32_t name = event_name(p, ev);
-	uint32_t cat = intern_static(p, ev->cat);
-	uint32_t i = name == 0 ? RTR__PROF_NONE : rtr__prof_child(p, parent, name, cat);
-
-	if (i == RTR__PROF_NONE)
-		p->unplaced++;
-	return i;
-}
-
-static void slice_begin(struct rtr__prof *p, struct rtr__prof_thread *t,
-			const struct rtr__event *ev)
-{
-	if (t->depth >= p->depth_limit || t->extra > 0) {
-		t->extra++;
-		p->deeper++;
-		return;
-	}
-	uint32_t parent = t->depth > 0 ? t->stack[t->depth - 1].node : t->root;
-	uint32_t i = parent == RTR__PROF_NONE ? RTR__PROF_NONE : place(p, parent, ev);
-	if (i == RTR__PROF_NONE) { /* counted as unplaced: its time stays with the parent */
-		t->extra++;
-		return;
-	}
-	t->stack[t->depth++] = (struct rtr__prof_frame){.node = i, .begin = ev->ts};
-}
-
-static void slice_end(struct rtr__prof *p, struct rtr__prof_thread *t, uint64_t end)
-{
-	if (t->extra > 0) {
-		t->extra--;
-		return;
-	}
-	if (t->depth == 0)
-		return; /* an E whose B came before the session */
-	struct rtr__prof_frame *f = &t->stack[--t->depth];
-	uint64_t dur = end > f->begin ? end - f->begin : 0;
-	rtr__prof_add(&p->nodes[f->node], dur, f->child_ns);
-	if (t->depth > 0)
-		t->stack[t->depth - 1].child_ns += dur;
-	t->nspans = 0; /* complete slices after it are not inside one before it */
-}
-
-/* A complete slice: ts, dur. Under the open slices, or inside the complete slice just
- * added on this level when it lies within it. */
-static void slice_complete(struct rtr__prof *p, struct rtr__prof_thread *t,
-			   const struct rtr__event *ev)
-{
-	uint64_t end = ev->ts + ev->dur < ev->ts ? UINT64_MAX : ev->ts + ev->dur;
-
-	while (t->nspans > 0) {
-		const struct rtr__prof_span *top = &t->spans[t->nspans - 1];
-		if (top->level == t->depth && top->ts <= ev->ts && end <= top->end)
-			break;
-		t->nspans--;
-	}
-	uint32_t levels = t->depth + t->nspans;
-	if (levels >= p->depth_limit || t->extra > 0) {
-		p->deeper++;
-		return;
-	}
-	uint32_t parent = t->nspans > 0	 ? t->spans[t->nspans - 1].node
-			  : t->depth > 0 ? t->stack[t->depth - 1].node
-					 : t->root;
-	uint32_t i = place(p, parent, ev);
-	if (i == RTR__PROF_NONE)
-		return;
-	rtr__prof_add(&p->nodes[i], ev->dur, 0);
-	if (t->nspans > 0) { /* the enclosing complete slice's self time excludes it */
-		struct rtr__prof_node *up = &p->nodes[parent];
-		up->s -= ev->dur < up->s ? ev->dur : up->s;
-	} else if (t->depth > 0) {
-		t->stack[t->depth - 1].child_ns += ev->dur;
-	}
-	t->spans[t->nspans++] = (struct rtr__prof_span){i, t->depth, ev->ts, end};
 }
 
 /* ------------------------------------------------------------------------- */
 /* Counters                                                                   */
 
-static void counter_sample(struct rtr__prof *p, const struct rtr__event *ev)
+static void counter_sample(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__event *ev)
 {
-	uint32_t name = event_name(p, ev), cat = intern_static(p, ev->cat);
+	uint32_t name = event_name(w, p, ev), cat = intern_static(p, ev->cat);
 	uint32_t k = (uint32_t)hash3((uint32_t)ev->tid, name, cat) & (COUNTER_SLOTS - 1);
 	double v;
 
@@ -433,7 +393,6 @@ static void ring_account(struct rtr__prof *p, struct rtr__ring *r, uint64_t even
 void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__batch *b)
 {
 	uint64_t events = 0;
-	(void)w;
 
 	pthread_mutex_lock(&p->lock);
 	for (const struct rtr__event *ev = b->ev; ev < b->end && !p->frozen; ev++) {
@@ -442,59 +401,24 @@ void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rt
 		    ev->type != RTR__EV_SPAN && ev->type != RTR__EV_COUNTER)
 			continue;
 		if (ev->type == RTR__EV_COUNTER) {
-			counter_sample(p, ev);
+			counter_sample(w, p, ev);
 			continue;
 		}
 		struct rtr__prof_thread *t = thread_of(p, ev->tid);
 		if (t == NULL)
 			continue;
-		if (ev->type == RTR__EV_BEGIN)
-			slice_begin(p, t, ev);
-		else if (ev->type == RTR__EV_END)
-			slice_end(p, t, ev->ts);
+		if (ev->type == RTR__EV_END)
+			rtr__prof_end(p, t, ev->ts);
+		else if (ev->type == RTR__EV_BEGIN)
+			rtr__prof_begin(p, t, event_name(w, p, ev), intern_static(p, ev->cat),
+					ev->ts);
 		else
-			slice_complete(p, t, ev);
+			rtr__prof_complete(p, t, event_name(w, p, ev), intern_static(p, ev->cat),
+					   ev->ts, ev->dur);
 	}
 	if (!p->frozen)
 		ring_account(p, b->ring, events);
 	pthread_mutex_unlock(&p->lock);
-}
-
-/*
- * The slices open at end_ns, counted as if they ended there (apply), or taken back
- * (not apply): each frame keeps its node's figures and sketch as they were, given
- * back innermost last, so that a node open twice on a stack (recursion) comes back
- * as it was.
- */
-void rtr__prof_open_slices(struct rtr__prof *p, uint64_t end_ns, int apply)
-{
-	for (uint32_t ti = 0; ti < p->nthreads; ti++) {
-		struct rtr__prof_thread *t = &p->threads[ti];
-		uint64_t child = 0;
-
-		if (!apply) {
-			for (uint32_t d = 0; d < t->depth; d++) {
-				struct rtr__prof_node *nd = &p->nodes[t->stack[d].node];
-				rtr__sketch_free(&nd->q);
-				nd->n = t->stack[d].saved.n, nd->t = t->stack[d].saved.t;
-				nd->s = t->stack[d].saved.s, nd->min = t->stack[d].saved.min;
-				nd->max = t->stack[d].saved.max, nd->q = t->stack[d].saved.q;
-			}
-			continue;
-		}
-		for (uint32_t d = t->depth; d-- > 0;) {
-			struct rtr__prof_frame *f = &t->stack[d];
-			struct rtr__prof_node *nd = &p->nodes[f->node];
-			uint64_t dur = end_ns > f->begin ? end_ns - f->begin : 0;
-
-			f->saved.n = nd->n, f->saved.t = nd->t, f->saved.s = nd->s;
-			f->saved.min = nd->min, f->saved.max = nd->max, f->saved.q = nd->q;
-			rtr__sketch_init(&nd->q);
-			(void)rtr__sketch_merge(&nd->q, &f->saved.q); /* without memory: cut */
-			rtr__prof_add(nd, dur, f->child_ns + child);
-			child = dur;
-		}
-	}
 }
 
 int rtr__prof_init(struct rtr__prof *p, unsigned depth_limit, uint32_t node_limit)
@@ -513,6 +437,7 @@ int rtr__prof_init(struct rtr__prof *p, unsigned depth_limit, uint32_t node_limi
 	p->str.next = rtr__mem_map(p->str.cap * sizeof(uint32_t));
 	p->str.slots = rtr__mem_map(p->str.nslots * sizeof(uint32_t));
 	p->nodes_cap = 1024;
+	p->free_node = RTR__PROF_NONE;
 	p->nodes = rtr__mem_map(p->nodes_cap * sizeof(*p->nodes));
 	p->nslots = NODE_SLOTS0;
 	p->node_slots = rtr__mem_map(p->nslots * sizeof(uint32_t));
@@ -539,10 +464,8 @@ void rtr__prof_free(struct rtr__prof *p)
 {
 	for (uint32_t i = 0; i < p->nnodes; i++)
 		rtr__sketch_free(&p->nodes[i].q);
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		rtr__mem_unmap(p->threads[i].stack, p->depth_limit * sizeof(*p->threads[i].stack));
-		rtr__mem_unmap(p->threads[i].spans, p->depth_limit * sizeof(*p->threads[i].spans));
-	}
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		rtr__prof_thread_free(p, &p->threads[i]);
 	rtr__mem_unmap(p->str.arena, p->str.arena_cap);
 	rtr__mem_unmap(p->str.off, p->str.cap * sizeof(uint32_t));
 	rtr__mem_unmap(p->str.len, p->str.cap * sizeof(uint32_t));
