@@ -3,20 +3,22 @@
  * Profiles: the writer's events aggregated into call-path trees instead of lines
  * (docs/profile.md). Its rooms:
  *
- *	tree.c		the aggregate: strings, nodes (one per call path), per thread the
- *			open slices, counters; fed a batch of events at a time
- *	text.c		the aggregate as the profile's JSON document, and the export of a
- *			process's profile (its threads merged) for the job profile
- *	job.c		the job profile: the ranks' exports merged, written by rank 0
+ *	tree.c		the aggregate: strings, the pool of nodes (one per call path of
+ *			a tree), threads, counters; fed a batch of events at a time
+ *	nest.c		a thread's slices nested into call paths whatever order they
+ *			come in (a scope comes after its children), in bounded memory
+ *	text.c		the aggregate as the profile's JSON document
+ *	job.c		the export of a process's profile (its threads merged) and the
+ *			job profile: the ranks' exports merged, written by rank 0
  *	file.c		the format of RINGTRACE_MODE=profile (no lines: the profile is
  *			written whole), the profiler beside a trace (RINGTRACE_PROFILE=1),
  *			the file written under a new name and renamed into place
  *
- * Why a tree per thread in one pool: a node is found by (parent, name, category) in
- * one hash table, so a slice's begin costs one lookup, and the file is written by a
- * walk of each thread's root. Names are interned by content (a static string's
- * pointer is cached in front), so the same name recorded through two pointers, or
- * copied, is one node.
+ * Why one pool of nodes: a node is found by (parent, name, category) in one hash
+ * table, and a file is written by a walk from a root: the aggregates of nest.c are
+ * trees of the pool, and a file shows each thread in a pool of its own. Names are
+ * interned by content (a static string's pointer is cached in front), so the same
+ * name recorded through two pointers, or copied, is one node.
  *
  * The writer thread feeds the aggregate and writes the file; the MPI module's export
  * (rtr__profile_export()) runs on the program's thread: the aggregate's lock orders

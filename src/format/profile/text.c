@@ -285,12 +285,14 @@ int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *prof, struct rtr
 		if ((p = rtr__prof_reserve(out, 1)) != NULL)
 			out->data[out->len++] = '}';
 	}
-	if (out->data != NULL) { /* the counts, padded with blanks to the room left */
+	if (out->data != NULL) { /* the counts in the room left, the rest moved up to them */
 		char *at = out->data + deeper_at;
 		char *q = KEY_U64(at, ",\"deeper\":", deeper);
 		q = KEY_U64(q, ",\"node_limit\":", prof->node_limit);
 		q = KEY_U64(q, ",\"unplaced\":", unplaced);
-		memset(q, ' ', (size_t)(at + 96 - q));
+		size_t gap = (size_t)(at + 96 - q);
+		memmove(q, at + 96, out->len - (deeper_at + 96));
+		out->len -= gap;
 	}
 	if ((p = rtr__prof_reserve(out, 2)) != NULL)
 		out->data[out->len++] = ']';
