@@ -174,6 +174,8 @@ static void test_known_slices(void **state)
 	rtr_counter_i64("mem", "rss", 9);
 	rtr_counter_i64("mem", "rss", 1);
 	rtr_counter_f64("mem", "ratio", 0.5);
+	const struct rtr_arg series[] = {RTR_ARG_I64("used", 10), RTR_ARG_F64("share", 0.25)};
+	rtr_counter_args("mem", "mix", series, 2);
 	assert_int_equal(rtr_stop(), 0);
 
 	yajl_val doc = jt_parse_file(path);
@@ -230,9 +232,9 @@ static void test_known_slices(void **state)
 	assert_int_equal(q.count, 12);
 	rtr__sketch_free(&q);
 
-	/* events: 105 completes, 3 * (2 + 4 * 2) B/E, 4 counter samples */
-	assert_int_equal(jt_int(th, "events"), 105 + 30 + 4);
-	assert_int_equal(jt_int(doc, "events"), 105 + 30 + 4);
+	/* events: 105 completes, 3 * (2 + 4 * 2) B/E, 5 counter samples */
+	assert_int_equal(jt_int(th, "events"), 105 + 30 + 5);
+	assert_int_equal(jt_int(doc, "events"), 105 + 30 + 5);
 	assert_int_equal(jt_int(th, "dropped"), 0);
 
 	yajl_val counters = jt_array(doc, "counters");
@@ -246,6 +248,13 @@ static void test_known_slices(void **state)
 			assert_true(jt_double(c, "min") == 1 && jt_double(c, "max") == 9);
 			assert_true(jt_double(c, "mean") == 5 && jt_double(c, "last") == 1);
 			seen |= 1;
+		} else if (strcmp(jt_str(c, "name"), "mix used") == 0) {
+			assert_int_equal(jt_int(c, "samples"), 1);
+			assert_true(jt_double(c, "last") == 10 && jt_double(c, "mean") == 10);
+			seen |= 4;
+		} else if (strcmp(jt_str(c, "name"), "mix share") == 0) {
+			assert_true(jt_double(c, "last") == 0.25 && jt_double(c, "min") == 0.25);
+			seen |= 8;
 		} else {
 			assert_string_equal(jt_str(c, "name"), "ratio");
 			assert_int_equal(jt_int(c, "samples"), 1);
@@ -253,7 +262,7 @@ static void test_known_slices(void **state)
 			seen |= 2;
 		}
 	}
-	assert_int_equal(seen, 3);
+	assert_int_equal(seen, 15);
 	yajl_tree_free(doc);
 }
 

@@ -327,21 +327,16 @@ static struct rtr__prof_thread *thread_of(struct rtr__prof *p, int32_t tid)
 /* ------------------------------------------------------------------------- */
 /* Counters                                                                   */
 
-static void counter_sample(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__event *ev)
+/* A sample v of counter (tid, name, cat). */
+static void counter_add(struct rtr__prof *p, int32_t tid, uint32_t name, uint32_t cat, double v)
 {
-	uint32_t name = event_name(w, p, ev), cat = intern_static(p, ev->cat);
-	uint32_t k = (uint32_t)hash3((uint32_t)ev->tid, name, cat) & (COUNTER_SLOTS - 1);
-	double v;
+	uint32_t k = (uint32_t)hash3((uint32_t)tid, name, cat) & (COUNTER_SLOTS - 1);
+	uint32_t i = p->counter_slots[k];
 
-	if (ev->flags & RTR__EVF_DOUBLE)
-		memcpy(&v, &ev->value, sizeof(v));
-	else
-		v = (double)(int64_t)ev->value;
 	if (name == 0)
 		return;
-	uint32_t i = p->counter_slots[k];
-	while (i != RTR__PROF_NONE && !(p->counters[i].tid == ev->tid &&
-					p->counters[i].name == name && p->counters[i].cat == cat))
+	while (i != RTR__PROF_NONE && !(p->counters[i].tid == tid && p->counters[i].name == name &&
+					p->counters[i].cat == cat))
 		i = p->counters[i].next;
 	if (i == RTR__PROF_NONE) {
 		if (p->ncounters == p->counters_cap) {
@@ -354,7 +349,7 @@ static void counter_sample(struct rtr__writer *w, struct rtr__prof *p, const str
 			p->counters_cap = cap;
 		}
 		i = p->ncounters++;
-		p->counters[i] = (struct rtr__prof_counter){.tid = ev->tid,
+		p->counters[i] = (struct rtr__prof_counter){.tid = tid,
 							    .name = name,
 							    .cat = cat,
 							    .next = p->counter_slots[k],
@@ -368,6 +363,47 @@ static void counter_sample(struct rtr__writer *w, struct rtr__prof *p, const str
 	c->max = v > c->max ? v : c->max;
 	c->sum += v;
 	c->last = v;
+}
+
+static void counter_sample(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__event *ev)
+{
+	double v;
+
+	if (ev->flags & RTR__EVF_DOUBLE)
+		memcpy(&v, &ev->value, sizeof(v));
+	else
+		v = (double)(int64_t)ev->value;
+	counter_add(p, ev->tid, event_name(w, p, ev), intern_static(p, ev->cat), v);
+}
+
+/* A sample of several series (rtr_counter_args()): one counter "name key" each. */
+static void counters_sample(struct rtr__prof *p, const struct rtr__event *ev)
+{
+	char text[512];
+	size_t n = ev->flags & RTR__EVF_COPIED ? ev->name_len
+		   : ev->name != NULL	       ? strnlen(ev->name, 256)
+					       : 0;
+	uint32_t cat = intern_static(p, ev->cat);
+
+	if (n > 256)
+		n = 256;
+	memcpy(text, ev->name != NULL ? ev->name : "", n);
+	text[n++] = ' ';
+	for (uint32_t i = 0; i < ev->args.n; i++) {
+		const char *key;
+		uint64_t bits = rtr__args_get(&ev->args, i, &key);
+		uint8_t type = ev->args.types[i];
+		double v;
+		if (key == NULL || type < RTR_ARG_TYPE_I64 || type > RTR_ARG_TYPE_BOOL)
+			continue; /* not a number */
+		if (type == RTR_ARG_TYPE_F64)
+			memcpy(&v, &bits, sizeof(v));
+		else
+			v = type == RTR_ARG_TYPE_U64 ? (double)bits : (double)(int64_t)bits;
+		size_t klen = strnlen(key, sizeof(text) - n);
+		memcpy(text + n, key, klen);
+		counter_add(p, ev->tid, rtr__prof_intern(p, text, (uint32_t)(n + klen)), cat, v);
+	}
 }
 
 /* ------------------------------------------------------------------------- */
@@ -397,6 +433,10 @@ void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rt
 	pthread_mutex_lock(&p->lock);
 	for (const struct rtr__event *ev = b->ev; ev < b->end && !p->frozen; ev++) {
 		events += ev->count;
+		if (ev->type == RTR__EV_COUNTERS) {
+			counters_sample(p, ev);
+			continue;
+		}
 		if (ev->type != RTR__EV_BEGIN && ev->type != RTR__EV_END &&
 		    ev->type != RTR__EV_SPAN && ev->type != RTR__EV_COUNTER)
 			continue;
