@@ -166,6 +166,22 @@ static size_t slices(const struct ranks *k, int r, const char *name)
 	return b + x;
 }
 
+/* The slices named name on rank r carry comm 1 (the world) and seq 1, 2, ... in file
+ * order (the n-th collective on the world: the only ones the program calls). */
+static void check_world_seq(const struct ranks *k, int r, const char *name, int64_t count)
+{
+	int64_t seq = 0;
+
+	for (size_t i = 0; i < k->t[r].n; i++) {
+		const struct tt_event *ev = &k->t[r].ev[i];
+		if (ev->name == NULL || strcmp(ev->name, name) != 0 || strcmp(ev->ph, "E") == 0)
+			continue;
+		assert_int_equal(tu_arg_int(ev, "comm"), 1);
+		assert_int_equal(tu_arg_int(ev, "seq"), ++seq);
+	}
+	assert_int_equal(seq, count);
+}
+
 /* The clock sync events of rank r: at least `min`, in the format the merge reads,
  * each offset within its bound of `want` (the injected offsets' difference). */
 static void check_sync(const struct ranks *k, int r, size_t min, int64_t want)
@@ -253,6 +269,7 @@ static void halo_example_traces_every_call_and_message(void **state)
 		assert_int_equal(slices(&k, r, "MPI_Isend"), 2 * steps);
 		assert_int_equal(slices(&k, r, "MPI_Waitall"), steps);
 		assert_int_equal(slices(&k, r, "MPI_Allreduce"), steps);
+		check_world_seq(&k, r, "MPI_Allreduce", steps);
 		assert_int_equal(slices(&k, r, "MPI_Finalize"), 1);
 		check_sync(&k, r, 3, 0); /* init, rtr_mpi_sync() halfway, finalize */
 	}

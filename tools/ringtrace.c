@@ -26,6 +26,9 @@ static const struct command commands[] = {
 	 cmd_window},
 	{"diff", "what got slower between two runs: p50, p99, totals per name, and the verdict",
 	 cmd_diff},
+	{"report",
+	 "where an MPI job's time went: per rank, wait states, imbalance; text, JSON, a page",
+	 cmd_report},
 	{"record",
 	 "run a program with the recorder and the modules asked for, then say where "
 	 "the trace is",

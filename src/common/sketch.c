@@ -157,3 +157,129 @@ uint64_t rtr__sketch_quantile(const struct rtr__sketch *s, unsigned per_10k)
 	}
 	return s->max; /* not reached: the buckets hold every nonzero value */
 }
+
+int32_t rtr__sketch_bucket(uint64_t v)
+{
+	return bucket_of(v);
+}
+
+/* The value a bucket answers with, clamped to [min, max]. */
+static uint64_t bucket_value(int32_t k, uint64_t min, uint64_t max)
+{
+	double mid = exp((double)k * LN_GAMMA) * MID_FACTOR;
+	uint64_t v = mid >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)(mid + 0.5);
+
+	return v < min ? min : v > max ? max : v;
+}
+
+int rtr__sketch_load(struct rtr__sketch *s, uint64_t zeros, int32_t first, const uint64_t *counts,
+		     uint32_t n, uint64_t min, uint64_t max)
+{
+	uint64_t count = zeros;
+	int32_t lo = -1, hi = -1;
+
+	if (first < 0 || n > RTR__SKETCH_BUCKETS || first > RTR__SKETCH_BUCKETS - (int32_t)n ||
+	    min > max)
+		return -2;
+	for (uint32_t k = 0; k < n; k++) {
+		if (counts[k] == 0)
+			continue;
+		if (count > UINT64_MAX - counts[k])
+			return -2;
+		count += counts[k];
+		hi = first + (int32_t)k;
+		lo = lo < 0 ? hi : lo;
+	}
+	if (count == 0)
+		return 0;
+	/* zeros make the minimum 0, a nonzero value a nonzero maximum (the quantiles are
+	 * clamped to [min, max], so extremes that disagree with the buckets stay bounded) */
+	if ((zeros > 0 && min != 0) || (lo < 0 && max != 0) || (lo >= 0 && max == 0))
+		return -2;
+	if (lo >= 0) {
+		if (cover(s, lo, hi))
+			return -1;
+		for (int32_t k = lo; k <= hi; k++)
+			s->bins[k - s->lo] = counts[k - first];
+	}
+	s->zeros = zeros;
+	s->count = count;
+	s->min = min;
+	s->max = max;
+	if (count <= RTR__SKETCH_EXACT) {
+		uint64_t i = 0;
+
+		for (; i < zeros; i++)
+			s->exact[i] = 0;
+		for (int32_t k = lo; lo >= 0 && k <= hi; k++)
+			for (uint64_t j = 0; j < counts[k - first]; j++)
+				s->exact[i++] = bucket_value(k, min, max);
+		s->exact[0] = min; /* the extremes are known exactly */
+		s->exact[count - 1] = max;
+	}
+	return 0;
+}
+
+/* The JSON text of rtr__sketch_json(): what fits of it, and its whole length. */
+struct text {
+	char *out;
+	size_t cap, len;
+};
+
+static void put(struct text *t, const char *p, size_t n)
+{
+	if (t->len < t->cap)
+		memcpy(t->out + t->len, p, t->len + n <= t->cap ? n : t->cap - t->len);
+	t->len += n;
+}
+
+static void put_u64(struct text *t, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	put(t, d + i, sizeof(d) - i);
+}
+
+size_t rtr__sketch_json(const struct rtr__sketch *s, char *out, size_t cap)
+{
+	struct text t = {out, cap, 0};
+
+	if (s->count <= RTR__SKETCH_EXACT) {
+		put(&t, "{\"v\":[", 6);
+		for (uint64_t i = 0; i < s->count; i++) {
+			if (i > 0)
+				put(&t, ",", 1);
+			put_u64(&t, s->exact[i]);
+		}
+	} else {
+		uint32_t first = 0, last = 0;
+		bool any = false;
+
+		for (uint32_t k = 0; k < s->nbins; k++) {
+			if (s->bins[k] != 0) {
+				first = any ? first : k;
+				last = k;
+				any = true;
+			}
+		}
+		put(&t, "{\"z\":", 5);
+		put_u64(&t, s->zeros);
+		put(&t, ",\"i\":", 5);
+		put_u64(&t, any ? (uint64_t)(s->lo + (int32_t)first) : 0);
+		put(&t, ",\"b\":[", 6);
+		for (uint32_t k = first; any && k <= last; k++) {
+			if (k > first)
+				put(&t, ",", 1);
+			put_u64(&t, s->bins[k]);
+		}
+	}
+	put(&t, "]}", 2);
+	if (cap > 0)
+		out[t.len < cap ? t.len : cap - 1] = '\0';
+	return t.len;
+}

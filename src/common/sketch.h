@@ -69,4 +69,39 @@ int rtr__sketch_merge(struct rtr__sketch *into, const struct rtr__sketch *from);
  */
 uint64_t rtr__sketch_quantile(const struct rtr__sketch *s, unsigned per_10k);
 
+/* Buckets a value can fall in: 0 (the value 1) to RTR__SKETCH_BUCKETS - 1 (2^64 - 1 is
+ * in bucket 2218). */
+#define RTR__SKETCH_BUCKETS 2219
+
+/*
+ * Load s (initialised, empty) from its buckets, as a profile gives them (docs/profile.md
+ * "q"): zeros values equal to 0, and counts[k] values in bucket first + k, k < n; min
+ * and max the exact extremes (the buckets cannot tell them). While the count is at most
+ * RTR__SKETCH_EXACT the values kept as they are become each bucket's quantile value
+ * (the buckets have no more to say; a caller that has the values adds them instead).
+ * Returns 0; -1 out of memory; -2 when the buckets do not fit: first + n past
+ * RTR__SKETCH_BUCKETS, a count that overflows, min > max, zeros with a nonzero min, or a
+ * max that is 0 with nonzero buckets or nonzero without (s is then left empty).
+ */
+int rtr__sketch_load(struct rtr__sketch *s, uint64_t zeros, int32_t first, const uint64_t *counts,
+		     uint32_t n, uint64_t min, uint64_t max);
+
+/*
+ * The bucket a nonzero value falls in (0 .. RTR__SKETCH_BUCKETS - 1).
+ */
+int32_t rtr__sketch_bucket(uint64_t v);
+
+/* The longest text rtr__sketch_json() writes: every bucket of 20 digits. */
+#define RTR__SKETCH_JSON_MAX (48 + 21 * (size_t)RTR__SKETCH_BUCKETS)
+
+/*
+ * s as the profile's sketch "q" (docs/profile.md): {"v":[...]}, the values themselves,
+ * while the count is at most RTR__SKETCH_EXACT; else {"z":ZEROS,"i":FIRST,"b":[...]}, the
+ * buckets from the first that holds a value to the last. Writes into out (cap bytes, a
+ * NUL after the text when it fits, as snprintf) and returns the length of the whole text
+ * without the NUL, at most RTR__SKETCH_JSON_MAX: a cap of RTR__SKETCH_JSON_MAX + 1 always
+ * fits. Allocates nothing; rtr__sketch_load() of what it writes gives the same quantiles.
+ */
+size_t rtr__sketch_json(const struct rtr__sketch *s, char *out, size_t cap);
+
 #endif /* RTR_COMMON_SKETCH_H */

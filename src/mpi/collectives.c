@@ -31,17 +31,38 @@ static int comm_size(MPI_Comm comm)
 	return n;
 }
 
-/* A collective slice: bytes (this rank's part), comm_size, root (-1: none). */
+/* The n-th collective call on comm from this rank (from 1; 0 when comm has no info),
+ * counted whether or not the category is recorded, so that every member's count
+ * stays equal (they call a communicator's collectives in the same order). */
+static uint64_t next_seq(struct comm_info *c)
+{
+	uint64_t n;
+
+	if (c == NULL)
+		return 0;
+	rtr__mpi_lock();
+	n = ++c->collectives;
+	rtr__mpi_unlock();
+	return n;
+}
+
+/* A collective slice: bytes (this rank's part), comm_size, comm (the id the flows
+ * use), seq (the n-th collective on comm), root (-1: none). */
 void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
 {
+	struct comm_info *c = rtr__mpi_info_of(comm);
+	uint64_t seq = next_seq(c);
+
 	if (!rtr_category_enabled(CAT))
 		return;
-	const struct rtr_arg args[] = {
+	struct rtr_arg args[] = {
 		rtr__mpi_arg_i64("bytes", bytes),
 		rtr__mpi_arg_i64("comm_size", comm_size(comm)),
+		{.key = "comm", .type = RTR_ARG_TYPE_U64, .v.u64 = c != NULL ? c->id : 0},
+		rtr__mpi_arg_i64("seq", (int64_t)seq),
 		rtr__mpi_arg_i64("root", root),
 	};
-	rtr_begin_args(CAT, name, args, root >= 0 ? 3 : 2);
+	rtr_begin_args(CAT, name, args, root >= 0 ? 5 : 4);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -101,11 +101,12 @@ struct seq_node;
  * receive or persistent request on it that match.c or p2p.c holds. */
 struct comm_info {
 	uint64_t id;
-	uint64_t made;		    /* communicators made from this one so far (under the lock) */
-	int size;		    /* of the (local) group */
-	int inter;		    /* an intercommunicator: no flows */
-	int *world;		    /* rank in the communicator -> world rank; NULL for the world */
-	unsigned refs;		    /* the attribute, and each pending receive (under the lock) */
+	uint64_t made;	      /* communicators made from this one so far (under the lock) */
+	uint64_t collectives; /* collective calls on it so far: their `seq` (under the lock) */
+	int size;	      /* of the (local) group */
+	int inter;	      /* an intercommunicator: no flows */
+	int *world;	      /* rank in the communicator -> world rank; NULL for the world */
+	unsigned refs;	      /* the attribute, and each pending receive (under the lock) */
 	struct pending *unnumbered; /* receives waiting for their number (under the lock) */
 };
 

@@ -306,6 +306,107 @@ static void a_searched_window_is_the_exact_one(void **state)
 	unlink(in);
 }
 
+/* The lines of a window's text but its B and E (a searched window finds no B before its
+ * search, the exact one does) and its end marker (which says how it was read). */
+static char *lines_but_slices_and_end(const char *path)
+{
+	size_t len;
+	char *text = tool_read(path, &len), *out = calloc(1, len + 1), *o = out;
+
+	assert_non_null(out);
+	for (char *p = text, *nl; *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			nl = p + strlen(p) - 1;
+		if (strstr(p, "\"ph\":\"B\"") == NULL || strstr(p, "\"ph\":\"B\"") > nl)
+			if ((strstr(p, "\"ph\":\"E\"") == NULL || strstr(p, "\"ph\":\"E\"") > nl) &&
+			    (strstr(p, "ringtrace: end") == NULL ||
+			     strstr(p, "ringtrace: end") > nl)) {
+				memcpy(o, p, (size_t)(nl + 1 - p));
+				o += nl + 1 - p;
+			}
+	}
+	free(text);
+	return out;
+}
+
+/*
+ * Counters before a searched window are held on the glance's thread so that the
+ * reader parses only each series' last value: the window begins every series with
+ * the value the exact read gives, also for a series whose lines have different keys
+ * (one held entry each, the last line passing last), among instants that are dropped
+ * past the window. The file is large enough for a second thread to glance at its far
+ * half, where the slices around the window are written.
+ */
+static void counters_before_a_searched_window_are_its_first_values(void **state)
+{
+	const char *in = tool_tmp("win-counters.json"), *fast = tool_tmp("win-c-fast.json");
+	const char *exact = tool_tmp("win-c-exact.json");
+	static const char *const from[] = {"40ms", "40200us", "40201us"};
+	struct tool_text t = {0};
+	struct tool_run r;
+
+	(void)state;
+	tool_text_printf(&t, "[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,"
+			     "\"pid\":1,\"tid\":1,\"args\":{}},\n");
+	for (long s = 0; s < 160000; s += 100) { /* 24 MB: two threads glance (read.c) */
+		for (int tid = 2; tid <= 3; tid++) {
+			for (long k = s; k < s + 100; k++)
+				tool_text_printf(
+					&t,
+					"{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"work\","
+					"\"ts\":%ld.25,\"dur\":1.5,\"pid\":1,\"tid\":%d},\n",
+					10 + k * 2, tid);
+			tool_text_printf(&t,
+					 "{\"ph\":\"C\",\"cat\":\"c\",\"name\":\"mem\",\"ts\":%ld."
+					 "5,\"pid\":1,"
+					 "\"tid\":%d,\"args\":{\"v\":%ld}},\n"
+					 "{\"ph\":\"C\",\"cat\":\"c\",\"name\":\"two\",\"ts\":%ld."
+					 "75,\"pid\":1,"
+					 "\"tid\":2,\"args\":{\"a\":%ld%s}},\n"
+					 "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"tick\",\"ts\":%ld."
+					 "875,\"pid\":1,"
+					 "\"tid\":%d},\n",
+					 10 + s * 2, tid, s * 10 + tid, 10 + s * 2, s + tid,
+					 (s / 100 + tid) % 3 == 0 ? ",\"b\":-1.5e3" : "",
+					 10 + s * 2, tid);
+		}
+	}
+	/* Slices around the window written at the file's end, in the far half. */
+	tool_text_printf(&t, "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"across\",\"ts\":39000,"
+			     "\"dur\":5000,\"pid\":1,\"tid\":2},\n"
+			     "{\"ph\":\"X\",\"cat\":\"c\",\"name\":\"main\",\"ts\":1,"
+			     "\"dur\":330000,\"pid\":1,\"tid\":3},\n"
+			     "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":330010,"
+			     "\"pid\":1,\"tid\":1,\"args\":{}}\n]\n");
+	tool_write(in, t.p, t.len);
+	free(t.p);
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		char *a, *b;
+
+		tool_run(&r, NULL, "window", "--from", from[i], "--to", "41ms", "--margin", "500us",
+			 "-o", fast, in, NULL);
+		assert_int_equal(r.status, 0);
+		assert_true(tool_has(r.err, "(searched)"));
+		tool_run_free(&r);
+		tool_run(&r, NULL, "window", "--exact", "--from", from[i], "--to", "41ms", "-o",
+			 exact, in, NULL);
+		assert_int_equal(r.status, 0);
+		tool_run_free(&r);
+		a = lines_but_slices_and_end(fast);
+		b = lines_but_slices_and_end(exact);
+		assert_true(tool_has(a, "\"name\":\"two\",\"ts\":")); /* a value carried */
+		assert_true(tool_has(a, "\"name\":\"across\""));
+		assert_true(tool_has(a, "\"name\":\"main\""));
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	unlink(fast);
+	unlink(exact);
+	unlink(in);
+}
+
 /* A slice of the file below, written as one X when it ends (the recorder's complete
  * events): its times in us, its thread. */
 struct late_x {
@@ -446,6 +547,7 @@ int main(void)
 		cmocka_unit_test(usage_errors_are_exit_2),
 		cmocka_unit_test(a_searched_window_is_the_exact_one),
 		cmocka_unit_test(a_late_x_around_the_window_is_found),
+		cmocka_unit_test(counters_before_a_searched_window_are_its_first_values),
 	};
 
 	return cmocka_run_group_tests_name("tools_window", tests, NULL, NULL);

@@ -40,6 +40,7 @@ int cmd_split(int argc, char **argv);
 int cmd_window(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* "ringtrace CMD: message" on standard error: what went wrong. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

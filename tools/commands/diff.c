@@ -32,6 +32,7 @@
  */
 #include "cli.h"
 #include "report.h"
+#include "spread.h"
 #include "tally_file.h"
 
 #include <getopt.h>
@@ -51,6 +52,7 @@
 
 struct diff_options {
 	struct tally_options t;
+	unsigned jobs; /* 0: the online CPUs */
 	bool fail;
 	double fail_above; /* percent */
 };
@@ -70,7 +72,8 @@ struct entry {
 
 /* What a file was, kept after its tally is freed. */
 struct file_info {
-	char *name;
+	char *name; /* the first file's */
+	size_t files, profiles;
 	uint64_t events, slices, keys;
 	size_t threads;
 };
@@ -104,10 +107,10 @@ struct diff {
 
 /* The key of a thread: its names when the thread has one (matched across runs), else
  * the label with pid and tid. A string key, as tally.c keys a row by name. */
-static int thread_key(struct diff *d, const struct tally *c, const struct row *r)
+static int thread_key(struct diff *d, const struct tally_sum *c, const struct row *r)
 {
-	const struct label *t = tally_label(c, 't', r->pid, r->tid);
-	const struct label *p = tally_label(c, 'p', r->pid, 0);
+	const struct label *t = tally_sum_label(c, 't', r->file, r->pid, r->tid);
+	const struct label *p = tally_sum_label(c, 'p', r->file, r->pid, 0);
 	struct trace_value name;
 
 	d->label.len = 0;
@@ -116,7 +119,7 @@ static int thread_key(struct diff *d, const struct tally *c, const struct row *r
 		     (buf_put(&d->label, p->name, p->len) || buf_puts(&d->label, " / "))) ||
 		    buf_put(&d->label, t->name, t->len))
 			return -1;
-	} else if (tally_thread_label(c, &d->label, r->pid, r->tid) == 0) {
+	} else if (tally_sum_thread_label(c, &d->label, r->file, r->pid, r->tid) == 0) {
 		d->label.len--; /* its NUL */
 	} else {
 		return -1;
@@ -127,7 +130,7 @@ static int thread_key(struct diff *d, const struct tally *c, const struct row *r
 }
 
 /* The rows of a tally into side i of the keys. 0 or -1 (out of memory). */
-static int add_side(struct diff *d, const struct tally *c, int i)
+static int add_side(struct diff *d, const struct tally_sum *c, int i)
 {
 	for (const struct row *r = table_first(&c->rows); r != NULL; r = table_next(r)) {
 		struct entry *e;
@@ -135,7 +138,7 @@ static int add_side(struct diff *d, const struct tally *c, int i)
 		size_t klen;
 		bool created;
 
-		if (c->opt->by == BY_THREAD) {
+		if (c->by == BY_THREAD) {
 			if (thread_key(d, c, r))
 				return -1;
 			k = d->key.p;
@@ -156,37 +159,43 @@ static int add_side(struct diff *d, const struct tally *c, int i)
 	return 0;
 }
 
-/* Read one file into side i. A CLI_* status (said when not CLI_OK). */
-static int read_side(struct diff *d, const char *path, int i)
+/* Read one side's files into side i. A CLI_* status (said when not CLI_OK); *other when
+ * another rank of an MPI job reports. */
+static int read_side(struct diff *d, const char *const *paths, size_t n, int i, bool *other)
 {
-	struct tally_file tf;
-	struct tally *c = &tf.tally;
-	int status = tally_file_read(&tf, &d->opt->t, "diff", path);
+	struct tally_sum sum;
+	struct file_info *f = &d->f[i];
+	int status, got;
 
-	if (status == CLI_OK && c->st->error != TRACE_OK) {
+	tally_sum_init(&sum, d->opt->t.by);
+	got = tally_inputs_read(&sum, &d->opt->t, "diff", paths, n, d->opt->jobs);
+	*other = got == SPREAD_OTHER;
+	status = got == SPREAD_ROOT ? sum.status : got == SPREAD_OTHER ? CLI_OK : CLI_ERROR;
+	if (got == SPREAD_ROOT && sum.errors > 0) {
 		/* Half a file against a whole one would read as a change. */
-		cli_error("diff", "%s (diff compares whole files)", c->st->message);
+		cli_error("diff", "%s (diff compares whole files)",
+			  n == 1 ? sum.st.message : "an input was read up to malformed input");
 		status = CLI_ERROR;
 	}
-	if (status == CLI_OK) {
-		struct file_info *f = &d->f[i];
-
-		if (c->st->cut)
+	if (got == SPREAD_ROOT && status == CLI_OK) {
+		if (sum.st.cut && n == 1)
 			cli_note("diff",
 				 "warning: %s is cut short: its %" PRIu64 " whole events "
 				 "are compared",
-				 c->file, c->st->events);
-		f->name = strdup(c->file);
-		f->events = c->st->events;
-		f->slices = c->slices;
-		f->keys = c->rows.count;
-		f->threads = threads_count(&c->threads);
-		if (f->name == NULL || add_side(d, c, i)) {
+				 paths[0], sum.events);
+		f->name = strdup(n == 1 ? tally_sum_file_name(&sum, 0) : paths[0]);
+		f->files = n;
+		f->profiles = (size_t)sum.profiles;
+		f->events = sum.events;
+		f->slices = sum.slices;
+		f->keys = sum.rows.count;
+		f->threads = (size_t)sum.thread_count;
+		if (f->name == NULL || add_side(d, &sum, i)) {
 			cli_error("diff", "out of memory");
 			status = CLI_ERROR;
 		}
 	}
-	tally_file_close(&tf);
+	tally_sum_destroy(&sum);
 	return status;
 }
 
@@ -303,9 +312,14 @@ static void print_side_header(const struct diff *d, int i)
 {
 	const struct file_info *f = &d->f[i];
 
-	printf("%c: %s: %" PRIu64 " events on %zu thread%s (" TRACE_COUNTS_WHAT "), %" PRIu64
-	       " slices, %" PRIu64 " keys\n",
-	       i == 0 ? 'A' : 'B', f->name, f->events, f->threads, f->threads == 1 ? "" : "s",
+	printf("%c: ", i == 0 ? 'A' : 'B');
+	if (f->files > 1)
+		printf("%zu files from %s", f->files, f->name);
+	else
+		printf("%s", f->name);
+	printf(": %" PRIu64 " events on %zu thread%s (%s), %" PRIu64 " slices, %" PRIu64 " keys\n",
+	       f->events, f->threads, f->threads == 1 ? "" : "s",
+	       f->profiles == f->files ? "as the profiles count them" : TRACE_COUNTS_WHAT,
 	       f->slices, f->keys);
 }
 
@@ -395,7 +409,7 @@ static int json_file(struct buf *b, bool *first, const char *name, const struct 
 	bool g = true;
 
 	return report_jkey(b, first, name) || buf_putc(b, '{') || report_jkey(b, &g, "file") ||
-	       report_jstr(b, f->name, strlen(f->name)) ||
+	       report_jstr(b, f->name, strlen(f->name)) || report_ju64(b, &g, "files", f->files) ||
 	       report_ju64(b, &g, "events", f->events) ||
 	       report_ju64(b, &g, "thread_count", f->threads) ||
 	       report_ju64(b, &g, "slices", f->slices) || report_ju64(b, &g, "keys", f->keys) ||
@@ -518,33 +532,39 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace diff [--by name|cat|thread] [--json] [--fail-above PCT] [--top "
-		"N] "
-		"A B\n"
+		"N] [-j N] A B\n"
+		"       ringtrace diff [options] A... -- B...\n"
 		"\n"
-		"Compares the slices (X, and B/E pairs) of two traces, A the baseline and B the\n"
-		"new run, per name (or category, or thread): for each side count, total, p50,\n"
-		"p99 and spread (p75 - p25), the ratios B/A of p50 and of total, and a verdict\n"
-		"on p50: \"significant\" when |p50 B - p50 A| exceeds both sides' spread and 2%%\n"
-		"of the larger p50 (the sketches' error), else \"within noise\". Keys in one\n"
-		"file only are \"added\" (in B) or \"removed\" (in A). Rows are sorted by p50\n"
-		"B/A, the largest regression first, then added and removed keys by total.\n"
-		"Threads are matched by their names (pids differ from run to run); threads of\n"
-		"one name are summed.\n"
+		"Compares the slices (X, and B/E pairs; a profile's call paths) of two runs, A\n"
+		"the baseline and B the new run, per name (or category, or thread): for each\n"
+		"side count, total, p50, p99 and spread (p75 - p25), the ratios B/A of p50 and\n"
+		"of total, and a verdict on p50: \"significant\" when |p50 B - p50 A| exceeds\n"
+		"both sides' spread and 2%% of the larger p50 (the sketches' error), else\n"
+		"\"within noise\". Keys in one side only are \"added\" (in B) or \"removed\" (in\n"
+		"A). Rows are sorted by p50 B/A, the largest regression first, then added and\n"
+		"removed keys by total. Threads are matched by their names (pids differ from\n"
+		"run to run); threads of one name are summed.\n"
+		"\n"
+		"Each side is a trace or a profile (found by its content), or several of them\n"
+		"(a job's rank files) before and after a '--', summed as `ringtrace stats`\n"
+		"sums them: read on N threads, and under mpirun or srun split over the ranks,\n"
+		"rank 0 alone printing.\n"
 		"\n"
 		"Counts and totals are exact; percentiles within 1%% (a DDSketch per key).\n"
 		"\n"
 		"options:\n"
 		"  -b, --by KEY          name (the default), cat or thread\n"
-		"  -j, --json            one JSON document, times in integer nanoseconds\n"
-		"  -f, --fail-above PCT  exit 1 when a key in both files got slower by more than\n"
+		"      --json            one JSON document, times in integer nanoseconds\n"
+		"  -f, --fail-above PCT  exit 1 when a key in both sides got slower by more than\n"
 		"                        PCT percent in p50 and the change is significant\n"
 		"  -n, --top N           rows shown (default 20; 0: all), --json included; the\n"
 		"                        summary and --fail-above cover every key\n"
+		"  -j, --jobs N          read the files on N threads (default: the online CPUs)\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"exit status: 0 compared (and nothing failed --fail-above), 1 a key failed\n"
-		"--fail-above, or an input is JSON but not a trace, 2 usage error, unreadable or\n"
-		"malformed input.\n");
+		"--fail-above, or an input is JSON but neither a trace nor a profile, 2 usage\n"
+		"error, unreadable or malformed input.\n");
 }
 
 /* A percentage: a non-negative decimal number. 0 or -1. */
@@ -558,28 +578,81 @@ static int parse_pct(const char *s, double *v)
 	return *end != '\0' || !isfinite(*v) ? -1 : 0;
 }
 
+/* The '--' between the sides, kept as an operand: getopt would take it for the end of
+ * the options (and move it), so it is swapped for this string, which getopt takes for
+ * an operand (no '-' first) and which is found by its address. */
+static char side_break[] = "\001--";
+
+/* Split the operands into A and B: two files, or A... -- B... 0, or a usage error. */
+static int split_sides(char **ops, size_t n, size_t *na)
+{
+	size_t at = n;
+
+	for (size_t i = 0; i < n && at == n; i++)
+		if (ops[i] == side_break)
+			at = i;
+	if (at == n && n == 2) {
+		*na = 1;
+		return 0;
+	}
+	if (at == n)
+		return cli_usage_error("diff", n < 2 ? "two FILEs to compare: A B"
+						     : "several FILEs a side: A... -- B...");
+	if (at == 0 || at == n - 1)
+		return cli_usage_error("diff", "a side without FILEs: A... -- B...");
+	*na = at;
+	return 0;
+}
+
+static int diff_sides(struct diff *d, char **ops, size_t n, size_t na)
+{
+	bool other[2] = {false, false}, brk = ops[na] == side_break;
+	int status = read_side(d, (const char *const *)ops, na, 0, &other[0]);
+	int status_b =
+		read_side(d, (const char *const *)ops + na + brk, n - na - brk, 1, &other[1]);
+
+	/* both sides are read on every rank: each is a gather the ranks must all join */
+	if (other[0] || other[1])
+		return -1;
+	status = status > status_b ? status : status_b;
+	if (status == CLI_OK && compare_all(d) != 0) {
+		cli_error("diff", "out of memory");
+		status = CLI_ERROR;
+	}
+	return status;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"by", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'j'},
+		{"json", no_argument, NULL, 'J'},
 		{"fail-above", required_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 'n'},
+		{"jobs", required_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct diff_options opt = {.t = {.by = BY_NAME, .top = 20}};
 	struct diff d = {.opt = &opt};
+	uint64_t jobs = 0;
+	size_t n, na = 0, stdins = 0;
 	int ch, status;
 
-	while ((ch = getopt_long(argc, argv, "b:jf:n:h", longopts, NULL)) != -1) {
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			argv[i] = side_break;
+			break;
+		}
+	}
+	while ((ch = getopt_long(argc, argv, "b:f:n:j:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			if (tally_parse_by(optarg, &opt.t.by))
 				return cli_usage_error(
 					"diff", "--by wants name, cat or thread, not '%s'", optarg);
 			break;
-		case 'j':
+		case 'J':
 			opt.t.json = true;
 			break;
 		case 'f':
@@ -595,6 +668,12 @@ int cmd_diff(int argc, char **argv)
 				return cli_usage_error("diff", "--top wants a number, not '%s'",
 						       optarg);
 			break;
+		case 'j':
+			if (cli_parse_u64(optarg, &jobs) || jobs == 0 || jobs > 1024)
+				return cli_usage_error(
+					"diff", "--jobs wants a number from 1 to 1024, not '%s'",
+					optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -602,19 +681,16 @@ int cmd_diff(int argc, char **argv)
 			return cli_usage_error("diff", "unknown option");
 		}
 	}
-	if (argc - optind != 2)
-		return cli_usage_error("diff", argc - optind < 2 ? "two FILEs to compare: A B"
-								 : "two FILEs at a time: A B");
-	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+	n = (size_t)(argc - optind);
+	if (split_sides(argv + optind, n, &na) != 0)
+		return CLI_ERROR;
+	for (size_t i = 0; i < n; i++)
+		stdins += strcmp(argv[optind + i], "-") == 0;
+	if (stdins > 1)
 		return cli_usage_error("diff", "standard input can be one of the files, not both");
+	opt.jobs = (unsigned)jobs;
 	table_init(&d.keys, sizeof(struct entry));
-	status = read_side(&d, argv[optind], 0);
-	if (status == CLI_OK)
-		status = read_side(&d, argv[optind + 1], 1);
-	if (status == CLI_OK && compare_all(&d) != 0) {
-		cli_error("diff", "out of memory");
-		status = CLI_ERROR;
-	}
+	status = diff_sides(&d, argv + optind, n, na);
 	if (status == CLI_OK) {
 		if (opt.t.json) {
 			if (json_report(&d) != 0) {
@@ -633,5 +709,5 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	free_diff(&d);
-	return status;
+	return status < 0 ? CLI_OK : status;
 }

@@ -16,6 +16,7 @@
 #include "common/names.h"
 #include "json.h"
 #include "report.h"
+#include "spread.h"
 #include "stats_polls.h"
 #include "tally_file.h"
 
@@ -23,6 +24,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What a report is made of: the tables summed over the inputs, and the options. */
+struct stats {
+	const struct tally_sum *s;
+	const struct tally_options *opt;
+	unsigned jobs;
+};
 
 /* A value to sort, with its place in the file: ties keep the order of first
  * appearance (qsort is not stable), so that a report does not change from run to run. */
@@ -69,104 +77,76 @@ static struct ranked *sorted(const struct table *t, uint64_t (*rank)(const void 
 }
 
 /* Threads with slices, busiest first. */
-static struct ranked *busy_threads(const struct tally *c, size_t *n)
+static struct ranked *busy_threads(const struct stats *c, size_t *n)
 {
-	size_t cap = c->threads.map.count, i = 0, at = 0;
+	size_t cap = c->s->threads.count, i = 0, at = 0;
 	struct ranked *v = cap > 0 ? malloc(cap * sizeof(*v)) : NULL;
 
 	*n = 0;
 	if (v == NULL)
 		return NULL;
-	for (struct thread_state *th = threads_first(&c->threads); th != NULL;
-	     th = threads_next(th), at++) {
-		const struct tally_thread *t = thread_extra(th);
-
+	for (struct sum_thread *t = table_first(&c->s->threads); t != NULL;
+	     t = table_next(t), at++) {
 		if (t->slices > 0)
-			v[i++] = (struct ranked){th, t->busy, at};
+			v[i++] = (struct ranked){t, t->busy, at};
 	}
 	qsort(v, i, sizeof(*v), by_rank);
 	*n = i;
 	return v;
 }
 
-static size_t shown_rows(const struct tally *c, size_t n)
+static size_t shown_rows(const struct stats *c, size_t n)
 {
 	return c->opt->top == 0 || c->opt->top > n ? n : (size_t)c->opt->top;
 }
 
-/* The warnings about the file as a whole, one line each, into lines (NUL-separated). */
-static int file_warnings(const struct tally *c, const struct trace_status *st, struct buf *lines,
-			 size_t *count)
-{
-	char w[1024];
-	int n = 0;
-
-	*count = 0;
-#define WARN(...)                                     \
-	do {                                          \
-		snprintf(w, sizeof(w), __VA_ARGS__);  \
-		if (buf_put(lines, w, strlen(w) + 1)) \
-			return -1;                    \
-		n++;                                  \
-	} while (0)
-	if (st->error != TRACE_OK)
-		WARN("the read stopped at an error (%s): these stats cover the %" PRIu64
-		     " events before it",
-		     st->message, st->events);
-	if (st->cut_in_event)
-		WARN("the file ends inside an event (%" PRIu64 " bytes, left out)", st->cut_bytes);
-	if (st->cut)
-		WARN("the file is cut short (no closing ']'): these stats cover its %" PRIu64
-		     " whole events",
-		     st->events);
-	if (st->gzip_cut)
-		WARN("the last gzip member is cut short");
-	if (c->end.seen && c->end.has_final && !c->end.final)
-		WARN("the end marker says final:false: the run did not stop cleanly, and its "
-		     "counts are as of the recorder's last write");
-	else if (!c->end.seen && c->saw_start && st->error == TRACE_OK)
-		WARN("no end marker: the recorder did not finish the file (killed?), so what it "
-		     "dropped is unknown");
-	if (c->anomaly[AN_LATE] > 0)
-		WARN("%" PRIu64 " slices came too far out of order to be nested: their self time "
-		     "counts as their whole time, and their parents' self time is too high",
-		     c->anomaly[AN_LATE]);
-	if (c->anomaly[AN_APPROX] > 0)
-		WARN("%" PRIu64 " slices have an estimated self time: a parent arrived after more "
-		     "than %d of its thread's slices and began inside a merged run of them",
-		     c->anomaly[AN_APPROX], TALLY_UNCLAIMED_MAX);
-#undef WARN
-	*count = (size_t)n;
-	return 0;
-}
-
 /* ----------------------------------------------------------- human report */
 
-static void print_header(const struct tally *c, const struct trace_status *st, size_t nthreads,
-			 const struct buf *warnings, size_t nwarnings)
+/* The first line: what was read. */
+static void print_inputs(const struct stats *c)
 {
-	const char *w = warnings->p;
 	static const char *const forms[] = {
 		[TRACE_FORM_NONE] = "no JSON value",
 		[TRACE_FORM_ARRAY] = "bare array",
 		[TRACE_FORM_OBJECT] = "object form",
 	};
+	const struct tally_sum *s = c->s;
+	const struct trace_status *st = &s->st;
+	const char *floor = s->lost_threads ? "at least " : "";
 	char b[32];
 
-	printf("%s: %" PRIu64 " event%s on %s%zu thread%s (" TRACE_COUNTS_WHAT ")", c->file,
-	       st->events, st->events == 1 ? "" : "s", threads_count_floor(&c->threads), nthreads,
-	       nthreads == 1 ? "" : "s");
-	if (c->has_time)
+	if (s->files > 1)
+		printf("%" PRIu64 " inputs (%" PRIu64 " traces, %" PRIu64 " profiles)", s->files,
+		       s->files - s->profiles, s->profiles);
+	else
+		printf("%s: %s", tally_sum_file_name(s, s->first_file),
+		       s->profiles > 0 ? "a profile, " : "");
+	printf("%s%" PRIu64 " event%s on %s%" PRIu64 " thread%s (%s)", s->files > 1 ? ": " : "",
+	       s->events, s->events == 1 ? "" : "s", floor, s->thread_count,
+	       s->thread_count == 1 ? "" : "s",
+	       s->profiles == s->files ? "as the profiles count them" : TRACE_COUNTS_WHAT);
+	if (s->has_time)
 		printf(", %s from first to last",
-		       report_ns(b, sizeof(b), span_ns(c->first_ns, c->last_ns)));
-	printf("; %s%s, %s\n", forms[st->form], st->gzip ? ", gzip" : "",
-	       st->error != TRACE_OK ? "read stopped at an error"
-	       : st->complete	     ? "complete"
-	       : st->cut	     ? "cut short"
-				     : "ended");
-	if (c->end.seen) {
-		const struct end_marker *m = &c->end;
+		       report_ns(b, sizeof(b), span_ns(s->first_ns, s->last_ns)));
+	if (s->files > 1)
+		printf("; %" PRIu64 " read up to malformed input\n", s->errors);
+	else if (s->profiles > 0)
+		printf("\n");
+	else
+		printf("; %s%s, %s\n", forms[st->form], st->gzip ? ", gzip" : "",
+		       st->error != TRACE_OK ? "read stopped at an error"
+		       : st->complete	     ? "complete"
+		       : st->cut	     ? "cut short"
+					     : "ended");
+}
 
+static void print_header(const struct stats *c)
+{
+	const char *w = c->s->warnings.p;
+	const struct end_marker *m = &c->s->end;
+
+	print_inputs(c);
+	if (c->s->ends > 0) {
 		printf("recorder: dropped %" PRIu64 " (ring full %" PRIu64 ", too large %" PRIu64
 		       ", I/O %" PRIu64,
 		       m->v[END_DROPPED], m->v[END_FULL], m->v[END_LARGE], m->v[END_IO]);
@@ -177,29 +157,35 @@ static void print_header(const struct tally *c, const struct trace_status *st, s
 			printf(", corrupt %" PRIu64, m->v[END_CORRUPT]);
 		if (m->v[END_NO_TRACK] != 0)
 			printf(", no track %" PRIu64, m->v[END_NO_TRACK]);
-		printf("), args cut %" PRIu64 "; end marker %s%s\n", m->v[END_ARGS_CUT],
-		       !m->has_final ? "without final"
-		       : m->final    ? "final"
-				     : "not final",
-		       m->repaired ? ", repaired" : "");
+		printf("), args cut %" PRIu64, m->v[END_ARGS_CUT]);
+		if (c->s->files > 1)
+			printf("; end markers in %" PRIu64 " of %" PRIu64 " inputs, %" PRIu64
+			       " final\n",
+			       c->s->ends, c->s->files, c->s->ends_final);
+		else
+			printf("; %s %s%s\n", c->s->profiles > 0 ? "profile" : "end marker",
+			       !m->has_final ? "without final"
+			       : m->final    ? "final"
+					     : "not final",
+			       m->repaired ? ", repaired" : "");
 	} else {
 		printf("recorder: no end marker, so no counts of dropped events\n");
 	}
-	for (size_t i = 0; i < nwarnings; i++, w += strlen(w) + 1)
+	for (size_t i = 0; i < c->s->nwarnings; i++, w += strlen(w) + 1)
 		printf("warning: %s\n", w);
 }
 
-static void print_slices(const struct tally *c)
+static void print_slices(const struct stats *c)
 {
 	static const char *const nones[] = {[BY_NAME] = "(no name)", [BY_CAT] = "(no cat)"};
 	char s[7][32];
 	struct buf label = {0};
 	size_t n, shown;
-	struct ranked *rows = sorted(&c->rows, row_rank, &n);
+	struct ranked *rows = sorted(&c->s->rows, row_rank, &n);
 
 	shown = shown_rows(c, n);
 	printf("\nslices by %s: %" PRIu64 " slice%s, %zu %s (percentiles within %g%%)\n",
-	       tally_by_names[c->opt->by], c->slices, c->slices == 1 ? "" : "s", n,
+	       tally_by_names[c->opt->by], c->s->slices, c->s->slices == 1 ? "" : "s", n,
 	       c->opt->by == BY_NAME  ? (n == 1 ? "name" : "names")
 	       : c->opt->by == BY_CAT ? (n == 1 ? "category" : "categories")
 				      : (n == 1 ? "thread" : "threads"),
@@ -223,11 +209,11 @@ static void print_slices(const struct tally *c)
 		       report_ns(s[4], sizeof(s[4]), rtr__sketch_quantile(&r->dur, 9900)),
 		       report_ns(s[5], sizeof(s[5]), r->dur.max));
 		if (c->opt->by == BY_THREAD) {
-			if (tally_thread_label(c, &label, r->pid, r->tid) == 0)
+			if (tally_sum_thread_label(c->s, &label, r->file, r->pid, r->tid) == 0)
 				report_clean(stdout, label.p, label.len - 1);
 		} else {
 			size_t len;
-			const char *k = tally_key_string(&c->rows, r, &len);
+			const char *k = tally_key_string(&c->s->rows, r, &len);
 
 			if (k != NULL)
 				report_clean(stdout, k, len);
@@ -240,7 +226,7 @@ static void print_slices(const struct tally *c)
 	free(rows);
 }
 
-static void print_threads(const struct tally *c)
+static void print_threads(const struct stats *c)
 {
 	char s[2][32];
 	struct buf label = {0};
@@ -258,9 +244,8 @@ static void print_threads(const struct tally *c)
 		printf("(the %zu busiest of %zu; --top 0 shows all)\n", shown, n);
 	printf("%10s %10s %7s  %s\n", "busy", "span", "share", "thread");
 	for (size_t i = 0; i < shown; i++) {
-		struct thread_state *th = v[i].v;
-		const struct tally_thread *t = thread_extra(th);
-		uint64_t span = span_ns(t->first_ns, t->last_ns);
+		const struct sum_thread *t = v[i].v;
+		uint64_t span = t->has_span ? span_ns(t->first_ns, t->last_ns) : 0;
 
 		printf("%10s %10s ", report_ns(s[0], sizeof(s[0]), t->busy),
 		       report_ns(s[1], sizeof(s[1]), span));
@@ -268,7 +253,7 @@ static void print_threads(const struct tally *c)
 			printf("%6.1f%%  ", 100.0 * (double)t->busy / (double)span);
 		else
 			printf("%7s  ", "-");
-		if (tally_thread_label(c, &label, th->pid, th->tid) == 0)
+		if (tally_sum_thread_label(c->s, &label, t->file, t->pid, t->tid) == 0)
 			report_clean(stdout, label.p, label.len - 1);
 		putchar('\n');
 	}
@@ -276,11 +261,11 @@ static void print_threads(const struct tally *c)
 	free(v);
 }
 
-static void print_async(const struct tally *c)
+static void print_async(const struct stats *c)
 {
 	char s[5][32];
 	size_t n, shown;
-	struct ranked *rows = sorted(&c->async_rows, async_rank, &n);
+	struct ranked *rows = sorted(&c->s->async_rows, async_rank, &n);
 
 	if (n == 0) {
 		free(rows);
@@ -289,7 +274,7 @@ static void print_async(const struct tally *c)
 	shown = shown_rows(c, n);
 	printf("\nasync spans by name: %" PRIu64 " span%s (b/e matched on cat, id and name), %zu "
 	       "name%s\n",
-	       c->async_spans, c->async_spans == 1 ? "" : "s", n, n == 1 ? "" : "s");
+	       c->s->async_spans, c->s->async_spans == 1 ? "" : "s", n, n == 1 ? "" : "s");
 	if (shown < n)
 		printf("(showing %zu; --top 0 shows all)\n", shown);
 	printf("%10s %10s %10s %10s %10s %10s  %s\n", "count", "total", "mean", "p50", "p99", "max",
@@ -297,7 +282,7 @@ static void print_async(const struct tally *c)
 	for (size_t i = 0; i < shown; i++) {
 		const struct async_row *r = rows[i].v;
 		size_t len;
-		const char *k = tally_key_string(&c->async_rows, r, &len);
+		const char *k = tally_key_string(&c->s->async_rows, r, &len);
 
 		printf("%10" PRIu64 " %10s %10s %10s %10s %10s  ", r->dur.count,
 		       report_ns(s[0], sizeof(s[0]), r->total),
@@ -327,9 +312,9 @@ static void counter_key(const struct table *t, const struct counter *k, const ch
 	*series_len = len - sizeof(*name_len) - *name_len;
 }
 
-static void print_counters(const struct tally *c)
+static void print_counters(const struct stats *c)
 {
-	size_t n = c->counters.count, shown = shown_rows(c, n), i = 0;
+	size_t n = c->s->counters.count, shown = shown_rows(c, n), i = 0;
 
 	if (n == 0)
 		return;
@@ -337,12 +322,12 @@ static void print_counters(const struct tally *c)
 	if (shown < n)
 		printf("(the first %zu in file order; --top 0 shows all)\n", shown);
 	printf("%10s %14s %14s  %s\n", "samples", "min", "max", "series");
-	for (const struct counter *k = table_first(&c->counters); k != NULL && i < shown;
+	for (const struct counter *k = table_first(&c->s->counters); k != NULL && i < shown;
 	     k = table_next(k), i++) {
 		const char *name, *series;
 		size_t name_len, series_len;
 
-		counter_key(&c->counters, k, &name, &name_len, &series, &series_len);
+		counter_key(&c->s->counters, k, &name, &name_len, &series, &series_len);
 		printf("%10" PRIu64 " %14.6g %14.6g  ", k->samples, k->min, k->max);
 		report_clean(stdout, name, name_len);
 		putchar(' ');
@@ -351,17 +336,17 @@ static void print_counters(const struct tally *c)
 	}
 }
 
-static void print_notes(const struct tally *c)
+static void print_notes(const struct stats *c)
 {
 	bool any = false;
 
 	for (int i = 0; i < AN_COUNT; i++) {
-		if (c->anomaly[i] == 0 || i == AN_LATE || i == AN_APPROX)
+		if (c->s->anomaly[i] == 0 || i == AN_LATE || i == AN_APPROX)
 			continue; /* those two are warnings */
 		if (!any)
 			printf("\nnotes:\n");
 		any = true;
-		printf("  %" PRIu64 " %s\n", c->anomaly[i], anomalies[i].what);
+		printf("  %" PRIu64 " %s\n", c->s->anomaly[i], anomalies[i].what);
 	}
 }
 
@@ -378,18 +363,18 @@ static int jsketch(struct buf *b, bool *first, uint64_t total, const struct rtr_
 	       report_ju64(b, first, "max_ns", s->max);
 }
 
-static int json_rows(const struct tally *c, struct buf *b)
+static int json_rows(const struct stats *c, struct buf *b)
 {
 	struct buf label = {0};
 	size_t n, shown;
-	struct ranked *rows = sorted(&c->rows, row_rank, &n);
+	struct ranked *rows = sorted(&c->s->rows, row_rank, &n);
 	bool top = true;
 	int err;
 
-	if (c->rows.count > 0 && rows == NULL)
+	if (c->s->rows.count > 0 && rows == NULL)
 		return -1;
 	shown = shown_rows(c, n);
-	err = buf_puts(b, "\"slices\":{") || report_ju64(b, &top, "count", c->slices) ||
+	err = buf_puts(b, "\"slices\":{") || report_ju64(b, &top, "count", c->s->slices) ||
 	      report_ju64(b, &top, "keys", n) || report_jkey(b, &top, "rows") || buf_putc(b, '[');
 	for (size_t i = 0; i < shown && !err; i++) {
 		const struct row *r = rows[i].v;
@@ -400,13 +385,13 @@ static int json_rows(const struct tally *c, struct buf *b)
 		if (err)
 			break;
 		if (c->opt->by == BY_THREAD) {
-			err = tally_thread_label(c, &label, r->pid, r->tid) ||
+			err = tally_sum_thread_label(c->s, &label, r->file, r->pid, r->tid) ||
 			      report_jstr(b, label.p, label.len - 1) ||
 			      report_ji64(b, &first, "pid", r->pid) ||
 			      report_ji64(b, &first, "tid", r->tid);
 		} else {
 			size_t len;
-			const char *k = tally_key_string(&c->rows, r, &len);
+			const char *k = tally_key_string(&c->s->rows, r, &len);
 
 			err = k != NULL ? report_jstr(b, k, len) : buf_puts(b, "null");
 		}
@@ -419,33 +404,36 @@ static int json_rows(const struct tally *c, struct buf *b)
 	return err ? -1 : 0;
 }
 
-static int json_threads(const struct tally *c, struct buf *b)
+static int json_threads(const struct stats *c, struct buf *b)
 {
 	struct buf label = {0};
 	size_t n, shown;
 	struct ranked *v = busy_threads(c, &n);
 	int err;
 
-	if (c->threads.map.count > 0 && v == NULL)
+	if (c->s->threads.count > 0 && v == NULL)
 		return -1;
 	shown = shown_rows(c, n);
 	err = buf_puts(b, "\"threads\":[");
 	for (size_t i = 0; i < shown && !err; i++) {
-		struct thread_state *th = v[i].v;
-		const struct tally_thread *t = thread_extra(th);
-		const struct label *p = tally_label(c, 'p', th->pid, 0);
-		const struct label *tl = tally_label(c, 't', th->pid, th->tid);
-		uint64_t span = span_ns(t->first_ns, t->last_ns);
+		const struct sum_thread *t = v[i].v;
+		const struct label *p = tally_sum_label(c->s, 'p', t->file, t->pid, 0);
+		const struct label *tl = tally_sum_label(c->s, 't', t->file, t->pid, t->tid);
+		uint64_t span = t->has_span ? span_ns(t->first_ns, t->last_ns) : 0;
 		bool first = true;
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_putc(b, '{') ||
-		      report_ji64(b, &first, "pid", th->pid) ||
-		      report_ji64(b, &first, "tid", th->tid) ||
+		      report_ji64(b, &first, "pid", t->pid) ||
+		      report_ji64(b, &first, "tid", t->tid) ||
+		      (c->s->files > 1 &&
+		       (report_jkey(b, &first, "file") ||
+			report_jstr(b, tally_sum_file_name(c->s, t->file),
+				    strlen(tally_sum_file_name(c->s, t->file))))) ||
 		      report_jkey(b, &first, "process_name") ||
 		      (p != NULL ? report_jstr(b, p->name, p->len) : buf_puts(b, "null")) ||
 		      report_jkey(b, &first, "thread_name") ||
 		      (tl != NULL ? report_jstr(b, tl->name, tl->len) : buf_puts(b, "null")) ||
-		      tally_thread_label(c, &label, th->pid, th->tid) ||
+		      tally_sum_thread_label(c->s, &label, t->file, t->pid, t->tid) ||
 		      report_jkey(b, &first, "label") || report_jstr(b, label.p, label.len - 1) ||
 		      report_ju64(b, &first, "slices", t->slices) ||
 		      report_ji64(b, &first, "first_ns", t->first_ns) ||
@@ -463,22 +451,22 @@ static int json_threads(const struct tally *c, struct buf *b)
 	return err ? -1 : 0;
 }
 
-static int json_async(const struct tally *c, struct buf *b)
+static int json_async(const struct stats *c, struct buf *b)
 {
 	size_t n, shown;
-	struct ranked *rows = sorted(&c->async_rows, async_rank, &n);
+	struct ranked *rows = sorted(&c->s->async_rows, async_rank, &n);
 	bool top = true;
 	int err;
 
-	if (c->async_rows.count > 0 && rows == NULL)
+	if (c->s->async_rows.count > 0 && rows == NULL)
 		return -1;
 	shown = shown_rows(c, n);
-	err = buf_puts(b, "\"async\":{") || report_ju64(b, &top, "count", c->async_spans) ||
+	err = buf_puts(b, "\"async\":{") || report_ju64(b, &top, "count", c->s->async_spans) ||
 	      report_ju64(b, &top, "names", n) || report_jkey(b, &top, "rows") || buf_putc(b, '[');
 	for (size_t i = 0; i < shown && !err; i++) {
 		size_t len;
 		const struct async_row *r = rows[i].v;
-		const char *k = tally_key_string(&c->async_rows, r, &len);
+		const char *k = tally_key_string(&c->s->async_rows, r, &len);
 		bool first = true;
 
 		err = (i > 0 && buf_putc(b, ',')) || buf_putc(b, '{') ||
@@ -491,18 +479,18 @@ static int json_async(const struct tally *c, struct buf *b)
 	return err ? -1 : 0;
 }
 
-static int json_counters(const struct tally *c, struct buf *b)
+static int json_counters(const struct stats *c, struct buf *b)
 {
-	size_t shown = shown_rows(c, c->counters.count), i = 0;
+	size_t shown = shown_rows(c, c->s->counters.count), i = 0;
 	int err = buf_puts(b, "\"counters\":[");
 
-	for (const struct counter *k = table_first(&c->counters); k != NULL && i < shown && !err;
+	for (const struct counter *k = table_first(&c->s->counters); k != NULL && i < shown && !err;
 	     k = table_next(k), i++) {
 		const char *name, *series;
 		size_t name_len, series_len;
 		bool first = true;
 
-		counter_key(&c->counters, k, &name, &name_len, &series, &series_len);
+		counter_key(&c->s->counters, k, &name, &name_len, &series, &series_len);
 		err = (i > 0 && buf_putc(b, ',')) || buf_putc(b, '{') ||
 		      report_jkey(b, &first, "name") || report_jstr(b, name, name_len) ||
 		      report_jkey(b, &first, "series") || report_jstr(b, series, series_len) ||
@@ -513,69 +501,86 @@ static int json_counters(const struct tally *c, struct buf *b)
 	return err || buf_putc(b, ']') ? -1 : 0;
 }
 
-static int json_report(const struct tally *c, const struct trace_status *st, size_t nthreads,
-		       const struct buf *warnings, size_t nwarnings)
+/* The inputs: names, counts, the first one's form and how it ended. */
+static int json_inputs(const struct stats *c, struct buf *b, bool *first)
 {
 	static const char *const forms[] = {
 		[TRACE_FORM_NONE] = "none",
 		[TRACE_FORM_ARRAY] = "array",
 		[TRACE_FORM_OBJECT] = "object",
 	};
-	struct buf b = {0};
-	bool first = true, f2;
-	const char *w = warnings->p;
-	int err;
+	const struct tally_sum *s = c->s;
+	const struct trace_status *st = &s->st;
+	const char *name = s->names.p;
+	int err = report_jkey(b, first, "file") ||
+		  (s->files == 1 ? report_jstr(b, name, strlen(name)) : buf_puts(b, "null")) ||
+		  report_jkey(b, first, "files") || buf_putc(b, '[');
 
-	err = buf_putc(&b, '{') || report_jkey(&b, &first, "file") ||
-	      report_jstr(&b, c->file, strlen(c->file)) || report_jkey(&b, &first, "by") ||
-	      buf_putc(&b, '"') || buf_puts(&b, tally_by_names[c->opt->by]) || buf_putc(&b, '"') ||
-	      report_jf64(&b, &first, "relative_error", RTR__SKETCH_ALPHA) ||
-	      report_ju64(&b, &first, "events", st->events) ||
-	      report_ju64(&b, &first, "thread_count", nthreads) ||
-	      report_jkey(&b, &first, "counts") ||
-	      report_jstr(&b, TRACE_COUNTS_WHAT, strlen(TRACE_COUNTS_WHAT)) ||
-	      report_jkey(&b, &first, "form") || buf_putc(&b, '"') ||
-	      buf_puts(&b, forms[st->form]) || buf_putc(&b, '"') ||
-	      report_jbool(&b, &first, "gzip", st->gzip) ||
-	      report_jbool(&b, &first, "complete", st->complete) ||
-	      report_jbool(&b, &first, "cut", st->cut) ||
-	      report_ju64(&b, &first, "partial_event_bytes",
-			  st->cut_in_event ? st->cut_bytes : 0) ||
-	      report_jkey(&b, &first, "error") ||
-	      (st->error != TRACE_OK ? report_jstr(&b, st->message, strlen(st->message))
-				     : buf_puts(&b, "null"));
-	if (!err && c->has_time)
-		err = report_ji64(&b, &first, "first_ns", c->first_ns) ||
-		      report_ji64(&b, &first, "last_ns", c->last_ns) ||
-		      report_ju64(&b, &first, "span_ns", span_ns(c->first_ns, c->last_ns));
+	for (uint64_t i = 0; i < s->files && !err; i++, name += strlen(name) + 1)
+		err = (i > 0 && buf_putc(b, ',')) || report_jstr(b, name, strlen(name));
+	return err || buf_putc(b, ']') || report_ju64(b, first, "profiles", s->profiles) ||
+	       report_ju64(b, first, "malformed_inputs", s->errors) ||
+	       report_jkey(b, first, "by") || buf_putc(b, '"') ||
+	       buf_puts(b, tally_by_names[c->opt->by]) || buf_putc(b, '"') ||
+	       report_jf64(b, first, "relative_error", RTR__SKETCH_ALPHA) ||
+	       report_ju64(b, first, "events", s->events) ||
+	       report_ju64(b, first, "thread_count", s->thread_count) ||
+	       report_jkey(b, first, "counts") ||
+	       report_jstr(b, TRACE_COUNTS_WHAT, strlen(TRACE_COUNTS_WHAT)) ||
+	       report_jkey(b, first, "form") || buf_putc(b, '"') || buf_puts(b, forms[st->form]) ||
+	       buf_putc(b, '"') || report_jbool(b, first, "gzip", st->gzip) ||
+	       report_jbool(b, first, "complete", st->complete) ||
+	       report_jbool(b, first, "cut", st->cut) ||
+	       report_ju64(b, first, "partial_event_bytes", st->cut_in_event ? st->cut_bytes : 0) ||
+	       report_jkey(b, first, "error") ||
+	       (st->error != TRACE_OK ? report_jstr(b, st->message, strlen(st->message))
+				      : buf_puts(b, "null"));
+}
+
+static int json_recorder(const struct stats *c, struct buf *b, bool *first)
+{
+	const struct end_marker *m = &c->s->end;
+	bool f2 = true;
+	int err = report_jkey(b, first, "recorder");
+
+	if (err || c->s->ends == 0)
+		return err || buf_puts(b, "null");
+	err = buf_putc(b, '{') || report_jkey(b, &f2, RTR__KEY_FINAL) ||
+	      buf_puts(b, !m->has_final ? "null"
+			  : m->final	? "true"
+					: "false") ||
+	      report_jbool(b, &f2, "repaired", m->repaired) ||
+	      report_ju64(b, &f2, "end_markers", c->s->ends) ||
+	      report_ju64(b, &f2, "final_end_markers", c->s->ends_final);
+	for (int i = 0; i < END_NCOUNTS && !err; i++)
+		err = m->has[i] ? report_ju64(b, &f2, end_keys[i], m->v[i])
+				: report_jkey(b, &f2, end_keys[i]) || buf_puts(b, "null");
+	return err || buf_putc(b, '}');
+}
+
+static int json_report(const struct stats *c)
+{
+	struct buf b = {0};
+	bool first = true, f2 = true;
+	const char *w = c->s->warnings.p;
+	int err = buf_putc(&b, '{') || json_inputs(c, &b, &first);
+
+	if (!err && c->s->has_time)
+		err = report_ji64(&b, &first, "first_ns", c->s->first_ns) ||
+		      report_ji64(&b, &first, "last_ns", c->s->last_ns) ||
+		      report_ju64(&b, &first, "span_ns", span_ns(c->s->first_ns, c->s->last_ns));
 	else if (!err)
 		err = buf_puts(&b, ",\"first_ns\":null,\"last_ns\":null,\"span_ns\":null");
-	err = err || report_jkey(&b, &first, "recorder");
-	if (!err && c->end.seen) {
-		f2 = true;
-		err = buf_putc(&b, '{') || report_jkey(&b, &f2, RTR__KEY_FINAL) ||
-		      buf_puts(&b, !c->end.has_final ? "null"
-				   : c->end.final    ? "true"
-						     : "false") ||
-		      report_jbool(&b, &f2, "repaired", c->end.repaired);
-		for (int i = 0; i < END_NCOUNTS && !err; i++)
-			err = c->end.has[i]
-				      ? report_ju64(&b, &f2, end_keys[i], c->end.v[i])
-				      : report_jkey(&b, &f2, end_keys[i]) || buf_puts(&b, "null");
-		err = err || buf_putc(&b, '}');
-	} else if (!err) {
-		err = buf_puts(&b, "null");
-	}
-	err = err || report_jkey(&b, &first, "warnings") || buf_putc(&b, '[');
-	for (size_t i = 0; i < nwarnings && !err; i++, w += strlen(w) + 1)
+	err = err || json_recorder(c, &b, &first) || report_jkey(&b, &first, "warnings") ||
+	      buf_putc(&b, '[');
+	for (size_t i = 0; i < c->s->nwarnings && !err; i++, w += strlen(w) + 1)
 		err = (i > 0 && buf_putc(&b, ',')) || report_jstr(&b, w, strlen(w));
 	err = err || buf_puts(&b, "],") || json_rows(c, &b) || buf_putc(&b, ',') ||
 	      json_threads(c, &b) || buf_putc(&b, ',') || json_async(c, &b) || buf_putc(&b, ',') ||
-	      json_counters(c, &b) || buf_putc(&b, ',') || stats_json_polls(c, &b) ||
+	      json_counters(c, &b) || buf_putc(&b, ',') || stats_json_polls(c->s, c->opt, &b) ||
 	      buf_puts(&b, ",\"anomalies\":{");
-	f2 = true;
 	for (int i = 0; i < AN_COUNT && !err; i++)
-		err = report_ju64(&b, &f2, anomalies[i].key, c->anomaly[i]);
+		err = report_ju64(&b, &f2, anomalies[i].key, c->s->anomaly[i]);
 	err = err || buf_puts(&b, "}}\n");
 	if (!err)
 		fwrite(b.p, 1, b.len, stdout);
@@ -588,92 +593,100 @@ static int json_report(const struct tally *c, const struct trace_status *st, siz
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringtrace stats [--by name|cat|thread] [--top N] [--json] FILE\n"
+		"usage: ringtrace stats [--by name|cat|thread] [--top N] [--json] [-j N] FILE...\n"
 		"\n"
-		"Reads the trace FILE (.json or .json.gz; - is standard input) in one pass and\n"
-		"prints where the time went:\n"
-		"  - slices (X, and B/E pairs) by name, category or thread: count, total,\n"
-		"    self time (total less the time of direct children on the same thread),\n"
-		"    mean, p50, p99 and max; sorted by total;\n"
-		"  - per thread, the share of its span (first to last event) covered by\n"
-		"    top-level slices;\n"
+		"Reads the trace or profile FILEs (.json or .json.gz, .pftrace, a profile of\n"
+		"RINGTRACE_MODE=profile; - is standard input), each in one pass, and prints\n"
+		"where the time went, summed over them (a job's rank files: each thread stays\n"
+		"its file's):\n"
+		"  - slices (X, and B/E pairs; a profile's call paths) by name, category or\n"
+		"    thread: count, total, self time (total less the time of direct children on\n"
+		"    the same thread), mean, p50, p99 and max; sorted by total;\n"
+		"  - per thread, the share of its span (first to last event; a profile's start\n"
+		"    to end) covered by top-level slices;\n"
 		"  - async spans (b/e, matched on cat, id and name) by name; counter series;\n"
 		"  - MPI polls folded (slices with args \"polls\", a count per call name,\n"
 		"    \"poll_ns\"): per call name, its calls and the time inside them;\n"
-		"  - what the recorder's end marker says it dropped, and a warning when the\n"
-		"    file is cut short or the marker says final:false.\n"
+		"  - what the recorder's end markers say it dropped, and a warning when a\n"
+		"    file is cut short or its marker says final:false.\n"
 		"\n"
-		"Percentiles are within 1%% (a DDSketch per name); the other numbers are exact.\n"
-		"X events may come in any order the writers use (start order, or the\n"
-		"recorder's: each X when it ends); slices too far out of order to nest are\n"
-		"counted in a warning.\n"
+		"Percentiles are within 1%% (a DDSketch per name, merged exactly over files);\n"
+		"the other numbers are exact. X events may come in any order the writers use\n"
+		"(start order, or the recorder's: each X when it ends); slices too far out of\n"
+		"order to nest are counted in a warning. A job profile has no threads.\n"
+		"\n"
+		"The FILEs are read on N threads, and under mpirun or srun (with the MPI\n"
+		"plugin) split over the ranks and reduced to rank 0, which alone prints: the\n"
+		"same report at every N and every number of ranks.\n"
 		"\n"
 		"options:\n"
 		"  -b, --by KEY      name (the default), cat or thread\n"
 		"  -n, --top N       rows per table (default 20; 0: all), --json included\n"
-		"  -j, --json        one JSON document, times in integer nanoseconds\n"
+		"      --json        one JSON document, times in integer nanoseconds\n"
+		"  -j, --jobs N      read the FILEs on N threads (default: the online CPUs)\n"
 		"  -h, --help        this help\n"
 		"\n"
-		"exit status: 0 stats of the whole file (cut short included: a warning says\n"
-		"so), 1 stats of the part before malformed input, 2 usage error, unreadable\n"
-		"input or nothing readable.\n");
+		"exit status: 0 stats of every file (cut short included: a warning says\n"
+		"so), 1 stats of the part before malformed input in a file, or a file that is\n"
+		"JSON but neither a trace nor a profile, 2 usage error, unreadable input or\n"
+		"nothing readable.\n");
 }
 
-static int stats_file(const char *path, const struct tally_options *opt)
+static int stats_files(const char *const *files, size_t n, const struct tally_options *opt,
+		       unsigned jobs)
 {
-	struct tally_file f;
-	struct tally *c = &f.tally;
-	struct buf wlines = {0};
-	size_t nthreads, nwarnings = 0;
-	int status = tally_file_read(&f, opt, "stats", path);
-	const struct trace_status *st = c->st;
+	struct tally_sum sum;
+	struct stats c = {&sum, opt, jobs};
+	int status, got;
 
-	nthreads = threads_count(&c->threads);
-	if (status == CLI_OK && file_warnings(c, st, &wlines, &nwarnings) != 0) {
-		cli_error("stats", "out of memory");
-		status = CLI_ERROR;
-	} else if (status == CLI_OK) {
+	tally_sum_init(&sum, opt->by);
+	got = tally_inputs_read(&sum, opt, "stats", files, n, jobs);
+	if (got != SPREAD_ROOT) {
+		tally_sum_destroy(&sum);
+		return got == SPREAD_OTHER ? CLI_OK : CLI_ERROR;
+	}
+	status = sum.status;
+	if (sum.files > sum.unread) {
 		if (opt->json) {
-			if (json_report(c, st, nthreads, &wlines, nwarnings) != 0) {
+			if (json_report(&c) != 0) {
 				cli_error("stats", "out of memory");
 				status = CLI_ERROR;
 			}
 		} else {
-			print_header(c, st, nthreads, &wlines, nwarnings);
-			print_slices(c);
-			print_threads(c);
-			print_async(c);
-			print_counters(c);
-			stats_print_polls(c);
-			print_notes(c);
+			print_header(&c);
+			print_slices(&c);
+			print_threads(&c);
+			print_async(&c);
+			print_counters(&c);
+			stats_print_polls(c.s, c.opt);
+			print_notes(&c);
 		}
-		if (status == CLI_OK && st->error != TRACE_OK) {
-			cli_error("stats", "%s", st->message);
-			status = CLI_FINDINGS;
-		}
+		if (sum.errors > 0)
+			cli_error("stats", "%s",
+				  n == 1 ? sum.st.message
+					 : "some inputs were read up to malformed input (see the "
+					   "warnings)");
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_error("stats", "writing the report failed");
 		status = CLI_ERROR;
 	}
-	buf_free(&wlines);
-	tally_file_close(&f);
+	tally_sum_destroy(&sum);
 	return status;
 }
 
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"by", required_argument, NULL, 'b'},
-		{"top", required_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"by", required_argument, NULL, 'b'}, {"top", required_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'J'},     {"jobs", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0},
 	};
 	struct tally_options opt = {.by = BY_NAME, .top = 20};
+	uint64_t jobs = 0;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "b:n:jh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "b:n:j:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'b':
 			if (tally_parse_by(optarg, &opt.by))
@@ -686,8 +699,14 @@ int cmd_stats(int argc, char **argv)
 				return cli_usage_error("stats", "--top wants a number, not '%s'",
 						       optarg);
 			break;
-		case 'j':
+		case 'J':
 			opt.json = true;
+			break;
+		case 'j':
+			if (cli_parse_u64(optarg, &jobs) || jobs == 0 || jobs > 1024)
+				return cli_usage_error(
+					"stats", "--jobs wants a number from 1 to 1024, not '%s'",
+					optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -696,8 +715,11 @@ int cmd_stats(int argc, char **argv)
 			return cli_usage_error("stats", "unknown option");
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("stats",
-				       argc == optind ? "no FILE to read" : "one FILE at a time");
-	return stats_file(argv[optind], &opt);
+	if (argc == optind)
+		return cli_usage_error("stats", "no FILE to read");
+	for (int i = optind, stdins = 0; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && ++stdins > 1)
+			return cli_usage_error("stats", "standard input can be one FILE, not more");
+	return stats_files((const char *const *)argv + optind, (size_t)(argc - optind), &opt,
+			   (unsigned)jobs);
 }

@@ -47,22 +47,22 @@ static struct ranked_poll *by_calls(const struct table *t, size_t *n)
 	return v;
 }
 
-static size_t shown_rows(const struct tally *c, size_t n)
+static size_t shown_rows(const struct tally_options *opt, size_t n)
 {
-	return c->opt->top == 0 || c->opt->top > n ? n : (size_t)c->opt->top;
+	return opt->top == 0 || opt->top > n ? n : (size_t)opt->top;
 }
 
 /* The row of r's call name among the slices, by name: its calls that completed
  * something are those of its slices that are not folded. NULL otherwise. */
-static const struct row *completed_row(const struct tally *c, const struct poll_row *r,
-				       struct buf *key)
+static const struct row *completed_row(const struct tally_sum *c, const struct tally_options *opt,
+				       const struct poll_row *r, struct buf *key)
 {
 	struct trace_value v = {TRACE_STRING, NULL, 0};
 	const struct row *row;
 
 	v.text = table_key(&c->polls.rows, r, &v.len);
 	key->len = 0;
-	if (c->opt->by != BY_NAME || trace_key_add(key, &v) ||
+	if (opt->by != BY_NAME || trace_key_add(key, &v) ||
 	    (row = table_get(&c->rows, key->p, key->len)) == NULL ||
 	    row->dur.count < r->alone_slices || row->total < r->alone_dur)
 		return NULL;
@@ -71,7 +71,7 @@ static const struct row *completed_row(const struct tally *c, const struct poll_
 
 /* Per call name: its calls, those that completed something (their own slices, by
  * name), and the time inside them, but for the runs of several names (the last row). */
-void stats_print_polls(const struct tally *c)
+void stats_print_polls(const struct tally_sum *c, const struct tally_options *opt)
 {
 	const struct tally_polls *p = &c->polls;
 	char s[32];
@@ -83,7 +83,7 @@ void stats_print_polls(const struct tally *c)
 		free(rows);
 		return;
 	}
-	shown = shown_rows(c, n);
+	shown = shown_rows(opt, n);
 	printf("\npolls folded: %" PRIu64 " calls of %zu name%s that completed nothing, in %" PRIu64
 	       " slices, %s inside the calls\n(by name: every call of the name, those that "
 	       "completed something, the time inside them but for runs of several names)\n",
@@ -93,7 +93,7 @@ void stats_print_polls(const struct tally *c)
 	printf("%10s %10s %10s  %s\n", "calls", "completed", "inside", "name");
 	for (size_t i = 0; i < shown; i++) {
 		const struct poll_row *r = rows[i].r;
-		const struct row *row = completed_row(c, r, &key);
+		const struct row *row = completed_row(c, opt, r, &key);
 		uint64_t done = row != NULL ? row->dur.count - r->alone_slices : 0;
 		uint64_t ns = r->alone_ns + (row != NULL ? row->total - r->alone_dur : 0);
 		size_t len;
@@ -112,7 +112,7 @@ void stats_print_polls(const struct tally *c)
 	free(rows);
 }
 
-int stats_json_polls(const struct tally *c, struct buf *b)
+int stats_json_polls(const struct tally_sum *c, const struct tally_options *opt, struct buf *b)
 {
 	const struct tally_polls *p = &c->polls;
 	struct buf key = {0};
@@ -123,14 +123,14 @@ int stats_json_polls(const struct tally *c, struct buf *b)
 
 	if (p->rows.count > 0 && rows == NULL)
 		return -1;
-	shown = shown_rows(c, n);
+	shown = shown_rows(opt, n);
 	err = buf_puts(b, "\"polls\":{") || report_ju64(b, &top, "slices", p->slices) ||
 	      report_ju64(b, &top, "calls", p->calls) ||
 	      report_ju64(b, &top, "inside_ns", p->inside_ns) || report_ju64(b, &top, "names", n) ||
 	      report_jkey(b, &top, "rows") || buf_putc(b, '[');
 	for (size_t i = 0; i < shown && !err; i++) {
 		const struct poll_row *r = rows[i].r;
-		const struct row *row = completed_row(c, r, &key);
+		const struct row *row = completed_row(c, opt, r, &key);
 		size_t len;
 		const char *k = table_key(&p->rows, r, &len);
 		bool first = true;

@@ -283,6 +283,23 @@ int seek_glance(const char *line, size_t len, bool ts_wanted, struct seek_glance
 	return 1;
 }
 
+bool seek_glance_begins_after(const char *line, size_t len, int64_t t)
+{
+	const char *p = line, *end = line + len, *q;
+	uint64_t whole = 0;
+	unsigned digits = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (t < 0 || end - p < 9 || memcmp(p, "{\"ph\":\"", 7) != 0 || p[8] != '"' ||
+	    (q = find_ts(p + 8, end)) == NULL)
+		return false;
+	for (; q < end && *q >= '0' && *q <= '9' && digits < 16; q++, digits++)
+		whole = whole * 10 + (uint64_t)(*q - '0');
+	/* ts >= whole us, and whole > t / 1000 (floor) makes whole * 1000 > t */
+	return digits >= 1 && digits < 16 && whole > (uint64_t)t / 1000;
+}
+
 int seek_glance_dur(const struct seek_glance *g, int64_t *dur)
 {
 	const char *q = g->after_ts;
@@ -339,9 +356,30 @@ static int kept_put(struct range_feed *f, struct kept_out *o, const char *p, siz
 }
 
 /*
+ * Before the line at p passes: the run of passing lines before it [*run, p), then
+ * what the keep function holds (range_held_fn), the run beginning again at p. 0 or -1.
+ */
+static int put_held(struct range_feed *f, struct kept_out *o, char **run, char *p)
+{
+	const char *held;
+	size_t n = 0;
+
+	if (f->held == NULL)
+		return 0;
+	f->held(f->keep_ctx, &held, &n);
+	if (n == 0)
+		return 0;
+	if (p > *run && kept_put(f, o, *run, (size_t)(p - *run)) != 0)
+		return -1;
+	*run = p;
+	return kept_put(f, o, held, n);
+}
+
+/*
  * The range through f->keep: each block's whole lines, the runs of kept ones gathered
  * and written a block at a time; a line longer than the block, and the range's last
- * line, always pass. 0, or -1 when the pipe or the file failed.
+ * line, always pass (what is held passes before them). 0, or -1 when the pipe or the
+ * file failed.
  */
 static int feed_kept(struct range_feed *f, char *buf, char *gather)
 {
@@ -362,9 +400,12 @@ static int feed_kept(struct range_feed *f, char *buf, char *gather)
 		while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
 			size_t len = (size_t)(nl + 1 - p);
 
-			if (in_long)
+			if (in_long) {
 				in_long = false;
-			else if (ends_in_comma(p, len) && !f->keep(f->keep_ctx, p, len)) {
+			} else if (!ends_in_comma(p, len) || f->keep(f->keep_ctx, p, len)) {
+				if (put_held(f, &o, &run, p) != 0)
+					return -1;
+			} else {
 				if (p > run && kept_put(f, &o, run, (size_t)(p - run)) != 0)
 					return -1;
 				run = nl + 1;
@@ -375,7 +416,8 @@ static int feed_kept(struct range_feed *f, char *buf, char *gather)
 			return -1;
 		have = (size_t)(end - p);
 		if (have == FEED_BLOCK) {
-			if (kept_put(f, &o, buf, have) != 0)
+			run = buf;
+			if (put_held(f, &o, &run, buf) != 0 || kept_put(f, &o, buf, have) != 0)
 				return -1;
 			in_long = true;
 			have = 0;
@@ -383,7 +425,9 @@ static int feed_kept(struct range_feed *f, char *buf, char *gather)
 			memmove(buf, p, have);
 		}
 	}
-	if (have > 0 && kept_put(f, &o, buf, have) != 0)
+	char *run = buf;
+
+	if (put_held(f, &o, &run, buf) != 0 || (have > 0 && kept_put(f, &o, buf, have) != 0))
 		return -1;
 	return o.len > 0 ? write_all(f->wfd, o.p, o.len) : 0;
 }
@@ -424,10 +468,17 @@ int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to)
 int range_feed_open_kept(struct range_feed *f, int fd, uint64_t from, uint64_t to,
 			 range_keep_fn keep, void *ctx)
 {
+	return range_feed_open_held(f, fd, from, to, keep, NULL, ctx);
+}
+
+int range_feed_open_held(struct range_feed *f, int fd, uint64_t from, uint64_t to,
+			 range_keep_fn keep, range_held_fn held, void *ctx)
+{
 	int p[2], err;
 
 	memset(f, 0, sizeof(*f));
 	f->keep = keep;
+	f->held = held;
 	f->keep_ctx = ctx;
 	f->fd = fd;
 	f->from = from;

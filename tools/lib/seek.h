@@ -69,6 +69,14 @@ struct seek_glance {
  */
 int seek_glance(const char *line, size_t len, bool ts_wanted, struct seek_glance *g);
 
+/*
+ * Does the line, laid out as seek_glance() wants it, begin after t (ns)? true when
+ * the whole microseconds of its ts alone are past t: a look at its digits, cheaper
+ * than reading the number; false when they are not, or the line is not laid out so
+ * (seek_glance() then says).
+ */
+bool seek_glance_begins_after(const char *line, size_t len, int64_t t);
+
 /* The dur of an X glanced at with its ts, when `,"dur":` follows the ts: 0 and *dur in
  * ns; -1 when it does not (only the reader can say whether it has one). */
 int seek_glance_dur(const struct seek_glance *g, int64_t *dur);
@@ -87,6 +95,18 @@ int seek_glance_dur(const struct seek_glance *g, int64_t *dur);
  */
 typedef bool (*range_keep_fn)(void *ctx, const char *line, size_t len);
 
+/*
+ * A keep function may also hold lines back instead of passing them at once (a line
+ * that a later one makes useless, such as a counter's value that a later value of
+ * the same series replaces): it turns them down and copies them. The feed asks for
+ * what is held, with held(ctx, &p, &n) (whole comma-ended lines, p[0 .. n), valid until
+ * the next call), just before each line it passes other than the held ones (the
+ * keep function's, the unglanced, the range's last), so a held line passes before
+ * every line that came after it in the file and that passes, and nothing stays held
+ * at the range's end.
+ */
+typedef void (*range_held_fn)(void *ctx, const char **p, size_t *n);
+
 struct range_feed {
 	char path[32];
 	uint64_t bytes; /* read from the file so far: valid after range_feed_close() */
@@ -94,6 +114,7 @@ struct range_feed {
 	int fd, rfd, wfd;
 	uint64_t from, to;
 	range_keep_fn keep;
+	range_held_fn held;
 	void *keep_ctx;
 	bool started;
 	pthread_t thread;
@@ -105,6 +126,10 @@ int range_feed_open(struct range_feed *f, int fd, uint64_t from, uint64_t to);
 /* The same, passing only the lines keep(ctx, ...) keeps (see above). */
 int range_feed_open_kept(struct range_feed *f, int fd, uint64_t from, uint64_t to,
 			 range_keep_fn keep, void *ctx);
+
+/* The same, with lines held back (see range_held_fn). */
+int range_feed_open_held(struct range_feed *f, int fd, uint64_t from, uint64_t to,
+			 range_keep_fn keep, range_held_fn held, void *ctx);
 
 /* Stop (the reader of the pipe must be closed first), join the thread. */
 void range_feed_close(struct range_feed *f);

@@ -55,6 +55,7 @@ struct row {
 	uint64_t total, self;	/* ns */
 	struct rtr__sketch dur; /* count, min and max exact */
 	int64_t pid, tid;	/* BY_THREAD */
+	uint32_t file;		/* BY_THREAD, in a sum of files (tally_sum.h) */
 };
 
 struct pending;

@@ -54,6 +54,9 @@ int window_read_part(struct window *w, struct source *src, const char *path, enu
 	return err;
 }
 
+/* A body of at least this many bytes is glanced at by two threads (read_body()). */
+#define SPLIT_BYTES (16u << 20)
+
 /* What the feed's thread noted of the lines it turned down, as note_time() would have
  * (events.c), for the window to take once the feed is closed. */
 struct glances {
@@ -61,6 +64,7 @@ struct glances {
 	bool has_latest, has_plain;
 	int64_t latest, plain_max, max_lag;
 	bool past; /* a line begun more than the margin after the window was seen */
+	struct held_counters held;
 };
 
 static void glance_time(struct glances *gl, const struct seek_glance *g, int64_t end)
@@ -85,11 +89,11 @@ static void glance_time(struct glances *gl, const struct seek_glance *g, int64_t
  * anywhere; nothing that begins after the window; before it, the slices, async spans
  * and counters open or current at its start and the X that reach into it. A marker
  * after the window passes (the window writes its own, and notes no time of theirs)
- * until a line begun after the window was seen. Once a line
- * more than the margin past the window was seen, the lines are in time order to
- * within the margin (the search's assumption): only an X (the recorder writes it when
- * it ends) can still begin inside the window, and a glance at the others' phase is
- * enough.
+ * until a line begun after the window was seen. Once a line more than the margin past
+ * the window was seen, the lines are in time order to within the margin (the search's
+ * assumption): only an X (the recorder writes it when it ends) can still begin inside
+ * the window, and a glance at the others' phase is enough (an instant there, a
+ * marker too, is past the window and changes nothing).
  */
 static bool window_keeps(void *ctx, const char *line, size_t len)
 {
@@ -99,10 +103,10 @@ static bool window_keeps(void *ctx, const char *line, size_t len)
 	bool has_dur;
 
 	if (gl->past) {
-		if (!seek_glance(line, len, false, &g) || g.phase == 'M' || g.phase == 'i')
+		if (!seek_glance(line, len, false, &g) || g.phase == 'M')
 			return true;
-		if (g.phase != 'X')
-			return false;
+		if (g.phase != 'X' || seek_glance_begins_after(line, len, gl->to))
+			return false; /* (its end is past the window too: latest is past it) */
 	}
 	if (!seek_glance(line, len, true, &g) || !g.has_ts)
 		return true;
@@ -125,16 +129,22 @@ static bool window_keeps(void *ctx, const char *line, size_t len)
 	switch (g.phase) {
 	case 'X': /* whole when its dur is not where a glance looks */
 		return !has_dur || (dur >= 0 && end >= gl->from);
+	case 'C': /* the last of a series' values before the window is what it needs */
+		return !window_hold_counter(&gl->held, line, len, g.after_ts);
 	case 'B':
 	case 'E':
 	case 'b':
 	case 'e':
 	case 'n':
-	case 'C':
 		return true;
 	default:
 		return false;
 	}
+}
+
+static void window_held(void *ctx, const char **p, size_t *n)
+{
+	window_held_lines(&((struct glances *)ctx)->held, p, n);
 }
 
 /* Read a range of the plain file through a feed (keeping only what window_keeps()
@@ -143,8 +153,9 @@ static int read_range(struct window *w, struct source *src, int fd, uint64_t fro
 		      enum part part, struct glances *gl)
 {
 	struct range_feed feed;
-	int err = gl != NULL ? range_feed_open_kept(&feed, fd, from, to, window_keeps, gl)
-			     : range_feed_open(&feed, fd, from, to);
+	int err = gl != NULL
+			  ? range_feed_open_held(&feed, fd, from, to, window_keeps, window_held, gl)
+			  : range_feed_open(&feed, fd, from, to);
 
 	if (err != 0) {
 		cli_error("window", "cannot read %s: %s", w->file, strerror(-err));
@@ -153,6 +164,10 @@ static int read_range(struct window *w, struct source *src, int fd, uint64_t fro
 	err = window_read_part(w, src, feed.path, part);
 	range_feed_close(&feed);
 	src->bytes += feed.bytes;
+	if (gl != NULL && gl->held.failed && !err) {
+		w->nomem = true; /* a series would begin with an older value */
+		err = -1;
+	}
 	return err;
 }
 
@@ -170,6 +185,49 @@ bool window_searchable(int fd, uint64_t *size)
 	return true;
 }
 
+/* Is t more than two margins past to? */
+static bool well_past(int64_t t, int64_t to, int64_t margin)
+{
+	return margin >= 0 && t > to && (uint64_t)t - (uint64_t)to > 2 * (uint64_t)margin;
+}
+
+/*
+ * From off to the end of the file, through window_keeps(). Most of it is past the
+ * window, where a glance rules out nearly every line: when its far half begins
+ * (by its first line's time) well past the window, a second feed glances at it
+ * meanwhile, from the start as the first would once past (gl->past: only an X can
+ * begin in the window there, and every line is later than the window, as the probed
+ * one), its kept lines read after the first half's. 0 or -1.
+ */
+static int read_body(struct window *w, struct source *src, int fd, uint64_t off, struct glances *gl)
+{
+	struct glances far = {.from = gl->from, .to = gl->to, .margin = gl->margin, .past = true};
+	uint64_t size = src->size;
+	struct range_feed feed;
+	struct seek_probe p;
+	int err;
+
+	if (size - off < SPLIT_BYTES ||
+	    seek_probe(fd, size, off + (size - off) / 2, &p, &src->bytes) != 1 ||
+	    !well_past(p.time, gl->to, gl->margin))
+		return read_range(w, src, fd, off, size, PART_BODY, gl);
+	far.has_latest = true;
+	far.latest = p.time;
+	err = range_feed_open_held(&feed, fd, p.line, size, window_keeps, window_held, &far);
+	if (err != 0) {
+		cli_error("window", "cannot read %s: %s", w->file, strerror(-err));
+		return -1;
+	}
+	err = read_range(w, src, fd, off, p.line, PART_BODY, gl);
+	if (!err && src->rc >= 0)
+		err = window_read_part(w, src, feed.path, PART_BODY);
+	range_feed_close(&feed);
+	src->bytes += feed.bytes;
+	window_held_free(&far.held);
+	window_note_glances(w, far.has_latest, far.latest, far.max_lag);
+	return err;
+}
+
 /*
  * The plain file in parts: head, a search, then from there to the end what a glance
  * cannot rule out. *sequential is set when the file turns out not to allow it (no line
@@ -181,6 +239,7 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 	uint64_t size = src->size, off = 0;
 	struct glances gl = {0};
 	int64_t target;
+	int err;
 
 	*sequential = false;
 	if (size <= HEAD_BYTES + TAIL_BYTES) {
@@ -204,7 +263,9 @@ int window_read_searched(struct window *w, struct source *src, int fd, bool *seq
 	gl.from = w->from;
 	gl.to = w->to;
 	gl.margin = w->margin;
-	if (read_range(w, src, fd, off, size, PART_BODY, &gl))
+	err = read_body(w, src, fd, off, &gl);
+	window_held_free(&gl.held);
+	if (err)
 		return -1;
 	window_note_glances(w, gl.has_latest, gl.latest, gl.max_lag);
 	return 0;

@@ -44,6 +44,8 @@
  *   window.c  the command: its options, the input opened, what it says when done;
  *   read.c    the input read: in order, or a plain file in parts (its head, a
  *             search, the window's lines, its tail);
+ *   held.c    counter values before the window held on the feed's thread, so that
+ *             the reader parses only the last of each series;
  *   events.c  each event read: kept (names, counters, open slices and spans),
  *             written (inside the window; an X around it clipped), or passed over;
  *             and the window's start and end.
@@ -123,6 +125,27 @@ struct source {
 	int rc;			/* of the last trace_next() */
 	struct trace_status st; /* of the last reader */
 };
+
+/* Counter lines held on the feed's thread (held.c). */
+struct held_counters {
+	struct held_line *lines;
+	size_t n, cap;
+	uint64_t seq;
+	struct buf out;
+	bool failed; /* out of memory: held lines were lost */
+};
+
+/* held.c */
+
+/* A C line before the window, glanced at (after_ts: just past its ts): held, true, or
+ * false when it cannot be (it then passes in its place). */
+bool window_hold_counter(struct held_counters *h, const char *line, size_t len,
+			 const char *after_ts);
+
+/* What is held, in file order, into *p, *n (valid until the next call); h empties. */
+void window_held_lines(struct held_counters *h, const char **p, size_t *n);
+
+void window_held_free(struct held_counters *h);
 
 /* events.c */
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An MPI program with waits injected on purpose, for `ringtrace report`
+ * (tests/tools/test_tools_report.c), run under mpirun -np 4 with the MPI module
+ * preloaded:
+ *   - rank 2 sleeps 50 ms before a barrier: ranks 0, 1 and 3 wait for it there;
+ *   - then rank 1 sleeps 50 ms before it sends to rank 0, which is already in its
+ *     MPI_Recv: a late sender.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <time.h>
+
+static void nap_ms(long ms)
+{
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, value = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 2)
+		nap_ms(50);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		nap_ms(50);
+		value = 42;
+		MPI_Send(&value, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+	} else if (rank == 0) {
+		MPI_Recv(&value, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return value == 42 || rank > 1 ? 0 : 1;
+}

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace report`: rank traces written here with exact times, clock offsets and
+ * message flows, and the report's --json read back with yajl (json_tree.h): every
+ * wait state with its waiting and causing rank, every rank's times, the imbalance of
+ * the imbalanced region, the same at -j 1 and -j 2, a directory as input, the HTML
+ * page's data and its lack of URLs; and a real job (mpirun -np 4 of
+ * tests/progs/report_waits.c under the MPI module), whose injected waits it finds.
+ */
+#include "json_tree.h"
+#include "tool_test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define RANKS	4
+#define MS	1000000LL		 /* ns */
+#define T0	1000000000000LL		 /* rank 0's clock at the start, ns */
+#define SKEW(r) ((long long)(r)*50 * MS) /* rank r's clock is ahead of rank 0's */
+
+/* One rank's file: events in the order the recorder writes them (a slice at its
+ * end), times in ms from the common start; each rank's own clock is SKEW(r) ahead,
+ * which its clock sync events say. */
+struct rank_file {
+	struct tool_text t;
+	int rank;
+};
+
+static void begin(struct rank_file *f, int rank)
+{
+	memset(f, 0, sizeof(*f));
+	f->rank = rank;
+	tool_text_printf(
+		&f->t,
+		"[\n{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\",\"ts\":0,\"pid\":%d,"
+		"\"tid\":%d,\"args\":{\"origin_monotonic_ns\":\"%lld\",\"rank\":%d,"
+		"\"world_size\":%d}},\n",
+		100 + rank, 100 + rank, T0 + SKEW(rank), rank, RANKS);
+}
+
+static void sync_at(struct rank_file *f, double ms)
+{
+	tool_text_printf(
+		&f->t,
+		"{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"ringtrace\",\"name\":\"ringtrace: clock "
+		"sync\",\"ts\":%.3f,\"pid\":%d,\"tid\":%d,\"args\":{\"reference_rank\":0,"
+		"\"rank\":%d,\"at_ns\":%lld,\"offset_ns\":%lld,\"error_ns\":0,\"rtt_ns\":0,"
+		"\"rounds\":50}},\n",
+		ms * 1000, 100 + f->rank, 100 + f->rank, f->rank,
+		T0 + SKEW(f->rank) + (long long)(ms * MS), -SKEW(f->rank));
+}
+
+static void slice(struct rank_file *f, const char *cat, const char *name, double from, double to,
+		  const char *args)
+{
+	tool_text_printf(&f->t,
+			 "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,"
+			 "\"pid\":%d,\"tid\":%d%s%s%s},\n",
+			 cat, name, from * 1000, (to - from) * 1000, 100 + f->rank, 100 + f->rank,
+			 args != NULL ? ",\"args\":{" : "", args != NULL ? args : "",
+			 args != NULL ? "}" : "");
+}
+
+static void flow(struct rank_file *f, bool start, unsigned id, double ms)
+{
+	tool_text_printf(&f->t,
+			 "{\"ph\":\"%s\",%s\"cat\":\"mpi\",\"name\":\"message\",\"ts\":%.3f,"
+			 "\"id\":\"0x%x\",\"pid\":%d,\"tid\":%d},\n",
+			 start ? "s" : "f", start ? "" : "\"bp\":\"e\",", ms * 1000, id,
+			 100 + f->rank, 100 + f->rank);
+}
+
+static void finish(struct rank_file *f, const char *path, double main_end)
+{
+	sync_at(f, main_end - 1);
+	slice(f, "app", "main", 0, main_end, NULL);
+	tool_text_printf(&f->t,
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: end\",\"ts\":%.3f,"
+			 "\"pid\":%d,\"tid\":%d,\"args\":{\"final\":true}}\n]\n",
+			 main_end * 1000, 100 + f->rank, 100 + f->rank);
+	tool_write(path, f->t.p, f->t.len);
+	free(f->t.p);
+}
+
+/* The job (times in ms; see the expectations in check_job()):
+ *   late sender: rank 0's MPI_Recv [20, 30] in solve, rank 1's MPI_Send [25, 26]: 5 ms;
+ *   late receiver: rank 2's MPI_Ssend [50, 60] in exchange, rank 3's MPI_Recv [53, 60]: 3 ms;
+ *   barrier (comm 1, seq 1): ranks 0, 1, 3 enter at 100, rank 2 at 107, all leave at 107.5;
+ *   allreduce (comm 1, seq 2) in step: rank r enters at 200 + {0, 1, 2, 4}, all leave at 205;
+ *   compute: 100 ms on ranks 0-2, 300 ms on rank 3; main: [0, 1000], rank 0's [0, 1010]. */
+static void write_job(char paths[RANKS][4200], const char *dir)
+{
+	static const double enter[RANKS] = {200, 201, 202, 204};
+
+	for (int r = 0; r < RANKS; r++) {
+		struct rank_file f;
+		char args[128];
+
+		snprintf(paths[r], 4200, "%s/rank-%d.json", dir, r);
+		begin(&f, r);
+		sync_at(&f, 0.5);
+		if (r == 0) {
+			flow(&f, false, 0x10, 29);
+			slice(&f, "mpi", "MPI_Recv", 20, 30, "\"peer\":1,\"tag\":5,\"bytes\":8");
+			slice(&f, "app", "solve", 10, 40, NULL);
+		} else if (r == 1) {
+			flow(&f, true, 0x10, 25.5);
+			slice(&f, "mpi", "MPI_Send", 25, 26, "\"peer\":0,\"tag\":5,\"bytes\":8");
+			slice(&f, "app", "solve", 10, 40, NULL);
+		} else if (r == 2) {
+			flow(&f, true, 0x20, 59);
+			slice(&f, "mpi", "MPI_Ssend", 50, 60, "\"peer\":3,\"tag\":6,\"bytes\":8");
+			slice(&f, "app", "exchange", 45, 65, NULL);
+		} else {
+			flow(&f, false, 0x20, 59.9);
+			slice(&f, "mpi", "MPI_Recv", 53, 60, "\"peer\":2,\"tag\":6,\"bytes\":8");
+			slice(&f, "app", "exchange", 45, 65, NULL);
+		}
+		slice(&f, "mpi", "MPI_Barrier", r == 2 ? 107 : 100, 107.5,
+		      "\"bytes\":0,\"comm_size\":4,\"comm\":1,\"seq\":1");
+		snprintf(args, sizeof(args), "\"bytes\":8,\"comm_size\":4,\"comm\":1,\"seq\":2");
+		slice(&f, "mpi", "MPI_Allreduce", enter[r], 205, args);
+		slice(&f, "app", "step", 195, 210, NULL);
+		if (r == 1)
+			flow(&f, true, 0x99, 500); /* in no mpi slice: counted, left out */
+		slice(&f, "app", "compute", 300, r == 3 ? 600 : 400, NULL);
+		finish(&f, paths[r], r == 0 ? 1010 : 1000);
+	}
+}
+
+static const char *job_dir(const char *name)
+{
+	const char *dir = tool_tmp(name);
+
+	mkdir(dir, 0755);
+	return dir;
+}
+
+/* The wait row of (kind, rank), checked against path, cause and ns. */
+static void expect_wait(yajl_val waits, const char *kind, long long rank, const char *path,
+			long long cause, long long ns)
+{
+	size_t found = 0;
+
+	for (size_t i = 0; i < YAJL_GET_ARRAY(waits)->len; i++) {
+		yajl_val w = YAJL_GET_ARRAY(waits)->values[i];
+
+		if (strcmp(jt_str(w, "kind"), kind) != 0 || jt_int(w, "rank") != rank)
+			continue;
+		found++;
+		assert_string_equal(jt_str(w, "path"), path);
+		assert_int_equal(jt_int(w, "cause_rank"), cause);
+		assert_int_equal(jt_int(w, "ns"), ns);
+		assert_int_equal(jt_int(w, "count"), 1);
+	}
+	if (found != 1)
+		fail_msg("%s waits of rank %lld: %zu, not 1", kind, rank, found);
+}
+
+static void expect_total(yajl_val doc, const char *kind, long long ns, long long count)
+{
+	yajl_val t = jt_at(jt_at(doc, "wait_totals"), kind);
+
+	assert_int_equal(jt_int(t, "ns"), ns);
+	assert_int_equal(jt_int(t, "count"), count);
+}
+
+static void expect_rank(yajl_val doc, int r, long long span, long long mpi, long long idle)
+{
+	yajl_val k = YAJL_GET_ARRAY(jt_array(doc, "ranks"))->values[r];
+
+	assert_int_equal(jt_int(k, "rank"), r);
+	assert_int_equal(jt_int(k, "span_ns"), span);
+	assert_int_equal(jt_int(k, "mpi_ns"), mpi);
+	assert_int_equal(jt_int(k, "compute_ns"), span - mpi);
+	assert_int_equal(jt_int(k, "idle_ns"), idle);
+	assert_true(jt_double(k, "mpi_share") == (double)mpi / (double)(1010 * MS));
+}
+
+static yajl_val path_row(yajl_val doc, const char *path)
+{
+	yajl_val rows = jt_array(doc, "paths");
+
+	for (size_t i = 0; i < YAJL_GET_ARRAY(rows)->len; i++)
+		if (strcmp(jt_str(YAJL_GET_ARRAY(rows)->values[i], "path"), path) == 0)
+			return YAJL_GET_ARRAY(rows)->values[i];
+	fail_msg("no path %s", path);
+	return NULL;
+}
+
+static void check_job(yajl_val doc)
+{
+	yajl_val waits = jt_array(doc, "waits"), p;
+
+	assert_int_equal(jt_int(doc, "schema_version"), 1);
+	assert_int_equal(jt_int(doc, "files"), RANKS);
+	assert_int_equal(jt_int(doc, "measured_files"), RANKS);
+	assert_int_equal(jt_int(doc, "start_ns"), T0);
+	assert_int_equal(jt_int(doc, "span_ns"), 1010 * MS);
+	assert_int_equal(jt_int(doc, "messages"), 2);
+	assert_int_equal(jt_int(doc, "unmatched_message_ends"), 0);
+	assert_int_equal(jt_int(doc, "collective_instances"), 2);
+	assert_int_equal(jt_int(doc, "flows_outside_calls"), 1);
+	assert_int_equal(jt_int(doc, "approximate_claims"), 0);
+	expect_total(doc, "late_sender", 5 * MS, 1);
+	expect_total(doc, "late_receiver", 3 * MS, 1);
+	expect_total(doc, "barrier", 21 * MS, 3);
+	expect_total(doc, "collective", 9 * MS, 3);
+	assert_int_equal(YAJL_GET_ARRAY(waits)->len, 8);
+	expect_wait(waits, "late_sender", 0, "main;solve;MPI_Recv", 1, 5 * MS);
+	expect_wait(waits, "late_receiver", 2, "main;exchange;MPI_Ssend", 3, 3 * MS);
+	for (int r = 0; r < RANKS; r++)
+		if (r != 2)
+			expect_wait(waits, "barrier", r, "main;MPI_Barrier", 2, 7 * MS);
+	expect_wait(waits, "collective", 0, "main;step;MPI_Allreduce", 3, 4 * MS);
+	expect_wait(waits, "collective", 1, "main;step;MPI_Allreduce", 3, 3 * MS);
+	expect_wait(waits, "collective", 2, "main;step;MPI_Allreduce", 3, 2 * MS);
+	/* MPI time: the calls above; idle: the job's 1010 ms less the rank's span */
+	expect_rank(doc, 0, 1010 * MS, 10 * MS + 7500000 + 5 * MS, 0);
+	expect_rank(doc, 1, 1000 * MS, 1 * MS + 7500000 + 4 * MS, 10 * MS);
+	expect_rank(doc, 2, 1000 * MS, 10 * MS + 500000 + 3 * MS, 10 * MS);
+	expect_rank(doc, 3, 1000 * MS, 7 * MS + 7500000 + 1 * MS, 10 * MS);
+	p = path_row(doc, "main;compute");
+	assert_int_equal(jt_int(p, "min_ns"), 100 * MS);
+	assert_int_equal(jt_int(p, "max_ns"), 300 * MS);
+	assert_int_equal(jt_int(p, "sum_ns"), 600 * MS);
+	assert_int_equal(jt_int(p, "max_rank"), 3);
+	assert_int_equal(jt_int(p, "ranks"), 4);
+	assert_true(jt_double(p, "mean_ns") == 150.0 * MS);
+	assert_true(jt_double(p, "imbalance") == 2.0);
+	p = path_row(doc, "main;MPI_Barrier");
+	assert_int_equal(jt_int(jt_at(p, "wait_ns"), "barrier"), 21 * MS);
+	assert_int_equal(jt_int(p, "calls"), 4);
+	/* the cause of the barrier's waits */
+	yajl_val r2 = YAJL_GET_ARRAY(jt_array(doc, "ranks"))->values[2];
+	assert_int_equal(jt_int(jt_at(r2, "caused_ns"), "barrier"), 21 * MS);
+	assert_int_equal(jt_int(jt_at(r2, "waited_ns"), "collective"), 2 * MS);
+	/* the heat map: bins of 10.1 ms; rank 0's barrier [100, 107.5] holds 1 ms of bin 9
+	 * and 6.5 ms of bin 10, rank 3's MPI_Recv [53, 60] 7 ms of bin 5 */
+	yajl_val heat = jt_array(jt_at(doc, "heatmap"), "mpi_permille");
+	yajl_val h0 = YAJL_GET_ARRAY(heat)->values[0], h3 = YAJL_GET_ARRAY(heat)->values[3];
+	assert_int_equal(jt_int(jt_at(doc, "heatmap"), "bins"), 100);
+	assert_int_equal(YAJL_GET_ARRAY(h0)->len, 100);
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[0]), 0);
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[9]), 99);	 /* 1 / 10.1 */
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h0)->values[10]), 643); /* 6.5 / 10.1 */
+	assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(h3)->values[5]), 693);	 /* 7 / 10.1 */
+}
+
+static char *report_json(const char *jobs, char paths[RANKS][4200])
+{
+	struct tool_run r;
+	const char *args[16] = {"report", "-j", jobs, "--top", "0", "--json"};
+	size_t n = 6;
+	char *out;
+
+	for (int i = 0; i < RANKS; i++)
+		args[n++] = paths[RANKS - 1 - i]; /* any order: ranks come from the files */
+	args[n] = NULL;
+	tool_runv(&r, NULL, NULL, args);
+	if (r.status != 0)
+		fail_msg("report -j %s: status %d: %s", jobs, r.status, r.err);
+	out = r.out;
+	r.out = NULL;
+	tool_run_free(&r);
+	return out;
+}
+
+static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
+{
+	char paths[RANKS][4200];
+	char *one, *two;
+	yajl_val doc;
+
+	(void)state;
+	write_job(paths, job_dir("report-job"));
+	one = report_json("1", paths);
+	two = report_json("2", paths);
+	doc = jt_parse(one, "report --json");
+	check_job(doc);
+	yajl_tree_free(doc);
+	assert_string_equal(one, two);
+	free(one);
+	free(two);
+}
+
+/* The same files as Perfetto traces (`ringtrace convert`): the same report. */
+static void pftrace_inputs_give_the_same_report(void **state)
+{
+	char paths[RANKS][4200], pf[RANKS][4200];
+	struct tool_run r;
+	char *json, *from_pf;
+
+	(void)state;
+	write_job(paths, job_dir("report-pf"));
+	for (int i = 0; i < RANKS; i++) {
+		snprintf(pf[i], sizeof(pf[i]), "%.4000s.pftrace", paths[i]);
+		tool_run(&r, NULL, "convert", "-o", pf[i], paths[i], NULL);
+		assert_int_equal(r.status, 0);
+		tool_run_free(&r);
+	}
+	json = report_json("2", paths);
+	from_pf = report_json("2", pf);
+	assert_string_equal(json, from_pf);
+	free(json);
+	free(from_pf);
+}
+
+/* A trace without MPI: one rank, all computation, no wait. */
+static void a_trace_without_mpi_has_no_waits(void **state)
+{
+	struct tool_run r;
+	yajl_val doc, k;
+
+	(void)state;
+	tool_run(&r, NULL, "report", "--json", tool_data("data/good.json"), NULL);
+	assert_int_equal(r.status, 0);
+	doc = jt_parse(r.out, "report --json good.json");
+	assert_int_equal(jt_int(doc, "messages"), 0);
+	assert_int_equal(jt_int(doc, "collective_instances"), 0);
+	assert_int_equal(YAJL_GET_ARRAY(jt_array(doc, "waits"))->len, 0);
+	assert_int_equal(YAJL_GET_ARRAY(jt_array(doc, "ranks"))->len, 1);
+	k = YAJL_GET_ARRAY(jt_array(doc, "ranks"))->values[0];
+	assert_int_equal(jt_int(k, "mpi_ns"), 0);
+	assert_int_equal(jt_int(k, "compute_ns"), jt_int(doc, "span_ns"));
+	assert_true(jt_int(doc, "span_ns") > 0);
+	yajl_tree_free(doc);
+	tool_run_free(&r);
+}
+
+static void a_directory_reads_its_trace_files(void **state)
+{
+	char paths[RANKS][4200];
+	struct tool_run r;
+	const char *dir = job_dir("report-dir");
+	yajl_val doc;
+
+	(void)state;
+	write_job(paths, dir);
+	tool_write(tool_tmp("report-dir/notes.txt"), "x", 1); /* not a trace: left out */
+	tool_run(&r, NULL, "report", "--json", "-n", "0", dir, NULL);
+	assert_int_equal(r.status, 0);
+	doc = jt_parse(r.out, "report --json DIR");
+	check_job(doc);
+	yajl_tree_free(doc);
+	tool_run_free(&r);
+	tool_run(&r, NULL, "report", dir, NULL);
+	assert_int_equal(r.status, 0);
+	assert_true(tool_has(r.out, "late_sender 5.000 ms (1)"));
+	assert_true(tool_has(r.out, "main;compute"));
+	tool_run_free(&r);
+}
+
+static void the_page_holds_the_pictures_data_and_no_url(void **state)
+{
+	char paths[RANKS][4200];
+	struct tool_run r;
+	const char *page = tool_tmp("report.html");
+	char *html;
+
+	(void)state;
+	write_job(paths, job_dir("report-job"));
+	tool_run(&r, NULL, "report", "--html", page, paths[0], paths[1], paths[2], paths[3], NULL);
+	assert_int_equal(r.status, 0);
+	tool_run_free(&r);
+	html = tool_read(page, NULL);
+	assert_false(tool_has(html, "http:"));
+	assert_false(tool_has(html, "https:"));
+	assert_false(tool_has(html, "<script src"));
+	assert_false(tool_has(html, "<link"));
+	assert_true(tool_has(html, "\"ranks\":[0,1,2,3]"));
+	/* the heat map: a string of 100 levels per rank */
+	char *heat = strstr(html, "\"heat\":[\"");
+	assert_non_null(heat);
+	heat += strlen("\"heat\":[\"");
+	for (int k = 0; k < RANKS; k++) {
+		char *end = strchr(heat, '"');
+		assert_non_null(end);
+		assert_int_equal(end - heat, 100);
+		heat = end + 3; /* "," */
+	}
+	assert_true(tool_has(html, "[\"late_sender\",\"main;solve;MPI_Recv\",5000000,1]"));
+	assert_true(tool_has(html, "[\"barrier\",\"main;MPI_Barrier\",21000000,3]"));
+	assert_true(tool_has(html, "[\"main;compute\",2,300000000,3]"));
+	free(html);
+}
+
+#ifdef RTR_MPIEXEC
+/* mpirun -np 4 report_waits under the MPI module: the injected 50 ms waits, found. */
+static void a_real_job_finds_the_injected_waits(void **state)
+{
+	char pattern[4200], env_file[4300], env_pre[4300], files[RANKS][4200];
+	struct tool_run r;
+	yajl_val doc, waits;
+	const char *dir = tool_tmp("report-mpi");
+	long long barrier = 0, late = 0;
+
+	(void)state;
+	mkdir(dir, 0755);
+	snprintf(pattern, sizeof(pattern), "%s/waits-%%r.json", dir);
+	snprintf(env_file, sizeof(env_file), "RINGTRACE_FILE=%s", pattern);
+	snprintf(env_pre, sizeof(env_pre), "LD_PRELOAD=%s", RTR_MPI_LIB);
+	const char *run[] = {"--allow-run-as-root",
+			     "--oversubscribe",
+			     "-np",
+			     "4",
+			     "--timeout",
+			     "60",
+			     "-x",
+			     env_file,
+			     "-x",
+			     env_pre,
+			     RTR_REPORT_WAITS,
+			     NULL};
+	char cmd[20000];
+	size_t len = (size_t)snprintf(cmd, sizeof(cmd), "%s", RTR_MPIEXEC);
+	for (size_t i = 0; run[i] != NULL; i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", run[i]);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < RANKS; i++)
+		snprintf(files[i], sizeof(files[i]), "%s/waits-%d.json", dir, i);
+	tool_run(&r, NULL, "report", "--json", "-n", "0", files[0], files[1], files[2], files[3],
+		 NULL);
+	assert_int_equal(r.status, 0);
+	doc = jt_parse(r.out, "report --json (mpirun)");
+	assert_int_equal(jt_int(doc, "measured_files"), RANKS);
+	waits = jt_array(doc, "waits");
+	for (size_t i = 0; i < YAJL_GET_ARRAY(waits)->len; i++) {
+		yajl_val w = YAJL_GET_ARRAY(waits)->values[i];
+		const char *kind = jt_str(w, "kind");
+
+		if (strcmp(kind, "barrier") == 0 && jt_int(w, "cause_rank") == 2 &&
+		    jt_int(w, "rank") == 3)
+			barrier += jt_int(w, "ns");
+		if (strcmp(kind, "late_sender") == 0 && jt_int(w, "rank") == 0) {
+			assert_int_equal(jt_int(w, "cause_rank"), 1);
+			assert_string_equal(jt_str(w, "path"), "MPI_Recv");
+			late += jt_int(w, "ns");
+		}
+	}
+	/* injected: 50 ms; the program's sleeps only last longer on a loaded machine */
+	if (barrier < 40 * MS || barrier > 5000 * MS)
+		fail_msg("rank 3's wait for rank 2 at the barrier: %lld ns", barrier);
+	if (late < 40 * MS || late > 5000 * MS)
+		fail_msg("rank 0's wait for rank 1's late send: %lld ns", late);
+	yajl_tree_free(doc);
+	tool_run_free(&r);
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(waits_ranks_and_imbalance_exact_at_every_j),
+		cmocka_unit_test(pftrace_inputs_give_the_same_report),
+		cmocka_unit_test(a_trace_without_mpi_has_no_waits),
+		cmocka_unit_test(a_directory_reads_its_trace_files),
+		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),
+#ifdef RTR_MPIEXEC
+		cmocka_unit_test(a_real_job_finds_the_injected_waits),
+#endif
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

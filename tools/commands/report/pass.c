@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace report`, one file: its partial (job_report.h), from one streaming read.
+ *
+ * Times go onto the reference clock (rank 0's) as `merge` puts them: the file's clock
+ * sync measurements, found first by merge_clock's scan, map its time t to
+ * t + origin + offset(t + origin), the offset linear between measurements. A file
+ * without measurements keeps its monotonic origin (right for ranks of one host).
+ *
+ * A message's flow event ("s" or "f", category mpi) comes before the slice of the call
+ * it is in (the slice is written at its end): it waits on its thread until the first
+ * mpi slice that holds its time comes, and becomes an endpoint of that call.
+ */
+#include "cli.h"
+#include "common/names.h"
+#include "job_report.h"
+#include "json.h"
+#include "merge_clock.h"
+#include "merge_json.h"
+#include "nest.h"
+#include "pftrace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(p, cap, need, first) array_grow((p), &(cap), (need), sizeof(*(p)), (first))
+
+/* Flows waiting for their call's slice, per file; the oldest dropped beyond this. */
+#define FLOWS_WAITING_MAX 4096
+
+struct waiting_flow {
+	uint64_t id;
+	int64_t ts;
+	int64_t tid, pid;
+	bool recv;
+};
+
+/* A B waiting for its E. */
+struct open_b {
+	int64_t ts, pid, tid;
+	uint32_t name;
+	bool mpi, has_coll;
+	uint64_t comm, seq;
+};
+
+struct pass {
+	struct rank_part *part;
+	struct nest nest;
+	bool has_mono;
+	uint64_t mono;
+	struct sync_set sync;
+	struct waiting_flow *flows;
+	size_t nflows, flows_cap;
+	struct open_b *open;
+	size_t nopen, open_cap;
+	size_t msgs_cap, colls_cap;
+	uint32_t last_call_node; /* of the newest endpoint's call, for MSG_SAME_CALL */
+	int64_t last_call_start, last_call_tid;
+	bool nomem;
+};
+
+static uint32_t *rec_node(void *ctx, uint32_t rec)
+{
+	struct pass *p = ctx;
+
+	if (rec & REC_COLL)
+		return &p->part->colls[rec & ~REC_COLL].path;
+	return &p->part->msgs[rec].part; /* the node until finish() */
+}
+
+/* The file's time t on the reference clock. */
+static int64_t ref_time(struct pass *p, int64_t t)
+{
+	int64_t at;
+
+	if (!p->has_mono)
+		return t;
+	at = t + (int64_t)p->mono;
+	return p->part->measured ? at + sync_offset(&p->sync, at) : at;
+}
+
+/* Add [a, b) to the fine bins, folding them in pairs until b fits. */
+static void bin_add(struct rank_part *r, int64_t a, int64_t b)
+{
+	if (b <= a)
+		return;
+	if (a < r->bin_origin)
+		a = r->bin_origin;
+	while (b - r->bin_origin > r->bin_width * PART_BINS) {
+		for (size_t i = 0; i < PART_BINS / 2; i++)
+			r->bins[i] = r->bins[2 * i] + r->bins[2 * i + 1];
+		memset(r->bins + PART_BINS / 2, 0, sizeof(r->bins) / 2);
+		r->bin_width *= 2;
+	}
+	for (int64_t t = a; t < b;) {
+		int64_t i = (t - r->bin_origin) / r->bin_width;
+		int64_t edge = r->bin_origin + (i + 1) * r->bin_width;
+		int64_t to = edge < b ? edge : b;
+
+		r->bins[i] += (uint64_t)(to - t);
+		t = to;
+	}
+}
+
+static void see_time(struct rank_part *r, int64_t t)
+{
+	if (!r->has_time) {
+		r->has_time = true;
+		r->first = r->last = t;
+		r->bin_origin = t;
+		r->bin_width = 1000;
+	}
+	r->first = t < r->first ? t : r->first;
+	r->last = t > r->last ? t : r->last;
+}
+
+static bool blocking_recv(const char *n)
+{
+	return strcmp(n, "MPI_Recv") == 0 || strncmp(n, "MPI_Wait", 8) == 0 ||
+	       strncmp(n, "MPI_Test", 8) == 0 || strcmp(n, "MPI_Mrecv") == 0 ||
+	       strncmp(n, "MPI_Sendrecv", 12) == 0;
+}
+
+static bool blocking_send(const char *n)
+{
+	return strcmp(n, "MPI_Send") == 0 || strcmp(n, "MPI_Ssend") == 0 ||
+	       strncmp(n, "MPI_Sendrecv", 12) == 0;
+}
+
+bool is_n_to_n(const char *n)
+{
+	static const char *const calls[] = {
+		"MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv",	"MPI_Alltoall",
+		"MPI_Alltoallv", "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+	};
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strcmp(n, calls[i]) == 0)
+			return true;
+	return false;
+}
+
+bool is_barrier(const char *n)
+{
+	return strcmp(n, "MPI_Barrier") == 0;
+}
+
+/* The endpoints of the flows that wait in the mpi slice [ts, end] of (pid, tid). */
+static int take_flows(struct pass *p, int64_t pid, int64_t tid, const int64_t span[4],
+		      uint32_t node, const char *name, struct nest_thread *th)
+{
+	struct rank_part *r = p->part;
+	size_t out = 0;
+
+	for (size_t i = 0; i < p->nflows; i++) {
+		struct waiting_flow *f = &p->flows[i];
+		struct msg_end *m;
+		uint32_t flags;
+
+		if (f->tid != tid || f->pid != pid || f->ts < span[0] || f->ts > span[1]) {
+			p->flows[out++] = *f;
+			continue;
+		}
+		m = GROW(r->msgs, p->msgs_cap, r->nmsgs + 1, 64);
+		if (m == NULL)
+			return -1;
+		r->msgs = m;
+		flags = f->recv ? MSG_RECV : 0;
+		if (f->recv ? blocking_recv(name) : blocking_send(name))
+			flags |= MSG_BLOCKING;
+		if (r->nmsgs > 0 && p->last_call_node == node && p->last_call_start == span[2] &&
+		    p->last_call_tid == tid)
+			flags |= MSG_SAME_CALL;
+		p->last_call_node = node;
+		p->last_call_start = span[2];
+		p->last_call_tid = tid;
+		r->msgs[r->nmsgs] = (struct msg_end){f->id, span[2], span[3], flags, node};
+		if (nest_record(&p->nest, th, (uint32_t)r->nmsgs))
+			return -1;
+		r->nmsgs++;
+	}
+	p->nflows = out;
+	return 0;
+}
+
+/* A whole slice on the file's clock [ts, end] (an X, or a B and its E). */
+static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t end, uint32_t name,
+		 bool mpi, bool has_coll, uint64_t comm, uint64_t seq)
+{
+	struct rank_part *r = p->part;
+	struct nest_thread *th = nest_thread(&p->nest, pid, tid);
+	int64_t a = ref_time(p, ts), b = ref_time(p, end);
+	uint32_t node;
+
+	if (th == NULL)
+		return -1;
+	if (b < a)
+		b = a;
+	see_time(r, a);
+	see_time(r, b);
+	r->slices++;
+	if (nest_slice(&p->nest, th, a, b, name, &node))
+		return -1;
+	if (!mpi)
+		return 0;
+	bin_add(r, a, b);
+	const char *text = p->nest.names_v[name].text;
+	const int64_t span[4] = {ts, end, a, b};
+	if (take_flows(p, pid, tid, span, node, text, th))
+		return -1;
+	if (has_coll && (is_n_to_n(text) || is_barrier(text))) {
+		struct coll_entry *c = GROW(r->colls, p->colls_cap, r->ncolls + 1, 64);
+
+		if (c == NULL)
+			return -1;
+		r->colls = c;
+		r->colls[r->ncolls] = (struct coll_entry){comm, a, b, (uint32_t)seq, node};
+		if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
+			return -1;
+		r->ncolls++;
+	}
+	return 0;
+}
+
+static bool arg_u64(const struct trace_event *ev, const char *key, uint64_t *v)
+{
+	const struct trace_value *a = trace_event_arg(ev, key);
+
+	return a != NULL && value_u64(a, v) == 0;
+}
+
+/* The start marker: the rank and origin, then the clock sync measurements. */
+static void start_marker(struct pass *p, const struct trace_event *ev, struct trace *t)
+{
+	struct rank_part *r = p->part;
+	const struct trace_value *v = trace_event_arg(ev, RTR__KEY_RANK);
+	int64_t rank;
+	char err[256];
+	int rc;
+
+	p->has_mono = arg_u64(ev, RTR__KEY_ORIGIN_MONO, &p->mono) && p->mono <= INT64_MAX / 2;
+	if (v != NULL && v->type == TRACE_NUMBER && json_parse_i64(v->text, v->len, &rank) == 0 &&
+	    rank >= 0) {
+		r->has_rank = true;
+		r->rank = rank;
+	}
+	if (!r->has_rank || !p->has_mono || strcmp(r->path, "-") == 0)
+		return;
+	(void)t;
+	if (pf_sniff_path(r->path) == 1) {
+		struct trace_options o = {.max_event_bytes = cli_max_event_bytes()};
+		struct trace *s;
+
+		rc = trace_open(r->path, &o, &s) != 0
+			     ? -1
+			     : sync_scan_trace(s, r->rank, &p->sync, err, sizeof(err));
+		if (s != NULL)
+			trace_close(s);
+	} else {
+		rc = sync_scan(r->path, r->rank, &p->sync, err, sizeof(err));
+	}
+	p->nomem |= rc == -2;
+	if (rc != 0)
+		p->sync.n = 0;
+	sync_finish(&p->sync);
+	r->measured = p->sync.n > 0;
+}
+
+static int flow_event(struct pass *p, const struct trace_event *ev, int64_t pid, int64_t tid)
+{
+	struct waiting_flow *f;
+	uint64_t id;
+
+	if (value_id_u64(&ev->id, &id) != 0)
+		return 0;
+	if (p->nflows >= FLOWS_WAITING_MAX) {
+		memmove(p->flows, p->flows + 1, (p->nflows - 1) * sizeof(*p->flows));
+		p->nflows--;
+		p->part->unmatched_flows++;
+	}
+	f = GROW(p->flows, p->flows_cap, p->nflows + 1, 64);
+	if (f == NULL)
+		return -1;
+	p->flows = f;
+	p->flows[p->nflows++] = (struct waiting_flow){id, ev->ts_ns, tid, pid, ev->phase == 'f'};
+	return 0;
+}
+
+static int begin_event(struct pass *p, const struct trace_event *ev, int64_t pid, int64_t tid,
+		       uint32_t name, bool mpi)
+{
+	struct open_b *o = GROW(p->open, p->open_cap, p->nopen + 1, 16);
+
+	if (o == NULL)
+		return -1;
+	p->open = o;
+	o = &p->open[p->nopen++];
+	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0};
+	o->has_coll = arg_u64(ev, "comm", &o->comm) && arg_u64(ev, "seq", &o->seq);
+	return 0;
+}
+
+static int end_event(struct pass *p, const struct trace_event *ev, int64_t pid, int64_t tid)
+{
+	for (size_t i = p->nopen; i-- > 0;) {
+		struct open_b o = p->open[i];
+
+		if (o.tid != tid || o.pid != pid)
+			continue;
+		memmove(p->open + i, p->open + i + 1, (p->nopen - i - 1) * sizeof(*p->open));
+		p->nopen--;
+		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, o.comm,
+			     o.seq);
+	}
+	return 0;
+}
+
+static int event(struct pass *p, const struct trace_event *ev, struct trace *t)
+{
+	int64_t pid, tid;
+	bool mpi;
+	uint32_t name;
+
+	p->part->events++;
+	if (ev->phase == 'M' || !ev->has_ts)
+		return 0;
+	if (is_marker(ev, RTR__MARK_START) && !p->has_mono && !p->part->has_rank)
+		start_marker(p, ev, t);
+	trace_event_thread(ev, &pid, &tid);
+	mpi = trace_value_is(&ev->cat, "mpi");
+	if (ev->phase == 's' || ev->phase == 'f')
+		return mpi && trace_value_is(&ev->name, "message") ? flow_event(p, ev, pid, tid)
+								   : 0;
+	if (ev->phase == 'E')
+		return end_event(p, ev, pid, tid);
+	see_time(p->part, ref_time(p, ev->ts_ns));
+	if (ev->phase != 'X' && ev->phase != 'B')
+		return 0;
+	name = nest_name(&p->nest, ev->name.type == TRACE_STRING ? ev->name.text : "",
+			 ev->name.type == TRACE_STRING ? ev->name.len : 0, mpi);
+	if (name == UINT32_MAX)
+		return -1;
+	if (ev->phase == 'B')
+		return begin_event(p, ev, pid, tid, name, mpi);
+	uint64_t comm = 0, seq = 0;
+	bool coll = mpi && arg_u64(ev, "comm", &comm) && arg_u64(ev, "seq", &seq);
+	int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
+	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, coll, comm, seq);
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Does a node's path hold an mpi name above its own? */
+static bool mpi_above(const struct nest *n, uint32_t node)
+{
+	for (uint32_t k = n->nodes[node].parent; k != 0; k = n->nodes[k].parent)
+		if (n->names_v[n->nodes[k].name].mpi)
+			return true;
+	return false;
+}
+
+/* The paths of the file: every node that holds time or a record, as text, sorted;
+ * the records' nodes become their path's index. */
+static int finish(struct pass *p)
+{
+	struct rank_part *r = p->part;
+	struct nest *n = &p->nest;
+	size_t nn = n->nnodes;
+	uint64_t *incl = calloc(nn, sizeof(*incl)), *calls = calloc(nn, sizeof(*calls));
+	uint32_t *index = calloc(nn, sizeof(*index));
+	bool *used = calloc(nn, sizeof(*used));
+	int rc = -1;
+
+	if (incl == NULL || calls == NULL || index == NULL || used == NULL)
+		goto out;
+	for (size_t t = 0; t < n->nthreads; t++)
+		for (size_t i = 0; i < n->threads[t].ntimes; i++) {
+			const struct time_item *it = &n->threads[t].times[i];
+
+			incl[it->node] += it->ns;
+			calls[it->node] += it->calls;
+			used[it->node] = true;
+		}
+	for (size_t i = 0; i < r->nmsgs; i++)
+		used[r->msgs[i].part] = true;
+	for (size_t i = 0; i < r->ncolls; i++)
+		used[r->colls[i].path] = true;
+	for (size_t k = 1; k < nn; k++)
+		r->npaths += used[k];
+	r->paths = calloc(r->npaths + 1, sizeof(*r->paths));
+	r->incl = calloc(r->npaths + 1, sizeof(*r->incl));
+	r->calls = calloc(r->npaths + 1, sizeof(*r->calls));
+	if (r->paths == NULL || r->incl == NULL || r->calls == NULL)
+		goto out;
+	/* each text ends with its node's number after a NUL, to find it after the sort */
+	for (size_t k = 1, i = 0; k < nn; k++) {
+		if (!used[k])
+			continue;
+		char *s = nest_path_text(n, (uint32_t)k);
+		if (s == NULL)
+			goto out;
+		size_t len = strlen(s);
+		char *t = realloc(s, len + 1 + sizeof(uint32_t));
+		if (t == NULL) {
+			free(s);
+			goto out;
+		}
+		uint32_t node = (uint32_t)k;
+		memcpy(t + len + 1, &node, sizeof(node));
+		r->paths[i++] = t;
+		if (n->names_v[n->nodes[k].name].mpi && !mpi_above(n, (uint32_t)k))
+			r->mpi_ns += incl[k];
+	}
+	qsort(r->paths, r->npaths, sizeof(*r->paths), by_text);
+	for (size_t i = 0; i < r->npaths; i++) {
+		uint32_t node;
+
+		memcpy(&node, r->paths[i] + strlen(r->paths[i]) + 1, sizeof(node));
+		index[node] = (uint32_t)i;
+		r->incl[i] = incl[node];
+		r->calls[i] = calls[node];
+	}
+	for (size_t i = 0; i < r->nmsgs; i++) {
+		r->msgs[i].path_flags |= index[r->msgs[i].part] << MSG_FLAGS_SHIFT;
+		r->msgs[i].part = (uint32_t)r->index;
+	}
+	for (size_t i = 0; i < r->ncolls; i++)
+		r->colls[i].path = index[r->colls[i].path];
+	r->unmatched_flows += p->nflows;
+	r->approx = n->approx;
+	rc = 0;
+out:
+	free(incl);
+	free(calls);
+	free(index);
+	free(used);
+	return rc;
+}
+
+int pass_file(struct rank_part *part, const struct pass_options *o)
+{
+	struct trace_options to = {.max_event_bytes = o->max_event_bytes};
+	struct pass p = {.part = part};
+	const struct trace_event *ev;
+	struct trace *t;
+	int rc, e;
+
+	part->rank = (int64_t)part->index;
+	e = trace_open(part->path, &to, &t);
+	if (e != 0) {
+		snprintf(part->error, sizeof(part->error), "%s: %s", part->path, strerror(-e));
+		part->failed = true;
+		return -1;
+	}
+	if (nest_init(&p.nest)) {
+		trace_close(t);
+		return -2;
+	}
+	p.nest.rec_node = rec_node;
+	p.nest.ctx = &p;
+	while ((rc = trace_next(t, &ev)) == 1 && !p.nomem)
+		if (event(&p, ev, t))
+			p.nomem = true;
+	if (rc < 0)
+		snprintf(part->error, sizeof(part->error), "%s", trace_status(t)->message);
+	if (!p.nomem && finish(&p))
+		p.nomem = true;
+	trace_close(t);
+	nest_free(&p.nest);
+	sync_free(&p.sync);
+	free(p.flows);
+	free(p.open);
+	return p.nomem ? -2 : 0;
+}
+
+void part_free(struct rank_part *r)
+{
+	for (size_t i = 0; i < r->npaths; i++)
+		free(r->paths[i]);
+	free(r->paths);
+	free(r->incl);
+	free(r->calls);
+	free(r->msgs);
+	free(r->colls);
+}

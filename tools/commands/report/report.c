@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ringtrace report`: the command (job_report.h): its options, its inputs (files, or
+ * the trace files of a directory), the passes over the files on -j threads, then the
+ * merge, the analysis and the outputs on one thread.
+ */
+#include "cli.h"
+#include "job_report.h"
+#include "json.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_JOBS 256
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace report [-j N] [--top N] [--json] [--html FILE] FILE|DIR...\n"
+		"\n"
+		"Where an MPI job's time went, from its rank traces (JSON or .pftrace, plain or\n"
+		"gzip; a directory stands for its trace files): ranks aligned on rank 0's clock\n"
+		"by their clock sync measurements, as merge aligns them, then\n"
+		"  - per rank: computation, MPI and idle time on the job's span, and shares;\n"
+		"  - wait states: late sender, late receiver, wait at N-to-N collectives and at\n"
+		"    barriers, by call path, by the rank that waited and the rank that caused it;\n"
+		"  - per call path: inclusive time per rank, min, mean, max, the max's rank and\n"
+		"    the imbalance (max / mean);\n"
+		"  - the ranks and call paths that cost the most.\n"
+		"Every time is exact integer nanoseconds; the answer is the same at every -j.\n"
+		"\n"
+		"options:\n"
+		"  -j, --jobs N      read the files on N threads (default 1)\n"
+		"  -n, --top N       rows per table (default 10; 0: all), --json included\n"
+		"      --json        one JSON document on standard output (schema_version 1)\n"
+		"      --html FILE   also write a self-contained page of pictures to FILE\n"
+		"  -h, --help        this help\n"
+		"\n"
+		"exit status: 0 done, 2 usage error, no readable input, or out of memory.\n");
+}
+
+struct work {
+	struct job *j;
+	struct pass_options o;
+	atomic_size_t next; /* the next file to read: relaxed, each index taken once */
+	atomic_int nomem;   /* any pass ran out of memory: relaxed, read after the join */
+};
+
+static void *worker(void *arg)
+{
+	struct work *w = arg;
+
+	for (;;) {
+		size_t i = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
+
+		if (i >= w->j->nparts)
+			return NULL;
+		if (pass_file(&w->j->parts[i], &w->o) == -2)
+			atomic_store_explicit(&w->nomem, 1, memory_order_relaxed);
+	}
+}
+
+static bool trace_name_ok(const char *n)
+{
+	static const char *const ends[] = {".json", ".json.gz", ".pftrace", ".pftrace.gz"};
+	size_t len = strlen(n);
+
+	if (n[0] == '.')
+		return false;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t e = strlen(ends[i]);
+
+		if (len > e && strcmp(n + len - e, ends[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add a path (a directory: its trace files, sorted) to *list. 0, -1 out of memory. */
+static int add_input(char ***list, size_t *n, size_t *cap, const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	size_t from = *n;
+
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		char **l = array_grow(*list, cap, *n + 1, sizeof(**list), 64);
+
+		if (l == NULL || (l[*n] = strdup(path)) == NULL)
+			return -1;
+		*list = l;
+		(*n)++;
+		return 0;
+	}
+	d = opendir(path);
+	if (d == NULL)
+		return 0; /* reported when opened as a file */
+	while ((e = readdir(d)) != NULL) {
+		char **l;
+		size_t len = strlen(path) + strlen(e->d_name) + 2;
+
+		if (!trace_name_ok(e->d_name))
+			continue;
+		l = array_grow(*list, cap, *n + 1, sizeof(**list), 64);
+		if (l == NULL || (l[*n] = malloc(len)) == NULL) {
+			closedir(d);
+			return -1;
+		}
+		*list = l;
+		snprintf(l[*n], len, "%s/%s", path, e->d_name);
+		(*n)++;
+	}
+	closedir(d);
+	if (*n > from)
+		qsort(*list + from, *n - from, sizeof(**list), by_str);
+	return 0;
+}
+
+static int run_passes(struct job *j, unsigned jobs)
+{
+	struct work w = {.j = j, .o = {.max_event_bytes = cli_max_event_bytes()}};
+	pthread_t t[MAX_JOBS];
+	unsigned started = 0;
+
+	atomic_init(&w.next, 0);
+	atomic_init(&w.nomem, 0);
+	for (unsigned i = 1; i < jobs && i < j->nparts; i++)
+		if (pthread_create(&t[started], NULL, worker, &w) == 0)
+			started++;
+	worker(&w);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	return atomic_load_explicit(&w.nomem, memory_order_relaxed) ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, unsigned *jobs, struct report_options *o)
+{
+	static const struct option longs[] = {
+		{"jobs", required_argument, NULL, 'j'}, {"top", required_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'J'},	{"html", required_argument, NULL, 'H'},
+		{"help", no_argument, NULL, 'h'},	{NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "j:n:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > MAX_JOBS)
+				return cli_usage_error("report", "-j takes 1 to %d", MAX_JOBS);
+			*jobs = (unsigned)v;
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, &v) || v > 1000000)
+				return cli_usage_error("report", "--top takes a number");
+			o->top = (unsigned)v;
+			break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'H':
+			o->html = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return cli_usage_error("report", "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("report", "no input files");
+	return 0;
+}
+
+static int report_job(struct job *j, unsigned jobs, const struct report_options *o)
+{
+	size_t ok = 0;
+
+	if (run_passes(j, jobs)) {
+		cli_error("report", "out of memory");
+		return CLI_ERROR;
+	}
+	for (size_t i = 0; i < j->nparts; i++) {
+		if (j->parts[i].error[0] != '\0')
+			cli_note("report", "warning: %s", j->parts[i].error);
+		ok += !j->parts[i].failed;
+	}
+	if (ok == 0) {
+		cli_error("report", "no input could be read");
+		return CLI_ERROR;
+	}
+	if (job_merge(j) || job_analyze(j)) {
+		cli_error("report", "out of memory");
+		return CLI_ERROR;
+	}
+	if (o->html != NULL && job_write_html(j, o)) {
+		cli_error("report", "%s: cannot write the page", o->html);
+		return CLI_ERROR;
+	}
+	if (o->json ? job_print_json(j, o) : job_print_text(j, o)) {
+		cli_error("report", "cannot write the report");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_options o = {.top = 10};
+	unsigned jobs = 1;
+	char **list = NULL;
+	size_t n = 0, cap = 0;
+	struct job j = {0};
+	int rc;
+
+	argc = cli_common_options("report", argc, argv);
+	if (argc < 0)
+		return CLI_ERROR;
+	rc = parse_args(argc, argv, &jobs, &o);
+	if (rc != 0)
+		return rc == -1 ? CLI_OK : rc;
+	for (int i = optind; i < argc; i++)
+		if (add_input(&list, &n, &cap, argv[i])) {
+			cli_error("report", "out of memory");
+			rc = CLI_ERROR;
+			goto out;
+		}
+	if (n == 0) {
+		cli_error("report", "no trace files in the directories given");
+		rc = CLI_ERROR;
+		goto out;
+	}
+	j.parts = calloc(n, sizeof(*j.parts));
+	if (j.parts == NULL) {
+		cli_error("report", "out of memory");
+		rc = CLI_ERROR;
+		goto out;
+	}
+	j.nparts = n;
+	for (size_t i = 0; i < n; i++)
+		j.parts[i].index = i, j.parts[i].path = list[i];
+	rc = report_job(&j, jobs, &o);
+out:
+	job_free(&j);
+	free(j.parts);
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	return rc;
+}
