@@ -201,7 +201,7 @@ int job_print_text(const struct job *j, const struct report_options *o)
 	printf("%zu file%s, %zu rank%s, %s on rank 0's clock (%zu file%s aligned by clock sync "
 	       "measurements); %" PRIu64 " messages matched, %" PRIu64 " ends unmatched; %" PRIu64
 	       " collective instances\n",
-	       j->nparts, j->nparts == 1 ? "" : "s", j->nranks, j->nranks == 1 ? "" : "s",
+	       j->nfiles, j->nfiles == 1 ? "" : "s", j->nranks, j->nranks == 1 ? "" : "s",
 	       report_ns(s, sizeof(s), job_span(j)), j->measured, j->measured == 1 ? "" : "s",
 	       j->messages, j->unmatched_ends, j->instances);
 	print_ranks(j, o, rk);
