@@ -175,7 +175,11 @@ int acc_offer_member(struct job_acc *a, uint64_t comm, uint64_t seq, uint32_t si
 	if (created)
 		c->size = size;
 	if (c->n == c->cap) {
-		uint32_t cap = c->cap == 0 ? (size > 0 && size <= 4096 ? size : 4) : c->cap * 2;
+		/* doubling, up to the communicator's size: a file holds one member of each */
+		uint32_t cap = c->cap == 0 ? 4 : c->cap * 2;
+
+		if (c->size > c->n && cap > c->size)
+			cap = c->size;
 		struct coll_member *v =
 			c->n < UINT32_MAX / 2 ? realloc(c->m, cap * sizeof(*v)) : NULL;
 
