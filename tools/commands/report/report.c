@@ -22,6 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace report [-j N] [--top N] [--json] [--html FILE] FILE|DIR...\n"
+		"       mpirun -np K ringtrace report [options] FILE|DIR...\n"
 		"\n"
 		"Where an MPI job's time went, from its rank traces (JSON or .pftrace, plain or\n"
 		"gzip; a directory stands for its trace files): ranks aligned on rank 0's clock\n"
@@ -32,10 +33,11 @@ static void usage(FILE *f)
 		"  - per call path: inclusive time per rank, min, mean, max, the max's rank and\n"
 		"    the imbalance (max / mean);\n"
 		"  - the ranks and call paths that cost the most.\n"
-		"Every time is exact integer nanoseconds; the answer is the same at every -j.\n"
+		"Every time is exact integer nanoseconds; the answer is the same at every -j\n"
+		"and, under mpirun, at every K (the files split over the ranks, rank 0 writes).\n"
 		"\n"
 		"options:\n"
-		"  -j, --jobs N      read the files on N threads (default 1)\n"
+		"  -j, --jobs N      read the files on N threads (default 1; per rank)\n"
 		"  -n, --top N       rows per table (default 10; 0: all), --json included\n"
 		"      --json        one JSON document on standard output (schema_version 1)\n"
 		"      --html FILE   also write a self-contained page of pictures to FILE\n"
