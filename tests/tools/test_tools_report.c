@@ -512,7 +512,7 @@ static void a_real_job_finds_the_injected_waits(void **state)
 #endif
 
 /* File i of the hand-written job read into an accumulator (in file order). */
-static void add_file(struct job_acc *a, char paths[RANKS][4200], int i)
+static void add_file(struct job_acc *a, char (*paths)[4200], int i)
 {
 	struct rank_part *p = calloc(1, sizeof(*p));
 	struct pass_options o = {.max_event_bytes = 1 << 20};
@@ -581,23 +581,41 @@ static void the_job_so_far_holds_only_what_waits(void **state)
  * of them, and every corrupted word, is refused or read without harm. */
 static void job_bytes_round_trip_and_refuse_truncation(void **state)
 {
-	char paths[RANKS][4200];
+	static const char prof[] =
+		"{\"schema_version\":1,\"type\":\"ringtrace-profile\",\"scope\":\"process\","
+		"\"rank\":1,\"start_ns\":0,\"end_ns\":900,\"threads\":[{\"tid\":1,\"calls\":"
+		"[{\"name\":\"main\",\"n\":1,\"t\":900,\"calls\":[{\"name\":\"MPI_Recv\","
+		"\"cat\":\"mpi\",\"n\":2,\"t\":300}]}]}]}\n";
+	static const char job[] =
+		"{\"schema_version\":1,\"type\":\"ringtrace-profile\",\"scope\":\"job\","
+		"\"world\":2,\"ranks\":[{\"rank\":0,\"start_ns\":0,\"end_ns\":800},"
+		"{\"rank\":1,\"start_ns\":0,\"end_ns\":900}],\"calls\":[{\"name\":\"main\","
+		"\"n\":2,\"t\":1700,\"r\":{\"min\":800,\"max\":900,\"max_rank\":1,"
+		"\"with\":2}}]}\n";
+	/* the traces 0..2, a process profile, a job profile | the trace 3 */
+	static const int order[] = {0, 1, 2, 4, 5, 3}, cut_at = 5;
+	char paths[RANKS + 2][4200];
 	struct job_acc whole, half[2], back, merged;
 	struct buf bytes[2] = {{0}, {0}}, again = {0};
 	char *one, *two;
 
 	(void)state;
 	write_job(paths, job_dir("report-bytes"));
+	snprintf(paths[4], sizeof(paths[4]), "%s", tool_tmp("report-bytes/prof-1.json"));
+	snprintf(paths[5], sizeof(paths[5]), "%s", tool_tmp("report-bytes/prof-job.json"));
+	tool_write(paths[4], prof, strlen(prof));
+	tool_write(paths[5], job, strlen(job));
 	assert_int_equal(acc_init(&whole), 0);
-	for (int i = 0; i < RANKS; i++)
-		add_file(&whole, paths, i);
+	for (int i = 0; i < RANKS + 2; i++)
+		add_file(&whole, paths, order[i]);
 	one = acc_json(&whole);
 	acc_destroy(&whole);
+	assert_true(strstr(one, "\"profiles_left_out\":2") != NULL);
 	assert_int_equal(acc_init(&merged), 0);
 	for (int h = 0; h < 2; h++) {
 		assert_int_equal(acc_init(&half[h]), 0);
-		for (int i = h == 0 ? 0 : 3; i < (h == 0 ? 3 : RANKS); i++) /* 0..2, then 3 */
-			add_file(&half[h], paths, i);
+		for (int i = h == 0 ? 0 : cut_at; i < (h == 0 ? cut_at : RANKS + 2); i++)
+			add_file(&half[h], paths, order[i]);
 		assert_int_equal(acc_pack(&half[h], &bytes[h]), 0);
 		assert_int_equal(acc_init(&back), 0);
 		assert_int_equal(acc_unpack(&back, bytes[h].p, bytes[h].len), 0);
@@ -607,8 +625,11 @@ static void job_bytes_round_trip_and_refuse_truncation(void **state)
 	two = acc_json(&merged);
 	acc_destroy(&merged);
 	assert_string_equal(one, two);
-	/* files 0..2 hold an endpoint and three members of each instance */
+	/* files 0..2 hold an endpoint and three members of each instance; the profiles
+	 * their sides */
 	assert_int_equal(pending_ends(&half[0]), 1);
+	assert_non_null(half[0].side[0]);
+	assert_int_equal(half[0].side[1]->njp, 1);
 	assert_int_equal(acc_init(&back), 0);
 	assert_int_equal(acc_unpack(&back, bytes[0].p, bytes[0].len), 0);
 	assert_int_equal(acc_pack(&back, &again), 0);

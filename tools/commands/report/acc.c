@@ -28,6 +28,12 @@ int acc_init(struct job_acc *a)
 
 void acc_destroy(struct job_acc *a)
 {
+	for (int k = 0; k < 2; k++)
+		if (a->side[k] != NULL) {
+			acc_destroy(a->side[k]);
+			free(a->side[k]);
+		}
+	free(a->jp);
 	for (struct rank_acc *r = table_first(&a->ranks); r != NULL; r = table_next(r))
 		free(r->pt);
 	for (struct pend_q *q = table_first(&a->pending); q != NULL; q = table_next(q))
@@ -98,8 +104,11 @@ int acc_add_wait(struct job_acc *a, int kind, uint32_t path, int64_t rank, int64
 /* Append n path times (ids mapped through map, NULL: as they are) to a rank. */
 static int rank_times(struct rank_acc *r, const struct path_time *pt, size_t n, const uint32_t *map)
 {
-	struct path_time *v = GROW(r->pt, r->cap, r->npt + n, 16);
+	struct path_time *v;
 
+	if (n == 0)
+		return 0;
+	v = GROW(r->pt, r->cap, r->npt + n, 16);
 	if (v == NULL)
 		return -1;
 	r->pt = v;
@@ -177,6 +186,65 @@ static int add_msgs(struct job_acc *a, const struct rank_part *p, const uint32_t
 	return 0;
 }
 
+size_t acc_readable(const struct job_acc *a)
+{
+	size_t n = a->ok;
+
+	for (int k = 0; k < 2; k++)
+		n += a->side[k] != NULL ? a->side[k]->ok : 0;
+	return n;
+}
+
+/* The side of the process profiles (0) or the job profiles (1), made when absent. */
+static struct job_acc *acc_side(struct job_acc *a, int k)
+{
+	if (a->side[k] == NULL) {
+		a->side[k] = malloc(sizeof(*a->side[k]));
+		if (a->side[k] == NULL || acc_init(a->side[k])) {
+			free(a->side[k]);
+			a->side[k] = NULL;
+		}
+	}
+	return a->side[k];
+}
+
+static int add_jp(struct job_acc *a, const struct job_path_r *p, const uint32_t *map)
+{
+	struct job_path_r *v = GROW(a->jp, a->jp_cap, a->njp + 1, 16);
+
+	if (v == NULL)
+		return -1;
+	a->jp = v;
+	a->jp[a->njp] = *p;
+	if (map != NULL)
+		a->jp[a->njp].path = map[p->path];
+	a->njp++;
+	return 0;
+}
+
+/* A job profile: its ranks' spans and its paths' "r"; only the first one's. */
+static int add_job_profile(struct job_acc *a, const struct rank_part *p)
+{
+	a->files++;
+	if (a->ok++ > 0)
+		return 0; /* left out: said by the finish */
+	for (size_t i = 0; i < p->njr; i++) {
+		struct rank_acc *r = acc_rank(a, p->jr[i].rank, NULL);
+
+		if (r == NULL)
+			return -1;
+		rank_span(r, true, 0, p->jr[i].span, 0);
+	}
+	for (size_t k = 0; k < p->npaths; k++) {
+		uint32_t id = acc_path_id(a, p->paths[k]);
+		struct job_path_r jp = {id, p->calls[k], p->incl[k], p->jp[k]};
+
+		if (id == UINT32_MAX || add_jp(a, &jp, NULL))
+			return -1;
+	}
+	return 0;
+}
+
 int acc_add_part(struct job_acc *a, const struct rank_part *p)
 {
 	uint32_t *map;
@@ -184,6 +252,16 @@ int acc_add_part(struct job_acc *a, const struct rank_part *p)
 	struct rank_acc *r;
 	int rc = -1;
 
+	if (!p->failed && p->profile != PART_TRACE) {
+		struct job_acc *s = acc_side(a, p->profile == PART_PROFILE ? 0 : 1);
+
+		if (s == NULL)
+			return -1;
+		a->files++;
+		if (p->profile == PART_JOB_PROFILE)
+			return add_job_profile(s, p);
+		a = s; /* a process profile: as a trace without messages, in its side */
+	}
 	a->files++;
 	if (p->failed)
 		return 0;
@@ -205,7 +283,7 @@ int acc_add_part(struct job_acc *a, const struct rank_part *p)
 	rank_span(r, p->has_time, p->first, p->last, p->mpi_ns);
 	if (rank_times(r, pt, p->npaths, NULL))
 		goto out;
-	if (p->has_time) {
+	if (p->has_time && p->profile == PART_TRACE) {
 		struct heat_file *h = malloc(sizeof(*h));
 
 		if (h == NULL)
@@ -317,13 +395,41 @@ static int merge_pending(struct job_acc *into, const struct job_acc *from, const
 	return 0;
 }
 
+static int merge_sides(struct job_acc *into, const struct job_acc *from)
+{
+	for (int k = 0; k < 2; k++) {
+		struct job_acc *s;
+
+		if (from->side[k] == NULL)
+			continue;
+		s = acc_side(into, k);
+		if (s == NULL)
+			return -1;
+		if (k == 1 && s->ok > 0) {
+			/* the first job profile is taken; the later ones are counted */
+			s->files += from->side[k]->files;
+			s->ok += from->side[k]->ok;
+		} else if (acc_merge(s, from->side[k])) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int acc_merge(struct job_acc *into, const struct job_acc *from)
 {
 	uint32_t *map = merge_paths(into, from);
 	int rc = -1;
 
-	if (map == NULL)
+	if (map == NULL || merge_sides(into, from)) {
+		free(map);
 		return -1;
+	}
+	for (size_t i = 0; i < from->njp; i++)
+		if (add_jp(into, &from->jp[i], map)) {
+			free(map);
+			return -1;
+		}
 	into->files += from->files;
 	into->ok += from->ok;
 	into->measured += from->measured;

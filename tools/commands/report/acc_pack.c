@@ -5,7 +5,8 @@
  * bytes. The layout: a magic, the counters, then each list as a count and its items:
  * the call paths' names, the ranks (with their path times), the waits, the files'
  * fine bins, the late-sender groups, the pending endpoints (per flow id), the
- * collective instances short of members. Every count, length, time, kind and
+ * collective instances short of members, a job profile's paths, then the profiles'
+ * accumulators (each flagged, in the same layout). Every count, length, time, kind and
  * reference to a path or a rank is checked when read: malformed bytes give -2.
  */
 #include "job_report.h"
@@ -104,6 +105,23 @@ static int put_pending(struct buf *b, const struct job_acc *a)
 	return 0;
 }
 
+static int put_profiles(struct buf *b, const struct job_acc *a)
+{
+	if (put(b, a->njp))
+		return -1;
+	for (size_t i = 0; i < a->njp; i++) {
+		const struct job_path_r *p = &a->jp[i];
+
+		if (put(b, p->path) || put(b, p->calls) || put(b, p->sum) || put(b, p->r.min) ||
+		    put(b, p->r.max) || put(b, (uint64_t)p->r.max_rank) || put(b, p->r.with))
+			return -1;
+	}
+	for (int k = 0; k < 2; k++)
+		if (put(b, a->side[k] != NULL) || (a->side[k] != NULL && acc_pack(a->side[k], b)))
+			return -1;
+	return 0;
+}
+
 int acc_pack(const struct job_acc *a, struct buf *b)
 {
 	if (put(b, PACK_MAGIC) || put(b, a->files) || put(b, a->ok) || put(b, a->measured) ||
@@ -116,7 +134,9 @@ int acc_pack(const struct job_acc *a, struct buf *b)
 		if (put(b, len) || buf_put(b, a->names[i], len))
 			return -1;
 	}
-	return put_ranks(b, a) || put_waits_heat(b, a) || put_pending(b, a) ? -1 : 0;
+	return put_ranks(b, a) || put_waits_heat(b, a) || put_pending(b, a) || put_profiles(b, a)
+		       ? -1
+		       : 0;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -377,21 +397,73 @@ static void get_insts(struct in *in)
 	}
 }
 
+static void get_jp(struct in *in)
+{
+	uint64_t n = get_count(in, 7 * 8);
+
+	for (uint64_t i = 0; i < n && !in->err; i++) {
+		struct job_path_r p;
+
+		p.path = get_path(in);
+		p.calls = get(in), p.sum = get(in);
+		p.r.min = get(in), p.r.max = get(in);
+		p.r.max_rank = (int64_t)get(in); /* a number shown, nothing indexed by it */
+		p.r.with = get(in);
+		if (in->err)
+			return;
+		struct job_path_r *v =
+			array_grow(in->a->jp, &in->a->jp_cap, in->a->njp + 1, sizeof(*v), 16);
+		if (v == NULL) {
+			fail(in, -1);
+			return;
+		}
+		in->a->jp = v;
+		in->a->jp[in->a->njp++] = p;
+	}
+}
+
+/* One accumulator; its sides (depth 0 only: a side has none). */
+static void get_acc(struct in *in, struct job_acc *a, int depth)
+{
+	in->a = a;
+	if (get(in) != PACK_MAGIC) {
+		bad(in);
+		return;
+	}
+	a->files = get(in), a->ok = get(in), a->measured = get(in);
+	a->stray = get(in), a->approx = get(in);
+	a->messages = get(in), a->instances = get(in);
+	get_names(in);
+	get_ranks(in);
+	get_waits_heat(in);
+	get_groups(in);
+	get_pending(in);
+	get_insts(in);
+	get_jp(in);
+	for (int k = 0; k < 2 && !in->err; k++) {
+		if (get(in) == 0)
+			continue;
+		if (depth > 0) {
+			bad(in);
+			return;
+		}
+		a->side[k] = malloc(sizeof(*a->side[k]));
+		if (a->side[k] == NULL || acc_init(a->side[k])) {
+			free(a->side[k]);
+			a->side[k] = NULL;
+			fail(in, -1);
+			return;
+		}
+		get_acc(in, a->side[k], depth + 1);
+		in->a = a;
+	}
+}
+
 int acc_unpack(struct job_acc *a, const void *bytes, size_t len)
 {
 	struct in in = {bytes, (const unsigned char *)bytes + len, a, 0};
 
-	if (get(&in) != PACK_MAGIC)
-		return -2;
-	a->files = get(&in), a->ok = get(&in), a->measured = get(&in);
-	a->stray = get(&in), a->approx = get(&in);
-	a->messages = get(&in), a->instances = get(&in);
-	get_names(&in);
-	get_ranks(&in);
-	get_waits_heat(&in);
-	get_groups(&in);
-	get_pending(&in);
-	get_insts(&in);
+	get_acc(&in, a, 0);
 	if (!in.err && in.p != in.end)
 		bad(&in);
 	return in.err;

@@ -247,13 +247,47 @@ static void heat_of(struct job *j, const struct heat_file *p)
 	}
 }
 
+/* A job profile's paths: their "r" as they are. */
+static void finish_job_profile(const struct job_acc *a, struct job *j, const uint32_t *map)
+{
+	for (size_t i = 0; i < a->njp; i++) {
+		const struct job_path_r *p = &a->jp[i];
+		struct job_path *g = &j->paths[map[p->path]];
+
+		g->calls = p->calls;
+		g->sum = p->sum;
+		g->min = p->r.min;
+		g->max = p->r.max;
+		g->max_rank = p->r.max_rank;
+		g->ranks = p->r.with;
+	}
+}
+
+/* No trace read: the process profiles, else the first job profile. */
+static int finish_from_profiles(struct job_acc *a, struct job *j)
+{
+	int k = a->side[0] != NULL && a->side[0]->ok > 0 ? 0 : 1;
+	size_t files = a->files;
+	size_t left = k == 0 ? (a->side[1] != NULL ? a->side[1]->ok : 0) : a->side[1]->ok - 1;
+	int rc = acc_finish(a->side[k], j);
+
+	j->nfiles = files;
+	j->source = k == 0 ? FROM_PROFILES : FROM_JOB_PROFILE;
+	j->profiles_left_out = left;
+	return rc;
+}
+
 int acc_finish(struct job_acc *a, struct job *j)
 {
 	struct rank_acc **order = NULL;
 	uint32_t *map = NULL;
 	int rc = -1;
 
+	if (a->ok == 0 && acc_readable(a) > 0)
+		return finish_from_profiles(a, j);
 	memset(j, 0, sizeof(*j));
+	for (int k = 0; k < 2; k++)
+		j->profiles_left_out += a->side[k] != NULL ? a->side[k]->ok : 0;
 	j->nfiles = a->files;
 	j->measured = a->measured;
 	j->flows_outside_calls = a->stray;
@@ -267,6 +301,7 @@ int acc_finish(struct job_acc *a, struct job *j)
 	if (finish_ranks(a, j, &order) || finish_paths(a, j, &map) ||
 	    finish_inclusive(j, order, map) || finish_waits(a, j, map))
 		goto out;
+	finish_job_profile(a, j, map);
 	for (size_t i = 0; i < a->nheat; i++)
 		heat_of(j, &a->heat[i]);
 	rc = 0;

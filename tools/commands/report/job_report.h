@@ -71,6 +71,21 @@ enum wait_kind { WAIT_LATE_SENDER, WAIT_LATE_RECEIVER, WAIT_COLLECTIVE, WAIT_BAR
 
 extern const char *const wait_kind_names[WAIT_KINDS];
 
+/* What a file is. */
+enum part_kind { PART_TRACE, PART_PROFILE, PART_JOB_PROFILE };
+
+/* A job profile's "r" of a call path: its inclusive time across the ranks. */
+struct prof_path {
+	uint64_t min, max;
+	int64_t max_rank;
+	uint64_t with; /* the ranks that ran it */
+};
+
+/* A job profile's rank: its span (end_ns - start_ns). */
+struct prof_rank {
+	int64_t rank, span;
+};
+
 /* A file's partial: everything the merge needs of it. */
 struct rank_part {
 	size_t index;
@@ -96,6 +111,11 @@ struct rank_part {
 	struct coll_entry *colls;
 	size_t ncolls;
 
+	int profile;	      /* enum part_kind */
+	struct prof_path *jp; /* a job profile's: per path (npaths) */
+	struct prof_rank *jr; /* a job profile's ranks */
+	size_t njr;
+
 	char error[512]; /* why the file could not be read; empty when fine */
 	bool failed;
 };
@@ -109,6 +129,11 @@ struct pass_options {
 int pass_file(struct rank_part *part, const struct pass_options *o);
 
 void part_free(struct rank_part *part);
+
+/* A profile's kept keys (profile.h's struct profile_doc json) into part, its path
+ * set: 0; -1 malformed (part->error set, part->failed); -2 out of memory. */
+struct buf;
+int pass_profile(struct rank_part *part, const struct buf *json);
 
 /* One rank of the job: its files' partials summed. */
 struct job_rank {
@@ -149,7 +174,12 @@ struct job {
 	uint64_t messages, unmatched_ends, instances;
 	uint64_t flows_outside_calls, approx;
 	size_t measured;
+	int source;		  /* enum job_source */
+	size_t profiles_left_out; /* profiles read but not used */
 };
+
+/* What the report is made of. */
+enum job_source { FROM_TRACES, FROM_PROFILES, FROM_JOB_PROFILE };
 
 void job_free(struct job *j);
 
@@ -238,11 +268,25 @@ struct job_acc {
 	struct table insts;   /* uint64_t comm, seq -> struct coll_inst */
 	struct heat_file *heat;
 	size_t nheat, heat_cap;
+	/* the profiles, apart until the finish knows whether any trace was read: the
+	 * process profiles' job so far, the job profiles' (NULL until one comes) */
+	struct job_acc *side[2];
+	struct job_path_r *jp; /* a job profile's paths (in side[1]: the first one's) */
+	size_t njp, jp_cap;
+};
+
+/* A job profile's call path. */
+struct job_path_r {
+	uint32_t path;
+	uint64_t calls, sum;
+	struct prof_path r;
 };
 
 /* An empty accumulator. 0, or -1 out of memory. */
 int acc_init(struct job_acc *a);
 void acc_destroy(struct job_acc *a);
+/* The files read, traces and profiles. */
+size_t acc_readable(const struct job_acc *a);
 /* Add one file's partial (the files come in order). 0, or -1 out of memory. */
 int acc_add_part(struct job_acc *a, const struct rank_part *part);
 /* Merge from, whose files all come after into's. 0, or -1 out of memory. */
@@ -290,6 +334,8 @@ struct report_options {
 };
 
 /* What the outputs share (text.c). */
+/* The one line that says what a report of profiles lacks. */
+const char *job_source_line(const struct job *j);
 uint64_t job_span(const struct job *j);
 /* A rank's span, MPI time (at most its span), computation and idle time. */
 void job_rank_times(const struct job *j, const struct job_rank *r, uint64_t *span, uint64_t *mpi,

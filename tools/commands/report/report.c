@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"  - per call path: inclusive time per rank, min, mean, max, the max's rank and\n"
 		"    the imbalance (max / mean);\n"
 		"  - the ranks and call paths that cost the most.\n"
+		"Profiles (RINGTRACE_MODE=profile) are read too when no trace is given: per\n"
+		"rank spans, MPI time and imbalance, no wait states.\n"
 		"Every time is exact integer nanoseconds; the answer is the same at every -j\n"
 		"and, under mpirun, at every K (the files split over the ranks, rank 0 writes).\n"
 		"\n"
@@ -234,7 +236,7 @@ static int report_job(const char *const *files, size_t n, unsigned jobs,
 	}
 	if (r == SPREAD_FAILED)
 		cli_error("report", "reading the inputs failed (out of memory, or the MPI step)");
-	else if (acc.ok == 0)
+	else if (acc_readable(&acc) == 0)
 		cli_error("report", "no input could be read");
 	else if (acc_finish(&acc, &j))
 		cli_error("report", "out of memory");
