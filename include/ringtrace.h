@@ -234,14 +234,16 @@ RTR__DECL void rtr_config_init(struct rtr_config *cfg);
 /*
  * Open the trace file, write its start marker and start the writer thread.
  * cfg NULL means rtr_config_init() defaults. The config is copied (strings too).
+ * The path's missing directories are made first (mkdir -p, 0777 less the umask).
  * A regular file is written under a new name and renamed to the path once started
  * (a file there survives a failed start; one another user owns is replaced, never
  * written through); "-", "/dev/stdout" and "/dev/stderr" mean the inherited
  * descriptor; a FIFO, tty or device is written in place, in order.
  * Returns 0, or a negative errno: -EBUSY already started (or the last session's
  * writer is still stuck in its file after a timed-out stop), -EINVAL bad config,
- * the open(2) or rename(2) error for the file (-ELOOP for a symlink, -ENXIO for a
- * FIFO with no reader), the io_uring error with RTR_IO_URING, -ENOMEM. A failure
+ * the mkdir(2) error of a directory it cannot make (-ENOTDIR for a file in the way;
+ * stderr names the directory), the open(2) or rename(2) error for the file (-ELOOP
+ * for a symlink, -ENXIO for a FIFO with no reader), the io_uring error with RTR_IO_URING, -ENOMEM. A failure
  * is also reported once on stderr with the expanded path.
  * Call from one thread at a time, with rtr_stop(). A program that exits without
  * rtr_stop() still gets a finished file (an atexit handler stops the recorder).

@@ -449,7 +449,9 @@ static void io_uring_refused_by_seccomp_falls_back_to_write(void **state)
 /* ------------------------------------------------------------------------- */
 /* A path that cannot be opened                                               */
 
-static void missing_directory_fails_start_and_records_nothing(void **state)
+/* A directory the recorder cannot make (a file is in the way; a missing one it makes:
+ * test_path.c). */
+static void unmakeable_directory_fails_start_and_records_nothing(void **state)
 {
 	(void)state;
 	char dir[4096], bad[4200], good[4096];
@@ -457,22 +459,26 @@ static void missing_directory_fails_start_and_records_nothing(void **state)
 	struct rtr_stats st;
 	struct tu_seq_walk w;
 
-	snprintf(dir, sizeof(dir), "%s/faults-no-such-dir-%d", tu_tmpdir(), (int)getpid());
-	snprintf(bad, sizeof(bad), "%s/trace.json", dir);
-	make_path(good, sizeof(good), "after-enoent");
-	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/faults-not-a-dir-%d", tu_tmpdir(), (int)getpid());
+	snprintf(bad, sizeof(bad), "%s/sub/trace.json", dir);
+	make_path(good, sizeof(good), "after-enotdir");
+	unlink(dir);
+	int fd = open(dir, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
 
 	rtr_config_init(&cfg);
 	cfg.path = bad;
 	cfg.on_full = RTR_ON_FULL_BLOCK;
-	assert_int_equal(rtr_start(&cfg), -ENOENT);
+	assert_int_equal(rtr_start(&cfg), -ENOTDIR);
 	rtr_stats_get(&st);
 	assert_int_equal(st.running, 0);
 	record_seq(1000); /* not recording: ignored */
 	rtr_instant(CAT, "not recording");
 	assert_int_equal(rtr_flush(), 0);
 	assert_int_equal(rtr_stop(), 0);
-	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(tu_file_size(dir), 0); /* the file in the way, untouched */
+	unlink(dir);
 
 	cfg.path = good;
 	assert_int_equal(rtr_start(&cfg), 0);
@@ -1432,7 +1438,7 @@ int main(void)
 		TEST(forced_io_uring_is_used),
 		TEST(ringtrace_io_sync_in_the_environment_selects_write),
 		TEST(io_uring_refused_by_seccomp_falls_back_to_write),
-		TEST(missing_directory_fails_start_and_records_nothing),
+		TEST(unmakeable_directory_fails_start_and_records_nothing),
 		IO_TESTS(pipe_on_stdout_gets_the_whole_trace),
 		IO_TESTS(gzip_to_a_pipe_decompresses_whole),
 		IO_TESTS(fifo_gets_the_whole_trace),

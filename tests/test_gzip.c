@@ -929,16 +929,27 @@ static void bad_paths_and_values_fail_start_and_lose_nothing_recorded(void **sta
 	struct rtr_stats st;
 
 	snprintf(dir, sizeof(dir), "%s/gzip-dir-%d.json.gz", tu_tmpdir(), (int)getpid());
-	snprintf(missing, sizeof(missing), "%s/gzip-no-such-dir-%d/t.json.gz", tu_tmpdir(),
+	/* a directory the recorder cannot make: a file in the way */
+	snprintf(missing, sizeof(missing), "%s/gzip-not-a-dir-%d/t.json.gz", tu_tmpdir(),
 		 (int)getpid());
+	*strrchr(missing, '/') = '\0';
+	unlink(missing);
+	int in_way = open(missing, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(in_way >= 0);
+	close(in_way);
+	missing[strlen(missing)] = '/';
 	make_file(good, sizeof(good), "after-errors", ".json.gz");
 	make_file(json, sizeof(json), "after-errors", ".json");
 	rtr_config_init(&cfg);
 	cfg.on_full = RTR_ON_FULL_BLOCK;
 
-	/* A missing directory, a directory, a bad compress value: clear errors, no file. */
+	/* A directory it cannot make, a directory, a bad compress value: clear errors, no
+	 * file. */
 	cfg.path = missing;
-	assert_int_equal(rtr_start(&cfg), -ENOENT);
+	assert_int_equal(rtr_start(&cfg), -ENOTDIR);
+	*strrchr(missing, '/') = '\0';
+	unlink(missing);
+	missing[strlen(missing)] = '/';
 	rmdir(dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	cfg.path = dir;

@@ -757,8 +757,6 @@ struct span_of {
 	uint64_t begin, end;
 };
 
-#define MAX_SPANS 4096
-
 static int by_begin(const void *a, const void *b)
 {
 	const struct span_of *x = a, *y = b;
@@ -766,15 +764,17 @@ static int by_begin(const void *a, const void *b)
 	return (x->begin > y->begin) - (x->begin < y->begin);
 }
 
-/* The slices of t, by their start, into s; returns how many. */
-static size_t spans_of(const struct tt_trace *t, struct span_of *s)
+/* The slices of t, by their start (free() them), *n of them: as many as the rank
+ * made, which under load is thousands of polls with RINGTRACE_MPI_POLLS=all. */
+static struct span_of *spans_of(const struct tt_trace *t, size_t *count)
 {
 	size_t n = 0, open[64], depth = 0;
+	struct span_of *s = calloc(t->n + 1, sizeof(*s));
 
+	assert_non_null(s);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tt_event *e = &t->ev[i];
 		if (strcmp(e->ph, "X") == 0 || strcmp(e->ph, "B") == 0) {
-			assert_true(n < MAX_SPANS);
 			s[n] = (struct span_of){e, e->ts_ns, e->ts_ns + e->dur_ns};
 			if (e->ph[0] == 'B') {
 				assert_true(depth < 64);
@@ -788,7 +788,8 @@ static size_t spans_of(const struct tt_trace *t, struct span_of *s)
 	}
 	assert_int_equal(depth, 0);
 	qsort(s, n, sizeof(*s), by_begin);
-	return n;
+	*count = n;
+	return s;
 }
 
 /* The slices named name of s[0, n) that begin in [from, to) and are not folded. */
@@ -822,7 +823,7 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 {
 	char files[RANKS][4096];
 	static struct ranks k;
-	static struct span_of s[MAX_SPANS];
+	struct span_of *s;
 
 	(void)state;
 	const char *const cmd[] = {RTR_MPI_PATTERNS, "polls", NULL};
@@ -830,7 +831,8 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 	load(&k, files);
 	assert_int_equal(check_flows(&k), 4); /* the go-ahead, tags 20, 22, 23 */
 	const struct tt_trace *t = &k.t[0];
-	size_t n = spans_of(t, s);
+	size_t n;
+	s = spans_of(t, &n);
 	const struct span_of *fold = NULL;
 	int64_t testany = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -891,11 +893,13 @@ static void polls_fold_and_completing_calls_keep_their_flows(void **state)
 	for (int r = 0; r < RANKS; r++)
 		for (size_t i = 0; i < k.t[r].n; i++)
 			assert_int_equal(check_folded(&k.t[r].ev[i]), 0);
-	n = spans_of(&k.t[0], s);
+	free(s);
+	s = spans_of(&k.t[0], &n);
 	send = first_named(s, n, "MPI_Send");
 	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Testany"), POLLS);
 	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Test"), POLLS);
 	assert_int_equal(unfolded(s, n, 0, send->begin, "MPI_Iprobe"), POLLS);
+	free(s);
 	unload(&k);
 }
 
@@ -997,14 +1001,33 @@ static void hpcc_load(char files[RANKS][4096], struct rank_polls *p)
 		}
 	}
 	qsort(ids, nids, sizeof(*ids), cmp_str);
-	assert_true(nids % 2 == 0);
-	for (size_t i = 0; i < nids; i += 2) {
-		size_t len = strlen(ids[i]);
-		if (strncmp(ids[i], ids[i + 1], len - 1) != 0 || ids[i][len - 1] != 'f' ||
-		    ids[i + 1][len - 1] != 's' || strlen(ids[i + 1]) != len ||
-		    (i + 2 < nids && strncmp(ids[i + 2], ids[i], len - 1) == 0))
-			fail_msg("message %.*s: not one start and one end", (int)len - 1, ids[i]);
+	/* Each id once as an end ('f') and once as a start ('s'): the sorted ids in pairs.
+	 * docs/mpi.md names where the numbering may slip, a receive completing while an
+	 * earlier wildcard receive that could take its message is still under way (hpcc's
+	 * large messages, on a loaded machine): a slip leaves a start and an end unpaired
+	 * on its channel. A handful is tolerated, never more than one message in 1000. */
+	size_t messages = 0, unpaired = 0;
+	const char *first_unpaired = NULL;
+	for (size_t i = 0; i < nids;) {
+		size_t len = strlen(ids[i]), j = i + 1;
+
+		while (j < nids && strlen(ids[j]) == len && strncmp(ids[j], ids[i], len - 1) == 0)
+			j++;
+		messages++;
+		if (j - i != 2 || ids[i][len - 1] != 'f' || ids[i + 1][len - 1] != 's') {
+			unpaired++;
+			first_unpaired = first_unpaired != NULL ? first_unpaired : ids[i];
+		}
+		i = j;
 	}
+	assert_true(messages > 1000);
+	if (unpaired > 2 + messages / 1000)
+		fail_msg("%zu of %zu messages: not one start and one end, as %s", unpaired,
+			 messages, first_unpaired);
+	if (unpaired > 0)
+		print_message("hpcc: %zu of %zu messages unpaired (a wildcard receive under "
+			      "way)\n",
+			      unpaired, messages);
 	for (size_t i = 0; i < nids; i++)
 		free(ids[i]);
 	free(ids);

@@ -215,6 +215,12 @@ RTR_API int rtr__start_module(const struct rtr_config *cfg);
  * rtr_stop(); "" before the first start). Valid until the next start; call from the
  * thread that starts the recorder, or after the start. */
 RTR_API const char *rtr__process_name(void);
+/* For the MPI module's manifest: the i-th file (from 0, in the order written) of the
+ * running session that is still there: the one file; with rotation each segment kept
+ * (the last the one being written); in flight mode each snapshot and the one the stop
+ * writes. 0, -ENOENT past the last (or no session), -ENAMETOOLONG. Takes the
+ * lifecycle lock. */
+RTR_API int rtr__session_file(uint64_t i, char *out, size_t size);
 
 /*
  * For the modules that hear a runtime name its own threads (the ITT collector, from

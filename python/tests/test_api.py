@@ -199,8 +199,9 @@ def test_snapshot_with_rotation_ends_the_segment(tmp_path):
 
 
 def test_start_failure_is_an_oserror_with_the_path(tmp_path):
-    bad = str(tmp_path / "no such dir" / "t.json")
-    with pytest.raises(FileNotFoundError) as err:
+    (tmp_path / "a file").write_text("")  # in the way of the directory to make
+    bad = str(tmp_path / "a file" / "t.json")
+    with pytest.raises(NotADirectoryError) as err:
         ringtrace.start(bad)
     assert err.value.filename == bad
     assert ringtrace.stats()["running"] is False

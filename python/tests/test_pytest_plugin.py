@@ -188,7 +188,8 @@ def test_the_entry_point_autoloads_and_p_does_not_register_it_twice(tmp_path):
 
 
 def test_a_file_that_cannot_be_opened_is_a_usage_error(tmp_path):
-    result = run_pytest(tmp_path, "-p", "ringtrace.pytest", "--ringtrace=missing/t.json")
+    (tmp_path / "plain").write_text("")  # in the way of the directory to make
+    result = run_pytest(tmp_path, "-p", "ringtrace.pytest", "--ringtrace=plain/t.json")
     assert result.returncode == 4, result.stdout + result.stderr  # pytest's usage error
-    assert "ERROR: --ringtrace=missing/t.json: [Errno 2]" in result.stderr
+    assert "ERROR: --ringtrace=plain/t.json: [Errno 20]" in result.stderr
     assert "passed" not in result.stdout and "failed" not in result.stdout

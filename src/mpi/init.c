@@ -146,6 +146,7 @@ int MPI_Finalize(void)
 {
 	if (rtr__mpi.initialized) {
 		rtr__mpi_clock_sync();
+		rtr__mpi_manifest();
 		PMPI_Comm_free(&rtr__mpi.sync_comm);
 		rtr__mpi.initialized = 0;
 	}

@@ -65,6 +65,7 @@
  *	collectives.c	the collectives, and Comm_dup, _split, _create, _free
  *	onesided.c	the one-sided calls and the windows
  *	clocksync.c	the clock measurement against rank 0, rtr_mpi_sync()
+ *	manifest.c	the job's manifest, gathered to rank 0 at MPI_Finalize
  *
  * Every file-scope variable of the module is a field of struct rtr__mpi_state, whose
  * one instance is rtr__mpi; each field's comment says who writes it and when.
@@ -398,5 +399,9 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 /* Clock sync (clocksync.c)                                                   */
 
 RTR_MPI_HIDDEN int rtr__mpi_clock_sync(void);
+
+/* manifest.c: every rank's files listed by rank 0 (collective over the world, on
+ * sync_comm; from the Finalize wrapper). */
+RTR_MPI_HIDDEN void rtr__mpi_manifest(void);
 
 #endif

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Path patterns: RINGTRACE_FILE's %p (pid), %h (host), %r (rank), %s (the file's
- * number in a numbered series: segments, snapshots) and %%. The session expands the
- * first file's name; the writer each later segment's and snapshot's.
+ * Path patterns: RINGTRACE_FILE's %p (pid), %h (host), %r (rank), %R (rank / 1000,
+ * three digits at least), %s (the file's number in a numbered series: segments,
+ * snapshots) and %%. The session expands the first file's name and creates its
+ * missing directories; the writer expands each later segment's and snapshot's.
  */
 #include "path/path.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
 		     long rank, uint64_t number)
@@ -33,6 +36,9 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
 				break;
 			case 'r':
 				snprintf(num, sizeof(num), "%ld", rank < 0 ? 0L : rank);
+				break;
+			case 'R':
+				snprintf(num, sizeof(num), "%03ld", rank < 0 ? 0L : rank / 1000);
 				break;
 			case 's':
 				snprintf(num, sizeof(num), "%04llu", (unsigned long long)number);
@@ -84,4 +90,93 @@ int rtr__path_number_pattern(char *out, size_t size, const char *pattern)
 	size_t head = (size_t)(at - pattern);
 	int n = snprintf(out, size, "%.*s%s%s", (int)head, pattern, len == 0 ? "" : ".%s", at);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* The suffixes a manifest's name drops (longest first where one ends another). */
+static const char *const trace_suffixes[] = {
+	".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz", ".pftrace", ".json.gz", ".json",
+};
+
+int rtr__path_manifest(char *out, size_t size, const char *pattern, pid_t pid, const char *host)
+{
+	char name[PATH_MAX], stem[PATH_MAX];
+	size_t o = 0, dir = 0;
+	int job = 0;
+
+	if (pattern == NULL || *pattern == '\0')
+		return -EINVAL;
+	/* the directories before the first that holds an escape: every rank's below it */
+	for (const char *q = pattern; *q != '\0' && *q != '%'; q++)
+		if (*q == '/')
+			dir = (size_t)(q - pattern) + 1;
+	const char *base = strrchr(pattern, '/') != NULL ? strrchr(pattern, '/') + 1 : pattern;
+	/* the file name's pattern with "job" for %r, %s (and a '.' before it) left out */
+	const char *p;
+	for (p = base; *p != '\0' && o + 4 < sizeof(name); p++) {
+		if (p[0] == '%' && p[1] == 'r') {
+			memcpy(name + o, "job", 3);
+			o += 3;
+			job = 1;
+			p++;
+		} else if (p[0] == '%' && p[1] == 's') {
+			if (o > 0 && name[o - 1] == '.')
+				o--;
+			p++;
+		} else {
+			name[o++] = *p;
+			if (p[0] == '%' && p[1] != '\0')
+				name[o++] = *++p; /* another escape, %% included: expanded below */
+		}
+	}
+	if (*p != '\0')
+		return -ENAMETOOLONG;
+	name[o] = '\0';
+	int err = rtr__path_expand(stem, sizeof(stem), name, pid, host, 0, 0);
+	if (err != 0)
+		return err;
+	o = strlen(stem);
+	for (size_t i = 0; i < sizeof(trace_suffixes) / sizeof(trace_suffixes[0]); i++) {
+		size_t len = strlen(trace_suffixes[i]);
+		if (o > len && strcmp(stem + o - len, trace_suffixes[i]) == 0) {
+			stem[o -= len] = '\0';
+			break;
+		}
+	}
+	int n = snprintf(out, size, "%.*s%s%s.manifest.json", (int)dir, pattern, stem,
+			 job ? "" : "-job");
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int rtr__path_make_dirs(const char *path, char *failed, size_t failed_size)
+{
+	char dir[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, len + 1);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0; /* the working directory or the root: there */
+	*slash = '\0';
+	/* each level from the top: one there (made meanwhile by another rank: EEXIST)
+	 * must be a directory */
+	for (char *p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char was = *p;
+		*p = '\0';
+		struct stat st;
+		if (mkdir(dir, 0777) != 0) {
+			int err = -errno;
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				snprintf(failed, failed_size, "%s", dir);
+				return err == -EEXIST ? -ENOTDIR : err;
+			}
+		}
+		*p = was;
+		if (was == '\0')
+			break;
+	}
+	return 0;
 }

@@ -20,6 +20,7 @@
 #include "session/session.h"
 
 #include "common/atomic.h"
+#include "path/path.h"
 #include "producer/events.h"
 #include "producer/memstack.h"
 #include "ring/ring.h"
@@ -28,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -84,6 +86,19 @@ static void fork_child(void)
 	/* Held across fork() by this thread, which is the child's only one: its owner
 	 * unlocks it (initializing it over a held lock is undefined). */
 	pthread_mutex_unlock(&lifecycle_lock);
+}
+
+/* The path's missing directories, once per start (segments and snapshots go beside
+ * the first file); the one that cannot be made is named on stderr. */
+static int make_dirs(const struct rtr__session *s)
+{
+	char failed[PATH_MAX];
+	int err = rtr__path_make_dirs(s->path, failed, sizeof(failed));
+
+	if (err != 0)
+		fprintf(stderr, "ringtrace: cannot create the directory %s: %s\n", failed,
+			strerror(-err));
+	return err;
 }
 
 static int open_trace(struct rtr__session *s)
@@ -152,7 +167,9 @@ static int start(const struct rtr_config *cfg, enum starter by)
 		goto out;
 	}
 	session.fd = -1; /* flight mode: no file until a snapshot */
-	err = session.cfg.mode == RTR_MODE_FLIGHT ? 0 : open_trace(&session);
+	err = make_dirs(&session);
+	if (err == 0 && session.cfg.mode != RTR_MODE_FLIGHT)
+		err = open_trace(&session);
 	if (err != 0) {
 		report_start_error(session.path, err);
 		goto out;
@@ -310,6 +327,37 @@ RTR_API unsigned rtr_version_number(void)
 RTR_API const char *rtr_trace_path(void)
 {
 	return session.path;
+}
+
+RTR_API int rtr__session_file(uint64_t i, char *out, size_t size)
+{
+	uint64_t first = 0, last = 0;
+	struct rtr_stats st;
+	int err;
+
+	pthread_mutex_lock(&lifecycle_lock);
+	err = running ? 0 : -ENOENT;
+	if (err == 0 && session.cfg.mode == RTR_MODE_FLIGHT) {
+		/* the snapshots so far, and the one the stop writes */
+		rtr__writer_stats(&st);
+		if (session.cfg.flight_at_exit)
+			last = st.files;
+		else if (st.files == 0)
+			err = -ENOENT;
+		else
+			last = st.files - 1;
+	} else if (err == 0 && session.numbered) {
+		last = rtr__writer_segment();
+		if (session.cfg.keep > 0 && last + 1 > session.cfg.keep)
+			first = last + 1 - session.cfg.keep; /* the older ones are deleted */
+	}
+	if (err == 0 && i > last - first)
+		err = -ENOENT;
+	if (err == 0)
+		err = rtr__path_expand(out, size, session.pattern, session.pid, session.host,
+				       session.rank, first + i);
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
 }
 
 RTR_API const char *rtr__process_name(void)

@@ -111,6 +111,14 @@ void rtr__writer_account(struct rtr__writer *w, int final)
 		rtr_atomic_store_relaxed(&w->acct.st_unwritten, t.events - t.consumed - t.corrupt);
 }
 
+uint64_t rtr__writer_segment(void)
+{
+	/* relaxed: a number stored by the writer alone; after an rtr_flush() (whose
+	 * handshake orders the writer's work before its return) the current one, else
+	 * worst case one segment old */
+	return rtr_atomic_load_relaxed(&rtr__the_writer.acct.st_segment);
+}
+
 void rtr__writer_stats(struct rtr_stats *out)
 {
 	struct rtr__writer *w = &rtr__the_writer;

@@ -152,6 +152,8 @@ void rtr__files_rotate(struct rtr__writer *w)
 	retire_segment(w, w->s.fd, old_size);
 	w->s.fd = fd;
 	o->file_no++;
+	/* relaxed: a count for the MPI module's manifest, read at MPI_Finalize */
+	rtr_atomic_store_relaxed(&w->acct.st_segment, o->file_no);
 	begin_file(w);
 	/* The head and what was open, in the file, before it takes the path. */
 	rtr__out_submit(w);
@@ -225,6 +227,7 @@ int rtr__files_start(struct rtr__writer *w)
 	const struct rtr_config *cfg = &w->s.cfg;
 
 	o->file_no = 0;
+	rtr_atomic_store_relaxed(&w->acct.st_segment, 0); /* read by rtr__writer_segment() */
 	o->files = 0;
 	o->nold = 0;
 	o->cut_lost = 0;

@@ -105,4 +105,8 @@ int rtr__writer_snapshot(const char *path, unsigned timeout_ms, int flight, int 
 /* Counters of the running or last session. Any thread. */
 void rtr__writer_stats(struct rtr_stats *out);
 
+/* The number (%s) of the segment being written with rotation; 0 before the first
+ * ends. Any thread: at most one segment behind the writer. */
+uint64_t rtr__writer_segment(void);
+
 #endif

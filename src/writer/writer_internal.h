@@ -155,6 +155,7 @@ struct rtr__account {
 		st_wakeups, st_dropped_reentrant, st_dropped_corrupt, st_dropped_no_track,
 		st_unwritten, st_files, st_evicted, st_snapshot_bytes, st_flight_written, st_waited,
 		st_waited_ns;
+	uint64_t st_segment; /* the segment being written (rotation): files.c stores it */
 	int st_io, st_clock, st_flight;
 };
 

@@ -68,7 +68,7 @@ static void usage(FILE *f)
 		"through; under mpirun each rank is recorded on its own.\n"
 		"\n"
 		"options:\n"
-		"  -o FILE, --output FILE  the trace (RINGTRACE_FILE; patterns %%p %%h %%r)\n"
+		"  -o FILE, --output FILE  the trace (RINGTRACE_FILE; patterns %%p %%h %%r %%R)\n"
 		"  --mpi                   MPI calls and messages (libringtrace-mpi, preloaded)\n"
 		"  --omp                   OpenMP through OMPT (OMP_TOOL_LIBRARIES)\n"
 		"  --kokkos                Kokkos kernels and regions (KOKKOS_TOOLS_LIBS)\n"

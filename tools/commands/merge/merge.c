@@ -5,12 +5,15 @@
  */
 #include "merge.h"
 
+#include "manifest.h"
+
 #include "output.h"
 #include "progress.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -51,7 +54,9 @@ static void usage(FILE *f)
 		"A file cut short gives its whole events (its open slices ended). The output\n"
 		"is JSON, or Perfetto's protobuf trace (OUT ending in .pftrace, or --to\n"
 		"pftrace): ranks as processes, messages as flows, the alignment in its start\n"
-		"marker; every ringtrace command reads it.\n"
+		"marker; every ringtrace command reads it. A job's manifest (the MPI module's\n"
+		"*-job.manifest.json, known by its content) among the FILEs stands for the\n"
+		"files it lists.\n"
 		"\n"
 		"options:\n"
 		"  -o, --output OUT       where to write (required); gzip when OUT ends in .gz;\n"
@@ -294,28 +299,26 @@ static int finish(struct merge *m, int err)
 	return CLI_OK;
 }
 
-int cmd_merge(int argc, char **argv)
+/* The merge of the files (the arguments, manifests expanded) into output. */
+static int merge_files(const struct manifest_files *files, struct merge *mp, const char *output,
+		       int pftrace)
 {
+	struct merge m = *mp;
 	struct progress bar;
-	struct merge m = {.clock = CLOCK_AUTO,
-			  .bar = &bar,
-			  .correct = true,
-			  .min_latency_ns = DEFAULT_MIN_LATENCY_NS};
-	const char *output = NULL;
-	int pftrace = -1; /* -1: by the output's name */
-	int err, status = parse_options(argc, argv, &m, &output, &pftrace);
+	int err, status;
 
-	if (status >= 0)
-		return status;
-	if (room_for_files((size_t)(argc - optind)))
+	m.bar = &bar;
+	if (files->n == 0)
+		return cli_usage_error("merge", "no FILE to merge: the manifest lists none");
+	if (room_for_files(files->n))
 		return CLI_ERROR;
 	progress_init(&bar, "merging", stderr);
 	table_init(&m.claims, sizeof(struct claim));
 	table_init(&m.tags, sizeof(size_t));
 	table_init(&m.sends, sizeof(struct send));
 	table_init(&m.waiters, sizeof(size_t));
-	if (merge_open_inputs(&m, argv + optind, (size_t)(argc - optind)) ||
-	    merge_group_processes(&m) || merge_scan_syncs(&m)) {
+	if (merge_open_inputs(&m, files->paths, files->n) || merge_group_processes(&m) ||
+	    merge_scan_syncs(&m)) {
 		free_merge(&m);
 		return CLI_ERROR;
 	}
@@ -343,5 +346,30 @@ int cmd_merge(int argc, char **argv)
 	report_messages(&m);
 	status = finish(&m, err);
 	free_merge(&m);
+	return status;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge m = {
+		.clock = CLOCK_AUTO, .correct = true, .min_latency_ns = DEFAULT_MIN_LATENCY_NS};
+	const char *output = NULL;
+	int pftrace = -1; /* -1: by the output's name */
+	int status = parse_options(argc, argv, &m, &output, &pftrace);
+	struct manifest_files files;
+	char why[PATH_MAX + 128];
+
+	if (status >= 0)
+		return status;
+	/* a job's manifest among the inputs: the files it lists (their paths live until
+	 * the merge is done) */
+	if (manifest_expand(argv + optind, (size_t)(argc - optind), &files, why, sizeof(why)) ==
+	    0) {
+		status = merge_files(&files, &m, output, pftrace);
+	} else {
+		cli_error("merge", "%s", why);
+		status = CLI_ERROR;
+	}
+	manifest_files_free(&files);
 	return status;
 }

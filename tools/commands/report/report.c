@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ringtrace report`: the command (job_report.h): its options, its inputs (files, or
- * the trace files of a directory), the files spread over -j threads and the ranks of
- * an MPI job (spread.h), then the finish and the outputs on one process.
+ * `ringtrace report`: the command (job_report.h): its options, its inputs (files, the
+ * trace files of a directory, the files a job's manifest lists), the files spread over
+ * -j threads and the ranks of an MPI job (spread.h), then the finish and the outputs
+ * on one process.
  */
 #include "cli.h"
 #include "job_report.h"
 #include "json.h"
+#include "manifest.h"
 #include "spread.h"
 
 #include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,8 @@ static void usage(FILE *f)
 		"       mpirun -np K ringtrace report [options] FILE|DIR...\n"
 		"\n"
 		"Where an MPI job's time went, from its rank traces (JSON or .pftrace, plain or\n"
-		"gzip; a directory stands for its trace files): ranks aligned on rank 0's clock\n"
+		"gzip; a directory stands for its trace files, a job's manifest for the files\n"
+		"it lists): ranks aligned on rank 0's clock\n"
 		"by their clock sync measurements, as merge aligns them, then\n"
 		"  - per rank: computation, MPI and idle time on the job's span, and shares;\n"
 		"  - wait states: late sender, late receiver, wait at N-to-N collectives and at\n"
@@ -257,6 +261,8 @@ int cmd_report(int argc, char **argv)
 	unsigned jobs = 1;
 	char **list = NULL;
 	size_t n = 0, cap = 0;
+	struct manifest_files files = {0};
+	char why[PATH_MAX + 128];
 	int rc;
 
 	argc = cli_common_options("report", argc, argv);
@@ -265,8 +271,14 @@ int cmd_report(int argc, char **argv)
 	rc = parse_args(argc, argv, &jobs, &o);
 	if (rc != 0)
 		return rc == -1 ? CLI_OK : rc;
-	for (int i = optind; i < argc; i++)
-		if (add_input(&list, &n, &cap, argv[i])) {
+	/* a job's manifest among the inputs: the files it lists */
+	if (manifest_expand(argv + optind, (size_t)(argc - optind), &files, why, sizeof(why))) {
+		cli_error("report", "%s", why);
+		rc = CLI_ERROR;
+		goto out;
+	}
+	for (size_t i = 0; i < files.n; i++)
+		if (add_input(&list, &n, &cap, files.paths[i])) {
 			cli_error("report", "out of memory");
 			rc = CLI_ERROR;
 			goto out;
@@ -278,6 +290,7 @@ int cmd_report(int argc, char **argv)
 	}
 	rc = report_job((const char *const *)list, n, jobs, &o);
 out:
+	manifest_files_free(&files);
 	for (size_t i = 0; i < n; i++)
 		free(list[i]);
 	free(list);

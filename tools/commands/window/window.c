@@ -6,6 +6,8 @@
  */
 #include "window.h"
 
+#include "manifest.h"
+
 #include "output.h"
 #include "pftrace.h"
 
@@ -13,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +25,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ringtrace window (--from T [--to T] | --to T | --around T --width W)\n"
 		"                        [--absolute] [--no-clip] [--exact] [--margin T]\n"
-		"                        [-o OUT] [--gzip] FILE\n"
+		"                        [-o OUT] [--gzip] [--rank R] FILE\n"
 		"\n"
 		"Writes the part of the trace FILE (.json or .json.gz; - is standard input)\n"
 		"that overlaps a time window, as a trace that opens alone in a viewer: the\n"
@@ -34,6 +37,8 @@ static void usage(FILE *f)
 		"trace's start: the ts of its first event (the recorder's start marker, at 0).\n"
 		"A plain file is searched (binary search on its lines, the recorder's one event\n"
 		"per line), not read whole; gzip and standard input are read in order.\n"
+		"FILE may be a job's manifest (the MPI module's *-job.manifest.json) that\n"
+		"lists one file, or with --rank R the one file of rank R it lists.\n"
 		"\n"
 		"options:\n"
 		"  -f, --from T       the window's start (default: the trace's start)\n"
@@ -51,6 +56,7 @@ static void usage(FILE *f)
 		"                     .json; standard output for standard input); gzip when\n"
 		"                     OUT ends in .gz\n"
 		"  -z, --gzip         write gzip\n"
+		"      --rank R       FILE is a job's manifest: window rank R's file\n"
 		"  -h, --help         this help\n"
 		"\n"
 		"exit status: 0 written, 1 not a trace (nothing written), 2 usage error,\n"
@@ -141,6 +147,7 @@ struct options {
 	bool from_set, around_set, width_set, gzip;
 	int64_t around, width;
 	const char *output;
+	long rank; /* --rank: the rank's file of a manifest; -1: none asked */
 };
 
 /* The window from the options given: they must say one. -1 to go on, else the exit
@@ -174,12 +181,19 @@ static int settle_window(struct window *w, const struct options *o)
 static int parse_options(int argc, char **argv, struct window *w, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"from", required_argument, NULL, 'f'},	  {"to", required_argument, NULL, 't'},
-		{"around", required_argument, NULL, 'a'}, {"width", required_argument, NULL, 'w'},
-		{"absolute", no_argument, NULL, 'A'},	  {"no-clip", no_argument, NULL, 'n'},
-		{"exact", no_argument, NULL, 'x'},	  {"margin", required_argument, NULL, 'm'},
-		{"output", required_argument, NULL, 'o'}, {"gzip", no_argument, NULL, 'z'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
+		{"around", required_argument, NULL, 'a'},
+		{"width", required_argument, NULL, 'w'},
+		{"absolute", no_argument, NULL, 'A'},
+		{"no-clip", no_argument, NULL, 'n'},
+		{"exact", no_argument, NULL, 'x'},
+		{"margin", required_argument, NULL, 'm'},
+		{"output", required_argument, NULL, 'o'},
+		{"gzip", no_argument, NULL, 'z'},
+		{"rank", required_argument, NULL, 'R'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -224,6 +238,13 @@ static int parse_options(int argc, char **argv, struct window *w, struct options
 		case 'z':
 			o->gzip = true;
 			break;
+		case 'R': {
+			char *end;
+			o->rank = strtol(optarg, &end, 10);
+			if (end == optarg || *end != '\0' || o->rank < 0)
+				return cli_usage_error("window", "--rank wants a rank, 0 or more");
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -287,20 +308,47 @@ static void report(const struct window *w, const struct source *src)
 		 src->searched ? " (searched)" : " (in order)");
 }
 
-int cmd_window(int argc, char **argv)
+/* The file to read: the argument, or the one a manifest lists (of o->rank when
+ * asked) into *path; 0, or the exit status having said why. */
+static int pick_file(const char *arg, const struct options *o, struct manifest_files *files,
+		     const char **path)
 {
-	struct window w = {.clip = true, .margin = DEFAULT_MARGIN_NS};
-	struct source src = {.warnings = {.max = 10}};
-	struct options o = {0};
-	bool sequential = true;
-	const char *path;
-	char *out_path = NULL;
-	int err = 0, status = parse_options(argc, argv, &w, &o), fd = -1;
+	char *const args[] = {(char *)arg};
+	char why[PATH_MAX + 128];
+	size_t found = 0;
 
-	if (status >= 0)
-		return status;
-	status = CLI_OK;
-	path = argv[optind];
+	if (manifest_expand(args, 1, files, why, sizeof(why)) != 0) {
+		cli_error("window", "%s", why);
+		return CLI_ERROR;
+	}
+	for (size_t i = 0; i < files->n; i++)
+		if (o->rank < 0 || files->ranks[i] == o->rank)
+			*path = files->paths[i], found++;
+	if (files->manifests == 0 && o->rank >= 0)
+		return cli_usage_error("window", "--rank picks a file of a job's manifest");
+	if (found == 1)
+		return 0;
+	if (o->rank >= 0)
+		cli_error("window", "%s lists %zu files of rank %ld: window reads one", arg, found,
+			  o->rank);
+	else
+		cli_error("window",
+			  "%s lists %zu files: window reads one (--rank R picks rank R's, "
+			  "ringtrace merge -o job.json %s makes one)",
+			  arg, found, arg);
+	return CLI_ERROR;
+}
+
+/* The window of the file at path (or "-") as w and o ask. */
+static int window_file(struct window *wp, const struct options *op, const char *path)
+{
+	struct window w = *wp;
+	struct options o = *op;
+	struct source src = {.warnings = {.max = 10}};
+	bool sequential = true;
+	char *out_path = NULL;
+	int err = 0, status = CLI_OK, fd = -1;
+
 	w.file = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	src.warnings.file = w.file;
 	out_path = o.output != NULL ? strdup(o.output) : cli_default_output(path, "window");
@@ -347,5 +395,23 @@ int cmd_window(int argc, char **argv)
 	free(out_path);
 	if (fd >= 0)
 		close(fd);
+	return status;
+}
+
+int cmd_window(int argc, char **argv)
+{
+	struct window w = {.clip = true, .margin = DEFAULT_MARGIN_NS};
+	struct options o = {.rank = -1};
+	struct manifest_files files = {0};
+	const char *path = NULL;
+	int status = parse_options(argc, argv, &w, &o);
+
+	if (status >= 0)
+		return status;
+	/* a job's manifest: the file it lists (its path lives until the window is cut) */
+	status = pick_file(argv[optind], &o, &files, &path);
+	if (status == 0)
+		status = window_file(&w, &o, path);
+	manifest_files_free(&files);
 	return status;
 }
