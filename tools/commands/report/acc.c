@@ -164,6 +164,9 @@ static int add_msgs(struct job_acc *a, const struct rank_part *p, const uint32_t
 			if (g == NULL)
 				return -1;
 			g->left = (uint32_t)(end - i);
+			/* ranks and path known in every block's bytes until the best is set */
+			g->rank = g->cause = p->rank;
+			g->path = map[m->path_flags >> MSG_FLAGS_SHIFT];
 		}
 		for (size_t k = i; k < end; k++) {
 			uint32_t f = p->msgs[k].path_flags;
