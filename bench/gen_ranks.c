@@ -541,8 +541,8 @@ static int gen_run(const struct options *o)
 	if (gen_model_init(job) != 0)
 		return fprintf(stderr, "gen_ranks: out of memory\n"), 1;
 	if (o->manifest) {
-		if ((err = rtr__path_manifest(manifest, sizeof(manifest), o->pattern, PID_BASE,
-					      "node000")) != 0 ||
+		if ((err = rtr__path_job(manifest, sizeof(manifest), o->pattern, PID_BASE,
+					 "node000", ".manifest.json")) != 0 ||
 		    (err = rtr__path_make_dirs(manifest, failed, sizeof(failed))) != 0 ||
 		    (m = fopen(manifest, "w")) == NULL)
 			return fprintf(stderr, "gen_ranks: %s: %s\n", manifest,
@@ -570,7 +570,8 @@ static int gen_run(const struct options *o)
 	if (m != NULL && (fputs("\n]}\n", m), fclose(m)) != 0)
 		return fprintf(stderr, "gen_ranks: %s: %s\n", manifest, strerror(errno)), 1;
 	if (m == NULL)
-		rtr__path_manifest(manifest, sizeof(manifest), o->pattern, PID_BASE, "node000");
+		rtr__path_job(manifest, sizeof(manifest), o->pattern, PID_BASE, "node000",
+			      ".manifest.json");
 	err = gen_write_expected(o, manifest);
 	gen_model_free();
 	if (err != 0)

@@ -110,6 +110,10 @@ enum {
 	/* into a window in memory of the newest cfg.flight_mb MiB, written only by a
 	 * snapshot (rtr_snapshot(), cfg.snapshot_signal, and rtr_stop()) */
 	RTR_MODE_FLIGHT = 1,
+	/* no events in the file: per thread a call-path tree of the slices (count, total,
+	 * self, min, max, a percentile sketch) and the counters, written whole at the
+	 * stop, a snapshot, a segment's end and a fatal signal (docs/profile.md) */
+	RTR_MODE_PROFILE = 2,
 };
 
 /* The file's format. */
@@ -121,7 +125,7 @@ enum {
 	RTR_FORMAT_PERFETTO = 2, /* Perfetto's TrackEvent protobuf (docs/perfetto.md) */
 };
 
-#define RTR_CONFIG_VERSION 4
+#define RTR_CONFIG_VERSION 5
 
 struct rtr_config {
 	/* sizeof(struct rtr_config) and RTR_CONFIG_VERSION, set by rtr_config_init(); 0
@@ -186,7 +190,8 @@ struct rtr_config {
 	/* With rotation, keep only the newest `keep` segments: the writer deletes older
 	 * ones. 0 (default) keeps all. RINGTRACE_KEEP. */
 	unsigned keep;
-	/* RTR_MODE_STREAM (default) or RTR_MODE_FLIGHT. RINGTRACE_MODE=stream|flight. */
+	/* RTR_MODE_STREAM (default), RTR_MODE_FLIGHT or RTR_MODE_PROFILE.
+	 * RINGTRACE_MODE=stream|flight|profile. */
 	int mode;
 	/* The flight window in MiB, 1 .. 65536; default 64. RINGTRACE_FLIGHT_MB. */
 	unsigned flight_mb;
@@ -215,6 +220,17 @@ struct rtr_config {
 	 * compressed_packets, at most 64 KiB of packets each), 1 (default), or plain, 0.
 	 * Plain too when the file is gzip-compressed. RINGTRACE_PF_COMPRESS=0|1. */
 	unsigned pf_compress;
+	/* Fields of version 5. */
+	/* Beside a trace, its profile too (docs/profile.md): `<path>.profile.json`, written
+	 * when the trace's file is finished, at each segment's end and at a snapshot. 0
+	 * (default) or 1. RINGTRACE_PROFILE. */
+	unsigned profile;
+	/* A profile's deepest call-path level; slices below it count in their ancestor.
+	 * 1 .. 1024, default 64. RINGTRACE_PROFILE_DEPTH. */
+	unsigned profile_depth;
+	/* A profile's most call paths (nodes): a slice whose path is new past it counts in
+	 * its parent ("unplaced"). 16 .. 16777216, default 100000. RINGTRACE_PROFILE_NODES. */
+	unsigned profile_nodes;
 };
 
 /* rtr_config.open_timeout_ms: as long as stop_timeout_ms. */

@@ -61,11 +61,12 @@ static void manifest(const char *pattern, const char *want)
 {
 	char out[256];
 
-	assert_int_equal(rtr__path_manifest(out, sizeof(out), pattern, 42, "node7"), 0);
+	assert_int_equal(rtr__path_job(out, sizeof(out), pattern, 42, "node7", ".manifest.json"),
+			 0);
 	assert_string_equal(out, want);
 }
 
-static void manifest_is_named_after_the_pattern(void **state)
+static void job_files_are_named_after_the_pattern(void **state)
 {
 	(void)state;
 	manifest("trace-%r.json", "trace-job.manifest.json");
@@ -79,10 +80,27 @@ static void manifest_is_named_after_the_pattern(void **state)
 	manifest("a/b/t-%p.json", "a/b/t-42-job.manifest.json");
 	manifest("t-%r", "t-job.manifest.json");
 
+	/* the job profile's name: the same place, the pattern's own suffix kept */
+	char job[256];
+	static const char *const job_names[][2] = {
+		{"prof-%r.json", "prof-job.json"},
+		{"run/%h/%R/p-%r.json", "run/p-job.json"},
+		{"t-%r.%s.json.gz", "t-job.json.gz"},
+		{"t.json", "t-job.json"},
+		{"p-%r", "p-job"},
+	};
+	for (size_t i = 0; i < sizeof(job_names) / sizeof(job_names[0]); i++) {
+		assert_int_equal(
+			rtr__path_job(job, sizeof(job), job_names[i][0], 42, "node7", NULL), 0);
+		assert_string_equal(job, job_names[i][1]);
+	}
+
 	char out[16];
-	assert_int_equal(rtr__path_manifest(out, sizeof(out), "t-%q.json", 1, "h"), -EINVAL);
-	assert_int_equal(rtr__path_manifest(out, sizeof(out), "a-long-name-%r.json", 1, "h"),
-			 -ENAMETOOLONG);
+	assert_int_equal(rtr__path_job(out, sizeof(out), "t-%q.json", 1, "h", ".manifest.json"),
+			 -EINVAL);
+	assert_int_equal(
+		rtr__path_job(out, sizeof(out), "a-long-name-%r.json", 1, "h", ".manifest.json"),
+		-ENAMETOOLONG);
 }
 
 static char base[PATH_MAX - 256]; /* room for the names below */
@@ -263,7 +281,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(escapes_expand),
-		cmocka_unit_test(manifest_is_named_after_the_pattern),
+		cmocka_unit_test(job_files_are_named_after_the_pattern),
 		cmocka_unit_test_setup_teardown(nested_directories_are_made_with_the_umask, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(many_threads_make_the_same_directories, setup,

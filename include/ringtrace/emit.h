@@ -223,6 +223,21 @@ RTR_API const char *rtr__process_name(void);
 RTR_API int rtr__session_file(uint64_t i, char *out, size_t size);
 
 /*
+ * For the MPI module's job profile (docs/profile.md): where rank 0 writes it (the
+ * session's path pattern, "job" for the rank), -ENOTCONN when the session keeps no
+ * profile; the process's profile so far with its threads merged (every event recorded
+ * before counted; freeze: the process's own profile file is written now and is final),
+ * in memory to give back with rtr__profile_free(); rank 0's merge of the world ranks'
+ * (len[r] 0: none from rank r), written at path, began_ns when the reduction began
+ * (CLOCK_MONOTONIC as the system has it: the file's reduce_ns). 0 or -errno.
+ */
+RTR_API int rtr__profile_job_path(char *out, size_t size);
+RTR_API int rtr__profile_export(char **data, size_t *len, size_t *cap, int freeze);
+RTR_API void rtr__profile_free(char *data, size_t cap);
+RTR_API int rtr__profile_job_write(const char *path, int world, const char *const *data,
+				   const size_t *len, uint64_t began_ns);
+
+/*
  * For the modules that hear a runtime name its own threads (the ITT collector, from
  * the OpenMP runtime's ITT calls): rtr_thread_name(name), unless the calling thread
  * was named already (by the program, through any module), whose name then stays.

@@ -3,7 +3,7 @@
  * The job's manifest (docs/mpi.md, "The job's manifest"): at MPI_Finalize every rank
  * sends rank 0 one line per file its session wrote (rank, host, pid, the path relative
  * to the manifest's directory when below it, the segment when there are several),
- * and rank 0 writes them in rank order at the name rtr__path_manifest() gives the
+ * and rank 0 writes them in rank order at the name rtr__path_job() gives the
  * pattern, through a new file and rename(). On the module's private duplicate of the
  * world, before it is freed; every rank takes part, one whose recorder is not running
  * with no line.
@@ -148,7 +148,8 @@ void rtr__mpi_manifest(void)
 
 	gethostname(host, sizeof(host) - 1);
 	/* rank 0's name for it, and its directory, made absolute alike on every rank */
-	if (rtr__path_manifest(name, sizeof(name), pattern_of(), getpid(), host) == 0 &&
+	if (rtr__path_job(name, sizeof(name), pattern_of(), getpid(), host, ".manifest.json") ==
+		    0 &&
 	    absolute(name, abs, sizeof(abs)) == 0) {
 		*(strrchr(abs, '/') + 1) = '\0';
 		lines = rank_lines(abs, &len);

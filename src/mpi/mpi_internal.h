@@ -66,6 +66,7 @@
  *	onesided.c	the one-sided calls and the windows
  *	clocksync.c	the clock measurement against rank 0, rtr_mpi_sync()
  *	manifest.c	the job's manifest, gathered to rank 0 at MPI_Finalize
+ *	profile.c	the job profile at MPI_Finalize: the ranks' profiles to rank 0
  *
  * Every file-scope variable of the module is a field of struct rtr__mpi_state, whose
  * one instance is rtr__mpi; each field's comment says who writes it and when.
@@ -399,6 +400,18 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 /* Clock sync (clocksync.c)                                                   */
 
 RTR_MPI_HIDDEN int rtr__mpi_clock_sync(void);
+/* profile.c: the job profile at MPI_Finalize. Agree: the ranks find whether all keep a
+ * profile (1; 0: none is made); gather: this rank's profile is exported and gathered
+ * to rank 0, which writes the job profile. Both collective on sync_comm. */
+struct rtr__mpi_job {
+	int on;
+	char path[4096];
+	char *data;
+	size_t len, cap;
+	uint64_t began;
+};
+RTR_MPI_HIDDEN int rtr__mpi_job_agree(struct rtr__mpi_job *job);
+RTR_MPI_HIDDEN void rtr__mpi_job_gather(struct rtr__mpi_job *job);
 
 /* manifest.c: every rank's files listed by rank 0 (collective over the world, on
  * sync_comm; from the Finalize wrapper). */

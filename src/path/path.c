@@ -97,8 +97,11 @@ static const char *const trace_suffixes[] = {
 	".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz", ".pftrace", ".json.gz", ".json",
 };
 
-int rtr__path_manifest(char *out, size_t size, const char *pattern, pid_t pid, const char *host)
+int rtr__path_job(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
+		  const char *suffix)
 {
+	const char *kept = "";
+
 	char name[PATH_MAX], stem[PATH_MAX];
 	size_t o = 0, dir = 0;
 	int job = 0;
@@ -138,12 +141,13 @@ int rtr__path_manifest(char *out, size_t size, const char *pattern, pid_t pid, c
 	for (size_t i = 0; i < sizeof(trace_suffixes) / sizeof(trace_suffixes[0]); i++) {
 		size_t len = strlen(trace_suffixes[i]);
 		if (o > len && strcmp(stem + o - len, trace_suffixes[i]) == 0) {
+			kept = trace_suffixes[i];
 			stem[o -= len] = '\0';
 			break;
 		}
 	}
-	int n = snprintf(out, size, "%.*s%s%s.manifest.json", (int)dir, pattern, stem,
-			 job ? "" : "-job");
+	int n = snprintf(out, size, "%.*s%s%s%s", (int)dir, pattern, stem, job ? "" : "-job",
+			 suffix != NULL ? suffix : kept);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 

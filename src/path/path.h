@@ -22,15 +22,17 @@ int rtr__path_expand(char *out, size_t size, const char *pattern, pid_t pid, con
  * the end. 0 or -ENAMETOOLONG. */
 int rtr__path_number_pattern(char *out, size_t size, const char *pattern);
 
-/* The name of a job's manifest for the rank pattern into out: in the pattern's
- * directory above the first that holds an escape (the one every rank's file is
- * below), the file name with "job" for %r, %s and the '.' before it left out, the
- * other escapes as rank 0 (pid, host) expands them, and ".manifest.json" for its
- * trace suffix (.json, .pftrace, .perfetto-trace, gzip'd or not): trace-%r.json ->
- * trace-job.manifest.json, run/%h/%R/t-%r.json -> run/t-job.manifest.json; "-job"
- * before the suffix when the name has no %r. 0, -EINVAL (a bad escape) or
- * -ENAMETOOLONG. */
-int rtr__path_manifest(char *out, size_t size, const char *pattern, pid_t pid, const char *host);
+/* The name of a file of the whole job for the rank pattern into out: in the
+ * pattern's directory above the first that holds an escape (the one every rank's file
+ * is below), the file name with "job" for %r, %s and the '.' before it left out, the
+ * other escapes as rank 0 (pid, host) expands them, and suffix for its trace suffix
+ * (.json, .pftrace, .perfetto-trace, gzip'd or not; NULL: the suffix kept). The
+ * manifest, suffix ".manifest.json": trace-%r.json -> trace-job.manifest.json,
+ * run/%h/%R/t-%r.json -> run/t-job.manifest.json; the job profile, NULL:
+ * prof-%r.json -> prof-job.json. "-job" before the suffix when the name has no %r. 0,
+ * -EINVAL (a bad escape) or -ENAMETOOLONG. */
+int rtr__path_job(char *out, size_t size, const char *pattern, pid_t pid, const char *host,
+		  const char *suffix);
 
 /* Create the missing directories above the file path (mkdir -p of its directory,
  * 0777 less the umask; one made meanwhile by another process is fine). 0, or -errno

@@ -59,8 +59,10 @@ static const struct choice format_choices[] = {{"auto", RTR_FORMAT_AUTO},
 					       {"perfetto", RTR_FORMAT_PERFETTO},
 					       {"pftrace", RTR_FORMAT_PERFETTO},
 					       {NULL, 0}};
-static const struct choice mode_choices[] = {
-	{"stream", RTR_MODE_STREAM}, {"flight", RTR_MODE_FLIGHT}, {NULL, 0}};
+static const struct choice mode_choices[] = {{"stream", RTR_MODE_STREAM},
+					     {"flight", RTR_MODE_FLIGHT},
+					     {"profile", RTR_MODE_PROFILE},
+					     {NULL, 0}};
 static const struct choice clock_choices[] = {{"auto", RTR_CLOCK_AUTO},
 					      {"monotonic", RTR_CLOCK_MONOTONIC},
 					      {"tsc", RTR_CLOCK_TSC},
@@ -133,7 +135,7 @@ static const struct option options[] = {
 	{"RINGTRACE_KEEP", OPT_UNSIGNED, FIELD(keep), .def = 0, .lo = 0, .hi = MAX_KEEP,
 	 .expected = "a number of segments (0 .. 1000000)"},
 	{"RINGTRACE_MODE", OPT_CHOICE, FIELD(mode), .def = RTR_MODE_STREAM, .choices = mode_choices,
-	 .expected = "stream or flight"},
+	 .expected = "stream, flight or profile"},
 	{"RINGTRACE_FLIGHT_MB", OPT_UNSIGNED, FIELD(flight_mb), .def = DEFAULT_FLIGHT_MB, .lo = 1,
 	 .hi = MAX_FLIGHT_MB, .expected = "a window size in MiB (1 .. 65536)"},
 	{"RINGTRACE_FLIGHT_AT_EXIT", OPT_UNSIGNED, FIELD(flight_at_exit), .def = 1, .lo = 0,
@@ -151,6 +153,13 @@ static const struct option options[] = {
 	 .expected = "a timeout in milliseconds (0 .. 3600000)"},
 	{"RINGTRACE_PF_COMPRESS", OPT_UNSIGNED, FIELD(pf_compress), .def = 1, .lo = 0, .hi = 1,
 	 .expected = "0 or 1"},
+	/* version 5 */
+	{"RINGTRACE_PROFILE", OPT_UNSIGNED, FIELD(profile), .def = 0, .lo = 0, .hi = 1,
+	 .expected = "0 or 1"},
+	{"RINGTRACE_PROFILE_DEPTH", OPT_UNSIGNED, FIELD(profile_depth), .def = 64, .lo = 1,
+	 .hi = 1024, .expected = "a depth (1 .. 1024)"},
+	{"RINGTRACE_PROFILE_NODES", OPT_UNSIGNED, FIELD(profile_nodes), .def = 100000, .lo = 16,
+	 .hi = 16777216, .expected = "a number of call paths (16 .. 16777216)"},
 	/* not in struct rtr_config: a testing aid read by the clock (clock/clock.c) */
 	{"RINGTRACE_CLOCK_OFFSET_NS", OPT_PROCESS, 0, 0, .expected = OFFSET_EXPECTED},
 };
@@ -416,6 +425,11 @@ int rtr__session_config(struct rtr__session *s, const struct rtr_config *given)
 	for (size_t i = 0; i < NOPTIONS; i++)
 		if (!option_valid(cfg, &options[i]))
 			return -EINVAL;
+	if (full.mode == RTR_MODE_PROFILE) {
+		/* A profile does not grow: no segment fills up; it is written whole, plain. */
+		full.max_mb = 0;
+		full.compress = RTR_COMPRESS_NONE;
+	}
 
 	s->cfg = *cfg;
 	if (gethostname(s->host, sizeof(s->host)) != 0)

@@ -20,6 +20,8 @@
 #include "session/session.h"
 
 #include "common/atomic.h"
+#include "common/mem.h"
+#include "format/profile/profile.h"
 #include "path/path.h"
 #include "producer/events.h"
 #include "producer/memstack.h"
@@ -182,9 +184,12 @@ static int start(const struct rtr_config *cfg, enum starter by)
 	rtr__rings_configure(session.cfg.ring_bytes, session.cfg.on_full);
 
 	/* rtr__session_config() has resolved RTR_FORMAT_AUTO by the path's suffix. */
-	err = rtr__writer_start(&session, session.cfg.format == RTR_FORMAT_PERFETTO
-						  ? &rtr__perfetto_format
-						  : &rtr__json_format);
+	int profile = session.cfg.mode == RTR_MODE_PROFILE;
+	err = rtr__writer_start(&session,
+				profile					    ? &rtr__profile_format
+				: session.cfg.format == RTR_FORMAT_PERFETTO ? &rtr__perfetto_format
+									    : &rtr__json_format,
+				profile || session.cfg.profile ? &rtr__profiler : NULL);
 	if (err != 0) {
 		if (session.fd >= 0)
 			close(session.fd);
@@ -290,6 +295,59 @@ RTR_API int rtr_snapshot(const char *path)
 	pthread_mutex_unlock(&lifecycle_lock);
 	/* Not under the lock, as rtr_flush(): a stop meanwhile serves the request. */
 	return rtr__writer_snapshot(path, timeout_ms, flight, rotating);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The job profile, for the MPI module (docs/profile.md)                      */
+
+RTR_API int rtr__profile_job_path(char *out, size_t size)
+{
+	char path[PATH_MAX];
+	int err = -ENOTCONN;
+
+	pthread_mutex_lock(&lifecycle_lock);
+	if (running && (session.cfg.mode == RTR_MODE_PROFILE || session.cfg.profile)) {
+		/* beside rank 0's manifest, with the pattern's suffix */
+		err = rtr__path_job(path, sizeof(path), session.pattern, session.pid, session.host,
+				    NULL);
+		if (err == 0) {
+			int n = snprintf(out, size, "%s%s", path,
+					 session.cfg.mode == RTR_MODE_PROFILE ? ""
+									      : ".profile.json");
+			err = n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+		}
+	}
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
+}
+
+RTR_API int rtr__profile_export(char **data, size_t *len, size_t *cap, int freeze)
+{
+	pthread_mutex_lock(&lifecycle_lock);
+	if (!running) {
+		pthread_mutex_unlock(&lifecycle_lock);
+		return -ENOTCONN;
+	}
+	uint32_t ticket = rtr__writer_flush_request();
+	unsigned timeout_ms = session.cfg.stop_timeout_ms;
+	pthread_mutex_unlock(&lifecycle_lock);
+	/* every event recorded before is in the profile; a stop meanwhile serves it */
+	(void)rtr__writer_flush_wait(ticket, timeout_ms);
+	pthread_mutex_lock(&lifecycle_lock);
+	int err = running ? rtr__writer_profile_export(data, len, cap, freeze) : -ENOTCONN;
+	pthread_mutex_unlock(&lifecycle_lock);
+	return err;
+}
+
+RTR_API void rtr__profile_free(char *data, size_t cap)
+{
+	rtr__mem_unmap(data, cap);
+}
+
+RTR_API int rtr__profile_job_write(const char *path, int world, const char *const *data,
+				   const size_t *len, uint64_t began_ns)
+{
+	return rtr__prof_job_write(path, getpid(), world, data, len, began_ns);
 }
 
 /* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */

@@ -237,6 +237,8 @@ static void write_batch(struct rtr__writer *w, struct rtr__ring *r, struct rtr__
 		skip_corrupt(w, r, rd, w->drain.bad[i],
 			     rtr__ring_event_records(w->drain.bad[i]->ext), 0);
 	w->drain.batch = b;
+	if (w->prof != NULL) /* the events as decoded, before the format's walk changes them */
+		w->prof->batch(w, b);
 	uint64_t written = w->fmt->events(w, b);
 	w->drain.batch = NULL;
 	note_last_ns(rd, b);
@@ -402,6 +404,8 @@ static void write_polls(struct rtr__writer *w, struct rtr__ring *r, int keep)
 	rtr__polls_take(w, r, &ev, keep, &events);
 	struct rtr__batch b = {r, &ev, &ev + 1, NULL};
 	w->drain.batch = &b;
+	if (w->prof != NULL && !keep) /* a fold kept going is written again, whole, later */
+		w->prof->batch(w, &b);
 	uint64_t written = w->fmt->events(w, &b);
 	w->drain.batch = NULL;
 	w->drain.current = current;

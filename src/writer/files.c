@@ -122,6 +122,8 @@ void rtr__files_rotate(struct rtr__writer *w)
 	o->continues = 1;
 	out_reserve(w, 0); /* TAIL_ROOM is free */
 	rtr__out_end_file(w, 1);
+	if (w->prof != NULL) /* the profile so far, at (or beside) the segment's path */
+		(void)w->prof->write(w, NULL, "rotation", 0);
 	o->chunk->final = 1; /* a compressed stream ends with the segment */
 	rtr__out_submit(w);
 	rtr__sink_wait(&o->sink);

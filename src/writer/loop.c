@@ -121,14 +121,18 @@ static void serve_snapshots(struct rtr__writer *w)
 			rtr__flight_snapshot(w, NULL);
 		else if (rotating)
 			rtr__files_rotate(w);
+		else if (w->prof != NULL) /* the profile so far; the trace is flushed too */
+			(void)(flush_now(w), w->prof->write(w, NULL, "snapshot", 0));
 		else
 			flush_now(w);
 	}
 	if (req != w->loop.snap_done) {
+		const char *path = w->loop.snap_path[0] != '\0' ? w->loop.snap_path : NULL;
 		int err = w->out.flight != NULL ? rtr__flight_snapshot(w, w->loop.snap_path)
 			  : rotating		? (rtr__files_rotate(w),
 					   rtr_atomic_load_relaxed(&w->out.sink.error))
-						: -ENOTSUP;
+			  : w->prof != NULL ? (flush_now(w), w->prof->write(w, path, "snapshot", 0))
+					    : -ENOTSUP;
 		w->loop.snap_err = err;
 		/* R12: pairs with A12 in rtr__writer_snapshot(); the file and snap_err */
 		rtr_atomic_store_release(&w->loop.snap_done, req);
@@ -181,6 +185,8 @@ static void write_out(struct rtr__writer *w, int wait)
  * it costs the child nothing it touches). */
 static void session_fini(struct rtr__writer *w, int how)
 {
+	if (w->prof != NULL)
+		w->prof->fini(w, how);
 	w->fmt->fini(w, how);
 	if (how != RTR__FINI_FORGET) {
 		rtr__events_fini(w);
@@ -205,6 +211,8 @@ static int session_init(struct rtr__writer *w)
 		return err;
 	w->out.pads_pages = w->fmt->pads_pages;
 	err = w->fmt->init(w);
+	if (err == 0 && w->prof != NULL && (err = w->prof->init(w)) != 0)
+		w->fmt->fini(w, RTR__FINI_ALL);
 	if (err != 0)
 		rtr__events_fini(w);
 	return err;
@@ -216,6 +224,14 @@ static void release_session(struct rtr__writer *w)
 	rtr__sink_close(&w->out.sink);
 	rtr__files_fini(w, RTR__FINI_ALL);
 	session_fini(w, RTR__FINI_ALL);
+}
+
+/* Why the session's last profile is written (docs/profile.md). */
+static const char *profile_reason(struct rtr__writer *w)
+{
+	if (rtr_atomic_load_relaxed(&w->loop.signal) != 0)
+		return "signal";
+	return "stop";
 }
 
 static void *writer_main(void *arg)
@@ -285,6 +301,8 @@ static void *writer_main(void *arg)
 		if (w->s.cfg.flight_at_exit || rtr_atomic_load_relaxed(&w->loop.signal) != 0)
 			err = rtr__flight_snapshot(w, NULL);
 		w->loop.final_error = err;
+		if (w->prof != NULL) /* beside the snapshots: the session's profile */
+			(void)w->prof->write(w, NULL, profile_reason(w), 1);
 	} else {
 		w->out.cutting = 1; /* no segment limit: the end marker goes here */
 		w->out.closed = 0;
@@ -299,6 +317,11 @@ static void *writer_main(void *arg)
 		write_out(w, 1);
 		rtr__out_close_after_error(w);
 		w->loop.final_error = rtr_atomic_load_relaxed(&w->out.sink.error);
+		if (w->prof != NULL) {
+			int err = w->prof->write(w, NULL, profile_reason(w), 1);
+			if (w->loop.final_error == 0 && w->fmt == &rtr__profile_format)
+				w->loop.final_error = err; /* the profile is the session's file */
+		}
 		if (w->s.numbered)
 			w->out.files++; /* the last segment */
 		rtr__files_close_old(w);
@@ -335,7 +358,7 @@ static void *writer_main(void *arg)
  * the last session left it. Keeps the published counters of the last session until
  * this one is ready. */
 static void begin_session(struct rtr__writer *w, const struct rtr__session *s,
-			  const struct rtr__format *fmt)
+			  const struct rtr__format *fmt, const struct rtr__profiler *prof)
 {
 	w->s = *s;
 	w->s.cfg.path = w->s.path;
@@ -362,6 +385,7 @@ static void begin_session(struct rtr__writer *w, const struct rtr__session *s,
 	/* snap_req and snap_done run on across sessions, as flush_req and flush_done */
 	w->loop.snap_signals_done = rtr_atomic_load_relaxed(&w->loop.snap_signals);
 	w->fmt = fmt;
+	w->prof = prof;
 }
 
 /* Stream mode: the sink on the session's file, the file's head in it. 0 or -errno
@@ -412,7 +436,8 @@ static int open_file(struct rtr__writer *w)
 	return 0;
 }
 
-int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt)
+int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt,
+		      const struct rtr__profiler *prof)
 {
 	struct rtr__writer *w = &W;
 	int err;
@@ -420,7 +445,7 @@ int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fm
 	/* A10: pairs with R10 in writer_main(); an abandoned writer has freed all */
 	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_IDLE)
 		return -EBUSY; /* the last session's writer is still stuck in the file */
-	begin_session(w, s, fmt);
+	begin_session(w, s, fmt, prof);
 	err = session_init(w);
 	if (err != 0)
 		return err;
@@ -647,9 +672,10 @@ int rtr__writer_snapshot(const char *path, unsigned timeout_ms, int flight, int 
 	uint64_t deadline = deadline_in(timeout_ms);
 	int err;
 
-	if (!flight && !rotating)
+	/* the profile may be read without a lock: set before the writer started */
+	if (!flight && !rotating && w->prof == NULL)
 		return -ENOTSUP;
-	if (!flight && path != NULL)
+	if (!flight && rotating && path != NULL)
 		return -EINVAL; /* a segment's name is the pattern's */
 	if (path != NULL && strlen(path) >= sizeof(w->loop.snap_path))
 		return -ENAMETOOLONG;
@@ -709,4 +735,15 @@ void rtr__writer_after_fork_child(void)
 		close(w->s.fd);
 	w->out.chunk = NULL;
 	rtr_atomic_store_relaxed(&w->loop.state, WRITER_IDLE);
+}
+
+int rtr__writer_profile_export(char **data, size_t *len, size_t *cap, int freeze)
+{
+	struct rtr__writer *w = &W;
+
+	/* A10: pairs with R10 in writer_main(); the session's state is there while it runs */
+	if (rtr_atomic_load_acquire(&w->loop.state) != WRITER_RUNNING || w->prof == NULL ||
+	    w->prof->export == NULL)
+		return -ENOTCONN;
+	return w->prof->export(w, data, len, cap, freeze);
 }

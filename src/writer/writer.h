@@ -58,13 +58,25 @@ struct rtr__session {
 	struct rtr__filter filter;
 };
 
-/* The output formats (src/format/): the session picks one by the configuration. */
+/* The output formats (src/format/): the session picks one by the configuration.
+ * rtr__profile_format writes no line: the session's file is its profile. */
 extern const struct rtr__format rtr__json_format;
 extern const struct rtr__format rtr__perfetto_format;
+extern const struct rtr__format rtr__profile_format;
+/* The profile (src/format/profile/), kept beside any format (RINGTRACE_PROFILE) and
+ * alone in RINGTRACE_MODE=profile. */
+struct rtr__profiler;
+extern const struct rtr__profiler rtr__profiler;
 
-/* Write the file's head in format fmt, start the writer thread. 0 or -errno (nothing
- * left open). */
-int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt);
+/* Write the file's head in format fmt, start the writer thread; with prof (NULL:
+ * none) a profile is kept beside. 0 or -errno (nothing left open). */
+int rtr__writer_start(const struct rtr__session *s, const struct rtr__format *fmt,
+		      const struct rtr__profiler *prof);
+/* The process's profile so far into a buffer from rtr__mem_map() (*len bytes, *cap
+ * mapped), for the job profile; the writer's aggregate is read under its lock. With
+ * freeze, the process's profile file is written from the same moment, and is final.
+ * 0, -ENOTCONN without a profile, or -ENOMEM. */
+int rtr__writer_profile_export(char **data, size_t *len, size_t *cap, int freeze);
 
 /* Ask the writer to write everything recorded before; returns the ticket to wait on. */
 uint32_t rtr__writer_flush_request(void);

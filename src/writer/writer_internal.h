@@ -241,10 +241,29 @@ struct rtr__out {
 	uint64_t snapshot_evicted;  /* ... and recorded before it, not in it */
 };
 
+/*
+ * A profile kept beside the lines (src/format/profile/; the session picks it): it is
+ * handed each batch before the format writes it, and writes its file where a trace's
+ * file is finished (the stop, a segment's end) and at a snapshot. Writer thread,
+ * but for export (any thread: the profile's own lock).
+ */
+struct rtr__profiler {
+	int (*init)(struct rtr__writer *w); /* its state into w->prof_state; 0 or -errno */
+	void (*fini)(struct rtr__writer *w, int how); /* RTR__FINI_* */
+	void (*batch)(struct rtr__writer *w, const struct rtr__batch *b);
+	/* The profile so far, at path (NULL: the session's), why (docs/profile.md's
+	 * reason), final or not. 0 or -errno (reported, counted). */
+	int (*write)(struct rtr__writer *w, const char *path, const char *reason, int final);
+	/* rtr__writer_profile_export() */
+	int (*export)(struct rtr__writer *w, char **data, size_t *len, size_t *cap, int freeze);
+};
+
 struct rtr__writer {
 	struct rtr__session s;
 	const struct rtr__format *fmt;
-	void *fmt_state; /* the format's own (its init() makes it) */
+	void *fmt_state;		  /* the format's own (its init() makes it) */
+	const struct rtr__profiler *prof; /* NULL: no profile */
+	void *prof_state;		  /* the profiler's own */
 	struct rtr__loop loop;
 	struct rtr__account acct;
 	struct rtr__drain drain;

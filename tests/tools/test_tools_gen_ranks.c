@@ -282,6 +282,28 @@ static void a_manifest_stands_for_its_files(void **state)
 	tool_run_free(&run);
 	same_file(by_files, by_manifest);
 
+	/* stats and diff of the manifest: those of its files */
+	{
+		struct tool_run a, b;
+
+		tool_run(&a, NULL, "stats", "--json", "--top", "0", files[0], files[1], files[2],
+			 files[3], NULL);
+		tool_run(&b, NULL, "stats", "--json", "--top", "0", manifest, NULL);
+		assert_int_equal(a.status, 0);
+		assert_int_equal(b.status, 0);
+		assert_true(tool_has(b.out, "\"MPI_Allreduce\""));
+		assert_string_equal(a.out, b.out);
+		tool_run_free(&a);
+		tool_run_free(&b);
+		tool_run(&a, NULL, "diff", "--json", manifest, "--", files[0], files[1], files[2],
+			 files[3], NULL);
+		assert_int_equal(a.status, 0);
+		assert_true(tool_has(a.out, "\"files\":4,"));
+		assert_true(tool_has(a.out, "\"slower\":0,\"faster\":0,"));
+		assert_true(tool_has(a.out, "\"added\":0,\"removed\":0}"));
+		tool_run_free(&a);
+	}
+
 	/* by its content: a manifest by any other name, and a trace named like one */
 	snprintf(renamed, sizeof(renamed), "%s/listing.json", dir);
 	copy_file(manifest, renamed);

@@ -705,6 +705,36 @@ static void job_profile_has_calls_but_no_threads(void **state)
 	unlink(path);
 }
 
+/* A call path of 2 or 3 slices without "q" (the recorder leaves it out): its values
+ * are min and max, and t - min - max. */
+static void left_out_sketch_reads_as_its_values(void **state)
+{
+	static const char text[] =
+		"{\"schema_version\":1,\"type\":\"ringtrace-profile\",\"scope\":\"process\","
+		"\"pid\":1,\"threads\":[{\"tid\":2,\"calls\":["
+		"{\"name\":\"two\",\"n\":2,\"t\":900,\"s\":900,\"min\":300,\"max\":600},"
+		"{\"name\":\"three\",\"n\":3,\"t\":1000,\"s\":1000,\"min\":100,\"max\":700}]}]}";
+	const char *path = tool_tmp("left_out.json");
+	const char *a[] = {"stats", "--json", path, NULL};
+	yajl_val doc, rows, row;
+
+	(void)state;
+	tool_write(path, text, sizeof(text) - 1);
+	doc = stats_json(a);
+	rows = jt_array(jt_at(doc, "slices"), "rows");
+	row = jt_row(rows, "two", NULL);
+	assert_int_equal(jt_int(row, "count"), 2);
+	assert_int_equal(jt_int(row, "min_ns"), 300);
+	assert_int_equal(jt_int(row, "p50_ns"), 300);
+	assert_int_equal(jt_int(row, "max_ns"), 600);
+	row = jt_row(rows, "three", NULL);
+	assert_int_equal(jt_int(row, "count"), 3);
+	assert_int_equal(jt_int(row, "p50_ns"), 200); /* 100, 200, 700 */
+	assert_int_equal(jt_int(row, "max_ns"), 700);
+	yajl_tree_free(doc);
+	unlink(path);
+}
+
 /* ------------------------------------------------------ hostile profiles */
 
 #define HEAD                                                                          \
@@ -727,8 +757,11 @@ static void hostile_profiles_are_refused_with_a_message(void **state)
 		{HEAD "{\"name\":\"a\",\"n\":3,\"t\":9,\"s\":9,\"min\":1,\"max\":5,"
 		      "\"q\":{\"v\":[1,5]}}" TAIL,
 		 "holds 2 values"},
-		{HEAD "{\"name\":\"a\",\"n\":3,\"t\":9,\"s\":9,\"min\":1,\"max\":5}" TAIL,
+		{HEAD "{\"name\":\"a\",\"n\":4,\"t\":9,\"s\":9,\"min\":1,\"max\":5}" TAIL,
 		 "without its sketch"},
+		/* left out at n <= 3, the values are min, max and t - min - max: 14 > max */
+		{HEAD "{\"name\":\"a\",\"n\":3,\"t\":20,\"s\":9,\"min\":1,\"max\":5}" TAIL,
+		 "disagree"},
 		{HEAD "{\"name\":\"a\",\"n\":9,\"t\":9,\"s\":9,\"min\":1,\"max\":5,"
 		      "\"q\":{\"z\":0,\"i\":2218,\"b\":[4,5]}}" TAIL,
 		 "do not fit"},
@@ -891,6 +924,7 @@ int main(void)
 		cmocka_unit_test(profile_reads_as_its_trace),
 		cmocka_unit_test(diff_reads_profiles_on_either_side),
 		cmocka_unit_test(job_profile_has_calls_but_no_threads),
+		cmocka_unit_test(left_out_sketch_reads_as_its_values),
 		cmocka_unit_test(hostile_profiles_are_refused_with_a_message),
 		cmocka_unit_test(stats_of_files_is_stats_of_their_concatenation),
 		cmocka_unit_test(same_output_at_every_jobs),

@@ -174,17 +174,19 @@ static int read_side(struct diff *d, const char *const *paths, size_t n, int i, 
 	if (got == SPREAD_ROOT && sum.errors > 0) {
 		/* Half a file against a whole one would read as a change. */
 		cli_error("diff", "%s (diff compares whole files)",
-			  n == 1 ? sum.st.message : "an input was read up to malformed input");
+			  sum.files == 1 ? sum.st.message
+					 : "an input was read up to malformed input");
 		status = CLI_ERROR;
 	}
 	if (got == SPREAD_ROOT && status == CLI_OK) {
-		if (sum.st.cut && n == 1)
+		if (sum.st.cut && sum.files == 1)
 			cli_note("diff",
 				 "warning: %s is cut short: its %" PRIu64 " whole events "
 				 "are compared",
 				 paths[0], sum.events);
-		f->name = strdup(n == 1 ? tally_sum_file_name(&sum, 0) : paths[0]);
-		f->files = n;
+		/* (a manifest's files counted as the files they are) */
+		f->name = strdup(sum.files == 1 ? tally_sum_file_name(&sum, 0) : paths[0]);
+		f->files = (size_t)sum.files;
 		f->profiles = (size_t)sum.profiles;
 		f->events = sum.events;
 		f->slices = sum.slices;

@@ -5,6 +5,8 @@
  */
 #include "tally_file.h"
 
+#include "manifest.h"
+
 #include "spread.h"
 
 #include <inttypes.h>
@@ -241,10 +243,20 @@ int tally_inputs_read(struct tally_sum *s, const struct tally_options *opt, cons
 		.destroy = sum_destroy,
 		.say = say,
 	};
-	struct inputs in = {opt, cmd, n};
-	int r = spread_run(&ops, &in, paths, n, jobs, s);
+	struct manifest_files files = {0};
+	char why[512];
+	int r;
 
+	/* a job's manifest among them: the files it lists (every rank does the same) */
+	if (manifest_expand((char *const *)paths, n, &files, why, sizeof(why)) != 0) {
+		cli_error(cmd, "%s", why);
+		manifest_files_free(&files);
+		return SPREAD_FAILED;
+	}
+	struct inputs in = {opt, cmd, files.n};
+	r = spread_run(&ops, &in, (const char *const *)files.paths, files.n, jobs, s);
 	if (r == SPREAD_FAILED)
 		cli_error(cmd, "reading the inputs failed (out of memory, or the MPI step)");
+	manifest_files_free(&files);
 	return r;
 }

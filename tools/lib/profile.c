@@ -124,22 +124,39 @@ static const char *get_str(struct reader *r, yajl_val obj, const char *key)
 	return YAJL_GET_STRING(x);
 }
 
-/* A node's sketch "q" into s, checked against its n, min and max. */
-static int load_sketch(struct reader *r, yajl_val node, uint64_t n, uint64_t min, uint64_t max,
-		       struct rtr__sketch *s)
+/* A sketch left out (docs/profile.md): n <= 3 values, which n, t, min and max say: min;
+ * min and max; min, max and t - min - max. */
+static int implied_sketch(struct reader *r, uint64_t n, uint64_t t, uint64_t min, uint64_t max,
+			  struct rtr__sketch *s)
+{
+	if (n > 3)
+		return fail(r, "a call path of %llu slices without its sketch \"q\"",
+			    (unsigned long long)n);
+	if (n == 0)
+		return 0;
+	if ((n == 1 && (min != max || t != min)) || (n == 2 && t != min + max) ||
+	    (n == 3 && (t < min + max || t - min - max < min || t - min - max > max)))
+		return fail(r,
+			    "a call path of %llu slices without its sketch \"q\", whose "
+			    "total, min and max disagree",
+			    (unsigned long long)n);
+	if (rtr__sketch_add(s, min) || (n >= 2 && rtr__sketch_add(s, max)) ||
+	    (n == 3 && rtr__sketch_add(s, t - min - max)))
+		return r->err = -1;
+	return 0;
+}
+
+/* A node's sketch "q" into s, checked against its n, min and max (and t, when it is
+ * left out). */
+static int load_sketch(struct reader *r, yajl_val node, uint64_t n, uint64_t t, uint64_t min,
+		       uint64_t max, struct rtr__sketch *s)
 {
 	yajl_val q = member(node, "q"), v, b;
 	uint64_t zeros, first, counts[RTR__SKETCH_BUCKETS];
 	int err;
 
-	if (q == NULL) {
-		if (n > 1)
-			return fail(r, "a call path of %llu slices without its sketch \"q\"",
-				    (unsigned long long)n);
-		return n == 1 && min != max		   ? fail(r, "one slice with min != max")
-		       : n == 1 && rtr__sketch_add(s, min) ? (r->err = -1)
-							   : 0;
-	}
+	if (q == NULL)
+		return implied_sketch(r, n, t, min, max, s);
 	if ((v = member(q, "v")) != NULL) {
 		if (!YAJL_IS_ARRAY(v) || v->u.array.len > RTR__SKETCH_EXACT)
 			return fail(r, "a sketch's \"v\" is not an array of at most %d values",
@@ -237,7 +254,7 @@ static int read_node(struct reader *r, yajl_val node, unsigned depth, uint64_t *
 	if (s > t || (n > 0 && min > max))
 		return fail(r, "call path '%s': self over total, or min over max", name);
 	rtr__sketch_init(&q);
-	if (load_sketch(r, node, n, min, max, &q) == 0 && (row = row_of(r, name, cat)) != NULL) {
+	if (load_sketch(r, node, n, t, min, max, &q) == 0 && (row = row_of(r, name, cat)) != NULL) {
 		row->total += t;
 		row->self += s;
 		if (rtr__sketch_merge(&row->dur, &q))
