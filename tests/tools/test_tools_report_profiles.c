@@ -5,7 +5,10 @@
  * span, MPI time (the outermost `mpi` nodes, threads summed) and the imbalance per
  * call path; a job profile its "r" per call path as it is; either says in one line
  * that wait states need traces; traces beside profiles answer and the profiles are
- * counted as left out. The same bytes at -j 1 and 2 and under mpirun -np 2 and 4.
+ * counted as left out. The same bytes at -j 1 and 2 and under mpirun -np 2 and 4. And
+ * a real job (mpirun -np 4 of tests/progs/report_waits.c, RINGTRACE_PROFILE=1 beside
+ * its traces): the rank profiles give the traces' MPI time per rank and imbalance per
+ * call path (within 1 %), the job profile exactly the rank profiles' call paths.
  */
 #include "json_tree.h"
 #include "tool_test.h"
@@ -287,6 +290,97 @@ static void a_trace_without_slices_is_a_rank(void **state)
 	free(one);
 }
 
+#if defined(RTR_MPIEXEC) && defined(RTR_REPORT_WAITS)
+static yajl_val report_doc(const char *what, char (*inputs)[4300], int n)
+{
+	struct tool_run r;
+	const char *args[16] = {"report", "--top", "0", "--json"};
+	yajl_val doc;
+
+	for (int i = 0; i < n; i++)
+		args[4 + i] = inputs[i];
+	args[4 + n] = NULL;
+	tool_runv(&r, NULL, NULL, args);
+	if (r.status != 0)
+		fail_msg("report of %s: status %d: %s", what, r.status, r.err);
+	doc = jt_parse(r.out, what);
+	tool_run_free(&r);
+	return doc;
+}
+
+static void near(double a, double b, const char *what)
+{
+	if (a < b * 0.99 || a > b * 1.01)
+		fail_msg("%s: %.0f against the traces' %.0f", what, a, b);
+}
+
+/* The rank profiles against the traces; the job profile against the rank profiles. */
+static void compare_real(yajl_val traces, yajl_val procs, yajl_val job)
+{
+	yajl_val pr = jt_array(procs, "paths");
+
+	for (int r = 0; r < RANKS; r++)
+		near((double)jt_int(YAJL_GET_ARRAY(jt_array(procs, "ranks"))->values[r], "mpi_ns"),
+		     (double)jt_int(YAJL_GET_ARRAY(jt_array(traces, "ranks"))->values[r], "mpi_ns"),
+		     "a rank's MPI time");
+	assert_true(YAJL_GET_ARRAY(pr)->len > 3);
+	for (size_t i = 0; i < YAJL_GET_ARRAY(pr)->len; i++) {
+		yajl_val p = YAJL_GET_ARRAY(pr)->values[i];
+		const char *name = jt_str(p, "path");
+		yajl_val t = path_row(traces, name), j = path_row(job, name);
+
+		assert_int_equal(jt_int(p, "calls"), jt_int(t, "calls"));
+		near((double)jt_int(p, "sum_ns"), (double)jt_int(t, "sum_ns"), name);
+		near(jt_double(p, "imbalance"), jt_double(t, "imbalance"), name);
+		if (jt_double(t, "imbalance") > 1.1)
+			assert_int_equal(jt_int(p, "max_rank"), jt_int(t, "max_rank"));
+		assert_int_equal(jt_int(j, "calls"), jt_int(p, "calls"));
+		assert_int_equal(jt_int(j, "sum_ns"), jt_int(p, "sum_ns"));
+		assert_int_equal(jt_int(j, "min_ns"), jt_int(p, "min_ns"));
+		assert_int_equal(jt_int(j, "max_ns"), jt_int(p, "max_ns"));
+		assert_int_equal(jt_int(j, "max_rank"), jt_int(p, "max_rank"));
+		assert_int_equal(jt_int(j, "ranks"), jt_int(p, "ranks"));
+	}
+	/* the injected waits: rank 0's receive, rank 2 behind at a barrier */
+	assert_true(jt_double(path_row(procs, "MPI_Recv"), "imbalance") > 3.9);
+	assert_int_equal(jt_int(path_row(procs, "MPI_Recv"), "max_rank"), 0);
+}
+
+static void real_profiles_match_the_traces(void **state)
+{
+	char dir[4200], cmd[20000], in[2 * RANKS + 1][4300];
+	yajl_val traces, procs, job, all;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", tool_tmp("report-realprof"));
+	mkdir(dir, 0755);
+	snprintf(cmd, sizeof(cmd),
+		 "%s --allow-run-as-root --oversubscribe -np 4 --timeout 60 -x "
+		 "'RINGTRACE_FILE=%s/w-%%r.json' -x RINGTRACE_PROFILE=1 -x 'LD_PRELOAD=%s' '%s'",
+		 RTR_MPIEXEC, dir, RTR_MPI_LIB, RTR_REPORT_WAITS);
+	assert_int_equal(system(cmd), 0);
+	for (int r = 0; r < RANKS; r++) {
+		snprintf(in[r], sizeof(in[r]), "%s/w-%d.json", dir, r);
+		snprintf(in[RANKS + r], sizeof(in[r]), "%s/w-%d.json.profile.json", dir, r);
+	}
+	snprintf(in[2 * RANKS], sizeof(in[0]), "%s/w-job.json.profile.json", dir);
+	traces = report_doc("the traces", in, RANKS);
+	procs = report_doc("the rank profiles", in + RANKS, RANKS);
+	job = report_doc("the job profile", in + 2 * RANKS, 1);
+	all = report_doc("traces and profiles", in, 2 * RANKS + 1);
+	assert_string_equal(jt_str(procs, "source"), "profiles");
+	assert_string_equal(jt_str(job, "source"), "job_profile");
+	assert_string_equal(jt_str(all, "source"), "traces");
+	assert_int_equal(jt_int(all, "profiles_left_out"), RANKS + 1);
+	jt_expect_same(jt_at(all, "waits"), jt_at(traces, "waits"));
+	compare_real(traces, procs, job);
+	yajl_tree_free(traces);
+	yajl_tree_free(procs);
+	yajl_tree_free(job);
+	yajl_tree_free(all);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +388,9 @@ int main(void)
 		cmocka_unit_test(a_job_profile_gives_its_imbalance),
 		cmocka_unit_test(traces_beside_profiles_answer),
 		cmocka_unit_test(a_trace_without_slices_is_a_rank),
+#if defined(RTR_MPIEXEC) && defined(RTR_REPORT_WAITS)
+		cmocka_unit_test(real_profiles_match_the_traces),
+#endif
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

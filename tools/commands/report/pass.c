@@ -498,6 +498,12 @@ int pass_file(struct rank_part *part, const struct pass_options *o)
 	profile_doc_destroy(&doc);
 	if (rc < 0)
 		snprintf(part->error, sizeof(part->error), "%s", trace_status(t)->message);
+	else if (part->events == 0 && !p.nomem) {
+		/* not a rank (a job's manifest in its directory, any other JSON): left out */
+		snprintf(part->error, sizeof(part->error),
+			 "%s: no trace events and not a profile: left out", part->path);
+		part->failed = true;
+	}
 	if (!p.nomem && finish(&p))
 		p.nomem = true;
 	trace_close(t);
