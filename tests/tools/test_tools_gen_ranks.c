@@ -10,7 +10,8 @@
  * manifest (tools/lib/manifest.c): `merge MANIFEST` writes what the merge of its
  * four files writes, `window --rank R MANIFEST` what the window of rank R's file
  * does, a manifest is known by its content whatever its name, and one of another
- * schema is refused.
+ * schema is refused; `report MANIFEST` writes the same bytes at -j 1 and 2 and under
+ * mpirun -np 2 and 4.
  */
 #include "json_tree.h"
 #include "tool_test.h"
@@ -435,6 +436,49 @@ static void report_finds_exactly_the_injected_delays(void **state)
 	yajl_tree_free(by_manifest);
 }
 
+/* stdout of [mpirun -np np] ringtrace report -j jobs --json --top 0 MANIFEST. */
+static char *report_text(int np, const char *jobs, const char *manifest)
+{
+	char cmd[12000], *out;
+	const char *to = tool_tmp("gen-report.out");
+
+	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' report -j %s --json --top 0 '%s' > '%s'",
+#ifdef RTR_MPIEXEC
+		 np > 0 ? RTR_MPIEXEC : "",
+		 np > 0 ? " --allow-run-as-root --oversubscribe --timeout 60 -np " : "",
+#else
+		 "", "",
+#endif
+		 np > 0 ? (np == 2 ? "2" : "4") : "", RTR_TOOL_PATH, jobs, manifest, to);
+	assert_int_equal(system(cmd), 0);
+	out = tool_read(to, NULL);
+	assert_non_null(out);
+	unlink(to);
+	return out;
+}
+
+static void report_of_a_manifest_is_the_same_at_every_j_and_k(void **state)
+{
+	char manifest[4400], *one, *other;
+
+	(void)state;
+	generate();
+	snprintf(manifest, sizeof(manifest), "%s/t-job.manifest.json", dir);
+	one = report_text(0, "1", manifest);
+	assert_true(strstr(one, "\"files\":4,") != NULL);
+	other = report_text(0, "2", manifest);
+	assert_string_equal(one, other);
+	free(other);
+#ifdef RTR_MPIEXEC
+	for (int np = 2; np <= 4; np += 2) {
+		other = report_text(np, "1", manifest);
+		assert_string_equal(one, other);
+		free(other);
+	}
+#endif
+	free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +488,7 @@ int main(void)
 		cmocka_unit_test(a_manifest_stands_for_its_files),
 		cmocka_unit_test(window_takes_a_rank_of_the_manifest),
 		cmocka_unit_test(report_finds_exactly_the_injected_delays),
+		cmocka_unit_test(report_of_a_manifest_is_the_same_at_every_j_and_k),
 	};
 	return cmocka_run_group_tests_name("tools_gen_ranks", tests, NULL, NULL);
 }

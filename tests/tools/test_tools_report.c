@@ -6,8 +6,13 @@
  * the imbalanced region, the same at -j 1 and -j 2, a directory as input, the HTML
  * page's data and its lack of URLs; and a real job (mpirun -np 4 of
  * tests/progs/report_waits.c under the MPI module), whose injected waits it finds.
+ * The same bytes at -j 1, 2, 4 and under mpirun -np 2 and 4 (the files split over the
+ * ranks, reduced on rank 0); the job so far resolved as files come (what is held
+ * after each file), and its bytes refused when cut or corrupted.
  */
+#include "json.h"
 #include "json_tree.h"
+#include "report/job_report.h"
 #include "tool_test.h"
 
 #include <setjmp.h>
@@ -275,22 +280,55 @@ static char *report_json(const char *jobs, char paths[RANKS][4200])
 	return out;
 }
 
+#ifdef RTR_MPIEXEC
+/* stdout of mpirun -np np ringtrace report --json --top 0 FILES. */
+static char *mpirun_report(int np, char files[][4200], int n)
+{
+	char cmd[40000], *out;
+	const char *to = tool_tmp("report-mpirun.out");
+	size_t len = (size_t)snprintf(cmd, sizeof(cmd),
+				      "%s --allow-run-as-root --oversubscribe -np %d --timeout 60 "
+				      "'%s' report --json --top 0",
+				      RTR_MPIEXEC, np, RTR_TOOL_PATH);
+
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
+	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
+	assert_int_equal(system(cmd), 0);
+	out = tool_read(to, NULL);
+	assert_non_null(out);
+	unlink(to);
+	return out;
+}
+#endif
+
 static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
 {
 	char paths[RANKS][4200];
-	char *one, *two;
+	char *one, *two, *four;
 	yajl_val doc;
 
 	(void)state;
 	write_job(paths, job_dir("report-job"));
 	one = report_json("1", paths);
 	two = report_json("2", paths);
+	four = report_json("4", paths);
 	doc = jt_parse(one, "report --json");
 	check_job(doc);
 	yajl_tree_free(doc);
 	assert_string_equal(one, two);
+	assert_string_equal(one, four);
+#ifdef RTR_MPIEXEC
+	for (int np = 2; np <= 4; np += 2) {
+		char *k = mpirun_report(np, paths, RANKS);
+
+		assert_string_equal(one, k);
+		free(k);
+	}
+#endif
 	free(one);
 	free(two);
+	free(four);
 }
 
 /* The same files as Perfetto traces (`ringtrace convert`): the same report. */
@@ -453,9 +491,177 @@ static void a_real_job_finds_the_injected_waits(void **state)
 	if (late < 40 * MS || late > 5000 * MS)
 		fail_msg("rank 0's wait for rank 1's late send: %lld ns", late);
 	yajl_tree_free(doc);
+	for (int np = 2; np <= 4; np += 2) {
+		char *k = mpirun_report(np, files, RANKS);
+
+		assert_string_equal(r.out, k);
+		free(k);
+	}
+	tool_run_free(&r);
+	tool_run(&r, NULL, "report", "--json", "-n", "0", "-j", "2", files[0], files[1], files[2],
+		 files[3], NULL);
+	char *one = r.out;
+	r.out = NULL;
+	tool_run_free(&r);
+	tool_run(&r, NULL, "report", "--json", "-n", "0", "-j", "4", files[0], files[1], files[2],
+		 files[3], NULL);
+	assert_string_equal(one, r.out);
+	free(one);
 	tool_run_free(&r);
 }
 #endif
+
+/* File i of the hand-written job read into an accumulator (in file order). */
+static void add_file(struct job_acc *a, char (*paths)[4200], int i)
+{
+	struct rank_part *p = calloc(1, sizeof(*p));
+	struct pass_options o = {.max_event_bytes = 1 << 20};
+
+	assert_non_null(p);
+	p->index = (size_t)i;
+	p->path = paths[i];
+	assert_int_equal(pass_file(p, &o), 0);
+	assert_int_equal(acc_add_part(a, p), 0);
+	part_free(p);
+	free(p);
+}
+
+/* The --json document of an accumulator (spent). */
+static char *acc_json(struct job_acc *a)
+{
+	struct report_options o = {.top = 0};
+	struct job j;
+	struct buf b = {0};
+	char *out;
+
+	assert_int_equal(acc_finish(a, &j), 0);
+	assert_int_equal(job_json(&b, &j, &o), 0);
+	assert_int_equal(buf_putc(&b, '\0'), 0);
+	out = strdup(b.p);
+	buf_free(&b);
+	job_free(&j);
+	return out;
+}
+
+static size_t pending_ends(const struct job_acc *a)
+{
+	size_t n = 0;
+
+	for (const struct pend_q *q = table_first(&a->pending); q != NULL; q = table_next(q))
+		n += q->n;
+	return n;
+}
+
+/* A message is paired as soon as its second end is in, a collective instance resolved
+ * when its comm_size-th member is: only what waits for a later file is held. */
+static void the_job_so_far_holds_only_what_waits(void **state)
+{
+	char paths[RANKS][4200];
+	struct job_acc a;
+	/* after files 0..i: endpoints held, instances held, messages paired */
+	static const size_t ends[RANKS] = {1, 0, 1, 0}, insts[RANKS] = {2, 2, 2, 0},
+			    pairs[RANKS] = {0, 1, 1, 2}, done[RANKS] = {0, 0, 0, 2};
+
+	(void)state;
+	write_job(paths, job_dir("report-acc"));
+	assert_int_equal(acc_init(&a), 0);
+	for (int i = 0; i < RANKS; i++) {
+		add_file(&a, paths, i);
+		assert_int_equal(pending_ends(&a), ends[i]);
+		assert_int_equal(a.insts.count, insts[i]);
+		assert_int_equal(a.messages, pairs[i]);
+		assert_int_equal(a.instances, done[i]);
+	}
+	assert_int_equal(a.groups.count, 0);
+	acc_destroy(&a);
+}
+
+/* Two halves packed, unpacked and merged give the document of one accumulator; the
+ * bytes of a job with held endpoints and members come back the same, and every cut
+ * of them, and every corrupted word, is refused or read without harm. */
+static void job_bytes_round_trip_and_refuse_truncation(void **state)
+{
+	static const char prof[] =
+		"{\"schema_version\":1,\"type\":\"ringtrace-profile\",\"scope\":\"process\","
+		"\"rank\":1,\"start_ns\":0,\"end_ns\":900,\"threads\":[{\"tid\":1,\"calls\":"
+		"[{\"name\":\"main\",\"n\":1,\"t\":900,\"calls\":[{\"name\":\"MPI_Recv\","
+		"\"cat\":\"mpi\",\"n\":2,\"t\":300}]}]}]}\n";
+	static const char job[] =
+		"{\"schema_version\":1,\"type\":\"ringtrace-profile\",\"scope\":\"job\","
+		"\"world\":2,\"ranks\":[{\"rank\":0,\"start_ns\":0,\"end_ns\":800},"
+		"{\"rank\":1,\"start_ns\":0,\"end_ns\":900}],\"calls\":[{\"name\":\"main\","
+		"\"n\":2,\"t\":1700,\"r\":{\"min\":800,\"max\":900,\"max_rank\":1,"
+		"\"with\":2}}]}\n";
+	/* the traces 0..2, a process profile, a job profile | the trace 3 */
+	static const int order[] = {0, 1, 2, 4, 5, 3}, cut_at = 5;
+	char paths[RANKS + 2][4200];
+	struct job_acc whole, half[2], back, merged;
+	struct buf bytes[2] = {{0}, {0}}, again = {0};
+	char *one, *two;
+
+	(void)state;
+	write_job(paths, job_dir("report-bytes"));
+	snprintf(paths[4], sizeof(paths[4]), "%s", tool_tmp("report-bytes/prof-1.json"));
+	snprintf(paths[5], sizeof(paths[5]), "%s", tool_tmp("report-bytes/prof-job.json"));
+	tool_write(paths[4], prof, strlen(prof));
+	tool_write(paths[5], job, strlen(job));
+	assert_int_equal(acc_init(&whole), 0);
+	for (int i = 0; i < RANKS + 2; i++)
+		add_file(&whole, paths, order[i]);
+	one = acc_json(&whole);
+	acc_destroy(&whole);
+	assert_true(strstr(one, "\"profiles_left_out\":2") != NULL);
+	assert_int_equal(acc_init(&merged), 0);
+	for (int h = 0; h < 2; h++) {
+		assert_int_equal(acc_init(&half[h]), 0);
+		for (int i = h == 0 ? 0 : cut_at; i < (h == 0 ? cut_at : RANKS + 2); i++)
+			add_file(&half[h], paths, order[i]);
+		assert_int_equal(acc_pack(&half[h], &bytes[h]), 0);
+		assert_int_equal(acc_init(&back), 0);
+		assert_int_equal(acc_unpack(&back, bytes[h].p, bytes[h].len), 0);
+		assert_int_equal(acc_merge(&merged, &back), 0);
+		acc_destroy(&back);
+	}
+	two = acc_json(&merged);
+	acc_destroy(&merged);
+	assert_string_equal(one, two);
+	/* files 0..2 hold an endpoint and three members of each instance; the profiles
+	 * their sides */
+	assert_int_equal(pending_ends(&half[0]), 1);
+	assert_non_null(half[0].side[0]);
+	assert_int_equal(half[0].side[1]->njp, 1);
+	assert_int_equal(acc_init(&back), 0);
+	assert_int_equal(acc_unpack(&back, bytes[0].p, bytes[0].len), 0);
+	assert_int_equal(acc_pack(&back, &again), 0);
+	assert_int_equal(again.len, bytes[0].len);
+	assert_memory_equal(again.p, bytes[0].p, again.len);
+	acc_destroy(&back);
+	for (size_t cut = 0; cut < bytes[0].len; cut++) {
+		assert_int_equal(acc_init(&back), 0);
+		assert_int_not_equal(acc_unpack(&back, bytes[0].p, cut), 0);
+		acc_destroy(&back);
+	}
+	for (size_t at = 0; at + 8 <= bytes[0].len; at += 8) {
+		unsigned char *c = malloc(bytes[0].len);
+		struct job j;
+
+		assert_non_null(c);
+		memcpy(c, bytes[0].p, bytes[0].len);
+		c[at] ^= 0xff, c[at + 7] ^= 0x80;
+		assert_int_equal(acc_init(&back), 0);
+		if (acc_unpack(&back, c, bytes[0].len) == 0 && acc_finish(&back, &j) == 0)
+			job_free(&j);
+		acc_destroy(&back);
+		free(c);
+	}
+	for (int h = 0; h < 2; h++) {
+		acc_destroy(&half[h]);
+		buf_free(&bytes[h]);
+	}
+	buf_free(&again);
+	free(one);
+	free(two);
+}
 
 int main(void)
 {
@@ -465,6 +671,8 @@ int main(void)
 		cmocka_unit_test(a_trace_without_mpi_has_no_waits),
 		cmocka_unit_test(a_directory_reads_its_trace_files),
 		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),
+		cmocka_unit_test(the_job_so_far_holds_only_what_waits),
+		cmocka_unit_test(job_bytes_round_trip_and_refuse_truncation),
 #ifdef RTR_MPIEXEC
 		cmocka_unit_test(a_real_job_finds_the_injected_waits),
 #endif

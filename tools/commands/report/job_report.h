@@ -3,26 +3,31 @@
  * `ringtrace report` (docs/commands/ringtrace-report.md): where a job's time went,
  * rank by rank, and which ranks waited for which, from the rank files of an MPI job.
  *
- * Three steps, so that the work can be spread over threads (and later MPI ranks):
+ * Three steps, spread over threads and MPI ranks by spread.h:
  *	pass.c, nest.c	one file, streamed: its partial (struct rank_part): the rank's
  *			span and MPI time on the reference clock, the MPI share over
  *			time, inclusive time per call path, and what crosses files: the
- *			message endpoints and the collective entries (32 bytes each);
- *	merge.c		the partials in file order: the ranks, the call paths of the
- *			job and their imbalance;
- *	analyze.c	the wait states (messages matched by flow id, collectives by
- *			communicator and sequence number) and the heat map;
+ *			message endpoints and the collective entries;
+ *	acc.c, acc_pend.c	the job so far (struct job_acc), files added and
+ *			merged in file order: a message is paired as soon as both of
+ *			its ends are in, a collective instance resolved as soon as its
+ *			comm_size members are in; only what waits for a later file is
+ *			held (acc_pack.c: as bytes, for the MPI step);
+ *	finish.c	the job (struct job): ranks and call paths sorted, imbalance,
+ *			what still waits resolved, the heat map;
  *	report_text.c, report_json.c, report_html.c	the three outputs;
- *	report.c	the command, its inputs and its threads.
+ *	report.c	the command, its inputs, spread_run().
  *
  * Every sum is of integer nanoseconds, and partials are merged in file order, so the
- * answer is the same whatever the number of threads.
+ * answer is the same whatever the number of threads and of MPI ranks.
  *
- * Thread safety: a partial is built by one thread; the merge and the analysis run on
- * one thread after every pass has finished.
+ * Thread safety: a partial and an accumulator are built by one thread; merges and
+ * the finish run on one thread at a time (spread.h).
  */
 #ifndef RTR_TOOLS_JOB_REPORT_H
 #define RTR_TOOLS_JOB_REPORT_H
+
+#include "table.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,24 +51,40 @@ struct msg_end {
 	uint64_t id;	     /* the flow id */
 	int64_t start, end;  /* the call's slice, on the reference clock */
 	uint32_t path_flags; /* path id << MSG_FLAGS_SHIFT | enum msg_flags */
-	uint32_t part;	     /* the file's index (set by the merge) */
+	uint32_t part;	     /* the call's nest node while the file is read; then unused */
 };
 
-/* One rank's entry into an N-to-N collective or a barrier: 32 bytes. */
+/* One rank's entry into an N-to-N collective or a barrier: 40 bytes. */
 struct coll_entry {
 	uint64_t comm;	    /* the communicator's id ("comm") */
 	int64_t start, end; /* the call's slice, on the reference clock */
 	uint32_t seq;	    /* the n-th collective on comm ("seq") */
-	uint32_t path;	    /* the call's path id; the part's index after the merge */
+	uint32_t path;	    /* the call's path id */
+	uint32_t size;	    /* the communicator's size ("comm_size"; 0 when absent) */
 };
 
 _Static_assert(sizeof(struct msg_end) == 32, "a message endpoint is 32 bytes");
-_Static_assert(sizeof(struct coll_entry) == 32, "a collective entry is 32 bytes");
+_Static_assert(sizeof(struct coll_entry) == 40, "a collective entry is 40 bytes");
 
 /* The kinds of wait. */
 enum wait_kind { WAIT_LATE_SENDER, WAIT_LATE_RECEIVER, WAIT_COLLECTIVE, WAIT_BARRIER, WAIT_KINDS };
 
 extern const char *const wait_kind_names[WAIT_KINDS];
+
+/* What a file is. */
+enum part_kind { PART_TRACE, PART_PROFILE, PART_JOB_PROFILE };
+
+/* A job profile's "r" of a call path: its inclusive time across the ranks. */
+struct prof_path {
+	uint64_t min, max;
+	int64_t max_rank;
+	uint64_t with; /* the ranks that ran it */
+};
+
+/* A job profile's rank: its span (end_ns - start_ns). */
+struct prof_rank {
+	int64_t rank, span;
+};
 
 /* A file's partial: everything the merge needs of it. */
 struct rank_part {
@@ -90,6 +111,11 @@ struct rank_part {
 	struct coll_entry *colls;
 	size_t ncolls;
 
+	int profile;	      /* enum part_kind */
+	struct prof_path *jp; /* a job profile's: per path (npaths) */
+	struct prof_rank *jr; /* a job profile's ranks */
+	size_t njr;
+
 	char error[512]; /* why the file could not be read; empty when fine */
 	bool failed;
 };
@@ -103,6 +129,11 @@ struct pass_options {
 int pass_file(struct rank_part *part, const struct pass_options *o);
 
 void part_free(struct rank_part *part);
+
+/* A profile's kept keys (profile.h's struct profile_doc json) into part, its path
+ * set: 0; -1 malformed (part->error set, part->failed); -2 out of memory. */
+struct buf;
+int pass_profile(struct rank_part *part, const struct buf *json);
 
 /* One rank of the job: its files' partials summed. */
 struct job_rank {
@@ -131,8 +162,7 @@ struct job_wait {
 };
 
 struct job {
-	struct rank_part *parts;
-	size_t nparts;
+	size_t nfiles;
 	struct job_rank *ranks;
 	size_t nranks;
 	struct job_path *paths;
@@ -141,17 +171,154 @@ struct job {
 	size_t nwaits;
 	int64_t first, last; /* the job's span on the reference clock */
 	uint64_t wait_total[WAIT_KINDS], wait_count[WAIT_KINDS];
-	uint64_t messages, unmatched_ends, instances, incomplete_instances;
+	uint64_t messages, unmatched_ends, instances;
+	uint64_t flows_outside_calls, approx;
 	size_t measured;
+	int source;		  /* enum job_source */
+	size_t profiles_left_out; /* profiles read but not used */
 };
 
-/* Merge the partials (in file order) into the job. 0, or -1 out of memory. */
-int job_merge(struct job *j);
-
-/* The wait states and the heat map. 0, or -1 out of memory. */
-int job_analyze(struct job *j);
+/* What the report is made of. */
+enum job_source { FROM_TRACES, FROM_PROFILES, FROM_JOB_PROFILE };
 
 void job_free(struct job *j);
+
+/* ------------------------------------------------ the job so far (acc*.c) */
+
+/* A message endpoint whose partner is not merged yet: 48 bytes. */
+struct pend_end {
+	int64_t start, end; /* the call's slice, on the reference clock */
+	int64_t rank;
+	uint32_t path;	/* the accumulator's path id */
+	uint32_t flags; /* enum msg_flags */
+	uint32_t file;	/* the file's index and */
+	uint32_t group; /* its receiving call's number in the file (see late_group);
+			   NO_GROUP: a call of one endpoint, or a send */
+	uint32_t pos;	/* its place among its call's endpoints */
+	uint32_t pad;
+};
+#define NO_GROUP UINT32_MAX
+
+/* One flow id's pending endpoints, all of one side, in file order. */
+struct pend_q {
+	uint32_t n, cap;
+	struct pend_end one; /* the only one while cap == 0 */
+	struct pend_end *v;  /* cap > 0: all n */
+};
+
+/* A receiving call that completes several messages (a Waitall): it waits once, for
+ * the latest of its senders, known when all its endpoints are paired (or at the end). */
+struct late_group {
+	uint32_t left; /* endpoints not paired yet */
+	uint32_t best_pos;
+	bool has_best; /* one is paired: best_* are its latest sender's */
+	uint64_t best_late;
+	int64_t rank, cause;
+	uint32_t path;
+};
+
+/* One member of a collective instance not complete yet: 32 bytes. */
+struct coll_member {
+	int64_t start, end, rank;
+	uint32_t path, pad;
+};
+
+struct coll_inst {
+	uint32_t size; /* comm_size (0: unknown, resolved at the end) */
+	uint32_t n, cap;
+	struct coll_member *m; /* in file order */
+};
+
+/* One call path's inclusive time in one file of a rank. */
+struct path_time {
+	uint32_t path;
+	uint64_t incl, calls;
+};
+
+struct rank_acc {
+	bool has_time;
+	int64_t first, last;
+	uint64_t mpi_ns;
+	struct path_time *pt; /* its files' paths (segments summed at the finish) */
+	size_t npt, cap;
+};
+
+/* A file's fine bins, until the job's span is known. */
+struct heat_file {
+	int64_t rank, origin, width;
+	uint64_t bins[PART_BINS];
+};
+
+struct wait_key {
+	int64_t kind;
+	int64_t path;
+	int64_t rank, cause;
+};
+
+struct job_acc {
+	size_t files, ok, measured;
+	uint64_t stray, approx, messages, instances;
+	struct table paths; /* name with its NUL -> uint32_t id, in order of appearance */
+	const char **names; /* id -> name (the table's key) */
+	size_t nnames, names_cap;
+	struct table ranks;   /* int64_t rank -> struct rank_acc */
+	struct table waits;   /* struct wait_key -> struct job_wait (path: an id here) */
+	struct table pending; /* uint64_t flow id -> struct pend_q */
+	struct table groups;  /* uint32_t file, group -> struct late_group */
+	struct table insts;   /* uint64_t comm, seq -> struct coll_inst */
+	struct heat_file *heat;
+	size_t nheat, heat_cap;
+	/* the profiles, apart until the finish knows whether any trace was read: the
+	 * process profiles' job so far, the job profiles' (NULL until one comes) */
+	struct job_acc *side[2];
+	struct job_path_r *jp; /* a job profile's paths (in side[1]: the first one's) */
+	size_t njp, jp_cap;
+};
+
+/* A job profile's call path. */
+struct job_path_r {
+	uint32_t path;
+	uint64_t calls, sum;
+	struct prof_path r;
+};
+
+/* An empty accumulator. 0, or -1 out of memory. */
+int acc_init(struct job_acc *a);
+void acc_destroy(struct job_acc *a);
+/* The files read, traces and profiles. */
+size_t acc_readable(const struct job_acc *a);
+/* Add one file's partial (the files come in order). 0, or -1 out of memory. */
+int acc_add_part(struct job_acc *a, const struct rank_part *part);
+/* Merge from, whose files all come after into's. 0, or -1 out of memory. */
+int acc_merge(struct job_acc *into, const struct job_acc *from);
+/* As bytes (native order, for the MPI step), and back into an empty accumulator:
+ * 0, -1 out of memory, -2 malformed (every length and reference is checked). */
+struct buf;
+int acc_pack(const struct job_acc *a, struct buf *out);
+int acc_unpack(struct job_acc *a, const void *bytes, size_t len);
+/* The job from everything merged: what still waits is resolved (pairs never made are
+ * unmatched ends, collectives short of members are resolved with those in). a is
+ * spent. 0, or -1 out of memory. */
+int acc_finish(struct job_acc *a, struct job *j);
+
+/* What acc.c shares with acc_pend.c and acc_pack.c. */
+uint32_t acc_path_id(struct job_acc *a, const char *name);
+struct rank_acc *acc_rank(struct job_acc *a, int64_t rank, bool *created);
+int acc_add_wait(struct job_acc *a, int kind, uint32_t path, int64_t rank, int64_t cause,
+		 uint64_t ns, uint64_t count);
+/* An endpoint offered in file order: paired with the oldest of the other side, or
+ * held. 0 or -1. */
+int acc_offer_end(struct job_acc *a, uint64_t id, const struct pend_end *e);
+/* A collective member offered in file order: resolved with the instance when it is
+ * the comm_size-th. 0 or -1. */
+int acc_offer_member(struct job_acc *a, uint64_t comm, uint64_t seq, uint32_t size,
+		     const struct coll_member *m);
+/* Resolve what still waits (acc_finish's first step). 0 or -1. */
+int acc_resolve_rest(struct job_acc *a);
+/* A late_group, added (zeroed) when absent. */
+struct late_group *acc_group(struct job_acc *a, uint32_t file, uint32_t group, bool *created);
+/* Wait by min(late, dur), 0 when either is not positive. */
+uint64_t capped_wait(int64_t late, int64_t dur);
 
 /* The rank index of a part's rank (ranks sorted). */
 size_t job_rank_index(const struct job *j, int64_t rank);
@@ -167,6 +334,8 @@ struct report_options {
 };
 
 /* What the outputs share (text.c). */
+/* The one line that says what a report of profiles lacks. */
+const char *job_source_line(const struct job *j);
 uint64_t job_span(const struct job *j);
 /* A rank's span, MPI time (at most its span), computation and idle time. */
 void job_rank_times(const struct job *j, const struct job_rank *r, uint64_t *span, uint64_t *mpi,

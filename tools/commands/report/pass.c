@@ -19,6 +19,7 @@
 #include "merge_json.h"
 #include "nest.h"
 #include "pftrace.h"
+#include "profile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ struct open_b {
 	int64_t ts, pid, tid;
 	uint32_t name;
 	bool mpi, has_coll;
-	uint64_t comm, seq;
+	uint64_t comm, seq, size;
 };
 
 struct pass {
@@ -185,7 +186,7 @@ static int take_flows(struct pass *p, int64_t pid, int64_t tid, const int64_t sp
 
 /* A whole slice on the file's clock [ts, end] (an X, or a B and its E). */
 static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t end, uint32_t name,
-		 bool mpi, bool has_coll, uint64_t comm, uint64_t seq)
+		 bool mpi, bool has_coll, const uint64_t coll[3])
 {
 	struct rank_part *r = p->part;
 	struct nest_thread *th = nest_thread(&p->nest, pid, tid);
@@ -214,7 +215,10 @@ static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t e
 		if (c == NULL)
 			return -1;
 		r->colls = c;
-		r->colls[r->ncolls] = (struct coll_entry){comm, a, b, (uint32_t)seq, node};
+		uint32_t size = coll[2] <= UINT32_MAX ? (uint32_t)coll[2] : 0;
+
+		r->colls[r->ncolls] =
+			(struct coll_entry){coll[0], a, b, (uint32_t)coll[1], node, size};
 		if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
 			return -1;
 		r->ncolls++;
@@ -295,8 +299,10 @@ static int begin_event(struct pass *p, const struct trace_event *ev, int64_t pid
 		return -1;
 	p->open = o;
 	o = &p->open[p->nopen++];
-	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0};
+	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0, 0};
 	o->has_coll = arg_u64(ev, "comm", &o->comm) && arg_u64(ev, "seq", &o->seq);
+	if (!arg_u64(ev, "comm_size", &o->size))
+		o->size = 0;
 	return 0;
 }
 
@@ -309,8 +315,9 @@ static int end_event(struct pass *p, const struct trace_event *ev, int64_t pid, 
 			continue;
 		memmove(p->open + i, p->open + i + 1, (p->nopen - i - 1) * sizeof(*p->open));
 		p->nopen--;
-		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, o.comm,
-			     o.seq);
+		const uint64_t coll[3] = {o.comm, o.seq, o.size};
+
+		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, coll);
 	}
 	return 0;
 }
@@ -342,10 +349,12 @@ static int event(struct pass *p, const struct trace_event *ev, struct trace *t)
 		return -1;
 	if (ev->phase == 'B')
 		return begin_event(p, ev, pid, tid, name, mpi);
-	uint64_t comm = 0, seq = 0;
-	bool coll = mpi && arg_u64(ev, "comm", &comm) && arg_u64(ev, "seq", &seq);
+	uint64_t coll[3] = {0, 0, 0};
+	bool has_coll = mpi && arg_u64(ev, "comm", &coll[0]) && arg_u64(ev, "seq", &coll[1]);
+	if (has_coll && !arg_u64(ev, "comm_size", &coll[2]))
+		coll[2] = 0;
 	int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
-	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, coll, comm, seq);
+	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, has_coll, coll);
 }
 
 static int by_text(const void *a, const void *b)
@@ -425,7 +434,7 @@ static int finish(struct pass *p)
 	}
 	for (size_t i = 0; i < r->nmsgs; i++) {
 		r->msgs[i].path_flags |= index[r->msgs[i].part] << MSG_FLAGS_SHIFT;
-		r->msgs[i].part = (uint32_t)r->index;
+		r->msgs[i].part = 0;
 	}
 	for (size_t i = 0; i < r->ncolls; i++)
 		r->colls[i].path = index[r->colls[i].path];
@@ -442,13 +451,17 @@ out:
 
 int pass_file(struct rank_part *part, const struct pass_options *o)
 {
-	struct trace_options to = {.max_event_bytes = o->max_event_bytes};
+	struct profile_doc doc;
+	struct trace_options to = {.max_event_bytes = o->max_event_bytes,
+				   .on_top_level = profile_on_top_level,
+				   .top_level_ctx = &doc};
 	struct pass p = {.part = part};
 	const struct trace_event *ev;
 	struct trace *t;
 	int rc, e;
 
 	part->rank = (int64_t)part->index;
+	profile_doc_init(&doc);
 	e = trace_open(part->path, &to, &t);
 	if (e != 0) {
 		snprintf(part->error, sizeof(part->error), "%s: %s", part->path, strerror(-e));
@@ -464,8 +477,33 @@ int pass_file(struct rank_part *part, const struct pass_options *o)
 	while ((rc = trace_next(t, &ev)) == 1 && !p.nomem)
 		if (event(&p, ev, t))
 			p.nomem = true;
+	if (doc.is_profile && part->events == 0 && !p.nomem) {
+		/* a profile: no events, its keys kept (a want of "traceEvents" is no error) */
+		trace_close(t);
+		nest_free(&p.nest);
+		sync_free(&p.sync);
+		free(p.flows);
+		free(p.open);
+		if (doc.too_large) {
+			snprintf(part->error, sizeof(part->error), "%s: profile: too large",
+				 part->path);
+			part->failed = true;
+			rc = -1;
+		} else {
+			rc = pass_profile(part, &doc.json);
+		}
+		profile_doc_destroy(&doc);
+		return rc;
+	}
+	profile_doc_destroy(&doc);
 	if (rc < 0)
 		snprintf(part->error, sizeof(part->error), "%s", trace_status(t)->message);
+	else if (part->events == 0 && !p.nomem) {
+		/* not a rank (a job's manifest in its directory, any other JSON): left out */
+		snprintf(part->error, sizeof(part->error),
+			 "%s: no trace events and not a profile: left out", part->path);
+		part->failed = true;
+	}
 	if (!p.nomem && finish(&p))
 		p.nomem = true;
 	trace_close(t);
@@ -485,4 +523,6 @@ void part_free(struct rank_part *r)
 	free(r->calls);
 	free(r->msgs);
 	free(r->colls);
+	free(r->jp);
+	free(r->jr);
 }

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `ringtrace report`: the command (job_report.h): its options, its inputs (files, the
- * trace files of a directory, the files a job's manifest lists), the passes over the
- * files on -j threads, then the merge, the analysis and the outputs on one thread.
+ * trace files of a directory, the files a job's manifest lists), the files spread over
+ * -j threads and the ranks of an MPI job (spread.h), then the finish and the outputs
+ * on one process.
  */
 #include "cli.h"
 #include "job_report.h"
 #include "json.h"
 #include "manifest.h"
+#include "spread.h"
 
 #include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringtrace report [-j N] [--top N] [--json] [--html FILE] FILE|DIR...\n"
+		"       mpirun -np K ringtrace report [options] FILE|DIR...\n"
 		"\n"
 		"Where an MPI job's time went, from its rank traces (JSON or .pftrace, plain or\n"
 		"gzip; a directory stands for its trace files, a job's manifest for the files\n"
@@ -36,10 +37,13 @@ static void usage(FILE *f)
 		"  - per call path: inclusive time per rank, min, mean, max, the max's rank and\n"
 		"    the imbalance (max / mean);\n"
 		"  - the ranks and call paths that cost the most.\n"
-		"Every time is exact integer nanoseconds; the answer is the same at every -j.\n"
+		"Profiles (RINGTRACE_MODE=profile) are read too when no trace is given: per\n"
+		"rank spans, MPI time and imbalance, no wait states.\n"
+		"Every time is exact integer nanoseconds; the answer is the same at every -j\n"
+		"and, under mpirun, at every K (the files split over the ranks, rank 0 writes).\n"
 		"\n"
 		"options:\n"
-		"  -j, --jobs N      read the files on N threads (default 1)\n"
+		"  -j, --jobs N      read the files on N threads (default 1; per rank)\n"
 		"  -n, --top N       rows per table (default 10; 0: all), --json included\n"
 		"      --json        one JSON document on standard output (schema_version 1)\n"
 		"      --html FILE   also write a self-contained page of pictures to FILE\n"
@@ -48,25 +52,60 @@ static void usage(FILE *f)
 		"exit status: 0 done, 2 usage error, no readable input, or out of memory.\n");
 }
 
-struct work {
-	struct job *j;
-	struct pass_options o;
-	atomic_size_t next; /* the next file to read: relaxed, each index taken once */
-	atomic_int nomem;   /* any pass ran out of memory: relaxed, read after the join */
-};
-
-static void *worker(void *arg)
+/* spread_run()'s partial is the job so far (struct job_acc). */
+static int op_init(void *ctx, void *p)
 {
-	struct work *w = arg;
+	(void)ctx;
+	return acc_init(p);
+}
 
-	for (;;) {
-		size_t i = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
+static int op_read(void *ctx, size_t index, const char *path, void *p)
+{
+	struct rank_part *part = calloc(1, sizeof(*part));
+	int rc;
 
-		if (i >= w->j->nparts)
-			return NULL;
-		if (pass_file(&w->j->parts[i], &w->o) == -2)
-			atomic_store_explicit(&w->nomem, 1, memory_order_relaxed);
-	}
+	if (part == NULL)
+		return -1;
+	part->index = index;
+	part->path = path;
+	rc = pass_file(part, ctx);
+	if (part->error[0] != '\0')
+		cli_note("report", "warning: %s", part->error);
+	if (rc != -2 && acc_add_part(p, part) != 0)
+		rc = -2;
+	part_free(part);
+	free(part);
+	return rc == -2 ? -1 : 0;
+}
+
+static int op_merge(void *ctx, void *into, const void *from)
+{
+	(void)ctx;
+	return acc_merge(into, from);
+}
+
+static int op_pack(void *ctx, const void *p, struct buf *out)
+{
+	(void)ctx;
+	return acc_pack(p, out);
+}
+
+static int op_unpack(void *ctx, const void *bytes, size_t len, void *p)
+{
+	(void)ctx;
+	return acc_unpack(p, bytes, len) != 0 ? -1 : 0;
+}
+
+static void op_destroy(void *ctx, void *p)
+{
+	(void)ctx;
+	acc_destroy(p);
+}
+
+static void op_say(void *ctx, const char *line)
+{
+	(void)ctx;
+	cli_note("report", "%s", line);
 }
 
 static bool trace_name_ok(const char *n)
@@ -131,23 +170,6 @@ static int add_input(char ***list, size_t *n, size_t *cap, const char *path)
 	return 0;
 }
 
-static int run_passes(struct job *j, unsigned jobs)
-{
-	struct work w = {.j = j, .o = {.max_event_bytes = cli_max_event_bytes()}};
-	pthread_t t[MAX_JOBS];
-	unsigned started = 0;
-
-	atomic_init(&w.next, 0);
-	atomic_init(&w.nomem, 0);
-	for (unsigned i = 1; i < jobs && i < j->nparts; i++)
-		if (pthread_create(&t[started], NULL, worker, &w) == 0)
-			started++;
-	worker(&w);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-	return atomic_load_explicit(&w.nomem, memory_order_relaxed) ? -1 : 0;
-}
-
 static int parse_args(int argc, char **argv, unsigned *jobs, struct report_options *o)
 {
 	static const struct option longs[] = {
@@ -189,36 +211,48 @@ static int parse_args(int argc, char **argv, unsigned *jobs, struct report_optio
 	return 0;
 }
 
-static int report_job(struct job *j, unsigned jobs, const struct report_options *o)
+/* The files over -j threads and the MPI job's ranks; rank 0 (or the only process)
+ * writes. */
+static int report_job(const char *const *files, size_t n, unsigned jobs,
+		      const struct report_options *o)
 {
-	size_t ok = 0;
+	static const struct spread_ops ops = {
+		.size = sizeof(struct job_acc),
+		.init = op_init,
+		.read = op_read,
+		.merge = op_merge,
+		.pack = op_pack,
+		.unpack = op_unpack,
+		.destroy = op_destroy,
+		.say = op_say,
+	};
+	struct pass_options po = {.max_event_bytes = cli_max_event_bytes()};
+	struct job_acc acc;
+	struct job j = {0};
+	int r, rc = CLI_ERROR;
 
-	if (run_passes(j, jobs)) {
-		cli_error("report", "out of memory");
+	if (acc_init(&acc))
 		return CLI_ERROR;
+	r = spread_run(&ops, &po, files, n, jobs, &acc);
+	if (r == SPREAD_OTHER) {
+		acc_destroy(&acc);
+		return CLI_OK;
 	}
-	for (size_t i = 0; i < j->nparts; i++) {
-		if (j->parts[i].error[0] != '\0')
-			cli_note("report", "warning: %s", j->parts[i].error);
-		ok += !j->parts[i].failed;
-	}
-	if (ok == 0) {
+	if (r == SPREAD_FAILED)
+		cli_error("report", "reading the inputs failed (out of memory, or the MPI step)");
+	else if (acc_readable(&acc) == 0)
 		cli_error("report", "no input could be read");
-		return CLI_ERROR;
-	}
-	if (job_merge(j) || job_analyze(j)) {
+	else if (acc_finish(&acc, &j))
 		cli_error("report", "out of memory");
-		return CLI_ERROR;
-	}
-	if (o->html != NULL && job_write_html(j, o)) {
+	else if (o->html != NULL && job_write_html(&j, o))
 		cli_error("report", "%s: cannot write the page", o->html);
-		return CLI_ERROR;
-	}
-	if (o->json ? job_print_json(j, o) : job_print_text(j, o)) {
+	else if (o->json ? job_print_json(&j, o) : job_print_text(&j, o))
 		cli_error("report", "cannot write the report");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	else
+		rc = CLI_OK;
+	acc_destroy(&acc);
+	job_free(&j);
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -227,7 +261,6 @@ int cmd_report(int argc, char **argv)
 	unsigned jobs = 1;
 	char **list = NULL;
 	size_t n = 0, cap = 0;
-	struct job j = {0};
 	struct manifest_files files = {0};
 	char why[PATH_MAX + 128];
 	int rc;
@@ -255,20 +288,9 @@ int cmd_report(int argc, char **argv)
 		rc = CLI_ERROR;
 		goto out;
 	}
-	j.parts = calloc(n, sizeof(*j.parts));
-	if (j.parts == NULL) {
-		cli_error("report", "out of memory");
-		rc = CLI_ERROR;
-		goto out;
-	}
-	j.nparts = n;
-	for (size_t i = 0; i < n; i++)
-		j.parts[i].index = i, j.parts[i].path = list[i];
-	rc = report_job(&j, jobs, &o);
+	rc = report_job((const char *const *)list, n, jobs, &o);
 out:
 	manifest_files_free(&files);
-	job_free(&j);
-	free(j.parts);
 	for (size_t i = 0; i < n; i++)
 		free(list[i]);
 	free(list);

@@ -165,30 +165,40 @@ static int top_ranks_json(struct buf *b, bool *first, const struct job *j, const
 	return buf_putc(b, ']');
 }
 
+/* "source", "profiles_left_out" and, from profiles, "note". */
+static int source_json(struct buf *b, bool *f, const struct job *j)
+{
+	static const char *const names[] = {"traces", "profiles", "job_profile"};
+	const char *s = names[j->source];
+
+	if (report_jkey(b, f, "source") || report_jstr(b, s, strlen(s)) ||
+	    report_ju64(b, f, "profiles_left_out", j->profiles_left_out))
+		return -1;
+	if (j->source == FROM_TRACES)
+		return 0;
+	s = job_source_line(j);
+	return report_jkey(b, f, "note") || report_jstr(b, s, strlen(s)) ? -1 : 0;
+}
+
 int job_json(struct buf *b, const struct job *j, const struct report_options *o)
 {
 	size_t *pv = job_paths_by_cost(j), *rk = job_ranks_by_cost(j);
-	uint64_t stray = 0, approx = 0;
 	bool f = true;
 	int rc = -1;
 
 	if (pv == NULL || rk == NULL)
 		goto out;
-	for (size_t i = 0; i < j->nparts; i++) {
-		stray += j->parts[i].unmatched_flows;
-		approx += j->parts[i].approx;
-	}
 	if (buf_putc(b, '{') || report_ju64(b, &f, "schema_version", 1) ||
-	    report_ju64(b, &f, "files", j->nparts) ||
+	    report_ju64(b, &f, "files", j->nfiles) ||
 	    report_ju64(b, &f, "measured_files", j->measured) ||
 	    report_ji64(b, &f, "start_ns", j->first) ||
 	    report_ju64(b, &f, "span_ns", job_span(j)) ||
 	    report_ju64(b, &f, "messages", j->messages) ||
 	    report_ju64(b, &f, "unmatched_message_ends", j->unmatched_ends) ||
 	    report_ju64(b, &f, "collective_instances", j->instances) ||
-	    report_ju64(b, &f, "flows_outside_calls", stray) ||
-	    report_ju64(b, &f, "approximate_claims", approx) || ranks_json(b, &f, j) ||
-	    waits_json(b, &f, j, shown(o->top, j->nwaits)) ||
+	    report_ju64(b, &f, "flows_outside_calls", j->flows_outside_calls) ||
+	    report_ju64(b, &f, "approximate_claims", j->approx) || source_json(b, &f, j) ||
+	    ranks_json(b, &f, j) || waits_json(b, &f, j, shown(o->top, j->nwaits)) ||
 	    paths_json(b, &f, j, pv, shown(o->top, j->npaths)) ||
 	    top_ranks_json(b, &f, j, rk, shown(o->top, j->nranks)) || heat_json(b, &f, j) ||
 	    buf_putc(b, '}'))

@@ -188,6 +188,15 @@ static void print_paths(const struct job *j, const struct report_options *o, con
 	}
 }
 
+const char *job_source_line(const struct job *j)
+{
+	if (j->source == FROM_PROFILES)
+		return "only profiles given: wait states need traces; each rank's span is its "
+		       "profile's, from its start";
+	return "only a job profile given: wait states need traces, MPI time per rank the "
+	       "ranks' profiles; the call paths are the job profile's";
+}
+
 int job_print_text(const struct job *j, const struct report_options *o)
 {
 	char s[32];
@@ -201,9 +210,14 @@ int job_print_text(const struct job *j, const struct report_options *o)
 	printf("%zu file%s, %zu rank%s, %s on rank 0's clock (%zu file%s aligned by clock sync "
 	       "measurements); %" PRIu64 " messages matched, %" PRIu64 " ends unmatched; %" PRIu64
 	       " collective instances\n",
-	       j->nparts, j->nparts == 1 ? "" : "s", j->nranks, j->nranks == 1 ? "" : "s",
+	       j->nfiles, j->nfiles == 1 ? "" : "s", j->nranks, j->nranks == 1 ? "" : "s",
 	       report_ns(s, sizeof(s), job_span(j)), j->measured, j->measured == 1 ? "" : "s",
 	       j->messages, j->unmatched_ends, j->instances);
+	if (j->source != FROM_TRACES)
+		printf("%s\n", job_source_line(j));
+	if (j->profiles_left_out > 0)
+		printf("%zu profile%s beside the traces left out: the traces answer\n",
+		       j->profiles_left_out, j->profiles_left_out == 1 ? "" : "s");
 	print_ranks(j, o, rk);
 	print_waits(j, o);
 	print_paths(j, o, pv);
