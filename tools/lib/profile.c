@@ -66,6 +66,8 @@ struct reader {
 	int err;
 };
 
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static int fail(struct reader *r, const char *fmt, ...)
 {
 	va_list ap;
