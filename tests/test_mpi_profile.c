@@ -33,28 +33,6 @@
 #define TIMEOUT_S 120
 #define MAX_PATHS 256
 
-char *tool_read(const char *path, size_t *len);
-char *tool_read(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long size;
-
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	text = malloc((size_t)size + 1);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	text[size] = '\0';
-	fclose(f);
-	if (len != NULL)
-		*len = (size_t)size;
-	return text;
-}
-
 /* mpirun -np RANKS [-x env]... RTR_MPI_PROFILE_PROG mode, RINGTRACE_FILE=pattern
  * (prefix-%r<suffix>); sh: run through `sh -c script prog mode` instead. Returns the
  * wait status. */

@@ -28,30 +28,6 @@
 
 #include <cmocka.h>
 
-/* The whole file, NUL-terminated (json_tree.c's jt_parse_file() reads with it, as the
- * tool tests' tool_test.c does). */
-char *tool_read(const char *path, size_t *len);
-char *tool_read(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long size;
-
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	text = malloc((size_t)size + 1);
-	assert_non_null(text);
-	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
-	text[size] = '\0';
-	fclose(f);
-	if (len != NULL)
-		*len = (size_t)size;
-	return text;
-}
-
 static void start_profile(const char *path, unsigned depth, unsigned nodes)
 {
 	struct rtr_config cfg;

@@ -6,6 +6,7 @@
 
 #include <ringtrace.h>
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -261,4 +262,31 @@ void tu_trap_disarm(void)
 	sigaction(SIGSEGV, &trap_old, NULL);
 	munmap(trap_page, trap_bytes);
 	trap_page = NULL;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0;
+	char *p;
+
+	if (f == NULL)
+		fail_msg("cannot read %s: %s", path, strerror(errno));
+	p = malloc(cap + 1);
+	assert_non_null(p);
+	for (;;) {
+		size_t got = fread(p + n, 1, cap - n, f);
+
+		n += got;
+		if (n < cap)
+			break;
+		cap *= 2;
+		p = realloc(p, cap + 1);
+		assert_non_null(p);
+	}
+	fclose(f);
+	p[n] = '\0';
+	if (len != NULL)
+		*len = n;
+	return p;
 }

@@ -176,4 +176,8 @@ int tu_trap_hits(void);
 /* Restore the SIGSEGV handler and unmap the page. */
 void tu_trap_disarm(void);
 
+/* The whole file (a pipe too), NUL-terminated; *len (may be NULL) gets its length.
+ * Fails the test when it cannot be read. */
+char *tu_read_file(const char *path, size_t *len);
+
 #endif /* RTR_TESTS_TEST_UTIL_H */

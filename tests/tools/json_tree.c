@@ -3,7 +3,7 @@
  * JSON read back with yajl's tree API for the tool tests (see json_tree.h).
  */
 #include "json_tree.h"
-#include "tool_test.h"
+#include "test_util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,7 +27,7 @@ yajl_val jt_parse(const char *text, const char *what)
 
 yajl_val jt_parse_file(const char *path)
 {
-	char *text = tool_read(path, NULL);
+	char *text = tu_read_file(path, NULL);
 	yajl_val v = jt_parse(text, path);
 
 	free(text);

@@ -89,7 +89,7 @@ static const struct tt_arg *arg_of(const struct tt_event *e, const char *key)
 static void copy_file(const char *from, const char *to)
 {
 	size_t len;
-	char *p = tool_read(from, &len);
+	char *p = tu_read_file(from, &len);
 
 	tool_write(to, p, len);
 	free(p);
@@ -280,7 +280,7 @@ static size_t read_expectations(char *manifest, struct expectation *e, size_t ma
 
 static void corpus_gets_its_findings(void **state)
 {
-	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
+	char *manifest = tu_read_file(tool_data("corpus/EXPECT"), NULL);
 	struct expectation e[64];
 	size_t n = read_expectations(manifest, e, 64);
 	const char *args[64 + 4] = {"check", "-n", "0"};
@@ -324,7 +324,7 @@ static void corpus_gets_its_findings(void **state)
 
 static void corpus_repairs_and_converts_without_a_crash(void **state)
 {
-	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
+	char *manifest = tu_read_file(tool_data("corpus/EXPECT"), NULL);
 	struct expectation e[64];
 	size_t n = read_expectations(manifest, e, 64);
 
@@ -481,7 +481,7 @@ static void repair_output_refuses_links_and_writes_into_fifos(void **state)
 	{
 		/* What the link points to is still the cut original, byte for byte. */
 		size_t a, b;
-		char *now = tool_read(real, &a), *was = tool_read(data, &b);
+		char *now = tu_read_file(real, &a), *was = tu_read_file(data, &b);
 
 		assert_int_equal(a, b);
 		assert_memory_equal(now, was, a);
@@ -496,7 +496,7 @@ static void repair_output_refuses_links_and_writes_into_fifos(void **state)
 	tool_run(&r, NULL, "check", "--repair", in, NULL);
 	assert_int_equal(r.status, 2);
 	tool_run_free(&r);
-	text = tool_read(victim, NULL);
+	text = tu_read_file(victim, NULL);
 	assert_string_equal(text, "precious\n");
 	free(text);
 	assert_int_equal(lstat(planted, &sb), 0);

@@ -243,7 +243,7 @@ static void expected_names_exactly_the_injected_delays(void **state)
 static void same_file(const char *a, const char *b)
 {
 	size_t la, lb;
-	char *ta = tool_read(a, &la), *tb = tool_read(b, &lb);
+	char *ta = tu_read_file(a, &la), *tb = tu_read_file(b, &lb);
 
 	assert_true(la > 0);
 	assert_int_equal(la, lb);
@@ -255,7 +255,7 @@ static void same_file(const char *a, const char *b)
 static void copy_file(const char *from, const char *to)
 {
 	size_t len;
-	char *text = tool_read(from, &len);
+	char *text = tu_read_file(from, &len);
 
 	tool_write(to, text, len);
 	free(text);
@@ -451,7 +451,7 @@ static char *report_text(int np, const char *jobs, const char *manifest)
 #endif
 		 np > 0 ? (np == 2 ? "2" : "4") : "", RTR_TOOL_PATH, jobs, manifest, to);
 	assert_int_equal(system(cmd), 0);
-	out = tool_read(to, NULL);
+	out = tu_read_file(to, NULL);
 	assert_non_null(out);
 	unlink(to);
 	return out;

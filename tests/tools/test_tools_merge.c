@@ -581,7 +581,7 @@ static void gzip_in_and_out(void **state)
 
 	(void)state;
 	write_two_ranks(a, b, "node1");
-	text = tool_read(a, &len);
+	text = tu_read_file(a, &len);
 	gz = tool_gzip(text, len, 200, &gz_len, NULL, 0, &members);
 	assert_true(members > 1); /* the recorder's layout: several members */
 	tool_write(agz, gz, gz_len);
@@ -605,7 +605,7 @@ static void gzip_in_and_out(void **state)
 		struct tool_run r;
 		size_t count, first = 0;
 
-		text = tool_read(a, &len);
+		text = tu_read_file(a, &len);
 		gz = tool_gzip(text, len, 200, &gz_len, m, 64, &count);
 		assert_true(count > 2);
 		tool_write(agz, gz, m[0].gz_end + (m[1].gz_end - m[0].gz_end) / 2);

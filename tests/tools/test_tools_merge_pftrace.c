@@ -764,8 +764,8 @@ static void merged_ranks_read_back_as_the_merged_json(void **state)
 		char *x, *y;
 
 		run_ok(a);
-		x = tool_read(j.pf, &la);
-		y = tool_read(bin, &lb);
+		x = tu_read_file(j.pf, &la);
+		y = tu_read_file(bin, &lb);
 		assert_true(la == lb && memcmp(x, y, la) == 0);
 		free(x);
 		free(y);
@@ -983,7 +983,7 @@ static void recorded_traces_convert_and_merge(void **state)
 	{
 		/* the merged .pftrace is a fraction of the merged JSON */
 		size_t lj, lp;
-		char *x = tool_read(mj, &lj), *y = tool_read(mp, &lp);
+		char *x = tu_read_file(mj, &lj), *y = tu_read_file(mp, &lp);
 
 		print_message("merged: %zu bytes of JSON, %zu of .pftrace\n", lj, lp);
 		assert_true(lp * 3 < lj);
@@ -1032,8 +1032,8 @@ static void an_mpi_job_merges_into_perfetto(void **state)
 	}
 	tool_expect_no_findings(pf);
 	print_message("%zu events compared\n", expect_same(json, pf));
-	x = tool_read(json, &lj);
-	y = tool_read(pf, &lp);
+	x = tu_read_file(json, &lj);
+	y = tu_read_file(pf, &lp);
 	print_message("merged MPI job: %zu bytes of JSON, %zu of .pftrace\n", lj, lp);
 	assert_true(lp * 3 < lj);
 	free(x);
@@ -1090,7 +1090,7 @@ static void usage_and_what_is_left_out(void **state)
 		tool_run(&r, NULL, "convert", "-o", back, out, NULL);
 		assert_int_equal(r.status, 0);
 		tool_run_free(&r);
-		text = tool_read(back, NULL);
+		text = tu_read_file(back, NULL);
 		assert_true(tool_has(text, "\"name\":\"read\",") &&
 			    tool_has(text, "\"id\":\"0x2a\""));
 		free(text);
@@ -1152,7 +1152,7 @@ static bool field(const unsigned char *p, size_t n, size_t *i, unsigned *num, ui
 static void snapshots_of(const char *path, struct snapshots *s)
 {
 	size_t n, i = 0;
-	unsigned char *p = (unsigned char *)tool_read(path, &n);
+	unsigned char *p = (unsigned char *)tu_read_file(path, &n);
 	const unsigned char *pk, *f, *c;
 	size_t pkn, fn, cn;
 	unsigned num;
@@ -1271,7 +1271,7 @@ static void protoc_decodes_the_merged_pftrace(void **state)
 		 "protoc --decode=perfetto.protos.Trace -I %s %s/perfetto_subset.proto < %s > %s",
 		 RTR_TEST_SUPPORT_DIR, RTR_TEST_SUPPORT_DIR, j.pf, txt);
 	assert_int_equal(system(cmd), 0);
-	text = tool_read(txt, NULL);
+	text = tu_read_file(txt, NULL);
 	assert_true(tool_has(text, "primary_trace_clock: BUILTIN_CLOCK_MONOTONIC"));
 	assert_true(tool_has(text, "name: \"queue\"\n"));
 	assert_true(tool_has(text, "counter {\n      categories: \"q\"\n")); /* its category */

@@ -115,7 +115,7 @@ struct file {
 /* The events of a bare-array file, one per line. */
 static void load(const char *path, struct file *f)
 {
-	char *text = tool_read(path, NULL), *save = NULL;
+	char *text = tu_read_file(path, NULL), *save = NULL;
 
 	memset(f, 0, sizeof(*f));
 	for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {

@@ -723,7 +723,7 @@ static void malformed_offsets(void **state)
 	struct pf_status st;
 	struct seen s;
 	unsigned long long packet, offset;
-	char *text = tool_read(path, NULL);
+	char *text = tu_read_file(path, NULL);
 
 	(void)state;
 	decode(path, &s, &st, -1);
@@ -844,7 +844,7 @@ static void sdk_style_trace(void **state)
 	tool_run(&r, NULL, "convert", "-o", out, in, NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
-	json = tool_read(out, NULL);
+	json = tu_read_file(out, NULL);
 	/* the origin: the marker's MONOTONIC 1000 ns, BOOTTIME 7000 ns */
 	assert_true(tool_has(json, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"ringtrace: start\","
 				   "\"ts\":0,\"pid\":5,\"tid\":5,\"args\":{\"origin_monotonic_ns\":"
@@ -1029,7 +1029,7 @@ static void converts_to_the_recorders_json(void **state)
 	trace_close(r);
 	/* the recorder's layout: one event per line */
 	{
-		char *text = tool_read(out, NULL);
+		char *text = tu_read_file(out, NULL);
 
 		assert_true(strncmp(text, "[\n{", 3) == 0);
 		assert_true(tool_has(text, "}},\n{\"ph\":\"M\""));
@@ -1090,7 +1090,7 @@ static void other_commands_read_it(void **state)
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
 	{
-		char *text = tool_read(obj, NULL);
+		char *text = tu_read_file(obj, NULL);
 
 		assert_true(strncmp(text, "{\"traceEvents\":[", 16) == 0);
 		assert_true(tool_has(text, "\"otherData\":{\"origin_monotonic_ns\":\"1000000\""));
@@ -1127,7 +1127,7 @@ static void protoc_decodes_the_inputs(void **state)
 			 "< %s > %s",
 			 RTR_TEST_SUPPORT_DIR, RTR_TEST_SUPPORT_DIR, in, out);
 		assert_int_equal(system(cmd), 0);
-		text = tool_read(out, NULL);
+		text = tu_read_file(out, NULL);
 		assert_true(tool_has(text, "name: \"ringtrace: start\""));
 		assert_true(tool_has(text, "string_value_iid: 1"));
 		free(text);

@@ -523,7 +523,7 @@ static void other_top_level_keys_are_handed_over_and_carried(void **state)
 	snprintf(out, sizeof(out), "%s", tool_tmp("top_level.object.json"));
 	tool_run(&run, NULL, "convert", "-o", out, in, NULL);
 	assert_int_equal(run.status, 0);
-	written = tool_read(out, NULL);
+	written = tu_read_file(out, NULL);
 	assert_string_equal(
 		written,
 		"{\"traceEvents\":[\n"
@@ -539,7 +539,7 @@ static void other_top_level_keys_are_handed_over_and_carried(void **state)
 	assert_true(tool_has(run.err, "left out of"));
 	assert_true(tool_has(run.err, "\"stackFrames\" (32 bytes), \"displayTimeUnit\" (4 bytes), "
 				      "\"samples\" (28 bytes), \"big\" (42 bytes)"));
-	written = tool_read(out, NULL);
+	written = tu_read_file(out, NULL);
 	assert_string_equal(written, "[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,"
 				     "\"tid\":1}\n]\n");
 	free(written);

@@ -305,11 +305,11 @@ static void packed_reads_as_plain(void **state)
 	const struct trace_event *ea, *eb;
 	int64_t anchor_a = 0, anchor_b = 0;
 	size_t plain_len, packed_len, at[4096], n = 0;
-	unsigned char *packed = (unsigned char *)tool_read(packed_path, &packed_len);
+	unsigned char *packed = (unsigned char *)tu_read_file(packed_path, &packed_len);
 	int ra, rb;
 
 	(void)state;
-	free(tool_read(pf_path, &plain_len));
+	free(tu_read_file(pf_path, &plain_len));
 	assert_true(packed_len * 2 < plain_len); /* packed it is */
 	size_t npackets = packet_offsets(packed, packed_len, at, 4096);
 	for (;;) {
@@ -374,7 +374,7 @@ static void pftrace_reads_as_converts_json(void **state)
 {
 	const char *out = tool_tmp("src.converted.json");
 	size_t len, at[4096], npackets;
-	unsigned char *bytes = (unsigned char *)tool_read(pf_path, &len);
+	unsigned char *bytes = (unsigned char *)tu_read_file(pf_path, &len);
 	const struct trace_event *ea, *eb;
 	struct trace *a, *b;
 	struct tool_run r;
@@ -486,14 +486,14 @@ static void stdin_pipe_reads_both_formats(void **state)
 {
 	const char *gz = tool_tmp("src.pftrace.gz");
 	size_t len, zlen;
-	char *json = tool_read(json_path, &len);
+	char *json = tu_read_file(json_path, &len);
 	char *pf;
 	unsigned char *z;
 
 	(void)state;
 	expect_stdin_reads_as_path(json, len, json_path);
 	free(json);
-	pf = tool_read(pf_path, &len);
+	pf = tu_read_file(pf_path, &len);
 	expect_stdin_reads_as_path(pf, len, pf_path);
 	z = tool_gzip(pf, len, 512, &zlen, NULL, 0, NULL);
 	tool_write(gz, z, zlen);
@@ -507,7 +507,7 @@ static void a_tool_reads_a_piped_pftrace(void **state)
 {
 	const char *fifo = tool_tmp("tool.fifo");
 	size_t len;
-	char *pf = tool_read(pf_path, &len);
+	char *pf = tu_read_file(pf_path, &len);
 	struct feeder f = {fifo, pf, len};
 	struct tool_run from_file, from_pipe;
 	pthread_t th;
@@ -542,7 +542,7 @@ static void cut_pftrace_reads_every_whole_packet(void **state)
 {
 	const char *cut_path = tool_tmp("cut.pftrace");
 	size_t len, at[4096], npackets, last, cuts[4];
-	unsigned char *bytes = (unsigned char *)tool_read(pf_path, &len);
+	unsigned char *bytes = (unsigned char *)tu_read_file(pf_path, &len);
 	char want[4400];
 
 	(void)state;
@@ -598,7 +598,7 @@ static void malformed_packet_stops_with_its_place(void **state)
 					    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
 	const char *path = tool_tmp("malformed.pftrace");
 	size_t len, at[4096], npackets;
-	char *bytes = tool_read(pf_path, &len);
+	char *bytes = tu_read_file(pf_path, &len);
 	char *copy = malloc(len + sizeof(bad));
 	const struct trace_event *ea, *eb;
 	const struct trace_status *st;

@@ -134,7 +134,7 @@ static void recorder_output_passes_check_and_repairs_at_any_cut(void **state)
 	record(path);
 	tool_expect_no_findings(path);
 	tool_load_strict(path, &all);
-	text = tool_read(path, &len);
+	text = tu_read_file(path, &len);
 	/* Cuts inside lines and just after them, spread over the file. */
 	for (int i = 1, cuts = TT_TSAN ? 3 : 12; i <= cuts; i++) {
 		size_t at = len * (size_t)i / (size_t)(cuts + 1);
@@ -178,7 +178,7 @@ static void recorder_gzip_output_passes_check_and_repairs(void **state)
 	tool_write(plain, text, tlen);
 	free(text);
 	tool_load_strict(plain, &all);
-	gz = tool_read(path, &len);
+	gz = tu_read_file(path, &len);
 	tool_write(cut, gz, len * 2 / 3);
 	tool_run(&r, NULL, "check", "--repair", "-o", out, cut, NULL);
 	assert_int_equal(r.status, 0);

@@ -295,7 +295,7 @@ static char *mpirun_report(int np, char files[][4200], int n)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
 	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
 	assert_int_equal(system(cmd), 0);
-	out = tool_read(to, NULL);
+	out = tu_read_file(to, NULL);
 	assert_non_null(out);
 	unlink(to);
 	return out;
@@ -410,7 +410,7 @@ static void the_page_holds_the_pictures_data_and_no_url(void **state)
 	tool_run(&r, NULL, "report", "--html", page, paths[0], paths[1], paths[2], paths[3], NULL);
 	assert_int_equal(r.status, 0);
 	tool_run_free(&r);
-	html = tool_read(page, NULL);
+	html = tu_read_file(page, NULL);
 	assert_false(tool_has(html, "http:"));
 	assert_false(tool_has(html, "https:"));
 	assert_false(tool_has(html, "<script src"));

@@ -167,7 +167,7 @@ static char *mpirun_report(int np, int n)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
 	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
 	assert_int_equal(system(cmd), 0);
-	out = tool_read(to, NULL);
+	out = tu_read_file(to, NULL);
 	assert_non_null(out);
 	unlink(to);
 	return out;

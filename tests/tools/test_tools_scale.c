@@ -395,7 +395,7 @@ static void stats_of_files_is_stats_of_their_concatenation(void **state)
 		snprintf(name, sizeof(name), "part%d.json", i);
 		snprintf(paths[i], sizeof(paths[i]), "%s", tool_tmp(name));
 		write_run(1000 + (uint64_t)i, 1000 * (i + 1), 10 + 5 * i, paths[i], NULL, false);
-		text = tool_read(paths[i], &len);
+		text = tu_read_file(paths[i], &len);
 		/* the events between "[\n" and "\n]\n", joined by commas */
 		if (i > 0)
 			put(&all, ",\n");
@@ -581,16 +581,16 @@ static void launcher_without_plugin_reads_on_rank_zero(void **state)
 	setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
 	setenv("OMPI_COMM_WORLD_RANK", "0", 1);
 	assert_int_equal(run_to(argv, out, err), 0);
-	got = tool_read(out, NULL);
-	said = tool_read(err, NULL);
+	got = tu_read_file(out, NULL);
+	said = tu_read_file(err, NULL);
 	assert_string_equal(one, got);
 	assert_true(tool_has(said, "the MPI plugin (libringtrace-tools-mpi.so) is not there"));
 	free(got);
 	free(said);
 	setenv("OMPI_COMM_WORLD_RANK", "1", 1);
 	assert_int_equal(run_to(argv, out, err), 0);
-	got = tool_read(out, NULL);
-	said = tool_read(err, NULL);
+	got = tu_read_file(out, NULL);
+	said = tu_read_file(err, NULL);
 	assert_string_equal(got, "");
 	assert_string_equal(said, "");
 	free(got);
@@ -635,12 +635,12 @@ static void same_output_under_mpirun(void **state)
 		char *got;
 
 		assert_int_equal(mpirun_stats(np, out, paths, false), 0);
-		got = tool_read(out, NULL);
+		got = tu_read_file(out, NULL);
 		assert_string_equal(one, got);
 		free(got);
 		/* diff: each side is a gather of its own */
 		assert_int_equal(mpirun_stats(np, out, paths, true), 0);
-		got = tool_read(out, NULL);
+		got = tu_read_file(out, NULL);
 		assert_string_equal(diff, got);
 		free(got);
 	}

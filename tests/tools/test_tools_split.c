@@ -337,7 +337,7 @@ static void expect_pieces(const char *prefix, const struct tt_trace *orig, bool 
 			free(text);
 		} else {
 			snprintf(plain, sizeof(plain), "%s", path);
-			free(tool_read(path, &size));
+			free(tu_read_file(path, &size));
 		}
 		if (max_bytes > 0 && size > max_bytes)
 			fail_msg("%s: %zu bytes, over %llu", path, size,
@@ -550,7 +550,7 @@ static void gzip_in_and_out(void **state)
 	(void)state;
 	gen_trace(in, 40, false);
 	tool_load_strict(in, &orig);
-	text = tool_read(in, &len);
+	text = tu_read_file(in, &len);
 	z = tool_gzip(text, len, 4096, &zlen, NULL, 0, NULL);
 	tool_write(gz, z, zlen);
 	free(z);
@@ -977,7 +977,7 @@ static void slices_beyond_max_reopen_are_not_repeated(void **state)
 		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, n + 1);
 		if (access(piece, F_OK) != 0)
 			break;
-		text = tool_read(piece, &len);
+		text = tu_read_file(piece, &len);
 		total += len;
 		free(text);
 		tool_expect_no_findings(piece);
@@ -1030,7 +1030,7 @@ static void many_threads_open_fill_half_a_piece_at_most(void **state)
 		snprintf(piece, sizeof(piece), "%s-%04u.json", prefix, n + 1);
 		if (access(piece, F_OK) != 0)
 			break;
-		text = tool_read(piece, &len);
+		text = tu_read_file(piece, &len);
 		assert_true(len <= (1u << 20));
 		total += len;
 		free(text);

@@ -311,7 +311,7 @@ static void a_searched_window_is_the_exact_one(void **state)
 static char *lines_but_slices_and_end(const char *path)
 {
 	size_t len;
-	char *text = tool_read(path, &len), *out = calloc(1, len + 1), *o = out;
+	char *text = tu_read_file(path, &len), *out = calloc(1, len + 1), *o = out;
 
 	assert_non_null(out);
 	for (char *p = text, *nl; *p != '\0'; p = nl + 1) {

@@ -50,33 +50,6 @@ const char *tool_tmp(const char *name)
 	return p;
 }
 
-char *tool_read(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 4096, n = 0;
-	char *p;
-
-	if (f == NULL)
-		fail_msg("cannot read %s: %s", path, strerror(errno));
-	p = malloc(cap + 1);
-	assert_non_null(p);
-	for (;;) {
-		size_t got = fread(p + n, 1, cap - n, f);
-
-		n += got;
-		if (n < cap)
-			break;
-		cap *= 2;
-		p = realloc(p, cap + 1);
-		assert_non_null(p);
-	}
-	fclose(f);
-	p[n] = '\0';
-	if (len != NULL)
-		*len = n;
-	return p;
-}
-
 void tool_write(const char *path, const void *p, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -130,8 +103,8 @@ void tool_runv(struct tool_run *r, const char *in_path, const char *out_path,
 	}
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	r->maxrss_kib = ru.ru_maxrss;
-	r->out = out_path != NULL ? calloc(1, 1) : tool_read(out_file, &r->out_len);
-	r->err = tool_read(err_file, NULL);
+	r->out = out_path != NULL ? calloc(1, 1) : tu_read_file(out_file, &r->out_len);
+	r->err = tu_read_file(err_file, NULL);
 	unlink(out_file);
 	unlink(err_file);
 	if (r->status >= 128)
@@ -212,7 +185,7 @@ unsigned char *tool_gzip(const void *text, size_t len, size_t member_bytes, size
 char *tool_gunzip(const char *path, size_t *len)
 {
 	size_t in_len, cap = 1 << 16, n = 0;
-	unsigned char *in = (unsigned char *)tool_read(path, &in_len);
+	unsigned char *in = (unsigned char *)tu_read_file(path, &in_len);
 	char *out = malloc(cap + 1);
 	z_stream zs;
 
@@ -250,7 +223,7 @@ char *tool_gunzip(const char *path, size_t *len)
 /* The corpus of broken inputs (tests/tools/corpus/EXPECT), one path per call. */
 size_t tool_corpus_files(char paths[][4200], size_t max)
 {
-	char *manifest = tool_read(tool_data("corpus/EXPECT"), NULL);
+	char *manifest = tu_read_file(tool_data("corpus/EXPECT"), NULL);
 	size_t n = 0;
 
 	for (char *save = NULL, *line = strtok_r(manifest, "\n", &save); line != NULL;
@@ -289,7 +262,7 @@ void tool_expect_strict_or_absent(const char *path, const struct tool_run *r, co
 			fail_msg("%s: exit 0 but nothing written", input);
 		return;
 	}
-	text = tool_read(path, NULL);
+	text = tu_read_file(path, NULL);
 	snprintf(what, sizeof(what), "%s: %s", input, path);
 	v = jt_parse(text, what);
 	assert_true(YAJL_IS_ARRAY(v));

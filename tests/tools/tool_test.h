@@ -10,6 +10,8 @@
 #ifndef RTR_TESTS_TOOL_TEST_H
 #define RTR_TESTS_TOOL_TEST_H
 
+#include "test_util.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,9 +72,6 @@ const char *tool_data(const char *rel);
 /* A scratch path in the build tree, unique to this process; removed first if there.
  * The result lives until 8 more calls. */
 const char *tool_tmp(const char *name);
-
-/* The whole file, NUL-terminated; *len (may be NULL) gets its length. */
-char *tool_read(const char *path, size_t *len);
 
 void tool_write(const char *path, const void *p, size_t len);
 
