@@ -205,13 +205,9 @@ static int across_room(struct job *j)
 	if (j->tree.nnodes <= j->r_cap)
 		return 0;
 	uint32_t cap = j->tree.nodes_cap;
-	struct across *r = rtr__mem_map(cap * sizeof(*r));
+	struct across *r = rtr__prof_grow(j->r, sizeof(*r), j->r_cap, cap);
 	if (r == NULL)
 		return -1;
-	if (j->r != NULL) {
-		memcpy(r, j->r, j->r_cap * sizeof(*r));
-		rtr__mem_unmap(j->r, j->r_cap * sizeof(*r));
-	}
 	j->r = r;
 	j->r_cap = cap;
 	return 0;
@@ -269,13 +265,10 @@ static int add_counters(struct job *j, const char **at, const char *end, uint32_
 		if (i == j->ncounters) {
 			if (j->ncounters == j->counters_cap) {
 				uint32_t cap = j->counters_cap == 0 ? 64 : j->counters_cap * 2;
-				struct rtr__prof_counter *c = rtr__mem_map(cap * sizeof(*c));
+				struct rtr__prof_counter *c = rtr__prof_grow(
+					j->counters, sizeof(*c), j->counters_cap, cap);
 				if (c == NULL)
 					return -1;
-				if (j->counters != NULL) {
-					memcpy(c, j->counters, j->ncounters * sizeof(*c));
-					rtr__mem_unmap(j->counters, j->counters_cap * sizeof(*c));
-				}
 				j->counters = c;
 				j->counters_cap = cap;
 			}

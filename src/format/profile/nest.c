@@ -44,19 +44,16 @@ static int inst_room(struct rtr__prof_thread *t)
 {
 	if (t->ninst == t->inst_cap) {
 		uint32_t cap = t->inst_cap == 0 ? 256 : t->inst_cap * 2;
-		struct rtr__prof_inst *v = rtr__mem_map(cap * sizeof(*v));
-		uint32_t *top = v == NULL ? NULL : rtr__mem_map(cap * sizeof(*top));
-		if (top == NULL) {
-			rtr__mem_unmap(v, cap * sizeof(*v));
+		struct rtr__prof_inst *v = rtr__prof_grow(t->inst, sizeof(*v), t->inst_cap, cap);
+		uint32_t *top;
+
+		if (v == NULL)
 			return -1;
-		}
-		if (t->inst != NULL) {
-			memcpy(v, t->inst, t->ninst * sizeof(*v));
-			memcpy(top, t->top, t->ntop * sizeof(*top));
-			rtr__mem_unmap(t->inst, t->inst_cap * sizeof(*v));
-			rtr__mem_unmap(t->top, t->inst_cap * sizeof(*top));
-		}
-		t->inst = v, t->top = top, t->inst_cap = cap;
+		t->inst = v; /* grown alone is fine: inst_cap stays until both are */
+		top = rtr__prof_grow(t->top, sizeof(*top), t->inst_cap, cap);
+		if (top == NULL)
+			return -1;
+		t->top = top, t->inst_cap = cap;
 	}
 	return 0;
 }

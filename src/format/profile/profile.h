@@ -143,6 +143,10 @@ void rtr__prof_free(struct rtr__prof *p);
 void rtr__prof_batch(struct rtr__writer *w, struct rtr__prof *p, const struct rtr__batch *b);
 /* The string of id (its bytes and length). */
 const char *rtr__prof_str(const struct rtr__prof *p, uint32_t id, uint32_t *len);
+
+/* A mapped array (common/mem.h) of n_old elements of size grown to n_new, the old one
+ * copied and unmapped. NULL without memory (the old one kept). */
+void *rtr__prof_grow(void *old, size_t size, size_t n_old, size_t n_new);
 /* Intern len bytes: the id, 0 when the table is full. */
 uint32_t rtr__prof_intern(struct rtr__prof *p, const char *s, uint32_t len);
 /* The node of (parent, name, cat), made when new: RTR__PROF_NONE at node_limit. */

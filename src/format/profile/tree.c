@@ -35,9 +35,7 @@ static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
 	return h ^ (h >> 31);
 }
 
-/* Grow a mapped array of n_old elements of size to n_new. NULL without memory (the old one
- * kept). */
-static void *grow(void *old, size_t size, size_t n_old, size_t n_new)
+void *rtr__prof_grow(void *old, size_t size, size_t n_old, size_t n_new)
 {
 	void *p = rtr__mem_map(size * n_new);
 
@@ -80,9 +78,11 @@ static int strings_room(struct rtr__prof_strings *t, size_t bytes)
 {
 	if (t->count == t->cap) {
 		uint32_t cap = t->cap * 2;
-		uint32_t *off = grow(t->off, sizeof(*off), t->cap, cap);
-		uint32_t *len = off == NULL ? NULL : grow(t->len, sizeof(*len), t->cap, cap);
-		uint32_t *next = len == NULL ? NULL : grow(t->next, sizeof(*next), t->cap, cap);
+		uint32_t *off = rtr__prof_grow(t->off, sizeof(*off), t->cap, cap);
+		uint32_t *len =
+			off == NULL ? NULL : rtr__prof_grow(t->len, sizeof(*len), t->cap, cap);
+		uint32_t *next =
+			len == NULL ? NULL : rtr__prof_grow(t->next, sizeof(*next), t->cap, cap);
 		if (next == NULL) /* what was grown is kept: the arrays only get larger */
 			return -1;
 		t->off = off, t->len = len, t->next = next, t->cap = cap;
@@ -93,7 +93,7 @@ static int strings_room(struct rtr__prof_strings *t, size_t bytes)
 		size_t cap = t->arena_cap * 2;
 		while (cap < t->arena_len + bytes)
 			cap *= 2;
-		char *arena = grow(t->arena, 1, t->arena_cap, cap);
+		char *arena = rtr__prof_grow(t->arena, 1, t->arena_cap, cap);
 		if (arena == NULL)
 			return -1;
 		t->arena = arena;
@@ -169,7 +169,7 @@ static int nodes_room(struct rtr__prof *p)
 	if (p->nnodes < p->nodes_cap)
 		return 0;
 	uint32_t cap = p->nodes_cap * 2;
-	struct rtr__prof_node *n = grow(p->nodes, sizeof(*n), p->nodes_cap, cap);
+	struct rtr__prof_node *n = rtr__prof_grow(p->nodes, sizeof(*n), p->nodes_cap, cap);
 	if (n == NULL)
 		return -1;
 	p->nodes = n;
@@ -309,7 +309,8 @@ static struct rtr__prof_thread *thread_of(struct rtr__prof *p, int32_t tid)
 	}
 	if (p->nthreads == p->threads_cap) {
 		uint32_t cap = p->threads_cap * 2;
-		struct rtr__prof_thread *t = grow(p->threads, sizeof(*t), p->threads_cap, cap);
+		struct rtr__prof_thread *t =
+			rtr__prof_grow(p->threads, sizeof(*t), p->threads_cap, cap);
 		if (t == NULL)
 			return NULL;
 		p->threads = t;
@@ -342,7 +343,7 @@ static void counter_add(struct rtr__prof *p, int32_t tid, uint32_t name, uint32_
 		if (p->ncounters == p->counters_cap) {
 			uint32_t cap = p->counters_cap * 2;
 			struct rtr__prof_counter *c =
-				grow(p->counters, sizeof(*c), p->counters_cap, cap);
+				rtr__prof_grow(p->counters, sizeof(*c), p->counters_cap, cap);
 			if (c == NULL)
 				return;
 			p->counters = c;
