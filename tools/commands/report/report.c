@@ -43,7 +43,8 @@ static void usage(FILE *f)
 		"and, under mpirun, at every K (the files split over the ranks, rank 0 writes).\n"
 		"\n"
 		"options:\n"
-		"  -j, --jobs N      read the files on N threads (default 1; per rank)\n"
+		"  -j, --jobs N      read the files on N threads (default: the online CPUs;\n"
+		"                    per rank under mpirun)\n"
 		"  -n, --top N       rows per table (default 10; 0: all), --json included\n"
 		"      --json        one JSON document on standard output (schema_version 1)\n"
 		"      --html FILE   also write a self-contained page of pictures to FILE\n"
@@ -258,7 +259,7 @@ static int report_job(const char *const *files, size_t n, unsigned jobs,
 int cmd_report(int argc, char **argv)
 {
 	struct report_options o = {.top = 10};
-	unsigned jobs = 1;
+	unsigned jobs = 0; /* spread.h: the online CPUs */
 	char **list = NULL;
 	size_t n = 0, cap = 0;
 	struct manifest_files files = {0};
