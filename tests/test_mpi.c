@@ -1005,8 +1005,12 @@ static void hpcc_load(char files[RANKS][4096], struct rank_polls *p)
 	 * docs/mpi.md names where the numbering may slip, a receive completing while an
 	 * earlier wildcard receive that could take its message is still under way (hpcc's
 	 * large messages, on a loaded machine): a slip leaves a start and an end unpaired
-	 * on its channel. A handful is tolerated, never more than one message in 1000. */
-	size_t messages = 0, unpaired = 0;
+	 * on its channel. A handful is tolerated, never more than one message in 1000;
+	 * and an end whose record was dropped (a full ring on a loaded machine, counted in
+	 * the end marker) leaves its other end alone. */
+	size_t messages = 0, unpaired = 0, dropped = 0;
+	for (int r = 0; r < RANKS; r++)
+		dropped += (size_t)tu_arg_int(tu_end_marker(&t[r]), "dropped");
 	const char *first_unpaired = NULL;
 	for (size_t i = 0; i < nids;) {
 		size_t len = strlen(ids[i]), j = i + 1;
@@ -1021,13 +1025,13 @@ static void hpcc_load(char files[RANKS][4096], struct rank_polls *p)
 		i = j;
 	}
 	assert_true(messages > 1000);
-	if (unpaired > 2 + messages / 1000)
-		fail_msg("%zu of %zu messages: not one start and one end, as %s", unpaired,
-			 messages, first_unpaired);
+	if (unpaired > 2 + messages / 1000 + dropped)
+		fail_msg("%zu of %zu messages: not one start and one end (%zu events dropped), "
+			 "as %s",
+			 unpaired, messages, dropped, first_unpaired);
 	if (unpaired > 0)
-		print_message("hpcc: %zu of %zu messages unpaired (a wildcard receive under "
-			      "way)\n",
-			      unpaired, messages);
+		print_message("hpcc: %zu of %zu messages unpaired, %zu events dropped\n", unpaired,
+			      messages, dropped);
 	for (size_t i = 0; i < nids; i++)
 		free(ids[i]);
 	free(ids);
