@@ -247,9 +247,9 @@ inline int initialize(int *argc, char **argv)
 			s.out_format = f;
 		argv[kept++] = argv[i];
 	}
-	*argc = kept;
-	if (kept < 1 || argv[kept - 1] != nullptr)
+	if (kept < *argc)
 		argv[kept] = nullptr; /* as main's argv ends */
+	*argc = kept;
 	int err = 0;
 	if (file == nullptr)
 		file = std::getenv("RINGTRACE_FILE");

@@ -5,7 +5,8 @@ stdout and in --benchmark_out, and checks them against each other: one slice per
 benchmark named as Google Benchmark names it, with its arguments, iterations and times;
 the program's spans inside their benchmark's slice (copy inside step); the counters of
 each benchmark equal to the spans of its slice in the trace (count, p50 and p99 within
-the sketch's 1 %); the same counters in both outputs. Usage: check_gbench.py BINARY DIR"""
+the sketch's 1 %); the same counters in both outputs; without --ringtrace, Google
+Benchmark's output alone and no file. Usage: check_gbench.py BINARY DIR"""
 import json
 import os
 import subprocess
@@ -112,6 +113,15 @@ for s in slices:
 expect(len(inside_any) == len(spans), "%d spans outside every benchmark" %
        (len(spans) - len(inside_any)))
 expect(len(spans) > 0, "spans recorded")
+# without --ringtrace (nor RINGTRACE_FILE): Google Benchmark's output alone, no file
+plain_env = {k: v for k, v in env.items() if not k.startswith("RINGTRACE_")}
+before = sorted(os.listdir(work))
+plain = subprocess.run([binary, "--benchmark_min_time=0.001", "--benchmark_format=json"],
+                       env=plain_env, capture_output=True, text=True, check=True)
+plain_runs = json.loads(plain.stdout)["benchmarks"]
+expect(sorted(b["name"] for b in plain_runs) == want, "unrecorded run's benchmarks")
+expect(all("." not in k for b in plain_runs for k in b), "counters in an unrecorded run")
+expect(sorted(os.listdir(work)) == before, "an unrecorded run wrote a file")
 profile = trace_path + ".profile.json"
 expect(os.path.exists(profile), "the profile beside the trace")
 
