@@ -72,7 +72,8 @@ struct state {
 	bool recording = false, started_here = false;
 	uint64_t since_ns = 0;
 	std::forward_list<std::string> names;
-	uint64_t dropped = 0; /* rtr_stats' events_dropped at the last report */
+	uint64_t dropped = 0;	/* rtr_stats' events_dropped at the last report */
+	std::string last_slice; /* the benchmark whose slice was recorded last */
 	const void *last_in = nullptr;
 	std::vector<::benchmark::BenchmarkReporter::Run> last_out;
 	std::string out_path, out_format = "json";
@@ -133,7 +134,8 @@ inline void record_slice(state &s, const std::vector<::benchmark::BenchmarkRepor
 	a[4].key = "time_unit", a[4].type = RTR_ARG_TYPE_STR;
 	a[4].v.str = units[static_cast<unsigned>(first.time_unit) & 3];
 	a[5].key = "threads", a[5].type = RTR_ARG_TYPE_I64, a[5].v.i64 = first.threads;
-	a[6].key = "repetitions", a[6].type = RTR_ARG_TYPE_U64, a[6].v.u64 = runs.size();
+	a[6].key = "repetitions", a[6].type = RTR_ARG_TYPE_U64,
+	a[6].v.u64 = first.repetitions > 0 ? static_cast<uint64_t>(first.repetitions) : runs.size();
 	rtr_complete_args("benchmark", s.names.front().c_str(), s.since_ns, now - s.since_ns, a, 7);
 }
 
@@ -148,18 +150,34 @@ augment(const std::vector<::benchmark::BenchmarkReporter::Run> &runs, bool displ
 	s.last_out = runs;
 	if (runs.empty())
 		return s.last_out;
-	bool timed = runs.front().run_type == ::benchmark::BenchmarkReporter::Run::RT_Iteration;
-	if (display && timed)
+	using Run = ::benchmark::BenchmarkReporter::Run;
+	std::string name = runs.front().run_name.str();
+	bool timed = runs.front().run_type == Run::RT_Iteration;
+	/* the timed runs' report; the aggregates' alone with --benchmark_report_aggregates_only */
+	bool record = display && (timed || s.last_slice != name);
+	if (record && timed) {
 		record_slice(s, runs);
+	} else if (record) {
+		std::vector<Run> median(1, runs.front());
+		for (const Run &r : runs)
+			if (r.aggregate_name == "median")
+				median[0] = r;
+		record_slice(s, median);
+	}
+	if (record)
+		s.last_slice = name;
 	rtr_stats st{};
 	rtr_stats_get(&st);
 	for (auto &r : s.last_out) {
+		if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "mean" &&
+		    r.aggregate_name != "median")
+			continue; /* a stddev or cv of a count is not the count */
 		add_counters(r.counters, r.run_name.str());
-		if (timed) /* events lost in this benchmark: its counts are short by them */
+		if (record) /* events lost in this benchmark: its counts are short by them */
 			r.counters["ringtrace.dropped"] =
 				static_cast<double>(st.events_dropped - s.dropped);
 	}
-	if (display && timed)
+	if (record)
 		s.dropped = st.events_dropped;
 	return s.last_out;
 }

@@ -113,6 +113,27 @@ for s in slices:
 expect(len(inside_any) == len(spans), "%d spans outside every benchmark" %
        (len(spans) - len(inside_any)))
 expect(len(spans) > 0, "spans recorded")
+# repetitions reported as aggregates only: the slice recorded at the aggregates' report,
+# the counters on the mean and the median (not on the stddev and cv)
+agg_path = os.path.join(work, "gbench_agg.json")
+agg = subprocess.run([binary, "--benchmark_min_time=0.001", "--ringtrace=" + agg_path,
+                      "--benchmark_filter=BM_sum", "--benchmark_repetitions=2",
+                      "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                     env=env, capture_output=True, text=True, check=True)
+agg_runs = {b["aggregate_name"]: b for b in json.loads(agg.stdout)["benchmarks"]}
+with open(agg_path) as f:
+    agg_events = [json.loads(x.strip().rstrip(",")) for x in f if x.strip() not in ("[", "]")]
+agg_slices = [e for e in agg_events if e.get("ph") == "X" and e.get("cat") == "benchmark"]
+agg_sums = [e for e in agg_events if e.get("ph") == "X" and e.get("name") == "sum"]
+expect([e["name"] for e in agg_slices] == ["BM_sum/16"], "aggregates only: the slices %s" %
+       [e["name"] for e in agg_slices])
+expect(agg_slices and agg_slices[0]["args"].get("repetitions") == 2, "aggregates: repetitions")
+for which in ("mean", "median"):
+    expect(agg_runs.get(which, {}).get("sum.n") == len(agg_sums),
+           "aggregates: %s sum.n %s, trace %d" % (which, agg_runs.get(which, {}).get("sum.n"),
+                                                  len(agg_sums)))
+expect("sum.n" not in agg_runs.get("stddev", {"sum.n": 0}), "a count on the stddev row")
+
 # without --ringtrace (nor RINGTRACE_FILE): Google Benchmark's output alone, no file
 plain_env = {k: v for k, v in env.items() if not k.startswith("RINGTRACE_")}
 before = sorted(os.listdir(work))
