@@ -301,6 +301,33 @@ RTR__DECL int rtr_stop(void);
 RTR__DECL int rtr_snapshot(const char *path);
 
 /* ------------------------------------------------------------------------- */
+/* The profile so far                                                         */
+
+/* One call path of the process's profile (docs/profile.md), its threads merged. */
+struct rtr_profile_node {
+	unsigned depth;	  /* 1 for a top-level slice, 2 for a slice inside one, ... */
+	const char *name; /* NUL-terminated; valid during the callback only */
+	const char *cat;  /* "" when none */
+	uint64_t count;	  /* slices on this call path */
+	uint64_t total_ns, self_ns, min_ns, max_ns;
+	uint64_t p50_ns, p99_ns; /* the sketch's quantiles: within 1 %, exact up to 8 slices */
+};
+
+/* Called for each call path in preorder (a node, then the nodes inside it); a nonzero
+ * return stops the walk and is returned by rtr_profile_walk(). */
+typedef int (*rtr_profile_fn)(const struct rtr_profile_node *node, void *user);
+
+/*
+ * Walk the profile of the running session as it is now: every event recorded before
+ * the call is counted (it waits for the writer, as rtr_flush()), slices still open
+ * count up to now. The session must aggregate: RINGTRACE_MODE=profile or
+ * RINGTRACE_PROFILE=1 (rtr_config.profile). Returns 0, fn's nonzero return,
+ * -ENOTCONN when no session aggregates, -ENOMEM. Any thread; fn runs on the
+ * caller's thread and holds no lock of the library (it may record events).
+ */
+RTR__DECL int rtr_profile_walk(rtr_profile_fn fn, void *user);
+
+/* ------------------------------------------------------------------------- */
 /* Statistics                                                                 */
 
 struct rtr_stats {

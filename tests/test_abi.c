@@ -305,8 +305,12 @@ static int is_option(const char *name)
  * public macros that share the prefix. */
 static void page_names_only_options(const char *path)
 {
-	static const char *const macros[] = {"RINGTRACE_", "RINGTRACE_DISABLE", "RINGTRACE_SCOPE",
-					     "RINGTRACE_INSTANT"};
+	static const char *const macros[] = {"RINGTRACE_",
+					     "RINGTRACE_DISABLE",
+					     "RINGTRACE_SCOPE",
+					     "RINGTRACE_INSTANT",
+					     "RINGTRACE_BENCHMARK_MAIN",
+					     "RINGTRACE_BENCHMARK_PROFILER_MANAGER"};
 	const char *text = read_page(path);
 
 	for (const char *p = text; (p = strstr(p, "RINGTRACE_")) != NULL; p++) {

@@ -679,6 +679,12 @@ static inline RTR__NOINSTR const char *rtr_trace_path(void)
 {
 	return "";
 }
+static inline RTR__NOINSTR int rtr_profile_walk(rtr_profile_fn fn, void *user)
+{
+	(void)fn;
+	(void)user;
+	return -107; /* -ENOTCONN: no session aggregates */
+}
 static inline RTR__NOINSTR uint64_t rtr_flow_id(void)
 {
 	return 0;

@@ -8,11 +8,13 @@ or, once the package is installed with its entry point, just ``--ringtrace=FILE`
 starts nothing. A test is a complete event named by its node id, in category
 ``pytest``, with the arguments ``outcome``, ``file`` and ``line``; its ``setup``,
 ``call`` and ``teardown`` phases are slices inside it with their own ``outcome``.
-The fixture ``ringtrace_scope`` opens slices of the test's own inside its call.
-See docs/python.md ("pytest").
+The fixture ``ringtrace_scope`` opens slices of the test's own inside its call;
+``ringtrace_benchmark`` wraps pytest-benchmark's ``benchmark``: each benchmark a
+slice with the spans it caused nested, their count, p50 and p99 in its
+``extra_info`` (docs/benchmark.md). See docs/python.md ("pytest").
 """
 
-from typing import Any, Callable, Dict, Generator, Optional, Tuple
+from typing import Any, Callable, Dict, Generator, List, Optional, Tuple
 
 import pytest
 
@@ -21,7 +23,9 @@ import ringtrace
 CATEGORY = "pytest"
 PHASES = ("setup", "call", "teardown")
 
-__all__ = ["CATEGORY", "ringtrace_scope"]
+BENCHMARK_CATEGORY = "benchmark"
+
+__all__ = ["BENCHMARK_CATEGORY", "CATEGORY", "ringtrace_benchmark", "ringtrace_scope"]
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -42,8 +46,11 @@ def pytest_configure(config: Any) -> None:
         return
     owns = False
     if not ringtrace.stats()["running"]:
+        # with pytest-benchmark, the profile beside the trace: ringtrace_benchmark's
+        # statistics come from it
+        profile = bool(config.pluginmanager.hasplugin("benchmark")) or None
         try:
-            ringtrace.start(path)
+            ringtrace.start(path, profile=profile)
         except (OSError, ValueError, RuntimeError) as err:
             raise pytest.UsageError(f"--ringtrace={path}: {err}") from err
         owns = True
@@ -133,3 +140,89 @@ def ringtrace_scope() -> Callable[..., "ringtrace.scope"]:
         return ringtrace.scope(CATEGORY, name, **args)
 
     return scope
+
+
+def span_statistics(calls: Optional[List[Dict[str, Any]]], name: str) -> Dict[str, Dict[str, int]]:
+    """The call paths inside the benchmark slice named name (ringtrace.profile_walk()'s
+    list): {path: {"count", "p50_ns", "p99_ns"}}, a nested span's path joined by ">".
+    The slice at the top level is preferred (the running benchmark's: its test's
+    slices are recorded after it)."""
+    if not calls:
+        return {}
+    found = [
+        i for i, c in enumerate(calls) if c["name"] == name and c["cat"] == BENCHMARK_CATEGORY
+    ]
+    found.sort(key=lambda i: calls[i]["depth"])
+    if not found:
+        return {}
+    top = calls[found[0]]["depth"]
+    spans: Dict[str, Dict[str, int]] = {}
+    path: List[str] = []
+    for c in calls[found[0] + 1 :]:
+        if c["depth"] <= top:
+            break
+        del path[c["depth"] - top - 1 :]
+        path.append(c["name"])
+        spans[">".join(path)] = {k: c[k] for k in ("count", "p50_ns", "p99_ns")}
+    return spans
+
+
+class RecordedBenchmark:
+    """pytest-benchmark's fixture, each run of it recorded: ``ringtrace_benchmark(f,
+    *args)`` and ``ringtrace_benchmark.pedantic(...)`` as ``benchmark``'s, and every
+    other attribute is ``benchmark``'s own."""
+
+    def __init__(self, benchmark: Any) -> None:
+        self._benchmark = benchmark
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._benchmark, attr)
+
+    def __call__(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self._recorded(self._benchmark, function, *args, **kwargs)
+
+    def pedantic(self, *args: Any, **kwargs: Any) -> Any:
+        return self._recorded(self._benchmark.pedantic, *args, **kwargs)
+
+    def _recorded(self, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not ringtrace.stats()["running"]:
+            return run(*args, **kwargs)
+        dropped = ringtrace.stats()["events_dropped"]
+        start = ringtrace.now_ns()
+        try:
+            return run(*args, **kwargs)
+        finally:
+            end = ringtrace.now_ns()
+            self._record(start, end, dropped)
+
+    def _record(self, start: int, end: int, dropped: int) -> None:
+        bench = self._benchmark
+        name = str(bench.name)
+        figures: Dict[str, Any] = {}
+        stats = getattr(getattr(bench, "stats", None), "stats", None)
+        for key in ("min", "median", "mean", "max"):
+            value = getattr(stats, key, None)
+            if isinstance(value, (int, float)):
+                figures[key + "_ns"] = round(value * 1e9)
+        for key in ("rounds", "iterations"):
+            value = getattr(stats, key, getattr(getattr(bench, "stats", None), key, None))
+            if isinstance(value, int):
+                figures[key] = value
+        ringtrace.flush()  # the rings drained: room for the slice
+        ringtrace.complete(BENCHMARK_CATEGORY, name, start, end, **figures)
+        info = {
+            "spans": span_statistics(ringtrace.profile_walk(), name),
+            "dropped": ringtrace.stats()["events_dropped"] - dropped,
+        }
+        bench.extra_info["ringtrace"] = info
+
+
+@pytest.fixture
+def ringtrace_benchmark(benchmark: Any) -> RecordedBenchmark:
+    """pytest-benchmark's ``benchmark``, recorded when the run records: each benchmark a
+    slice named as pytest-benchmark names it, in category "benchmark", with its rounds,
+    iterations and min/median/mean/max ns; the spans it caused nested in it, and per
+    call path inside it the count, p50 and p99 in ``extra_info["ringtrace"]["spans"]``
+    (``"dropped"``: events lost meanwhile). Needs pytest-benchmark (Debian:
+    python3-pytest-benchmark)."""
+    return RecordedBenchmark(benchmark)

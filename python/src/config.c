@@ -82,6 +82,7 @@ static const struct opt opts[] = {
 	{"format", K_CHOICE, AT(format), 0, 0, format_words, "'auto', 'json' or 'perfetto'"},
 	{"open_timeout_ms", K_UINT, AT(open_timeout_ms), 0, 3600000, NULL, "0 .. 3600000"},
 	{"pf_compress", K_BOOL, AT(pf_compress), 0, 1, NULL, "a bool"},
+	{"profile", K_BOOL, AT(profile), 0, 1, NULL, "a bool"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

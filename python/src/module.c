@@ -13,6 +13,7 @@
 #include "pyrtr.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static PyThread_type_lock lifecycle;
@@ -236,6 +237,86 @@ static PyObject *py_trace_path(PyObject *m, PyObject *unused)
 	return path;
 }
 
+/* rtr_profile_walk()'s nodes, copied while the GIL is released. */
+struct walked {
+	struct rtr_profile_node *v;
+	char **names; /* each node's name and category, one allocation "name\0cat\0" */
+	size_t n, cap;
+};
+
+static int keep_node(const struct rtr_profile_node *nd, void *user)
+{
+	struct walked *w = user;
+	size_t ln = strlen(nd->name), lc = strlen(nd->cat);
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap == 0 ? 64 : 2 * w->cap;
+		struct rtr_profile_node *v = realloc(w->v, cap * sizeof(*v));
+		char **names = v == NULL ? NULL : realloc(w->names, cap * sizeof(*names));
+		if (v != NULL)
+			w->v = v;
+		if (names == NULL)
+			return -ENOMEM;
+		w->names = names, w->cap = cap;
+	}
+	char *text = malloc(ln + lc + 2);
+	if (text == NULL)
+		return -ENOMEM;
+	memcpy(text, nd->name, ln + 1);
+	memcpy(text + ln + 1, nd->cat, lc + 1);
+	w->v[w->n] = *nd;
+	w->names[w->n++] = text;
+	return 0;
+}
+
+static PyObject *walked_list(const struct walked *w)
+{
+	PyObject *list = PyList_New((Py_ssize_t)w->n);
+
+	for (size_t i = 0; list != NULL && i < w->n; i++) {
+		const struct rtr_profile_node *nd = &w->v[i];
+		const char *name = w->names[i];
+		PyObject *d = Py_BuildValue(
+			"{s:I,s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "depth", nd->depth, "name",
+			name, "cat", name + strlen(name) + 1, "count",
+			(unsigned long long)nd->count, "total_ns", (unsigned long long)nd->total_ns,
+			"self_ns", (unsigned long long)nd->self_ns, "min_ns",
+			(unsigned long long)nd->min_ns, "max_ns", (unsigned long long)nd->max_ns,
+			"p50_ns", (unsigned long long)nd->p50_ns, "p99_ns",
+			(unsigned long long)nd->p99_ns);
+		if (d == NULL) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+	}
+	return list;
+}
+
+static PyObject *py_profile_walk(PyObject *m, PyObject *unused)
+{
+	struct walked w = {0};
+	PyObject *list = NULL;
+	int err;
+
+	(void)m;
+	(void)unused;
+	Py_BEGIN_ALLOW_THREADS; /* it waits for the writer */
+	err = rtr_profile_walk(keep_node, &w);
+	Py_END_ALLOW_THREADS;
+	if (err == -ENOTCONN)
+		list = Py_NewRef(Py_None);
+	else if (err != 0)
+		PyErr_NoMemory();
+	else
+		list = walked_list(&w);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.names[i]);
+	free(w.names);
+	free(w.v);
+	return list;
+}
+
 /* os.register_at_fork(after_in_child=...): a thread of the parent may have held the
  * lifecycle lock as it forked, and it does not exist in the child. */
 static PyObject *py_after_fork_child(PyObject *m, PyObject *unused)
@@ -293,6 +374,12 @@ static PyMethodDef lifecycle_methods[] = {
 	 "trace_path()\n--\n\n"
 	 "The file of the running session, or of the last one, its pattern expanded;\n"
 	 "None before the first start()."},
+	{"profile_walk", py_profile_walk, METH_NOARGS,
+	 "profile_walk()\n--\n\n"
+	 "The profile so far (rtr_profile_walk()): a list of dicts, one per call path in\n"
+	 "preorder, the threads merged: depth (1: a top-level slice), name, cat, count,\n"
+	 "total_ns, self_ns, min_ns, max_ns, p50_ns, p99_ns. None when the session does\n"
+	 "not aggregate (start it with profile=True, or RINGTRACE_PROFILE=1)."},
 	{"_after_fork_child", py_after_fork_child, METH_NOARGS,
 	 "_after_fork_child()\n--\n\nA fresh lifecycle lock in a forked child."},
 	{"_intern_counts", py_intern_counts, METH_NOARGS,

@@ -32,6 +32,7 @@ VALID = {
     "format": "json",
     "open_timeout_ms": 0,
     "pf_compress": False,
+    "profile": False,
 }
 
 

@@ -350,6 +350,19 @@ RTR_API int rtr__profile_job_write(const char *path, int world, const char *cons
 	return rtr__prof_job_write(path, getpid(), world, data, len, began_ns);
 }
 
+RTR_API int rtr_profile_walk(rtr_profile_fn fn, void *user)
+{
+	char *data = NULL;
+	size_t len = 0, cap = 0;
+	int err = rtr__profile_export(&data, &len, &cap, 0);
+
+	if (err != 0)
+		return err;
+	err = rtr__prof_export_walk(data, len, fn, user); /* no lock held: fn may record */
+	rtr__profile_free(data, cap);
+	return err;
+}
+
 /* The first layout of struct rtr_stats, which (rtr_stats_get)() writes. */
 #define STATS_V1_SIZE (offsetof(struct rtr_stats, version) + sizeof(uint32_t))
 

@@ -27,21 +27,6 @@
 #define EXPORT_MAGIC   0x50525452u /* "RTRP" */
 #define EXPORT_VERSION 1u
 
-struct export_head {
-	uint32_t magic, version;
-	int64_t rank, pid;
-	uint64_t events, dropped, end_ns, deeper, unplaced;
-	uint32_t depth_limit, node_limit, nnodes, ncounters, host_len, tsc;
-};
-
-struct export_node {
-	uint32_t depth, name_len, cat_len, nbins;
-	int32_t lo;
-	uint32_t nexact;
-	uint64_t n, t, s, min, max, q_count, q_zeros, q_min, q_max;
-	/* then exact[nexact], bins[nbins], the name's bytes, the category's */
-};
-
 struct export_counter {
 	uint32_t name_len, cat_len;
 	uint64_t samples;
@@ -63,7 +48,7 @@ static int put_nodes(struct rtr__prof_buf *b, const struct rtr__prof *m, uint32_
 {
 	for (uint32_t c = m->nodes[i].child; c != RTR__PROF_NONE; c = m->nodes[c].sibling) {
 		const struct rtr__prof_node *nd = &m->nodes[c];
-		struct export_node e = {
+		struct rtr__prof_export_node e = {
 			.depth = nd->depth,
 			.nbins = nd->q.nbins,
 			.lo = nd->q.lo,
@@ -134,18 +119,18 @@ int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__pro
 		return -ENOMEM;
 	}
 	rtr__writer_stats(&st);
-	struct export_head h = {.magic = EXPORT_MAGIC,
-				.version = EXPORT_VERSION,
-				.rank = w->s.rank,
-				.pid = w->s.pid,
-				.dropped = st.events_dropped,
-				.end_ns = rtr__writer_rel_ns(w, end_ns),
-				.deeper = p->deeper,
-				.unplaced = p->unplaced,
-				.depth_limit = p->depth_limit,
-				.node_limit = p->node_limit,
-				.host_len = (uint32_t)strnlen(w->s.host, 255),
-				.tsc = w->s.clock.kind == RTR_CLOCK_TSC};
+	struct rtr__prof_export_head h = {.magic = EXPORT_MAGIC,
+					  .version = EXPORT_VERSION,
+					  .rank = w->s.rank,
+					  .pid = w->s.pid,
+					  .dropped = st.events_dropped,
+					  .end_ns = rtr__writer_rel_ns(w, end_ns),
+					  .deeper = p->deeper,
+					  .unplaced = p->unplaced,
+					  .depth_limit = p->depth_limit,
+					  .node_limit = p->node_limit,
+					  .host_len = (uint32_t)strnlen(w->s.host, 255),
+					  .tsc = w->s.clock.kind == RTR_CLOCK_TSC};
 	uint32_t root = rtr__prof_root(m);
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		h.events += p->threads[i].events;
@@ -214,8 +199,8 @@ static int across_room(struct job *j)
 }
 
 /* One node of a rank's export into the job's node i. */
-static int add_node(struct job *j, uint32_t i, const struct export_node *e, const uint64_t *exact,
-		    const uint64_t *bins, int rank)
+static int add_node(struct job *j, uint32_t i, const struct rtr__prof_export_node *e,
+		    const uint64_t *exact, const uint64_t *bins, int rank)
 {
 	struct rtr__prof_node *nd = &j->tree.nodes[i];
 	struct rtr__sketch q = {.count = e->q_count,
@@ -288,7 +273,7 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 		    struct rtr__prof_buf *ranks)
 {
 	const char *at = data, *end = data + len;
-	const struct export_head *h = take(&at, end, sizeof(*h));
+	const struct rtr__prof_export_head *h = take(&at, end, sizeof(*h));
 	const char *host = h == NULL ? NULL : take(&at, end, h->host_len);
 	uint32_t path[1025];
 
@@ -305,7 +290,7 @@ static int add_rank(struct job *j, int rank, const char *data, size_t len,
 	uint32_t deepest = 0; /* preorder: a node is at most one below the one before */
 	path[0] = 0;	      /* the job's root */
 	for (uint32_t k = 0; k < h->nnodes; k++) {
-		const struct export_node *e = take(&at, end, sizeof(*e));
+		const struct rtr__prof_export_node *e = take(&at, end, sizeof(*e));
 		const uint64_t *exact = e == NULL ? NULL : take(&at, end, (size_t)e->nexact * 8);
 		const uint64_t *bins = exact == NULL ? NULL : take(&at, end, (size_t)e->nbins * 8);
 		const char *name = bins == NULL ? NULL : take(&at, end, e->name_len);

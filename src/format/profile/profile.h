@@ -31,6 +31,7 @@
 #include "writer/format.h"
 
 #include <pthread.h>
+#include <ringtrace.h>
 #include <stdint.h>
 
 #define RTR__PROF_NONE UINT32_MAX
@@ -197,6 +198,27 @@ int rtr__prof_export(struct rtr__writer *w, struct rtr__prof *p, struct rtr__pro
  * system has it), for its reduce_ns. 0 or -errno (-EINVAL: an export is malformed). */
 int rtr__prof_job_write(const char *path, pid_t pid, int world, const char *const *data,
 			const size_t *len, uint64_t began_ns);
+
+/* The export's layout (job.c writes it; job.c's merge and walk.c read it). */
+struct rtr__prof_export_head {
+	uint32_t magic, version;
+	int64_t rank, pid;
+	uint64_t events, dropped, end_ns, deeper, unplaced;
+	uint32_t depth_limit, node_limit, nnodes, ncounters, host_len, tsc;
+	/* then the host's bytes, nnodes nodes in preorder, ncounters counters */
+};
+
+struct rtr__prof_export_node {
+	uint32_t depth, name_len, cat_len, nbins;
+	int32_t lo;
+	uint32_t nexact;
+	uint64_t n, t, s, min, max, q_count, q_zeros, q_min, q_max;
+	/* then exact[nexact], bins[nbins], the name's bytes, the category's */
+};
+
+/* walk.c: each node of an export (len bytes at data) to fn, in preorder, with its p50
+ * and p99 (rtr_profile_walk()). 0, fn's nonzero return, -EINVAL (malformed), -ENOMEM. */
+int rtr__prof_export_walk(const char *data, size_t len, rtr_profile_fn fn, void *user);
 
 /* file.c: write len bytes as the file at path (a new name renamed into place; a pipe
  * or a device in place). 0 or -errno. */
