@@ -415,6 +415,8 @@ static void test_calibrate(void **state)
 		tool_runv(&r, NULL, NULL, args);
 		assert_int_equal(r.status, 0);
 		assert_true(tool_has(r.out, "false alarms: 0 of 6 splits (0.0%)"));
+		assert_true(tool_has(r.err, "2 runs against 2 can never reach p <= 0.05 (the "
+					    "smallest p is 0.333)"));
 		tool_run_free(&r);
 	}
 }

@@ -424,6 +424,16 @@ static int calibrate(struct runs *r)
 
 /* ------------------------------------------------------------------ entry */
 
+/* The smallest two-sided p of na runs against nb: the two extreme subsets of all. */
+static double smallest_p(size_t na, size_t nb)
+{
+	double ways = 1;
+
+	for (size_t i = 0; i < na; i++)
+		ways = ways * (double)(na + nb - i) / (double)(i + 1);
+	return ways > 2 ? 2 / ways : 1;
+}
+
 static void free_runs(struct runs *r)
 {
 	for (struct rkey *k = table_first(&r->keys); k != NULL; k = table_next(k)) {
@@ -491,6 +501,17 @@ int diff_runs(const struct diff_options *opt, char **ops, size_t n, size_t na, s
 	if (r.other) { /* rank 0 of an MPI job reports */
 		free_runs(&r);
 		return status;
+	}
+	{
+		size_t side_a = opt->calibrate ? r.nruns / 2 : r.na;
+		double least = smallest_p(side_a, r.nruns - side_a);
+
+		if (status == CLI_OK && least > opt->alpha)
+			cli_note("diff",
+				 "warning: %zu runs against %zu can never reach p <= %g (the "
+				 "smallest p is %.3g): no timing can be significant; 4 runs a side "
+				 "or more",
+				 side_a, r.nruns - side_a, opt->alpha, least);
 	}
 	if (status == CLI_OK && (opt->calibrate ? calibrate(&r) : compare_all(&r)) != 0) {
 		cli_error("diff", "out of memory");
