@@ -456,6 +456,27 @@ static void test_forms(void **state)
 		assert_true(tool_has(r.out, "0.0079         9         9  slower         work"));
 		tool_run_free(&r);
 	}
+	/* a name with '|' and '`' kept inside its Markdown cell */
+	{
+		char runs[8][4300];
+		const char *args[16] = {"diff", "--format", "markdown"};
+		size_t n = 3;
+
+		for (int i = 0; i < 8; i++) {
+			snprintf(runs[i], sizeof(runs[i]), "%s/pipe%d.json", dir_a, i);
+			write_run(runs[i], 100, 3, "x|y`z");
+			args[n++] = runs[i];
+			if (i == 3)
+				args[n++] = "--";
+		}
+		args[n] = NULL;
+		tool_runv(&r, NULL, NULL, args);
+		assert_int_equal(r.status, 0);
+		assert_true(tool_has(r.out, "| `x\\|y'z` | 1.000 us | 1.000 us |"));
+		tool_run_free(&r);
+		for (int i = 0; i < 8; i++)
+			unlink(runs[i]);
+	}
 	/* --json and --format json the same; bad --format a usage error */
 	{
 		const char *j1[] = {"diff", "--json", dir_a, dir_s, NULL};

@@ -48,14 +48,25 @@ static void print_key(const struct runs *r, const struct rrow *w, bool markdown)
 	size_t len;
 	const char *k = tally_key_string(&r->keys, w->k, &len);
 
-	if (markdown)
-		putchar('`');
-	if (k != NULL)
-		report_clean(stdout, k, len);
-	else
+	if (k == NULL) {
 		fputs(nones[r->opt->t.by], stdout);
-	if (markdown)
-		putchar('`');
+		return;
+	}
+	if (!markdown) {
+		report_clean(stdout, k, len);
+		return;
+	}
+	/* in a Markdown table cell: a '|' ends the cell and a '`' the code span */
+	putchar('`');
+	for (size_t at = 0, from = 0; at <= len; at++) {
+		if (at < len && k[at] != '|' && k[at] != '`')
+			continue;
+		report_clean(stdout, k + from, at - from);
+		if (at < len)
+			fputs(k[at] == '|' ? "\\|" : "'", stdout);
+		from = at + 1;
+	}
+	putchar('`');
 }
 
 static const char *pct_text(char *out, size_t size, const struct rrow *w)
