@@ -502,6 +502,16 @@ static void test_forms(void **state)
 		assert_string_equal(jt_str(doc, "verdict_metric"), "p50");
 		yajl_tree_free(doc);
 	}
+	/* and its Markdown: the text table in a code block */
+	{
+		const char *args[] = {"diff", "--format", "markdown", a0, s0, NULL};
+
+		tool_runv(&r, NULL, NULL, args);
+		assert_int_equal(r.status, 0);
+		assert_true(strncmp(r.out, "```\ndiff by name, B against A;", 30) == 0);
+		assert_true(tool_has(r.out, "  work\n```\n") || tool_has(r.out, "  call\n```\n"));
+		tool_run_free(&r);
+	}
 }
 
 /* The schema refuses what it should: the check can fail. */
