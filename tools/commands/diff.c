@@ -31,6 +31,7 @@
  * regression first, then the added keys and the removed ones, each by total.
  */
 #include "cli.h"
+#include "diff_runs.h"
 #include "report.h"
 #include "spread.h"
 #include "tally_file.h"
@@ -40,6 +41,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* What a verdict needs a change to exceed besides the spreads, as a share of the
  * larger p50: two sketched medians of equal samples differ by up to this much. */
@@ -49,13 +51,6 @@
 #define RULE_TEXT                                                                            \
 	"significant when |p50 B - p50 A| exceeds both sides' p25-p75 spread and 2% of the " \
 	"larger p50"
-
-struct diff_options {
-	struct tally_options t;
-	unsigned jobs; /* 0: the online CPUs */
-	bool fail;
-	double fail_above; /* percent */
-};
 
 /* One side of a key: its slices in one file. */
 struct side {
@@ -107,26 +102,26 @@ struct diff {
 
 /* The key of a thread: its names when the thread has one (matched across runs), else
  * the label with pid and tid. A string key, as tally.c keys a row by name. */
-static int thread_key(struct diff *d, const struct tally_sum *c, const struct row *r)
+int diff_thread_key(struct buf *label, struct buf *key, const struct tally_sum *c,
+		    const struct row *r)
 {
 	const struct label *t = tally_sum_label(c, 't', r->file, r->pid, r->tid);
 	const struct label *p = tally_sum_label(c, 'p', r->file, r->pid, 0);
 	struct trace_value name;
 
-	d->label.len = 0;
+	label->len = 0;
 	if (t != NULL) {
-		if ((p != NULL &&
-		     (buf_put(&d->label, p->name, p->len) || buf_puts(&d->label, " / "))) ||
-		    buf_put(&d->label, t->name, t->len))
+		if ((p != NULL && (buf_put(label, p->name, p->len) || buf_puts(label, " / "))) ||
+		    buf_put(label, t->name, t->len))
 			return -1;
-	} else if (tally_sum_thread_label(c, &d->label, r->file, r->pid, r->tid) == 0) {
-		d->label.len--; /* its NUL */
+	} else if (tally_sum_thread_label(c, label, r->file, r->pid, r->tid) == 0) {
+		label->len--; /* its NUL */
 	} else {
 		return -1;
 	}
-	name = (struct trace_value){TRACE_STRING, d->label.p, d->label.len};
-	d->key.len = 0;
-	return trace_key_add(&d->key, &name);
+	name = (struct trace_value){TRACE_STRING, label->p, label->len};
+	key->len = 0;
+	return trace_key_add(key, &name);
 }
 
 /* The rows of a tally into side i of the keys. 0 or -1 (out of memory). */
@@ -139,7 +134,7 @@ static int add_side(struct diff *d, const struct tally_sum *c, int i)
 		bool created;
 
 		if (c->by == BY_THREAD) {
-			if (thread_key(d, c, r))
+			if (diff_thread_key(&d->label, &d->key, c, r))
 				return -1;
 			k = d->key.p;
 			klen = d->key.len;
@@ -433,7 +428,9 @@ static int json_report(const struct diff *d)
 	size_t n = shown(d);
 	int err;
 
-	err = buf_putc(&b, '{') || report_jkey(&b, &first, "by") ||
+	err = buf_putc(&b, '{') || report_ju64(&b, &first, "schema_version", DIFF_SCHEMA_VERSION) ||
+	      report_jkey(&b, &first, "mode") || buf_puts(&b, "\"single\"") ||
+	      report_jkey(&b, &first, "by") ||
 	      report_jstr(&b, tally_by_names[d->opt->t.by], strlen(tally_by_names[d->opt->t.by])) ||
 	      report_jf64(&b, &first, "relative_error", RTR__SKETCH_ALPHA) ||
 	      report_jkey(&b, &first, "verdict_metric") || buf_puts(&b, "\"p50\"") ||
@@ -533,32 +530,39 @@ static void free_diff(struct diff *d)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringtrace diff [--by name|cat|thread] [--json] [--fail-above PCT] [--top "
-		"N] [-j N] A B\n"
-		"       ringtrace diff [options] A... -- B...\n"
+		"usage: ringtrace diff [options] A B\n"
+		"       ringtrace diff [options] A1 A2 ... -- B1 B2 ...   (or DIR_A DIR_B)\n"
+		"       ringtrace diff --calibrate [options] R1 R2 ... Rn\n"
 		"\n"
-		"Compares the slices (X, and B/E pairs; a profile's call paths) of two runs, A\n"
-		"the baseline and B the new run, per name (or category, or thread): for each\n"
-		"side count, total, p50, p99 and spread (p75 - p25), the ratios B/A of p50 and\n"
-		"of total, and a verdict on p50: \"significant\" when |p50 B - p50 A| exceeds\n"
-		"both sides' spread and 2%% of the larger p50 (the sketches' error), else\n"
-		"\"within noise\". Keys in one side only are \"added\" (in B) or \"removed\" (in\n"
-		"A). Rows are sorted by p50 B/A, the largest regression first, then added and\n"
-		"removed keys by total. Threads are matched by their names (pids differ from\n"
-		"run to run); threads of one name are summed.\n"
+		"Compares the slices (X, and B/E pairs; a profile's call paths) of runs, A the\n"
+		"baseline and B the new one, per name (or category, or thread; threads matched\n"
+		"by name). Each argument is one run: a trace, a profile (found by its content)\n"
+		"or a job's manifest (its rank files summed); a directory stands for its runs.\n"
 		"\n"
-		"Each side is a trace or a profile (found by its content), or several of them\n"
-		"(a job's rank files) before and after a '--', summed as `ringtrace stats`\n"
-		"sums them: read on N threads, and under mpirun or srun split over the ranks,\n"
-		"rank 0 alone printing.\n"
+		"One run a side: count, total, p50, p99 and spread (p75 - p25) per key, the\n"
+		"ratios B/A, and \"significant\" when |p50 B - p50 A| exceeds both sides'\n"
+		"spread and 2%% of the larger p50 (the sketches' error), else \"within noise\".\n"
+		"\n"
+		"Several runs a side: per key each run's median, compared by a Mann-Whitney U\n"
+		"test on the run medians (exact, two-sided) with the Hodges-Lehmann shift and\n"
+		"Cliff's delta; \"slower\"/\"faster\" when p <= ALPHA and the shift is at least\n"
+		"PCT %% of A's median and NS ns. A slice count the same in every run of a side\n"
+		"and different between the sides is a deterministic change (\"count changed\").\n"
+		"--calibrate compares splits of identical runs and prints the false-alarm rate.\n"
 		"\n"
 		"Counts and totals are exact; percentiles within 1%% (a DDSketch per key).\n"
 		"\n"
 		"options:\n"
 		"  -b, --by KEY          name (the default), cat or thread\n"
-		"      --json            one JSON document, times in integer nanoseconds\n"
-		"  -f, --fail-above PCT  exit 1 when a key in both sides got slower by more than\n"
-		"                        PCT percent in p50 and the change is significant\n"
+		"      --format FORMAT   text (the default), markdown or json\n"
+		"      --json            --format json: times in integer nanoseconds\n"
+		"  -f, --fail-above PCT  exit 1 when a key got significantly slower by more than\n"
+		"                        PCT percent, or (several runs) a count changed\n"
+		"      --alpha P         several runs: the test's level (default 0.05)\n"
+		"      --min-pct PCT     several runs: the smallest shift, %% of A (default 3)\n"
+		"      --min-ns NS       several runs: the smallest shift in ns (default 50)\n"
+		"      --calibrate       the false-alarm rate on splits of identical runs\n"
+		"      --seed N          --calibrate: the seed of drawn splits (over 1000)\n"
 		"  -n, --top N           rows shown (default 20; 0: all), --json included; the\n"
 		"                        summary and --fail-above cover every key\n"
 		"  -j, --jobs N          read the files on N threads (default: the online CPUs)\n"
@@ -624,83 +628,97 @@ static int diff_sides(struct diff *d, char **ops, size_t n, size_t na)
 	return status;
 }
 
-int cmd_diff(int argc, char **argv)
+/* One option of cmd_diff (not --help). 0 or a usage error. */
+static int diff_option(int ch, struct diff_options *opt, uint64_t *jobs)
 {
-	static const struct option longopts[] = {
-		{"by", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'J'},
-		{"fail-above", required_argument, NULL, 'f'},
-		{"top", required_argument, NULL, 'n'},
-		{"jobs", required_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct diff_options opt = {.t = {.by = BY_NAME, .top = 20}};
-	struct diff d = {.opt = &opt};
-	uint64_t jobs = 0;
-	size_t n, na = 0, stdins = 0;
-	int ch, status;
+	switch (ch) {
+	case 'b':
+		if (tally_parse_by(optarg, &opt->t.by))
+			return cli_usage_error("diff", "--by wants name, cat or thread, not '%s'",
+					       optarg);
+		return 0;
+	case 'J':
+		opt->format = FORMAT_JSON;
+		return 0;
+	case 'F':
+		if (strcmp(optarg, "text") && strcmp(optarg, "markdown") && strcmp(optarg, "json"))
+			return cli_usage_error(
+				"diff", "--format wants text, markdown or json, not '%s'", optarg);
+		opt->format = optarg[0] == 't'	 ? FORMAT_TEXT
+			      : optarg[0] == 'm' ? FORMAT_MARKDOWN
+						 : FORMAT_JSON;
+		return 0;
+	case 'f':
+		opt->fail = true;
+		if (parse_pct(optarg, &opt->fail_above))
+			return cli_usage_error(
+				"diff", "--fail-above wants a percentage (10, 2.5), not '%s'",
+				optarg);
+		return 0;
+	case 'a':
+		if (parse_pct(optarg, &opt->alpha) || opt->alpha <= 0 || opt->alpha > 1)
+			return cli_usage_error("diff", "--alpha wants a level in (0, 1], not '%s'",
+					       optarg);
+		return 0;
+	case 'P':
+		if (parse_pct(optarg, &opt->min_pct))
+			return cli_usage_error("diff", "--min-pct wants a percentage, not '%s'",
+					       optarg);
+		return 0;
+	case 'N':
+		if (parse_pct(optarg, &opt->min_ns))
+			return cli_usage_error("diff", "--min-ns wants nanoseconds, not '%s'",
+					       optarg);
+		return 0;
+	case 'C':
+		opt->calibrate = true;
+		return 0;
+	case 'S':
+		if (cli_parse_u64(optarg, &opt->seed))
+			return cli_usage_error("diff", "--seed wants a number, not '%s'", optarg);
+		return 0;
+	case 'n':
+		if (cli_parse_u64(optarg, &opt->t.top))
+			return cli_usage_error("diff", "--top wants a number, not '%s'", optarg);
+		return 0;
+	case 'j':
+		if (cli_parse_u64(optarg, jobs) || *jobs == 0 || *jobs > 1024)
+			return cli_usage_error(
+				"diff", "--jobs wants a number from 1 to 1024, not '%s'", optarg);
+		return 0;
+	default:
+		return cli_usage_error("diff", "unknown option");
+	}
+}
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			argv[i] = side_break;
-			break;
-		}
-	}
-	while ((ch = getopt_long(argc, argv, "b:f:n:j:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'b':
-			if (tally_parse_by(optarg, &opt.t.by))
-				return cli_usage_error(
-					"diff", "--by wants name, cat or thread, not '%s'", optarg);
-			break;
-		case 'J':
-			opt.t.json = true;
-			break;
-		case 'f':
-			if (parse_pct(optarg, &opt.fail_above))
-				return cli_usage_error(
-					"diff",
-					"--fail-above wants a percentage (10, 2.5), not '%s'",
-					optarg);
-			opt.fail = true;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, &opt.t.top))
-				return cli_usage_error("diff", "--top wants a number, not '%s'",
-						       optarg);
-			break;
-		case 'j':
-			if (cli_parse_u64(optarg, &jobs) || jobs == 0 || jobs > 1024)
-				return cli_usage_error(
-					"diff", "--jobs wants a number from 1 to 1024, not '%s'",
-					optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error("diff", "unknown option");
-		}
-	}
-	n = (size_t)(argc - optind);
-	if (split_sides(argv + optind, n, &na) != 0)
-		return CLI_ERROR;
-	for (size_t i = 0; i < n; i++)
-		stdins += strcmp(argv[optind + i], "-") == 0;
-	if (stdins > 1)
-		return cli_usage_error("diff", "standard input can be one of the files, not both");
-	opt.jobs = (unsigned)jobs;
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* One run against one, as before runs were counted: the rule on spreads. */
+static int diff_one(struct diff_options *opt, char **ops, size_t n, size_t na)
+{
+	struct diff d = {.opt = opt};
+	int status;
+
 	table_init(&d.keys, sizeof(struct entry));
-	status = diff_sides(&d, argv + optind, n, na);
+	status = diff_sides(&d, ops, n, na);
 	if (status == CLI_OK) {
-		if (opt.t.json) {
+		if (opt->format == FORMAT_JSON) {
 			if (json_report(&d) != 0) {
 				cli_error("diff", "out of memory");
 				status = CLI_ERROR;
 			}
 		} else {
+			/* Markdown: the table as it is, in a code block */
+			if (opt->format == FORMAT_MARKDOWN)
+				puts("```");
 			print_report(&d);
+			if (opt->format == FORMAT_MARKDOWN)
+				puts("```");
 		}
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			cli_error("diff", "writing the report failed");
@@ -711,5 +729,72 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	free_diff(&d);
+	return status;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"by", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'J'},
+		{"format", required_argument, NULL, 'F'},
+		{"fail-above", required_argument, NULL, 'f'},
+		{"alpha", required_argument, NULL, 'a'},
+		{"min-pct", required_argument, NULL, 'P'},
+		{"min-ns", required_argument, NULL, 'N'},
+		{"calibrate", no_argument, NULL, 'C'},
+		{"seed", required_argument, NULL, 'S'},
+		{"top", required_argument, NULL, 'n'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct diff_options opt = {.t = {.by = BY_NAME, .top = 20},
+				   .alpha = DIFF_ALPHA,
+				   .min_pct = DIFF_MIN_PCT,
+				   .min_ns = DIFF_MIN_NS};
+	uint64_t jobs = 0;
+	size_t n, na = 0, stdins = 0;
+	int ch, status;
+	char **ops;
+	bool brk;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			argv[i] = side_break;
+			break;
+		}
+	}
+	while ((ch = getopt_long(argc, argv, "b:f:n:j:h", longopts, NULL)) != -1) {
+		if (ch == 'h') {
+			usage(stdout);
+			return CLI_OK;
+		}
+		if (diff_option(ch, &opt, &jobs) != 0)
+			return CLI_ERROR;
+	}
+	opt.t.json = opt.format == FORMAT_JSON;
+	opt.jobs = (unsigned)jobs;
+	n = (size_t)(argc - optind);
+	ops = argv + optind;
+	for (size_t i = 0; i < n; i++)
+		stdins += strcmp(ops[i], "-") == 0;
+	if (stdins > 1)
+		return cli_usage_error("diff", "standard input can be one of the files, not both");
+	if (opt.calibrate) {
+		for (size_t i = 0; i < n; i++)
+			if (ops[i] == side_break)
+				return cli_usage_error("diff",
+						       "--calibrate takes one side of runs");
+		return n == 0 ? cli_usage_error("diff", "--calibrate wants runs")
+			      : diff_runs(&opt, ops, n, n, 0);
+	}
+	if (split_sides(ops, n, &na) != 0)
+		return CLI_ERROR;
+	brk = ops[na] == side_break;
+	if (na == 1 && n - na - brk == 1 && !is_dir(ops[0]) && !is_dir(ops[n - 1]))
+		status = diff_one(&opt, ops, n, na);
+	else
+		status = diff_runs(&opt, ops, n, na, brk);
 	return status < 0 ? CLI_OK : status;
 }
