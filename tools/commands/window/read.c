@@ -185,34 +185,25 @@ bool window_searchable(int fd, uint64_t *size)
 	return true;
 }
 
-/* Is t more than two margins past to? */
-static bool well_past(int64_t t, int64_t to, int64_t margin)
-{
-	return margin >= 0 && t > to && (uint64_t)t - (uint64_t)to > 2 * (uint64_t)margin;
-}
-
 /*
  * From off to the end of the file, through window_keeps(). Most of it is past the
- * window, where a glance rules out nearly every line: when its far half begins
- * (by its first line's time) well past the window, a second feed glances at it
- * meanwhile, from the start as the first would once past (gl->past: only an X can
- * begin in the window there, and every line is later than the window, as the probed
- * one), its kept lines read after the first half's. 0 or -1.
+ * window, where a glance rules out nearly every line: a second feed glances at the
+ * far half meanwhile, with glances of its own (a glance needs nothing of the lines
+ * before it but what it notes: the latest time, how far back lines went, both merged
+ * after), its kept lines read after the first half's, so that the reader takes them
+ * in file order. 0 or -1.
  */
 static int read_body(struct window *w, struct source *src, int fd, uint64_t off, struct glances *gl)
 {
-	struct glances far = {.from = gl->from, .to = gl->to, .margin = gl->margin, .past = true};
+	struct glances far = {.from = gl->from, .to = gl->to, .margin = gl->margin};
 	uint64_t size = src->size;
 	struct range_feed feed;
 	struct seek_probe p;
 	int err;
 
 	if (size - off < SPLIT_BYTES ||
-	    seek_probe(fd, size, off + (size - off) / 2, &p, &src->bytes) != 1 ||
-	    !well_past(p.time, gl->to, gl->margin))
+	    seek_probe(fd, size, off + (size - off) / 2, &p, &src->bytes) != 1)
 		return read_range(w, src, fd, off, size, PART_BODY, gl);
-	far.has_latest = true;
-	far.latest = p.time;
 	err = range_feed_open_held(&feed, fd, p.line, size, window_keeps, window_held, &far);
 	if (err != 0) {
 		cli_error("window", "cannot read %s: %s", w->file, strerror(-err));
@@ -223,6 +214,10 @@ static int read_body(struct window *w, struct source *src, int fd, uint64_t off,
 		err = window_read_part(w, src, feed.path, PART_BODY);
 	range_feed_close(&feed);
 	src->bytes += feed.bytes;
+	if (far.held.failed && !err) {
+		w->nomem = true;
+		err = -1;
+	}
 	window_held_free(&far.held);
 	window_note_glances(w, far.has_latest, far.latest, far.max_lag);
 	return err;
