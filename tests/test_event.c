@@ -129,6 +129,58 @@ static void folded_span_is_one_event_with_its_duration(void **state)
 	assert_int_equal(fast.nmore, 0);
 }
 
+/* A scope's record at ring position pos given a begin and a length in ticks (ns here). */
+static void scope_at(struct rtr__ring *r, uint32_t pos, uint64_t begin, uint64_t len)
+{
+	struct rtr__rec *rec = &r->rslots[pos & r->rmask]; /* this test's own record */
+
+	assert_int_equal(rec->kind, RTR__K_SCOPE);
+	rec->ts = begin;
+	rec->b = len;
+}
+
+/*
+ * A begin in the nanosecond a slice of the ring ended in is moved 1 ns later, as it
+ * was recorded after that end; not past a slice that also began in that nanosecond:
+ * that one is inside it (a scope is recorded at its end, after what it holds), and
+ * moving the begin would leave its child outside.
+ */
+static void a_begin_moves_past_an_earlier_end_not_past_a_slice_it_holds(void **state)
+{
+	(void)state;
+	struct rtr__ring *r = my_ring();
+	struct rtr__batch b;
+	const uint64_t t = 1000000;
+
+	{
+		RTR_SCOPE("app", "before");
+	}
+	{
+		RTR_SCOPE("app", "child");
+	}
+	{
+		RTR_SCOPE("app", "parent");
+	}
+	{
+		RTR_SCOPE("app", "after");
+	}
+	uint32_t p0 = r->tail, p1 = next_pos(r, p0), p2 = next_pos(r, p1), p3 = next_pos(r, p2);
+	scope_at(r, p0, t - 10, 5); /* ends 5 ns before the child and parent begin */
+	scope_at(r, p1, t, 0);	    /* the child: begins and ends in the parent's first ns */
+	scope_at(r, p2, t, 10);
+	scope_at(r, p3, t + 10, 3); /* begins as the parent ends: after it */
+	decode_alone(r, &b);
+	const struct rtr__event *ev = b.ev;
+	assert_int_equal(b.end - b.ev, 4);
+	assert_int_equal(ev[1].ts, t);
+	assert_int_equal(ev[1].dur, 0);
+	assert_int_equal(ev[2].ts, t); /* not moved past its child */
+	assert_int_equal(ev[2].dur, 10);
+	assert_true(ev[1].ts >= ev[2].ts && ev[1].ts + ev[1].dur <= ev[2].ts + ev[2].dur);
+	assert_int_equal(ev[3].ts, t + 11); /* moved past the parent's end */
+	assert_int_equal(ev[3].dur, 2);
+}
+
 static void arguments_and_copied_names_are_views_of_the_record(void **state)
 {
 	(void)state;
@@ -351,6 +403,9 @@ static void the_drain_hands_a_format_whole_batches(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			a_begin_moves_past_an_earlier_end_not_past_a_slice_it_holds, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(folded_span_is_one_event_with_its_duration, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(arguments_and_copied_names_are_views_of_the_record,

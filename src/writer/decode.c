@@ -169,7 +169,7 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 	case RTR__K_END:
 		ev->type = RTR__EV_END;
 		ev->op = RTR__OP_PREPARE | RTR__OP_POP;
-		rtr__writer_note_end(r, ev->ts);
+		rtr__writer_note_end(r, 0, ev->ts);
 		if (rec->flags & RTR__F_POP)
 			ev->flags |= RTR__EVF_POP;
 		return true;

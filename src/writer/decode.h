@@ -114,7 +114,7 @@ static inline bool rtr__decode_plain(struct rtr__writer *w, struct rtr__ring *r,
 		rtr__decode_common(w, r, rec, pos, ev);
 		ev->type = RTR__EV_END;
 		ev->op = RTR__OP_PREPARE | RTR__OP_POP;
-		rtr__writer_note_end(r, ev->ts);
+		rtr__writer_note_end(r, 0, ev->ts);
 		return true;
 	case RTR__K_INSTANT:
 		rtr__decode_common(w, r, rec, pos, ev);

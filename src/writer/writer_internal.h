@@ -108,7 +108,7 @@ struct rtr__reader {
 	uint64_t fmt_word; /* the format's own, per ring and session (0 at the start) */
 	uint64_t recent_end[RTR__RECENT_ENDS]; /* the last slices' ends (rtr__writer_begin_ns) */
 	uint32_t recent_next;
-	uint32_t unused;
+	uint32_t recent_within;	      /* bit k: recent_end[k]'s slice began in that ns too */
 	struct rtr__poll_fold *polls; /* its polls being folded (polls.h); NULL until one */
 	uint64_t pressed; /* the producer's waits and drops for room, at the last drain */
 };
@@ -288,7 +288,10 @@ static inline uint64_t rtr__writer_ticks_ns(const struct rtr__writer *w, uint64_
  * that begins as another ends (a scope right after an rtr_end()) may share its
  * nanosecond; a viewer that compares ts + dur as doubles (speedscope) may then see
  * the end after the begin, and pair them wrongly. A begin in the very nanosecond of
- * one of the ring's recent ends is moved 1 ns later: it was recorded after it.
+ * one of the ring's recent ends is moved 1 ns later: it was recorded after it. Not
+ * when that slice began in this nanosecond too: then it is inside this one (a scope
+ * is recorded at its end, after the slices it holds), and moving this begin past it
+ * would put it outside.
  */
 static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, struct rtr__ring *r,
 					    uint64_t ticks)
@@ -297,17 +300,21 @@ static inline uint64_t rtr__writer_begin_ns(const struct rtr__writer *w, struct 
 	uint64_t ns = rtr__clock_ns(&w->s.clock, ticks);
 
 	for (unsigned k = 0; k < RTR__RECENT_ENDS; k++)
-		if (RTR_UNLIKELY(rd->recent_end[k] == ns) && ns != UINT64_MAX)
+		if (RTR_UNLIKELY(rd->recent_end[k] == ns) && !(rd->recent_within >> k & 1) &&
+		    ns != UINT64_MAX)
 			return ns + 1;
 	return ns;
 }
 
-/* A slice of ring r ends at ns: for rtr__writer_begin_ns(). */
-static inline void rtr__writer_note_end(struct rtr__ring *r, uint64_t ns)
+/* A slice of ring r that began at begin_ns (0: not known, an E's) ends at ns: for
+ * rtr__writer_begin_ns(). */
+static inline void rtr__writer_note_end(struct rtr__ring *r, uint64_t begin_ns, uint64_t ns)
 {
 	struct rtr__reader *rd = rtr__reader_of(r);
+	uint32_t k = rd->recent_next++ % RTR__RECENT_ENDS;
 
-	rd->recent_end[rd->recent_next++ % RTR__RECENT_ENDS] = ns;
+	rd->recent_end[k] = ns;
+	rd->recent_within = (rd->recent_within & ~(1u << k)) | (uint32_t)(begin_ns == ns) << k;
 }
 
 /* A slice of ring r from begin_ns (rtr__writer_begin_ns()) to its end's ticks: its
@@ -317,7 +324,7 @@ static inline uint64_t rtr__writer_dur_ns(const struct rtr__writer *w, struct rt
 {
 	uint64_t end = rtr__clock_ns(&w->s.clock, end_ticks);
 
-	rtr__writer_note_end(r, end);
+	rtr__writer_note_end(r, begin_ns, end);
 	return end > begin_ns ? end - begin_ns : 0;
 }
 
