@@ -342,6 +342,13 @@ void rtr__prof_complete(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_
 		return;
 	}
 	complete(p, t, name, cat, ts, end);
+	/* Past three quarters of the room, fold as soon as a slice has just taken its
+	 * children: nothing then waits for a parent still to come (a scope's children
+	 * come just before it), where a fold when the room is full may take a child
+	 * away from the parent that comes next. */
+	if (t->ninst >= INST_ROOM / 4 * 3 && t->ntop > level_mark(t) &&
+	    t->inst[t->top[t->ntop - 1]].child != RTR__PROF_NONE)
+		fold_waiting(p, t);
 }
 
 /* Level k of t as it is now under into's node parent at depth: its aggregate, its
