@@ -229,6 +229,7 @@ static void release_session(struct rtr__writer *w)
 /* Why the session's last profile is written (docs/profile.md). */
 static const char *profile_reason(struct rtr__writer *w)
 {
+	/* relaxed: read after the stop flag's acquire (A5), which orders the signal */
 	if (rtr_atomic_load_relaxed(&w->loop.signal) != 0)
 		return "signal";
 	return "stop";
