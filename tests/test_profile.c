@@ -28,6 +28,15 @@
 
 #include <cmocka.h>
 
+#if TU_UNDER_TSAN
+/* test_fork's child starts the writer thread: allowed, with this. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "die_after_fork=0";
+}
+#endif
+
 static void start_profile(const char *path, unsigned depth, unsigned nodes)
 {
 	struct rtr_config cfg;
