@@ -260,8 +260,7 @@ RTR__DECL void rtr_config_init(struct rtr_config *cfg);
  * the mkdir(2) error of a directory it cannot make (-ENOTDIR for a file in the way;
  * stderr names the directory), the open(2) or rename(2) error for the file (-ELOOP
  * for a symlink, -ENXIO for a FIFO with no reader), the io_uring error with
- * RTR_IO_URING, -ENOMEM. A failure is also reported once on stderr with the expanded
- * path.
+ * RTR_IO_URING, -ENOMEM. A failure is also reported once on stderr, with the path.
  * Call from one thread at a time, with rtr_stop(). A program that exits without
  * rtr_stop() still gets a finished file (an atexit handler stops the recorder).
  * When RINGTRACE_AUTOSTART=1 started the recorder as the library loaded, the first

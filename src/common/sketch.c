@@ -258,15 +258,8 @@ size_t rtr__sketch_json(const struct rtr__sketch *s, char *out, size_t cap)
 		}
 	} else {
 		uint32_t first = 0, last = 0;
-		bool any = false;
+		bool any = rtr__sketch_used(s, &first, &last);
 
-		for (uint32_t k = 0; k < s->nbins; k++) {
-			if (s->bins[k] != 0) {
-				first = any ? first : k;
-				last = k;
-				any = true;
-			}
-		}
 		put(&t, "{\"z\":", 5);
 		put_u64(&t, s->zeros);
 		put(&t, ",\"i\":", 5);
@@ -282,4 +275,18 @@ size_t rtr__sketch_json(const struct rtr__sketch *s, char *out, size_t cap)
 	if (cap > 0)
 		out[t.len < cap ? t.len : cap - 1] = '\0';
 	return t.len;
+}
+
+bool rtr__sketch_used(const struct rtr__sketch *s, uint32_t *first, uint32_t *last)
+{
+	bool any = false;
+
+	for (uint32_t k = 0; k < s->nbins; k++) {
+		if (s->bins[k] != 0) {
+			*first = any ? *first : k;
+			*last = k;
+			any = true;
+		}
+	}
+	return any;
 }

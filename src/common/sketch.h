@@ -69,6 +69,10 @@ int rtr__sketch_merge(struct rtr__sketch *into, const struct rtr__sketch *from);
  */
 uint64_t rtr__sketch_quantile(const struct rtr__sketch *s, unsigned per_10k);
 
+/* The store's nonzero buckets: false when there is none, else true and the first and
+ * the last index into s->bins that count something (for writing the sketch out). */
+bool rtr__sketch_used(const struct rtr__sketch *s, uint32_t *first, uint32_t *last);
+
 /* Buckets a value can fall in: 0 (the value 1) to RTR__SKETCH_BUCKETS - 1 (2^64 - 1 is
  * in bucket 2218). */
 #define RTR__SKETCH_BUCKETS 2219

@@ -28,15 +28,8 @@ static int put_bytes(struct buf *b, const void *p, size_t len)
 static int put_sketch(struct buf *b, const struct rtr__sketch *s)
 {
 	uint32_t first = 0, last = 0;
-	bool any = false;
+	bool any = rtr__sketch_used(s, &first, &last);
 
-	for (uint32_t k = 0; k < s->nbins; k++) {
-		if (s->bins[k] != 0) {
-			first = any ? first : k;
-			last = k;
-			any = true;
-		}
-	}
 	if (put_u64(b, s->count) || put_u64(b, s->zeros) || put_u64(b, s->min) ||
 	    put_u64(b, s->max) || put_u64(b, any ? (uint64_t)(s->lo + (int32_t)first) : 0) ||
 	    put_bytes(b, any ? s->bins + first : NULL,

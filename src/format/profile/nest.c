@@ -64,6 +64,19 @@ static uint32_t level_mark(const struct rtr__prof_thread *t)
 	return t->depth > 0 ? t->frames[t->depth - 1].mark : 0;
 }
 
+/* An instance from ts to end with no children, no siblings and no aggregate yet. */
+static struct rtr__prof_inst inst_alone(uint32_t name, uint32_t cat, uint64_t ts, uint64_t end)
+{
+	return (struct rtr__prof_inst){.name = name,
+				       .cat = cat,
+				       .ts = ts,
+				       .end = end,
+				       .child = RTR__PROF_NONE,
+				       .last = RTR__PROF_NONE,
+				       .sibling = RTR__PROF_NONE,
+				       .agg = RTR__PROF_NONE};
+}
+
 /* A new instance from ts to end taking the waiting ones from cut on as its children,
  * and the level's aggregates that began inside it when it took all the rest. */
 static uint32_t inst_new(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t name,
@@ -73,14 +86,7 @@ static uint32_t inst_new(struct rtr__prof *p, struct rtr__prof_thread *t, uint32
 	struct rtr__prof_inst *in = &t->inst[i];
 	struct rtr__prof_level *lv = &t->levels[t->depth];
 
-	*in = (struct rtr__prof_inst){.name = name,
-				      .cat = cat,
-				      .ts = ts,
-				      .end = end,
-				      .child = RTR__PROF_NONE,
-				      .last = RTR__PROF_NONE,
-				      .sibling = RTR__PROF_NONE,
-				      .agg = RTR__PROF_NONE};
+	*in = inst_alone(name, cat, ts, end);
 	for (uint32_t k = cut; k < t->ntop; k++) {
 		uint32_t c = t->top[k];
 		if (in->child == RTR__PROF_NONE)
@@ -120,14 +126,7 @@ static void complete(struct rtr__prof *p, struct rtr__prof_thread *t, uint32_t n
 			       end <= t->inst[up->last].end)
 				x = up->last, up = &t->inst[x];
 			uint32_t i = t->ninst++;
-			t->inst[i] = (struct rtr__prof_inst){.name = name,
-							     .cat = cat,
-							     .ts = ts,
-							     .end = end,
-							     .child = RTR__PROF_NONE,
-							     .last = RTR__PROF_NONE,
-							     .sibling = RTR__PROF_NONE,
-							     .agg = RTR__PROF_NONE};
+			t->inst[i] = inst_alone(name, cat, ts, end);
 			up = &t->inst[x];
 			if (up->child == RTR__PROF_NONE)
 				up->child = i;
