@@ -436,20 +436,21 @@ static void report_finds_exactly_the_injected_delays(void **state)
 	yajl_tree_free(by_manifest);
 }
 
-/* stdout of [mpirun -np np] ringtrace report -j jobs --json --top 0 MANIFEST. */
-static char *report_text(int np, const char *jobs, const char *manifest)
+/* stdout of [mpirun -np np] ringtrace report -j jobs --hold hold --json --top 0
+ * MANIFEST. */
+static char *report_text(int np, const char *jobs, const char *hold, const char *manifest)
 {
 	char cmd[12000], *out;
 	const char *to = tool_tmp("gen-report.out");
 
-	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' report -j %s --json --top 0 '%s' > '%s'",
+	snprintf(cmd, sizeof(cmd), "%s%s%s '%s' report -j %s --hold %s --json --top 0 '%s' > '%s'",
 #ifdef RTR_MPIEXEC
 		 np > 0 ? RTR_MPIEXEC : "",
 		 np > 0 ? " --allow-run-as-root --oversubscribe --timeout 60 -np " : "",
 #else
 		 "", "",
 #endif
-		 np > 0 ? (np == 2 ? "2" : "4") : "", RTR_TOOL_PATH, jobs, manifest, to);
+		 np > 0 ? (np == 2 ? "2" : "4") : "", RTR_TOOL_PATH, jobs, hold, manifest, to);
 	assert_int_equal(system(cmd), 0);
 	out = tu_read_file(to, NULL);
 	assert_non_null(out);
@@ -457,24 +458,32 @@ static char *report_text(int np, const char *jobs, const char *manifest)
 	return out;
 }
 
+/* The same answer at every -j and K, and whatever the second reading takes from the
+ * first: every file kept (the default), none (--hold 0: every file read twice), or
+ * some (20 KiB: two files' partials of about 9 KiB, the others read again). */
 static void report_of_a_manifest_is_the_same_at_every_j_and_k(void **state)
 {
+	static const char *const holds[] = {"256", "0", "20k"};
 	char manifest[4400], *one, *other;
 
 	(void)state;
 	generate();
 	snprintf(manifest, sizeof(manifest), "%s/t-job.manifest.json", dir);
-	one = report_text(0, "1", manifest);
+	one = report_text(0, "1", "256", manifest);
 	assert_true(strstr(one, "\"files\":4,") != NULL);
-	other = report_text(0, "2", manifest);
-	assert_string_equal(one, other);
-	free(other);
-#ifdef RTR_MPIEXEC
-	for (int np = 2; np <= 4; np += 2) {
-		other = report_text(np, "1", manifest);
+	assert_true(strstr(one, "\"kind\":\"barrier\"") != NULL);
+	for (int h = 0; h < 3; h++) {
+		other = report_text(0, h == 0 ? "2" : "1", holds[h], manifest);
 		assert_string_equal(one, other);
 		free(other);
 	}
+#ifdef RTR_MPIEXEC
+	for (int np = 2; np <= 4; np += 2)
+		for (int h = 0; h < 3; h++) {
+			other = report_text(np, "1", holds[h], manifest);
+			assert_string_equal(one, other);
+			free(other);
+		}
 #endif
 	free(one);
 }

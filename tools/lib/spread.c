@@ -162,6 +162,7 @@ struct mpi {
 	void *dl;
 	int (*open)(int *rank, int *size);
 	int (*gather)(const void *bytes, size_t len, void **all, size_t *lens);
+	int (*share)(void **bytes, size_t *len);
 	void (*close)(void);
 };
 
@@ -198,8 +199,9 @@ static int mpi_load(struct mpi *m)
 		return -1;
 	*(void **)&m->open = dlsym(m->dl, SPREAD_MPI_OPEN);
 	*(void **)&m->gather = dlsym(m->dl, SPREAD_MPI_GATHER);
+	*(void **)&m->share = dlsym(m->dl, SPREAD_MPI_SHARE);
 	*(void **)&m->close = dlsym(m->dl, SPREAD_MPI_CLOSE);
-	if (m->open == NULL || m->gather == NULL || m->close == NULL) {
+	if (m->open == NULL || m->gather == NULL || m->share == NULL || m->close == NULL) {
 		dlclose(m->dl);
 		m->dl = NULL;
 		return -1;
@@ -306,4 +308,31 @@ int spread_run(const struct spread_ops *ops, void *ctx, const char *const *files
 	if (err != 0)
 		return SPREAD_FAILED;
 	return !spread || job_rank == 0 ? SPREAD_ROOT : SPREAD_OTHER;
+}
+
+bool spread_is_rank(void)
+{
+	return job_kind == JOB_MPI && job_size > 1;
+}
+
+int spread_share(struct buf *b)
+{
+	void *bytes = job_rank == 0 ? b->p : NULL;
+	size_t len = job_rank == 0 ? b->len : 0;
+
+	if (!spread_is_rank())
+		return 0;
+	if (job.share(&bytes, &len) != 0) {
+		if (job_rank != 0)
+			free(bytes);
+		buf_free(b);
+		return -1;
+	}
+	if (job_rank == 0)
+		return 0;
+	/* the bytes become b's: a buf is a malloc'ed pointer, its length and capacity */
+	buf_free(b);
+	b->p = bytes;
+	b->len = b->cap = len;
+	return 0;
 }

@@ -37,6 +37,7 @@
 
 #include "json.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct spread_ops {
@@ -72,6 +73,19 @@ enum spread_result {
 int spread_run(const struct spread_ops *ops, void *ctx, const char *const *files, size_t n,
 	       unsigned jobs, void *result);
 
+/*
+ * After a spread_run(), for a command that reads its files a second time with what
+ * the first reading found (report: a collective's last entry, the job's span): under
+ * MPI, every rank of the job calls it, rank 0 with its bytes in b, and every rank
+ * gets them in b (the others' b emptied first). Otherwise it does nothing. 0, or -1
+ * (MPI failed, out of memory; b empty).
+ */
+int spread_share(struct buf *b);
+
+/* Is this process one of several ranks that spread_run() spread over (so that every
+ * one of them must call spread_share())? */
+bool spread_is_rank(void);
+
 /* The online CPUs (at least 1). */
 unsigned spread_cpus(void);
 
@@ -83,6 +97,9 @@ unsigned spread_cpus(void);
  * bytes on rank 0: all (malloc'ed, free() it) their concatenation in rank order, lens
  * (size entries, the caller's) each one's length; NULL elsewhere. 0 or -1. */
 #define SPREAD_MPI_GATHER "rtr_tools_mpi_gather"
+/* int f(void **bytes, size_t *len): rank 0's bytes to every rank: *bytes (the others'
+ * malloc'ed, free() it; NULL when empty) and *len. 0 or -1. */
+#define SPREAD_MPI_SHARE "rtr_tools_mpi_share"
 /* void f(void): MPI_Finalize. */
 #define SPREAD_MPI_CLOSE "rtr_tools_mpi_close"
 

@@ -3,9 +3,9 @@
  * libringtrace-tools-mpi.so: the MPI step of the tools' spread (tools/lib/spread.h),
  * a plugin that the `ringtrace` command loads only when a launcher started it, so that
  * the command itself never links MPI. Its three functions are what spread.h names
- * (SPREAD_MPI_OPEN, _GATHER, _CLOSE): MPI_Init, a gather of byte strings of any
- * length on rank 0 (their lengths first, then each rank's bytes in pieces that fit an
- * int count), MPI_Finalize.
+ * (SPREAD_MPI_OPEN, _GATHER, _SHARE, _CLOSE): MPI_Init, a gather of byte strings of
+ * any length on rank 0 (their lengths first, then each rank's bytes in pieces that fit
+ * an int count), rank 0's bytes broadcast the same way, MPI_Finalize.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -18,6 +18,7 @@
 __attribute__((visibility("default"))) int rtr_tools_mpi_open(int *rank, int *size);
 __attribute__((visibility("default"))) int rtr_tools_mpi_gather(const void *bytes, size_t len,
 								void **all, size_t *lens);
+__attribute__((visibility("default"))) int rtr_tools_mpi_share(void **bytes, size_t *len);
 __attribute__((visibility("default"))) void rtr_tools_mpi_close(void);
 
 int rtr_tools_mpi_open(int *rank, int *size)
@@ -83,6 +84,34 @@ int rtr_tools_mpi_gather(const void *bytes, size_t len, void **all, size_t *lens
 	free(got);
 	*all = out;
 	return err;
+}
+
+int rtr_tools_mpi_share(void **bytes, size_t *len)
+{
+	int rank;
+	uint64_t n = *len;
+	char *at;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+		return -1;
+	if (rank != 0) {
+		*bytes = NULL;
+		*len = 0;
+		if (n == 0)
+			return 0;
+		if (n > SIZE_MAX || (*bytes = malloc((size_t)n)) == NULL)
+			MPI_Abort(MPI_COMM_WORLD, 2); /* rank 0 would send to no one */
+		*len = (size_t)n;
+	}
+	at = *bytes;
+	for (uint64_t done = 0; done < n; done += PIECE) {
+		size_t piece = n - done < PIECE ? (size_t)(n - done) : PIECE;
+
+		if (MPI_Bcast(at + done, (int)piece, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+			return -1;
+	}
+	return 0;
 }
 
 void rtr_tools_mpi_close(void)

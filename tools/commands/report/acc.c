@@ -4,7 +4,8 @@
  * is added to it, and accumulators of consecutive blocks of files are merged, always
  * in file order: call paths get ids in order of appearance (sorted by name only at the
  * finish), ranks and waits are summed, and the message endpoints and collective
- * entries go to acc_pend.c, which resolves each as soon as what it waits for is in.
+ * entries go to acc_pend.c, which pairs the messages as soon as both ends are in and
+ * keeps each collective instance's last entry (the first reading, job_report.h).
  */
 #include "job_report.h"
 #include "json.h"
@@ -22,7 +23,7 @@ int acc_init(struct job_acc *a)
 	table_init(&a->waits, sizeof(struct job_wait));
 	table_init(&a->pending, sizeof(struct pend_q));
 	table_init(&a->groups, sizeof(struct late_group));
-	table_init(&a->insts, sizeof(struct coll_inst));
+	table_init(&a->insts, sizeof(struct coll_last));
 	return 0;
 }
 
@@ -38,8 +39,6 @@ void acc_destroy(struct job_acc *a)
 		free(r->pt);
 	for (struct pend_q *q = table_first(&a->pending); q != NULL; q = table_next(q))
 		free(q->v);
-	for (struct coll_inst *c = table_first(&a->insts); c != NULL; c = table_next(c))
-		free(c->m);
 	table_destroy(&a->paths);
 	table_destroy(&a->ranks);
 	table_destroy(&a->waits);
@@ -47,7 +46,6 @@ void acc_destroy(struct job_acc *a)
 	table_destroy(&a->groups);
 	table_destroy(&a->insts);
 	free(a->names);
-	free(a->heat);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -101,23 +99,49 @@ int acc_add_wait(struct job_acc *a, int kind, uint32_t path, int64_t rank, int64
 	return 0;
 }
 
-/* Append n path times (ids mapped through map, NULL: as they are) to a rank. */
+static int by_path(const void *x, const void *y)
+{
+	uint32_t a = ((const struct path_time *)x)->path, b = ((const struct path_time *)y)->path;
+
+	return (a > b) - (a < b);
+}
+
+/* Fold n path times (distinct ids, mapped through map, NULL: as they are) into a
+ * rank's, kept sorted by id, each once: a rank of many segments holds each path once. */
 static int rank_times(struct rank_acc *r, const struct path_time *pt, size_t n, const uint32_t *map)
 {
-	struct path_time *v;
+	struct path_time *add, *v;
+	size_t i = 0, k = 0, out = 0;
 
 	if (n == 0)
 		return 0;
-	v = GROW(r->pt, r->cap, r->npt + n, 16);
-	if (v == NULL)
+	add = malloc(n * sizeof(*add));
+	v = add != NULL ? malloc((r->npt + n) * sizeof(*v)) : NULL;
+	if (v == NULL) {
+		free(add);
 		return -1;
-	r->pt = v;
-	for (size_t i = 0; i < n; i++) {
-		r->pt[r->npt] = pt[i];
-		if (map != NULL)
-			r->pt[r->npt].path = map[pt[i].path];
-		r->npt++;
 	}
+	for (size_t q = 0; q < n; q++) {
+		add[q] = pt[q];
+		add[q].path = map != NULL ? map[pt[q].path] : pt[q].path;
+	}
+	qsort(add, n, sizeof(*add), by_path);
+	while (i < r->npt || k < n) {
+		if (k == n || (i < r->npt && r->pt[i].path < add[k].path)) {
+			v[out++] = r->pt[i++];
+		} else if (i == r->npt || add[k].path < r->pt[i].path) {
+			v[out++] = add[k++];
+		} else {
+			v[out] = r->pt[i++];
+			v[out].incl += add[k].incl;
+			v[out++].calls += add[k++].calls;
+		}
+	}
+	free(add);
+	free(r->pt);
+	r->pt = v;
+	r->npt = out;
+	r->cap = out;
 	return 0;
 }
 
@@ -130,17 +154,6 @@ static void rank_span(struct rank_acc *r, bool has_time, int64_t first, int64_t 
 	r->last = r->has_time && r->last > last ? r->last : last;
 	r->has_time = true;
 	r->mpi_ns += mpi;
-}
-
-static int add_heat(struct job_acc *a, const struct heat_file *h)
-{
-	struct heat_file *v = GROW(a->heat, a->heat_cap, a->nheat + 1, 16);
-
-	if (v == NULL)
-		return -1;
-	a->heat = v;
-	a->heat[a->nheat++] = *h;
-	return 0;
 }
 
 /* The file's endpoints, in file order; a receiving call of several endpoints (as
@@ -284,28 +297,13 @@ int acc_add_part(struct job_acc *a, const struct rank_part *p)
 		pt[k] = (struct path_time){map[k], p->incl[k], p->calls[k]};
 	}
 	rank_span(r, p->has_time, p->first, p->last, p->mpi_ns);
-	if (rank_times(r, pt, p->npaths, NULL))
-		goto out;
-	if (p->has_time && p->profile == PART_TRACE) {
-		struct heat_file *h = malloc(sizeof(*h));
-
-		if (h == NULL)
-			goto out;
-		h->rank = p->rank, h->origin = p->bin_origin, h->width = p->bin_width;
-		memcpy(h->bins, p->bins, sizeof(h->bins));
-		rc = add_heat(a, h);
-		free(h);
-		if (rc)
-			goto out;
-		rc = -1;
-	}
-	if (add_msgs(a, p, map))
+	if (rank_times(r, pt, p->npaths, NULL) || add_msgs(a, p, map))
 		goto out;
 	for (size_t k = 0; k < p->ncolls; k++) {
 		const struct coll_entry *c = &p->colls[k];
-		struct coll_member m = {c->start, c->end, p->rank, map[c->path], 0};
+		struct coll_last e = {c->start, p->rank};
 
-		if (acc_offer_member(a, c->comm, c->seq, c->size, &m))
+		if (acc_offer_entry(a, c->comm, c->seq, &e))
 			goto out;
 	}
 	rc = 0;
@@ -346,17 +344,17 @@ static int merge_ranks_waits(struct job_acc *into, const struct job_acc *from, c
 		rank_span(r, f->has_time, f->first, f->last, f->mpi_ns);
 		if (rank_times(r, f->pt, f->npt, map))
 			return -1;
+		for (int k = 0; k < HEAT_BINS; k++)
+			r->heat[k] += f->heat[k];
 	}
 	for (const struct job_wait *w = table_first(&from->waits); w != NULL; w = table_next(w))
 		if (acc_add_wait(into, w->kind, map[w->path], w->rank, w->cause, w->ns, w->count))
 			return -1;
-	for (size_t i = 0; i < from->nheat; i++)
-		if (add_heat(into, &from->heat[i]))
-			return -1;
 	return 0;
 }
 
-/* from's groups, then its pending endpoints and members, offered in file order. */
+/* from's groups, then its pending endpoints, offered in file order, and its
+ * collective instances' last entries. */
 static int merge_pending(struct job_acc *into, const struct job_acc *from, const uint32_t *map)
 {
 	for (const struct late_group *g = table_first(&from->groups); g != NULL;
@@ -383,17 +381,12 @@ static int merge_pending(struct job_acc *into, const struct job_acc *from, const
 				return -1;
 		}
 	}
-	for (const struct coll_inst *c = table_first(&from->insts); c != NULL; c = table_next(c)) {
+	for (const struct coll_last *c = table_first(&from->insts); c != NULL; c = table_next(c)) {
 		uint64_t key[2];
 
 		memcpy(key, table_key(&from->insts, c, &(size_t){0}), sizeof(key));
-		for (uint32_t i = 0; i < c->n; i++) {
-			struct coll_member m = c->m[i];
-
-			m.path = map[m.path];
-			if (acc_offer_member(into, key[0], key[1], c->size, &m))
-				return -1;
-		}
+		if (acc_offer_entry(into, key[0], key[1], c))
+			return -1;
 	}
 	return 0;
 }
@@ -439,7 +432,7 @@ int acc_merge(struct job_acc *into, const struct job_acc *from)
 	into->stray += from->stray;
 	into->approx += from->approx;
 	into->messages += from->messages;
-	into->instances += from->instances;
+	into->replayed += from->replayed;
 	if (merge_ranks_waits(into, from, map) == 0 && merge_pending(into, from, map) == 0)
 		rc = 0;
 	free(map);

@@ -3,10 +3,10 @@
  * `ringtrace report`: the job so far as bytes and back (job_report.h), for the MPI
  * step: the same build on every rank, so numbers go in native byte order, each as 8
  * bytes. The layout: a magic, the counters, then each list as a count and its items:
- * the call paths' names, the ranks (with their path times), the waits, the files'
- * fine bins, the late-sender groups, the pending endpoints (per flow id), the
- * collective instances short of members, a job profile's paths, then the profiles'
- * accumulators (each flagged, in the same layout). Every count, length, time, kind and
+ * the call paths' names, the ranks (with their path times and heat rows), the waits,
+ * the late-sender groups, the pending endpoints (per flow id), the collective
+ * instances' last entries, a job profile's paths, then the profiles' accumulators
+ * (each flagged, in the same layout). Every count, length, time, kind and
  * reference to a path or a rank is checked when read: malformed bytes give -2.
  */
 #include "job_report.h"
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PACK_MAGIC 0x31706572727472ull /* "rtrrep1" */
+#define PACK_MAGIC 0x32706572727472ull /* "rtrrep2" */
 /* Times are refused beyond this, so that no difference of two overflows. */
 #define TIME_MAX (INT64_MAX / 4)
 
@@ -39,11 +39,13 @@ static int put_ranks(struct buf *b, const struct job_acc *a)
 			if (put(b, r->pt[k].path) || put(b, r->pt[k].incl) ||
 			    put(b, r->pt[k].calls))
 				return -1;
+		if (buf_put(b, r->heat, sizeof(r->heat)))
+			return -1;
 	}
 	return 0;
 }
 
-static int put_waits_heat(struct buf *b, const struct job_acc *a)
+static int put_waits(struct buf *b, const struct job_acc *a)
 {
 	if (put(b, a->waits.count))
 		return -1;
@@ -51,15 +53,6 @@ static int put_waits_heat(struct buf *b, const struct job_acc *a)
 		if (put(b, (uint64_t)w->kind) || put(b, w->path) || put(b, (uint64_t)w->rank) ||
 		    put(b, (uint64_t)w->cause) || put(b, w->ns) || put(b, w->count))
 			return -1;
-	if (put(b, a->nheat))
-		return -1;
-	for (size_t i = 0; i < a->nheat; i++) {
-		const struct heat_file *h = &a->heat[i];
-
-		if (put(b, (uint64_t)h->rank) || put(b, (uint64_t)h->origin) ||
-		    put(b, (uint64_t)h->width) || buf_put(b, h->bins, sizeof(h->bins)))
-			return -1;
-	}
 	return 0;
 }
 
@@ -93,15 +86,10 @@ static int put_pending(struct buf *b, const struct job_acc *a)
 	}
 	if (put(b, a->insts.count))
 		return -1;
-	for (const struct coll_inst *c = table_first(&a->insts); c != NULL; c = table_next(c)) {
+	for (const struct coll_last *c = table_first(&a->insts); c != NULL; c = table_next(c))
 		if (buf_put(b, table_key(&a->insts, c, &(size_t){0}), 2 * sizeof(uint64_t)) ||
-		    put(b, c->size) || put(b, c->n))
+		    put(b, (uint64_t)c->start) || put(b, (uint64_t)c->rank))
 			return -1;
-		for (uint32_t i = 0; i < c->n; i++)
-			if (put(b, (uint64_t)c->m[i].start) || put(b, (uint64_t)c->m[i].end) ||
-			    put(b, (uint64_t)c->m[i].rank) || put(b, c->m[i].path))
-				return -1;
-	}
 	return 0;
 }
 
@@ -125,7 +113,7 @@ static int put_profiles(struct buf *b, const struct job_acc *a)
 int acc_pack(const struct job_acc *a, struct buf *b)
 {
 	if (put(b, PACK_MAGIC) || put(b, a->files) || put(b, a->ok) || put(b, a->measured) ||
-	    put(b, a->stray) || put(b, a->approx) || put(b, a->messages) || put(b, a->instances) ||
+	    put(b, a->stray) || put(b, a->approx) || put(b, a->messages) || put(b, a->replayed) ||
 	    put(b, a->nnames))
 		return -1;
 	for (size_t i = 0; i < a->nnames; i++) {
@@ -134,9 +122,8 @@ int acc_pack(const struct job_acc *a, struct buf *b)
 		if (put(b, len) || buf_put(b, a->names[i], len))
 			return -1;
 	}
-	return put_ranks(b, a) || put_waits_heat(b, a) || put_pending(b, a) || put_profiles(b, a)
-		       ? -1
-		       : 0;
+	return put_ranks(b, a) || put_waits(b, a) || put_pending(b, a) || put_profiles(b, a) ? -1
+											     : 0;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -247,7 +234,7 @@ static void get_names(struct in *in)
 
 static void get_ranks(struct in *in)
 {
-	uint64_t n = get_count(in, 6 * 8);
+	uint64_t n = get_count(in, 6 * 8 + HEAT_BINS * 8);
 
 	for (uint64_t i = 0; i < n && !in->err; i++) {
 		int64_t rank = (int64_t)get(in);
@@ -276,11 +263,16 @@ static void get_ranks(struct in *in)
 		for (; r->npt < npt && !in->err; r->npt++) {
 			r->pt[r->npt].path = get_path(in);
 			r->pt[r->npt].incl = get(in), r->pt[r->npt].calls = get(in);
+			/* sorted by id, each once, as rank_times() keeps them */
+			if (r->npt > 0 && r->pt[r->npt].path <= r->pt[r->npt - 1].path)
+				bad(in);
 		}
+		for (int k = 0; k < HEAT_BINS; k++)
+			r->heat[k] = get(in);
 	}
 }
 
-static void get_waits_heat(struct in *in)
+static void get_waits(struct in *in)
 {
 	uint64_t n = get_count(in, 6 * 8);
 
@@ -292,30 +284,6 @@ static void get_waits_heat(struct in *in)
 
 		if (!in->err)
 			fail(in, acc_add_wait(in->a, kind, path, rank, cause, ns, count));
-	}
-	n = get_count(in, sizeof(struct heat_file));
-	if (in->err)
-		return;
-	in->a->heat = malloc((n + 1) * sizeof(*in->a->heat));
-	if (in->a->heat == NULL) {
-		fail(in, -1);
-		return;
-	}
-	in->a->heat_cap = n + 1;
-	for (; in->a->nheat < n && !in->err; in->a->nheat++) {
-		struct heat_file *h = &in->a->heat[in->a->nheat];
-
-		h->rank = get_rank(in);
-		h->origin = get_time(in);
-		h->width = (int64_t)get(in);
-		if (h->width < 1 || h->width > TIME_MAX / PART_BINS)
-			bad(in);
-		if (in->err || (size_t)(in->end - in->p) < sizeof(h->bins)) {
-			bad(in);
-			return;
-		}
-		memcpy(h->bins, in->p, sizeof(h->bins));
-		in->p += sizeof(h->bins);
 	}
 }
 
@@ -378,22 +346,16 @@ static void get_insts(struct in *in)
 	uint64_t n = get_count(in, 4 * 8);
 
 	for (uint64_t i = 0; i < n && !in->err; i++) {
-		uint64_t comm = get(in), seq = get(in);
-		uint32_t size = get_u32(in, (uint64_t)UINT32_MAX + 1);
-		uint64_t nm = get_count(in, 4 * 8);
-		uint64_t key[2] = {comm, seq};
+		uint64_t key[2];
+		struct coll_last e;
 
-		if (nm == 0 || table_get(&in->a->insts, key, sizeof(key)) != NULL)
+		key[0] = get(in), key[1] = get(in);
+		e.start = get_time(in);
+		e.rank = get_rank(in);
+		if (!in->err && table_get(&in->a->insts, key, sizeof(key)) != NULL)
 			bad(in);
-		for (uint64_t k = 0; k < nm && !in->err; k++) {
-			struct coll_member m = {0};
-
-			m.start = get_time(in), m.end = get_time(in);
-			m.rank = get_rank(in);
-			m.path = get_path(in);
-			if (!in->err)
-				fail(in, acc_offer_member(in->a, comm, seq, size, &m));
-		}
+		if (!in->err)
+			fail(in, acc_offer_entry(in->a, key[0], key[1], &e));
 	}
 }
 
@@ -432,10 +394,10 @@ static void get_acc(struct in *in, struct job_acc *a, int depth)
 	}
 	a->files = get(in), a->ok = get(in), a->measured = get(in);
 	a->stray = get(in), a->approx = get(in);
-	a->messages = get(in), a->instances = get(in);
+	a->messages = get(in), a->replayed = get(in);
 	get_names(in);
 	get_ranks(in);
-	get_waits_heat(in);
+	get_waits(in);
 	get_groups(in);
 	get_pending(in);
 	get_insts(in);

@@ -10,9 +10,10 @@
  * late sender's is the receiving call's: one that completes several messages waits
  * once, for the latest of their senders, when the last of them is paired.
  *
- * Collectives: the entries of one (communicator, sequence number) are held until
- * comm_size of them are in, then resolved: each member waits from its entry to the
- * last member's entry (the lowest rank on a tie, then the earliest in file order).
+ * Collectives: of the entries of one (communicator, sequence number) only the last is
+ * kept (the latest start, the lowest rank on a tie): the order the files come in does
+ * not change it. Each member's wait, from its entry to that one, is the second
+ * reading's (acc_replay.c).
  */
 #include "job_report.h"
 #include "json.h"
@@ -131,73 +132,17 @@ int acc_offer_end(struct job_acc *a, uint64_t id, const struct pend_end *e)
 	return e->flags & MSG_RECV ? pair(a, &other, e) : pair(a, e, &other);
 }
 
-static const char *last_name(const char *path)
-{
-	const char *s = strrchr(path, ';');
-
-	return s != NULL ? s + 1 : path;
-}
-
-/* One instance: each member waits from its entry to the last member's entry. */
-static int resolve(struct job_acc *a, const struct coll_inst *c)
-{
-	const struct coll_member *last = &c->m[0];
-
-	a->instances++;
-	for (uint32_t k = 1; k < c->n; k++) {
-		const struct coll_member *e = &c->m[k];
-
-		if (e->start > last->start || (e->start == last->start && e->rank < last->rank))
-			last = e;
-	}
-	for (uint32_t k = 0; k < c->n; k++) {
-		const struct coll_member *e = &c->m[k];
-		uint64_t w = capped_wait(last->start - e->start, e->end - e->start);
-		int kind =
-			is_barrier(last_name(a->names[e->path])) ? WAIT_BARRIER : WAIT_COLLECTIVE;
-
-		if (w > 0 && acc_add_wait(a, kind, e->path, e->rank, last->rank, w, 1))
-			return -1;
-	}
-	return 0;
-}
-
-int acc_offer_member(struct job_acc *a, uint64_t comm, uint64_t seq, uint32_t size,
-		     const struct coll_member *m)
+int acc_offer_entry(struct job_acc *a, uint64_t comm, uint64_t seq, const struct coll_last *e)
 {
 	uint64_t key[2] = {comm, seq};
 	bool created;
-	struct coll_inst *c = table_put(&a->insts, key, sizeof(key), &created);
-	int rc;
+	struct coll_last *c = table_put(&a->insts, key, sizeof(key), &created);
 
 	if (c == NULL)
 		return -1;
-	if (created)
-		c->size = size;
-	if (c->n == c->cap) {
-		/* doubling, up to the communicator's size: a file holds one member of each */
-		uint32_t cap = c->cap == 0 ? 4 : c->cap * 2;
-
-		if (c->size > c->n && cap > c->size)
-			cap = c->size;
-		struct coll_member *v =
-			c->n < UINT32_MAX / 2 ? realloc(c->m, cap * sizeof(*v)) : NULL;
-
-		if (v == NULL) {
-			if (c->n == 0)
-				table_remove(&a->insts, c);
-			return -1;
-		}
-		c->m = v;
-		c->cap = cap;
-	}
-	c->m[c->n++] = *m;
-	if (c->size == 0 || c->n < c->size)
-		return 0;
-	rc = resolve(a, c);
-	free(c->m);
-	table_remove(&a->insts, c);
-	return rc;
+	if (created || e->start > c->start || (e->start == c->start && e->rank < c->rank))
+		*c = *e;
+	return 0;
 }
 
 int acc_resolve_rest(struct job_acc *a)
@@ -205,9 +150,6 @@ int acc_resolve_rest(struct job_acc *a)
 	for (struct late_group *g = table_first(&a->groups); g != NULL; g = table_next(g))
 		if (g->has_best && g->best_late > 0 &&
 		    acc_add_wait(a, WAIT_LATE_SENDER, g->path, g->rank, g->cause, g->best_late, 1))
-			return -1;
-	for (struct coll_inst *c = table_first(&a->insts); c != NULL; c = table_next(c))
-		if (resolve(a, c))
 			return -1;
 	return 0;
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `ringtrace report`: the job from everything merged (job_report.h). What still waits
- * is resolved; the ranks are sorted; the call paths sorted by their text, with per
- * path the inclusive time on each rank (its files summed): min, mean, max; the waits
- * by (kind, path, rank, cause) summed into the ranks, paths and totals; each file's
- * fine bins of MPI time shared onto the heat map of the job's span.
+ * is resolved; the ranks are sorted, with their heat rows; the call paths sorted by
+ * their text, with per path the inclusive time on each rank (its files summed): min,
+ * mean, max; the waits by (kind, path, rank, cause) summed into the ranks, paths and
+ * totals.
  */
 #include "job_report.h"
 #include "json.h"
@@ -80,6 +80,7 @@ static int finish_ranks(struct job_acc *a, struct job *j, struct rank_acc ***ord
 		o[i] = v[i].r;
 		j->ranks[i].rank = v[i].rank;
 		j->ranks[i].mpi_ns = r->mpi_ns;
+		memcpy(j->ranks[i].heat, r->heat, sizeof(r->heat));
 		if (r->has_time) {
 			j->ranks[i].first = r->first, j->ranks[i].last = r->last;
 			j->first = r->first < j->first ? r->first : j->first;
@@ -211,42 +212,6 @@ static int finish_waits(struct job_acc *a, struct job *j, const uint32_t *map)
 	return 0;
 }
 
-static int64_t heat_edge(const struct job *j, int64_t k)
-{
-	return j->first + (int64_t)((__int128)k * (j->last - j->first) / HEAT_BINS);
-}
-
-/* A file's fine bins onto the heat map's bins of the job span, each fine bin's time
- * shared by overlap. */
-static void heat_of(struct job *j, const struct heat_file *p)
-{
-	size_t at = rank_at(j, p->rank);
-	int64_t span = j->last - j->first;
-
-	if (at == SIZE_MAX || span <= 0)
-		return;
-	for (size_t i = 0; i < PART_BINS; i++) {
-		int64_t a = p->origin + (int64_t)i * p->width, b = a + p->width;
-
-		if (p->bins[i] == 0)
-			continue;
-		for (int64_t t = a; t < b;) {
-			int64_t k = (int64_t)((__int128)(t - j->first) * HEAT_BINS / span);
-			int64_t edge, to;
-
-			k = k < 0 ? 0 : k >= HEAT_BINS ? HEAT_BINS - 1 : k;
-			/* bin k is [first + k * span / BINS, first + (k + 1) * span / BINS) */
-			while (k < HEAT_BINS - 1 && heat_edge(j, k + 1) <= t)
-				k++;
-			edge = heat_edge(j, k + 1);
-			to = edge < b && k < HEAT_BINS - 1 ? edge : b;
-			j->ranks[at].heat[k] +=
-				(uint64_t)((__int128)p->bins[i] * (to - t) / p->width);
-			t = to;
-		}
-	}
-}
-
 /* A job profile's paths: their "r" as they are. */
 static void finish_job_profile(const struct job_acc *a, struct job *j, const uint32_t *map)
 {
@@ -295,15 +260,13 @@ int acc_finish(struct job_acc *a, struct job *j)
 	if (acc_resolve_rest(a))
 		return -1;
 	j->messages = a->messages;
-	j->instances = a->instances;
+	j->instances = a->insts.count;
 	for (const struct pend_q *q = table_first(&a->pending); q != NULL; q = table_next(q))
 		j->unmatched_ends += q->n;
 	if (finish_ranks(a, j, &order) || finish_paths(a, j, &map) ||
 	    finish_inclusive(j, order, map) || finish_waits(a, j, map))
 		goto out;
 	finish_job_profile(a, j, map);
-	for (size_t i = 0; i < a->nheat; i++)
-		heat_of(j, &a->heat[i]);
 	rc = 0;
 out:
 	free(order);

@@ -3,20 +3,30 @@
  * `ringtrace report` (docs/commands/ringtrace-report.md): where a job's time went,
  * rank by rank, and which ranks waited for which, from the rank files of an MPI job.
  *
- * Three steps, spread over threads and MPI ranks by spread.h:
+ * Two readings of the files, each spread over threads and MPI ranks by spread.h:
  *	pass.c, nest.c	one file, streamed: its partial (struct rank_part): the rank's
  *			span and MPI time on the reference clock, the MPI share over
  *			time, inclusive time per call path, and what crosses files: the
  *			message endpoints and the collective entries;
- *	acc.c, acc_pend.c	the job so far (struct job_acc), files added and
- *			merged in file order: a message is paired as soon as both of
- *			its ends are in, a collective instance resolved as soon as its
- *			comm_size members are in; only what waits for a later file is
- *			held (acc_pack.c: as bytes, for the MPI step);
+ *	acc.c, acc_pend.c	the first reading: the job so far (struct job_acc),
+ *			files added and merged in file order: a message is paired as
+ *			soon as both of its ends are in; of each collective instance
+ *			only its last entry is kept (acc_pack.c: as bytes, for the MPI
+ *			step);
+ *	acc_replay.c	the second reading, with what the first found (struct
+ *			replay: the job's span, each instance's last entry, shared with
+ *			every rank): each collective entry's wait, and each file's MPI
+ *			share on the heat map's bins, so that no file's entries or bins
+ *			are held until the last file is in (as Scalasca replays a trace);
  *	finish.c	the job (struct job): ranks and call paths sorted, imbalance,
- *			what still waits resolved, the heat map;
+ *			the late-sender groups still open resolved;
  *	report_text.c, report_json.c, report_html.c	the three outputs;
- *	report.c	the command, its inputs, spread_run().
+ *	report.c	the command, its inputs, the two spread_run()s.
+ *
+ * Memory: per rank its row (spans, its call paths' times, its heat row), per call
+ * path its name, per (kind, path, rank, cause) a wait, per collective instance 16
+ * bytes, the message endpoints whose partner is in a later file, and what the files
+ * read at once hold: nothing grows with ranks times the job's length.
  *
  * Every sum is of integer nanoseconds, and partials are merged in file order, so the
  * answer is the same whatever the number of threads and of MPI ranks.
@@ -54,17 +64,16 @@ struct msg_end {
 	uint32_t part;	     /* the call's nest node while the file is read; then unused */
 };
 
-/* One rank's entry into an N-to-N collective or a barrier: 40 bytes. */
+/* One rank's entry into an N-to-N collective or a barrier: 32 bytes. */
 struct coll_entry {
 	uint64_t comm;	    /* the communicator's id ("comm") */
 	int64_t start, end; /* the call's slice, on the reference clock */
 	uint32_t seq;	    /* the n-th collective on comm ("seq") */
 	uint32_t path;	    /* the call's path id */
-	uint32_t size;	    /* the communicator's size ("comm_size"; 0 when absent) */
 };
 
 _Static_assert(sizeof(struct msg_end) == 32, "a message endpoint is 32 bytes");
-_Static_assert(sizeof(struct coll_entry) == 40, "a collective entry is 40 bytes");
+_Static_assert(sizeof(struct coll_entry) == 32, "a collective entry is 32 bytes");
 
 /* The kinds of wait. */
 enum wait_kind { WAIT_LATE_SENDER, WAIT_LATE_RECEIVER, WAIT_COLLECTIVE, WAIT_BARRIER, WAIT_KINDS };
@@ -217,19 +226,13 @@ struct late_group {
 	uint32_t path;
 };
 
-/* One member of a collective instance not complete yet: 32 bytes. */
-struct coll_member {
-	int64_t start, end, rank;
-	uint32_t path, pad;
+/* A collective instance's last entry so far: the latest start, the lowest rank on a
+ * tie (each member waits from its own entry to it). */
+struct coll_last {
+	int64_t start, rank;
 };
 
-struct coll_inst {
-	uint32_t size; /* comm_size (0: unknown, resolved at the end) */
-	uint32_t n, cap;
-	struct coll_member *m; /* in file order */
-};
-
-/* One call path's inclusive time in one file of a rank. */
+/* One call path's inclusive time on a rank (its files summed). */
 struct path_time {
 	uint32_t path;
 	uint64_t incl, calls;
@@ -239,14 +242,9 @@ struct rank_acc {
 	bool has_time;
 	int64_t first, last;
 	uint64_t mpi_ns;
-	struct path_time *pt; /* its files' paths (segments summed at the finish) */
+	struct path_time *pt; /* its paths, by id, each once (its files summed) */
 	size_t npt, cap;
-};
-
-/* A file's fine bins, until the job's span is known. */
-struct heat_file {
-	int64_t rank, origin, width;
-	uint64_t bins[PART_BINS];
+	uint64_t heat[HEAT_BINS]; /* the second reading's: MPI ns per bin of the job span */
 };
 
 struct wait_key {
@@ -257,7 +255,8 @@ struct wait_key {
 
 struct job_acc {
 	size_t files, ok, measured;
-	uint64_t stray, approx, messages, instances;
+	uint64_t stray, approx, messages;
+	uint64_t replayed;  /* the second reading's traces read */
 	struct table paths; /* name with its NUL -> uint32_t id, in order of appearance */
 	const char **names; /* id -> name (the table's key) */
 	size_t nnames, names_cap;
@@ -265,9 +264,7 @@ struct job_acc {
 	struct table waits;   /* struct wait_key -> struct job_wait (path: an id here) */
 	struct table pending; /* uint64_t flow id -> struct pend_q */
 	struct table groups;  /* uint32_t file, group -> struct late_group */
-	struct table insts;   /* uint64_t comm, seq -> struct coll_inst */
-	struct heat_file *heat;
-	size_t nheat, heat_cap;
+	struct table insts;   /* uint64_t comm, seq -> struct coll_last */
 	/* the profiles, apart until the finish knows whether any trace was read: the
 	 * process profiles' job so far, the job profiles' (NULL until one comes) */
 	struct job_acc *side[2];
@@ -296,9 +293,9 @@ int acc_merge(struct job_acc *into, const struct job_acc *from);
 struct buf;
 int acc_pack(const struct job_acc *a, struct buf *out);
 int acc_unpack(struct job_acc *a, const void *bytes, size_t len);
-/* The job from everything merged: what still waits is resolved (pairs never made are
- * unmatched ends, collectives short of members are resolved with those in). a is
- * spent. 0, or -1 out of memory. */
+/* The job from everything merged, both readings: the late-sender groups still open
+ * are resolved, pairs never made are unmatched ends. a is spent. 0, or -1 out of
+ * memory. */
 int acc_finish(struct job_acc *a, struct job *j);
 
 /* What acc.c shares with acc_pend.c and acc_pack.c. */
@@ -309,14 +306,38 @@ int acc_add_wait(struct job_acc *a, int kind, uint32_t path, int64_t rank, int64
 /* An endpoint offered in file order: paired with the oldest of the other side, or
  * held. 0 or -1. */
 int acc_offer_end(struct job_acc *a, uint64_t id, const struct pend_end *e);
-/* A collective member offered in file order: resolved with the instance when it is
- * the comm_size-th. 0 or -1. */
-int acc_offer_member(struct job_acc *a, uint64_t comm, uint64_t seq, uint32_t size,
-		     const struct coll_member *m);
+/* A collective entry: kept as its instance's last entry when it is the latest so
+ * far. 0 or -1. */
+int acc_offer_entry(struct job_acc *a, uint64_t comm, uint64_t seq, const struct coll_last *e);
 /* Resolve what still waits (acc_finish's first step). 0 or -1. */
 int acc_resolve_rest(struct job_acc *a);
 /* A late_group, added (zeroed) when absent. */
 struct late_group *acc_group(struct job_acc *a, uint32_t file, uint32_t group, bool *created);
+/* ------------------------------------------- the second reading (acc_replay.c) */
+
+/* What the first reading found that the second needs. */
+struct replay {
+	int64_t first, last; /* the job's span (first == last: no heat map) */
+	struct table lasts;  /* uint64_t comm, seq -> struct coll_last */
+};
+
+/* Does the first reading's job (merged) need a second reading? */
+bool acc_needs_replay(const struct job_acc *a);
+/* The first reading's replay as bytes (for spread_share()), and back into r (made
+ * here: replay_free() it whatever the return). 0, -1 out of memory, -2 malformed. */
+int replay_pack(const struct job_acc *a, struct buf *out);
+int replay_unpack(struct replay *r, const void *bytes, size_t len);
+void replay_free(struct replay *r);
+/* A file's partial, read again (or kept by replay_trim()), into the accumulator a of
+ * the second reading: its collective entries' waits, its MPI share on its rank's heat
+ * row. 0 or -1 out of memory. */
+int acc_add_replay(struct job_acc *a, const struct rank_part *p, const struct replay *r);
+/* Trim a trace's partial, added in the first reading, to what acc_add_replay() takes
+ * (its rank, fine bins, collective entries and their paths), so that the second
+ * reading may take it instead of the file while it fits in the bytes set aside for
+ * that. The bytes it then holds. */
+size_t replay_trim(struct rank_part *p);
+
 /* Wait by min(late, dur), 0 when either is not positive. */
 uint64_t capped_wait(int64_t late, int64_t dur);
 
@@ -331,6 +352,7 @@ struct report_options {
 	unsigned top;
 	bool json;
 	const char *html;
+	size_t hold; /* bytes of the first reading kept for the second (--hold) */
 };
 
 /* What the outputs share (text.c). */

@@ -41,7 +41,7 @@ struct open_b {
 	int64_t ts, pid, tid;
 	uint32_t name;
 	bool mpi, has_coll;
-	uint64_t comm, seq, size;
+	uint64_t comm, seq;
 };
 
 struct pass {
@@ -186,7 +186,7 @@ static int take_flows(struct pass *p, int64_t pid, int64_t tid, const int64_t sp
 
 /* A whole slice on the file's clock [ts, end] (an X, or a B and its E). */
 static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t end, uint32_t name,
-		 bool mpi, bool has_coll, const uint64_t coll[3])
+		 bool mpi, bool has_coll, const uint64_t coll[2])
 {
 	struct rank_part *r = p->part;
 	struct nest_thread *th = nest_thread(&p->nest, pid, tid);
@@ -215,10 +215,7 @@ static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t e
 		if (c == NULL)
 			return -1;
 		r->colls = c;
-		uint32_t size = coll[2] <= UINT32_MAX ? (uint32_t)coll[2] : 0;
-
-		r->colls[r->ncolls] =
-			(struct coll_entry){coll[0], a, b, (uint32_t)coll[1], node, size};
+		r->colls[r->ncolls] = (struct coll_entry){coll[0], a, b, (uint32_t)coll[1], node};
 		if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
 			return -1;
 		r->ncolls++;
@@ -299,10 +296,8 @@ static int begin_event(struct pass *p, const struct trace_event *ev, int64_t pid
 		return -1;
 	p->open = o;
 	o = &p->open[p->nopen++];
-	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0, 0};
+	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0};
 	o->has_coll = arg_u64(ev, "comm", &o->comm) && arg_u64(ev, "seq", &o->seq);
-	if (!arg_u64(ev, "comm_size", &o->size))
-		o->size = 0;
 	return 0;
 }
 
@@ -315,7 +310,7 @@ static int end_event(struct pass *p, const struct trace_event *ev, int64_t pid, 
 			continue;
 		memmove(p->open + i, p->open + i + 1, (p->nopen - i - 1) * sizeof(*p->open));
 		p->nopen--;
-		const uint64_t coll[3] = {o.comm, o.seq, o.size};
+		const uint64_t coll[2] = {o.comm, o.seq};
 
 		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, coll);
 	}
@@ -349,10 +344,8 @@ static int event(struct pass *p, const struct trace_event *ev, struct trace *t)
 		return -1;
 	if (ev->phase == 'B')
 		return begin_event(p, ev, pid, tid, name, mpi);
-	uint64_t coll[3] = {0, 0, 0};
+	uint64_t coll[2] = {0, 0};
 	bool has_coll = mpi && arg_u64(ev, "comm", &coll[0]) && arg_u64(ev, "seq", &coll[1]);
-	if (has_coll && !arg_u64(ev, "comm_size", &coll[2]))
-		coll[2] = 0;
 	int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
 	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, has_coll, coll);
 }
