@@ -9,15 +9,20 @@
  *	- `imbalance`: "imbalanced" (rtr_complete()), 3,000,000 ns on rank 2 and
  *	  1,000,000 on the others; "balanced", 500,000 on every rank; "only_rank_1",
  *	  100 ns on rank 1 alone.
+ * `sync`: as `imbalance`, with rtr_mpi_sync() before the imbalanced part; rank 0 then
+ * moves the job profile so far (RINGTRACE_FILE with "job" for "%r") to that path with
+ * ".sync" appended.
  * `timing`: rank 0 prints how long MPI_Finalize took, in ns (for bench figures).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ringtrace.h>
+#include <ringtrace/mpi.h>
 
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,7 +72,22 @@ int main(int argc, char **argv)
 	pthread_t th;
 	pthread_create(&th, NULL, worker, NULL);
 	pthread_join(th, NULL);
-	if (strcmp(mode, "imbalance") == 0) {
+	if (strcmp(mode, "sync") == 0) {
+		const char *pattern = getenv("RINGTRACE_FILE");
+		const char *at = pattern != NULL ? strstr(pattern, "%r") : NULL;
+		char job[4200], to[4300];
+
+		if (rtr_mpi_sync() != 0)
+			return 1;
+		if (rank == 0 && at != NULL) {
+			snprintf(job, sizeof(job), "%.*sjob%s", (int)(at - pattern), pattern,
+				 at + 2);
+			snprintf(to, sizeof(to), "%s.sync", job);
+			if (rename(job, to) != 0)
+				return 1;
+		}
+	}
+	if (strcmp(mode, "imbalance") == 0 || strcmp(mode, "sync") == 0) {
 		base = rtr_now_ns();
 		rtr_complete("app", "imbalanced", base, rank == 2 ? 3000000 : 1000000);
 		rtr_complete("app", "balanced", base + 4000000, 500000);

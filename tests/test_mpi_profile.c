@@ -6,8 +6,9 @@
  * self, min, max exact) and its across-ranks figures follow from the ranks' totals;
  * a rank that does three times the work in a region is its max_rank, with the
  * imbalance that says so; beside traces (RINGTRACE_PROFILE=1), the job profile
- * against the rank traces' slices (counts exact, totals within 1 %); ranks that do
- * not all keep a profile write no job profile, and do not hang.
+ * against the rank traces' slices (counts exact, totals within 1 %); rtr_mpi_sync()
+ * writes the job profile so far; ranks that do not all keep a profile write no job
+ * profile, and do not hang.
  */
 #include "json_tree.h"
 #include "test_util.h"
@@ -190,6 +191,15 @@ static void walk_job(yajl_val calls, const char *prefix, struct paths *want, siz
 }
 
 /* The job profile node at path (cat:name/...), from its calls. */
+/* The top-level node name of a job profile's calls, or NULL. */
+static yajl_val job_node_or_null(yajl_val calls, const char *name)
+{
+	for (size_t i = 0; calls != NULL && i < calls->u.array.len; i++)
+		if (strcmp(jt_str(calls->u.array.values[i], "name"), name) == 0)
+			return calls->u.array.values[i];
+	return NULL;
+}
+
 static yajl_val job_node(yajl_val calls, const char *name)
 {
 	for (size_t i = 0; calls != NULL && i < calls->u.array.len; i++)
@@ -343,6 +353,45 @@ static void beside_traces_job_profile_matches_the_traces(void **state)
 	unlink(job);
 }
 
+/* rtr_mpi_sync() in the middle: the job profile so far holds the steps and none of
+ * what came after (the imbalanced regions), which the final one, at MPI_Finalize,
+ * holds too. */
+static void a_sync_writes_the_job_profile_so_far(void **state)
+{
+	char prefix[4000], pattern[4100], file[4200], job[4200], sync[4300];
+	(void)state;
+
+	tu_temp_path(prefix, sizeof(prefix), "mpiprof", "sync", "");
+	snprintf(pattern, sizeof(pattern), "%s-%%r.json", prefix);
+	snprintf(job, sizeof(job), "%s-job.json", prefix);
+	snprintf(sync, sizeof(sync), "%s.sync", job);
+	tu_expect_exit_0(run(pattern, "RINGTRACE_MODE=profile", "sync", NULL));
+	for (int k = 0; k < 2; k++) {
+		yajl_val doc = jt_parse_file(k == 0 ? sync : job);
+		yajl_val calls = jt_array(doc, "calls");
+
+		assert_string_equal(jt_str(doc, "scope"), "job");
+		assert_int_equal(jt_int(doc, "world"), RANKS);
+		assert_int_equal(jt_array(doc, "ranks")->u.array.len, RANKS);
+		assert_int_equal(jt_int(job_node(calls, "step"), "n"), 10 * RANKS);
+		assert_int_equal(jt_int(job_node(calls, "solve"), "t"),
+				 5 * (1000 + 2000 + 3000 + 4000));
+		/* after the sync: only in the final one */
+		if (k == 0)
+			assert_null(job_node_or_null(calls, "imbalanced"));
+		else
+			assert_int_equal(jt_int(jt_at(job_node(calls, "imbalanced"), "r"), "max"),
+					 3000000);
+		yajl_tree_free(doc);
+	}
+	unlink(sync);
+	unlink(job);
+	for (int r = 0; r < RANKS; r++) {
+		snprintf(file, sizeof(file), "%s-%d.json", prefix, r);
+		unlink(file);
+	}
+}
+
 /* Rank 1 keeps no profile: no job profile, and MPI_Finalize returns on every rank. */
 static void ranks_without_a_profile_write_no_job_profile(void **state)
 {
@@ -371,6 +420,7 @@ int main(void)
 		cmocka_unit_test_teardown(profile_mode_job_is_the_sum_of_the_ranks, tu_teardown),
 		cmocka_unit_test_teardown(beside_traces_job_profile_matches_the_traces,
 					  tu_teardown),
+		cmocka_unit_test_teardown(a_sync_writes_the_job_profile_so_far, tu_teardown),
 		cmocka_unit_test_teardown(ranks_without_a_profile_write_no_job_profile,
 					  tu_teardown),
 	};

@@ -20,7 +20,9 @@ extern "C" {
  * the module's private duplicate of MPI_COMM_WORLD) and record it as one
  * "ringtrace: clock sync" event (format in docs/mpi.md). Collective over
  * MPI_COMM_WORLD: every rank calls it, from one thread each. Blocks for the
- * ping-pong: about 50 round trips per rank, rank 0 serving the ranks in turn.
+ * ping-pong: about 50 round trips per rank, rank 0 serving the ranks in turn. When
+ * every rank keeps a profile, rank 0 then writes the job profile so far
+ * (docs/profile.md), as MPI_Finalize writes the final one.
  * Returns 0, -ENOTCONN outside MPI_Init .. MPI_Finalize (or when MPI was initialized
  * without the module's wrappers), or -EIO when an MPI call of the ping-pong failed.
  */

@@ -125,5 +125,12 @@ int rtr__mpi_clock_sync(void)
 
 RTR_API int rtr_mpi_sync(void)
 {
-	return rtr__mpi_clock_sync();
+	struct rtr__mpi_job job;
+	int rc = rtr__mpi_clock_sync();
+
+	/* with profiles, the job's so far (profile.c); every rank is here unless outside
+	 * MPI_Init .. MPI_Finalize, which all of them are then */
+	if (rc != -ENOTCONN && rtr__mpi_job_agree(&job))
+		rtr__mpi_job_gather(&job, 0);
+	return rc;
 }

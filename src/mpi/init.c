@@ -158,7 +158,7 @@ int MPI_Finalize(void)
 	if (profiled)
 		rtr_end(CAT, "MPI_Finalize");
 	if (rtr__mpi.initialized) {
-		rtr__mpi_job_gather(&job);
+		rtr__mpi_job_gather(&job, 1);
 		PMPI_Comm_free(&rtr__mpi.sync_comm);
 		rtr__mpi.initialized = 0;
 	}

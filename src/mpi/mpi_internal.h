@@ -400,9 +400,10 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 /* Clock sync (clocksync.c)                                                   */
 
 RTR_MPI_HIDDEN int rtr__mpi_clock_sync(void);
-/* profile.c: the job profile at MPI_Finalize. Agree: the ranks find whether all keep a
- * profile (1; 0: none is made); gather: this rank's profile is exported and gathered
- * to rank 0, which writes the job profile. Both collective on sync_comm. */
+/* profile.c: the job profile at MPI_Finalize and rtr_mpi_sync(). Agree: the ranks find
+ * whether all keep a profile (1; 0: none is made); gather: this rank's profile is
+ * exported (final: frozen when the module started the session, at MPI_Finalize) and
+ * gathered to rank 0, which writes the job profile. Both collective on sync_comm. */
 struct rtr__mpi_job {
 	int on;
 	char path[4096];
@@ -411,7 +412,7 @@ struct rtr__mpi_job {
 	uint64_t began;
 };
 RTR_MPI_HIDDEN int rtr__mpi_job_agree(struct rtr__mpi_job *job);
-RTR_MPI_HIDDEN void rtr__mpi_job_gather(struct rtr__mpi_job *job);
+RTR_MPI_HIDDEN void rtr__mpi_job_gather(struct rtr__mpi_job *job, int final);
 
 /* manifest.c: every rank's files listed by rank 0 (collective over the world, on
  * sync_comm; from the Finalize wrapper). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The job profile at MPI_Finalize (docs/profile.md, "The job profile"), when the
+ * The job profile at MPI_Finalize, and of the job so far at rtr_mpi_sync()
+ * (docs/profile.md, "The job profile"), when the
  * session keeps a profile (RINGTRACE_MODE=profile, or RINGTRACE_PROFILE=1 beside a
  * trace): every rank's profile, its threads merged, gathered to rank 0 on the
  * module's private communicator (sizes, then the bytes: MPI_Gather and MPI_Gatherv),
@@ -77,7 +78,7 @@ int rtr__mpi_job_agree(struct rtr__mpi_job *job)
 	return 1;
 }
 
-void rtr__mpi_job_gather(struct rtr__mpi_job *job)
+void rtr__mpi_job_gather(struct rtr__mpi_job *job, int final)
 {
 	int rank = rtr__mpi.world_rank, world = rtr__mpi.world_size;
 	MPI_Comm comm = rtr__mpi.sync_comm;
@@ -89,7 +90,8 @@ void rtr__mpi_job_gather(struct rtr__mpi_job *job)
 
 	if (!job->on)
 		return;
-	if (rtr__profile_export(&job->data, &job->len, &job->cap, rtr__mpi.started_here) != 0 ||
+	if (rtr__profile_export(&job->data, &job->len, &job->cap, final && rtr__mpi.started_here) !=
+		    0 ||
 	    job->len > INT_MAX)
 		job->len = 0; /* this rank counts as one without any call path */
 	my_len = (int)job->len;
