@@ -46,23 +46,36 @@ static uint64_t next_seq(struct comm_info *c)
 	return n;
 }
 
+/* The world rank of rank in c's group, or -1 (an intercommunicator's root is in the
+ * other group). */
+static int64_t world_rank_of(const struct comm_info *c, int rank)
+{
+	if (c == NULL || c->inter || rank < 0 || rank >= c->size)
+		return -1;
+	return c->world != NULL ? c->world[rank] : rank;
+}
+
 /* A collective slice: bytes (this rank's part), comm_size, comm (the id the flows
- * use), seq (the n-th collective on comm), root (-1: none). */
+ * use), seq (the n-th collective on comm), root (-1: none) and root_world (its world
+ * rank, when known: a report finds the root's file by it). */
 void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
 {
 	struct comm_info *c = rtr__mpi_info_of(comm);
 	uint64_t seq = next_seq(c);
+	int64_t root_world;
 
 	if (!rtr_category_enabled(CAT))
 		return;
+	root_world = root >= 0 ? world_rank_of(c, root) : -1;
 	struct rtr_arg args[] = {
 		rtr__mpi_arg_i64("bytes", bytes),
 		rtr__mpi_arg_i64("comm_size", comm_size(comm)),
 		{.key = "comm", .type = RTR_ARG_TYPE_U64, .v.u64 = c != NULL ? c->id : 0},
 		rtr__mpi_arg_i64("seq", (int64_t)seq),
 		rtr__mpi_arg_i64("root", root),
+		rtr__mpi_arg_i64("root_world", root_world),
 	};
-	rtr_begin_args(CAT, name, args, root >= 0 ? 5 : 4);
+	rtr_begin_args(CAT, name, args, root < 0 ? 4 : root_world < 0 ? 5 : 6);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -5,7 +5,12 @@
  * preloaded:
  *   - rank 2 sleeps 50 ms before a barrier: ranks 0, 1 and 3 wait for it there;
  *   - then rank 1 sleeps 50 ms before it sends to rank 0, which is already in its
- *     MPI_Recv: a late sender.
+ *     MPI_Recv: a late sender;
+ *   - rank 3 sleeps 50 ms before an MPI_Bcast whose root it is, on a communicator
+ *     that numbers the ranks backwards (rank 3 is its rank 0): ranks 0, 1 and 2 wait
+ *     for it, a late broadcast;
+ *   - rank 1 sleeps 50 ms before an MPI_Reduce to rank 0, which waits for it: an
+ *     early reduce.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -36,6 +41,20 @@ int main(int argc, char **argv)
 	} else if (rank == 0) {
 		MPI_Recv(&value, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Comm backwards;
+	int size, sum = 0;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &backwards);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 3)
+		nap_ms(50);
+	MPI_Bcast(&sum, 1, MPI_INT, 0, backwards);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1)
+		nap_ms(50);
+	MPI_Reduce(&rank, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Comm_free(&backwards);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
 	return value == 42 || rank > 1 ? 0 : 1;

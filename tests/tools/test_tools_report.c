@@ -353,6 +353,74 @@ static void pftrace_inputs_give_the_same_report(void **state)
 	free(from_pf);
 }
 
+/* Rooted collectives, times in ms:
+ *   MPI_Bcast (comm 7, seq 1, root 0 of comm 7 = world rank 3): ranks 0-2 enter at
+ *   100, 101, 102 and leave at 110, the root at 108: a late broadcast of 8, 7, 6 ms;
+ *   MPI_Reduce (comm 1, seq 1, root 0): the root enters at 200 and leaves at 212, the
+ *   others enter at 205, 210, 203: an early reduce of 10 ms, caused by rank 2;
+ *   MPI_Bcast (comm 1, seq 2) without root_world, as an older recorder wrote it:
+ *   left out, though its root (rank 1) is late;
+ *   MPI_Scatter (comm 1, seq 3, root world rank 1), the root first: no wait. */
+static void write_rooted(char paths[RANKS][4200], const char *dir)
+{
+	for (int r = 0; r < RANKS; r++) {
+		struct rank_file f;
+		char args[160];
+
+		snprintf(paths[r], 4200, "%s/rank-%d.json", dir, r);
+		begin(&f, r);
+		sync_at(&f, 0.5);
+		snprintf(args, sizeof(args),
+			 "\"bytes\":8,\"comm_size\":4,\"comm\":7,\"seq\":1,\"root\":0,"
+			 "\"root_world\":3");
+		slice(&f, "mpi", "MPI_Bcast", r == 3 ? 108 : 100 + r, r == 3 ? 109 : 110, args);
+		snprintf(args, sizeof(args),
+			 "\"bytes\":8,\"comm_size\":4,\"comm\":1,\"seq\":1,\"root\":0,"
+			 "\"root_world\":0");
+		slice(&f, "mpi", "MPI_Reduce", (double[]){200, 205, 210, 203}[r],
+		      r == 0 ? 212 : (double[]){0, 206, 211, 204}[r], args);
+		slice(&f, "mpi", "MPI_Bcast", r == 1 ? 300 : 290, 301,
+		      "\"bytes\":8,\"comm_size\":4,\"comm\":1,\"seq\":2,\"root\":1");
+		snprintf(args, sizeof(args),
+			 "\"bytes\":8,\"comm_size\":4,\"comm\":1,\"seq\":3,\"root\":1,"
+			 "\"root_world\":1");
+		slice(&f, "mpi", "MPI_Scatter", r == 1 ? 400 : 401 + r, 410, args);
+		finish(&f, paths[r], 1000);
+	}
+}
+
+static void late_broadcast_and_early_reduce_exact(void **state)
+{
+	char paths[RANKS][4200];
+	char *one, *again;
+	yajl_val doc, waits;
+	struct tool_run r;
+
+	(void)state;
+	write_rooted(paths, job_dir("report-rooted"));
+	one = report_json("1", paths);
+	tool_run(&r, NULL, "report", "-j", "2", "--hold", "0", "--top", "0", "--json", paths[0],
+		 paths[1], paths[2], paths[3], NULL);
+	assert_int_equal(r.status, 0);
+	again = r.out;
+	r.out = NULL;
+	tool_run_free(&r);
+	assert_string_equal(one, again);
+	doc = jt_parse(one, "report --json (rooted)");
+	waits = jt_array(doc, "waits");
+	assert_int_equal(jt_int(doc, "collective_instances"), 3);
+	assert_int_equal(YAJL_GET_ARRAY(waits)->len, 4);
+	expect_total(doc, "late_broadcast", 21 * MS, 3);
+	expect_total(doc, "early_reduce", 10 * MS, 1);
+	expect_total(doc, "collective", 0, 0);
+	for (int k = 0; k < 3; k++)
+		expect_wait(waits, "late_broadcast", k, "main;MPI_Bcast", 3, (8 - k) * MS);
+	expect_wait(waits, "early_reduce", 0, "main;MPI_Reduce", 2, 10 * MS);
+	yajl_tree_free(doc);
+	free(one);
+	free(again);
+}
+
 /* A trace without MPI: one rank, all computation, no wait. */
 static void a_trace_without_mpi_has_no_waits(void **state)
 {
@@ -440,7 +508,7 @@ static void a_real_job_finds_the_injected_waits(void **state)
 	struct tool_run r;
 	yajl_val doc, waits;
 	const char *dir = tool_tmp("report-mpi");
-	long long barrier = 0, late = 0;
+	long long barrier = 0, late = 0, bcast[3] = {0}, reduce = 0;
 
 	(void)state;
 	mkdir(dir, 0755);
@@ -479,6 +547,17 @@ static void a_real_job_finds_the_injected_waits(void **state)
 		if (strcmp(kind, "barrier") == 0 && jt_int(w, "cause_rank") == 2 &&
 		    jt_int(w, "rank") == 3)
 			barrier += jt_int(w, "ns");
+		if (strcmp(kind, "late_broadcast") == 0) {
+			assert_int_equal(jt_int(w, "cause_rank"), 3);
+			assert_string_equal(jt_str(w, "path"), "MPI_Bcast");
+			assert_true(jt_int(w, "rank") >= 0 && jt_int(w, "rank") < 3);
+			bcast[jt_int(w, "rank")] += jt_int(w, "ns");
+		}
+		if (strcmp(kind, "early_reduce") == 0) {
+			assert_int_equal(jt_int(w, "rank"), 0);
+			if (jt_int(w, "cause_rank") == 1)
+				reduce += jt_int(w, "ns");
+		}
 		if (strcmp(kind, "late_sender") == 0 && jt_int(w, "rank") == 0) {
 			assert_int_equal(jt_int(w, "cause_rank"), 1);
 			assert_string_equal(jt_str(w, "path"), "MPI_Recv");
@@ -490,6 +569,12 @@ static void a_real_job_finds_the_injected_waits(void **state)
 		fail_msg("rank 3's wait for rank 2 at the barrier: %lld ns", barrier);
 	if (late < 40 * MS || late > 5000 * MS)
 		fail_msg("rank 0's wait for rank 1's late send: %lld ns", late);
+	for (int k = 0; k < 3; k++)
+		if (bcast[k] < 40 * MS || bcast[k] > 5000 * MS)
+			fail_msg("rank %d's wait for rank 3's late broadcast: %lld ns", k,
+				 bcast[k]);
+	if (reduce < 40 * MS || reduce > 5000 * MS)
+		fail_msg("root 0's wait for rank 1 at its early reduce: %lld ns", reduce);
 	yajl_tree_free(doc);
 	for (int np = 2; np <= 4; np += 2) {
 		char *k = mpirun_report(np, files, RANKS);
@@ -720,6 +805,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(waits_ranks_and_imbalance_exact_at_every_j),
 		cmocka_unit_test(pftrace_inputs_give_the_same_report),
+		cmocka_unit_test(late_broadcast_and_early_reduce_exact),
 		cmocka_unit_test(a_trace_without_mpi_has_no_waits),
 		cmocka_unit_test(a_directory_reads_its_trace_files),
 		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),

@@ -301,7 +301,8 @@ int acc_add_part(struct job_acc *a, const struct rank_part *p)
 		goto out;
 	for (size_t k = 0; k < p->ncolls; k++) {
 		const struct coll_entry *c = &p->colls[k];
-		struct coll_last e = {c->start, p->rank};
+		/* the others' entries make the instance; only these count */
+		struct coll_last e = {c->start, coll_counts(c, p->rank) ? p->rank : NO_ENTRY};
 
 		if (acc_offer_entry(a, c->comm, c->seq, &e))
 			goto out;

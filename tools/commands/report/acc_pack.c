@@ -351,7 +351,11 @@ static void get_insts(struct in *in)
 
 		key[0] = get(in), key[1] = get(in);
 		e.start = get_time(in);
-		e.rank = get_rank(in);
+		/* a rank that the ranks read before hold, or none yet */
+		e.rank = (int64_t)get(in);
+		if (!in->err && e.rank != NO_ENTRY &&
+		    table_get(&in->a->ranks, &e.rank, sizeof(e.rank)) == NULL)
+			bad(in);
 		if (!in->err && table_get(&in->a->insts, key, sizeof(key)) != NULL)
 			bad(in);
 		if (!in->err)

@@ -10,10 +10,12 @@
  * late sender's is the receiving call's: one that completes several messages waits
  * once, for the latest of their senders, when the last of them is paired.
  *
- * Collectives: of the entries of one (communicator, sequence number) only the last is
- * kept (the latest start, the lowest rank on a tie): the order the files come in does
- * not change it. Each member's wait, from its entry to that one, is the second
- * reading's (acc_replay.c).
+ * Collectives: of the entries of one (communicator, sequence number) that count
+ * (coll_counts(): every one of an N-to-N collective or a barrier, the root's of a
+ * 1-to-N, the others' of an N-to-1) only the last is kept (the latest start, the
+ * lowest rank on a tie): the order the files come in does not change it. The waits,
+ * from each waiting member's entry to that one, are the second reading's
+ * (acc_replay.c).
  */
 #include "job_report.h"
 #include "json.h"
@@ -140,7 +142,10 @@ int acc_offer_entry(struct job_acc *a, uint64_t comm, uint64_t seq, const struct
 
 	if (c == NULL)
 		return -1;
-	if (created || e->start > c->start || (e->start == c->start && e->rank < c->rank))
+	if (created)
+		c->rank = NO_ENTRY;
+	if (e->rank != NO_ENTRY && (c->rank == NO_ENTRY || e->start > c->start ||
+				    (e->start == c->start && e->rank < c->rank)))
 		*c = *e;
 	return 0;
 }

@@ -138,13 +138,6 @@ static void heat_of(uint64_t heat[HEAT_BINS], const struct replay *r, const stru
 	}
 }
 
-static const char *last_name(const char *path)
-{
-	const char *s = strrchr(path, ';');
-
-	return s != NULL ? s + 1 : path;
-}
-
 int acc_add_replay(struct job_acc *a, const struct rank_part *p, const struct replay *r)
 {
 	if (p->failed || p->profile != PART_TRACE)
@@ -157,22 +150,31 @@ int acc_add_replay(struct job_acc *a, const struct rank_part *p, const struct re
 	if (p->has_time && r->last > r->first)
 		heat_of(row->heat, r, p);
 	for (size_t k = 0; k < p->ncolls; k++) {
+		static const int kinds[] = {
+			[COLL_N_TO_N] = WAIT_COLLECTIVE,
+			[COLL_BARRIER] = WAIT_BARRIER,
+			[COLL_ONE_TO_N] = WAIT_LATE_BROADCAST,
+			[COLL_N_TO_ONE] = WAIT_EARLY_REDUCE,
+		};
 		const struct coll_entry *c = &p->colls[k];
 		uint64_t key[2] = {c->comm, c->seq};
 		const struct coll_last *last = table_get(&r->lasts, key, sizeof(key));
-		const char *path = p->paths[c->path];
-		uint64_t w;
+		uint64_t w = 0;
 		uint32_t id;
 
-		/* absent only when the file changed since the first reading */
-		w = last != NULL ? capped_wait(last->start - c->start, c->end - c->start) : 0;
+		/* who waits: every member of an N-to-N or a barrier, the others at a 1-to-N,
+		 * the root at an N-to-1; last is absent only when the file changed since the
+		 * first reading */
+		bool waits = c->kind == COLL_N_TO_N || c->kind == COLL_BARRIER ||
+			     !coll_counts(c, p->rank);
+		if (waits && last != NULL && last->rank != NO_ENTRY)
+			w = capped_wait(last->start - c->start, c->end - c->start);
 		if (w == 0)
 			continue;
-		id = acc_path_id(a, path);
+		id = acc_path_id(a, p->paths[c->path]);
 		/* the causing rank's row, empty here, for the bytes' references (acc_pack.c) */
 		if (id == UINT32_MAX || acc_rank(a, last->rank, NULL) == NULL ||
-		    acc_add_wait(a, is_barrier(last_name(path)) ? WAIT_BARRIER : WAIT_COLLECTIVE,
-				 id, p->rank, last->rank, w, 1))
+		    acc_add_wait(a, kinds[c->kind], id, p->rank, last->rank, w, 1))
 			return -1;
 	}
 	return 0;

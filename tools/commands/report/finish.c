@@ -13,10 +13,9 @@
 #include <string.h>
 
 const char *const wait_kind_names[WAIT_KINDS] = {
-	[WAIT_LATE_SENDER] = "late_sender",
-	[WAIT_LATE_RECEIVER] = "late_receiver",
-	[WAIT_COLLECTIVE] = "collective",
-	[WAIT_BARRIER] = "barrier",
+	[WAIT_LATE_SENDER] = "late_sender",	  [WAIT_LATE_RECEIVER] = "late_receiver",
+	[WAIT_COLLECTIVE] = "collective",	  [WAIT_BARRIER] = "barrier",
+	[WAIT_LATE_BROADCAST] = "late_broadcast", [WAIT_EARLY_REDUCE] = "early_reduce",
 };
 
 size_t job_rank_index(const struct job *j, int64_t rank)

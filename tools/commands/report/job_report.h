@@ -64,19 +64,41 @@ struct msg_end {
 	uint32_t part;	     /* the call's nest node while the file is read; then unused */
 };
 
-/* One rank's entry into an N-to-N collective or a barrier: 32 bytes. */
+/* The collectives a report finds waits at (docs/commands/ringtrace-report.md). */
+enum coll_kind {
+	COLL_NONE,
+	COLL_N_TO_N,   /* Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter(_block) */
+	COLL_BARRIER,  /* Barrier */
+	COLL_ONE_TO_N, /* Bcast, Scatter(v): the others wait for a late root */
+	COLL_N_TO_ONE  /* Reduce, Gather(v): an early root waits for the others */
+};
+
+/* What kind of collective a call (by its name) is. */
+int coll_kind(const char *name);
+
+/* One rank's entry into a collective of a kind above: 40 bytes. */
 struct coll_entry {
 	uint64_t comm;	    /* the communicator's id ("comm") */
 	int64_t start, end; /* the call's slice, on the reference clock */
 	uint32_t seq;	    /* the n-th collective on comm ("seq") */
 	uint32_t path;	    /* the call's path id */
+	int32_t root;	    /* the root's world rank ("root_world"; -1: none) */
+	uint32_t kind;	    /* enum coll_kind */
 };
 
 _Static_assert(sizeof(struct msg_end) == 32, "a message endpoint is 32 bytes");
-_Static_assert(sizeof(struct coll_entry) == 32, "a collective entry is 32 bytes");
+_Static_assert(sizeof(struct coll_entry) == 40, "a collective entry is 40 bytes");
 
 /* The kinds of wait. */
-enum wait_kind { WAIT_LATE_SENDER, WAIT_LATE_RECEIVER, WAIT_COLLECTIVE, WAIT_BARRIER, WAIT_KINDS };
+enum wait_kind {
+	WAIT_LATE_SENDER,
+	WAIT_LATE_RECEIVER,
+	WAIT_COLLECTIVE,
+	WAIT_BARRIER,
+	WAIT_LATE_BROADCAST,
+	WAIT_EARLY_REDUCE,
+	WAIT_KINDS
+};
 
 extern const char *const wait_kind_names[WAIT_KINDS];
 
@@ -226,11 +248,18 @@ struct late_group {
 	uint32_t path;
 };
 
-/* A collective instance's last entry so far: the latest start, the lowest rank on a
- * tie (each member waits from its own entry to it). */
+/* A collective instance's entry that its members wait for, so far: of an N-to-N
+ * collective or a barrier the latest entry, of a 1-to-N one the root's, of an N-to-1
+ * one the latest of the others' (the lowest rank on a tie); rank NO_ENTRY while none
+ * is in (a rooted instance whose root's file, or whose others' files, are not read). */
 struct coll_last {
 	int64_t start, rank;
 };
+#define NO_ENTRY INT64_MIN
+
+/* Does a rank's entry count for its instance's coll_last (or is it the one that
+ * waits)? */
+bool coll_counts(const struct coll_entry *c, int64_t rank);
 
 /* One call path's inclusive time on a rank (its files summed). */
 struct path_time {
@@ -307,7 +336,7 @@ int acc_add_wait(struct job_acc *a, int kind, uint32_t path, int64_t rank, int64
  * held. 0 or -1. */
 int acc_offer_end(struct job_acc *a, uint64_t id, const struct pend_end *e);
 /* A collective entry: kept as its instance's last entry when it is the latest so
- * far. 0 or -1. */
+ * far (rank NO_ENTRY: the instance only made). 0 or -1. */
 int acc_offer_entry(struct job_acc *a, uint64_t comm, uint64_t seq, const struct coll_last *e);
 /* Resolve what still waits (acc_finish's first step). 0 or -1. */
 int acc_resolve_rest(struct job_acc *a);
@@ -343,10 +372,6 @@ uint64_t capped_wait(int64_t late, int64_t dur);
 
 /* The rank index of a part's rank (ranks sorted). */
 size_t job_rank_index(const struct job *j, int64_t rank);
-
-/* Is this call (by its last name in a path) an N-to-N collective, a barrier? */
-bool is_n_to_n(const char *name);
-bool is_barrier(const char *name);
 
 struct report_options {
 	unsigned top;

@@ -42,6 +42,7 @@ struct open_b {
 	uint32_t name;
 	bool mpi, has_coll;
 	uint64_t comm, seq;
+	int64_t root;
 };
 
 struct pass {
@@ -128,22 +129,35 @@ static bool blocking_send(const char *n)
 	       strncmp(n, "MPI_Sendrecv", 12) == 0;
 }
 
-bool is_n_to_n(const char *n)
+int coll_kind(const char *n)
 {
-	static const char *const calls[] = {
-		"MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv",	"MPI_Alltoall",
-		"MPI_Alltoallv", "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+	static const struct {
+		const char *name;
+		int kind;
+	} calls[] = {
+		{"MPI_Allreduce", COLL_N_TO_N},	     {"MPI_Allgather", COLL_N_TO_N},
+		{"MPI_Allgatherv", COLL_N_TO_N},     {"MPI_Alltoall", COLL_N_TO_N},
+		{"MPI_Alltoallv", COLL_N_TO_N},	     {"MPI_Alltoallw", COLL_N_TO_N},
+		{"MPI_Reduce_scatter", COLL_N_TO_N}, {"MPI_Reduce_scatter_block", COLL_N_TO_N},
+		{"MPI_Barrier", COLL_BARRIER},	     {"MPI_Bcast", COLL_ONE_TO_N},
+		{"MPI_Scatter", COLL_ONE_TO_N},	     {"MPI_Scatterv", COLL_ONE_TO_N},
+		{"MPI_Reduce", COLL_N_TO_ONE},	     {"MPI_Gather", COLL_N_TO_ONE},
+		{"MPI_Gatherv", COLL_N_TO_ONE},
 	};
 
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (strcmp(n, calls[i]) == 0)
-			return true;
-	return false;
+		if (strcmp(n, calls[i].name) == 0)
+			return calls[i].kind;
+	return COLL_NONE;
 }
 
-bool is_barrier(const char *n)
+bool coll_counts(const struct coll_entry *c, int64_t rank)
 {
-	return strcmp(n, "MPI_Barrier") == 0;
+	if (c->kind == COLL_ONE_TO_N)
+		return rank == c->root;
+	if (c->kind == COLL_N_TO_ONE)
+		return rank != c->root;
+	return true;
 }
 
 /* The endpoints of the flows that wait in the mpi slice [ts, end] of (pid, tid). */
@@ -186,7 +200,7 @@ static int take_flows(struct pass *p, int64_t pid, int64_t tid, const int64_t sp
 
 /* A whole slice on the file's clock [ts, end] (an X, or a B and its E). */
 static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t end, uint32_t name,
-		 bool mpi, bool has_coll, const uint64_t coll[2])
+		 bool mpi, bool has_coll, const int64_t coll[3])
 {
 	struct rank_part *r = p->part;
 	struct nest_thread *th = nest_thread(&p->nest, pid, tid);
@@ -209,13 +223,19 @@ static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t e
 	const int64_t span[4] = {ts, end, a, b};
 	if (take_flows(p, pid, tid, span, node, text, th))
 		return -1;
-	if (has_coll && (is_n_to_n(text) || is_barrier(text))) {
+	int kind = has_coll ? coll_kind(text) : COLL_NONE;
+	/* a rooted one without its root's world rank (an older recorder's) is left out */
+	if (kind == COLL_ONE_TO_N || kind == COLL_N_TO_ONE)
+		kind = coll[2] >= 0 && coll[2] <= INT32_MAX ? kind : COLL_NONE;
+	if (kind != COLL_NONE) {
 		struct coll_entry *c = GROW(r->colls, p->colls_cap, r->ncolls + 1, 64);
 
 		if (c == NULL)
 			return -1;
 		r->colls = c;
-		r->colls[r->ncolls] = (struct coll_entry){coll[0], a, b, (uint32_t)coll[1], node};
+		r->colls[r->ncolls] = (struct coll_entry){(uint64_t)coll[0], a,	   b,
+							  (uint32_t)coll[1], node, (int32_t)coll[2],
+							  (uint32_t)kind};
 		if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
 			return -1;
 		r->ncolls++;
@@ -228,6 +248,15 @@ static bool arg_u64(const struct trace_event *ev, const char *key, uint64_t *v)
 	const struct trace_value *a = trace_event_arg(ev, key);
 
 	return a != NULL && value_u64(a, v) == 0;
+}
+
+/* A collective's comm and seq, and its root_world (-1 when absent). */
+static bool coll_args(const struct trace_event *ev, uint64_t *comm, uint64_t *seq, int64_t *root)
+{
+	uint64_t r;
+
+	*root = arg_u64(ev, "root_world", &r) && r <= INT32_MAX ? (int64_t)r : -1;
+	return arg_u64(ev, "comm", comm) && arg_u64(ev, "seq", seq);
 }
 
 /* The start marker: the rank and origin, then the clock sync measurements. */
@@ -296,8 +325,8 @@ static int begin_event(struct pass *p, const struct trace_event *ev, int64_t pid
 		return -1;
 	p->open = o;
 	o = &p->open[p->nopen++];
-	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0};
-	o->has_coll = arg_u64(ev, "comm", &o->comm) && arg_u64(ev, "seq", &o->seq);
+	*o = (struct open_b){ev->ts_ns, pid, tid, name, mpi, false, 0, 0, -1};
+	o->has_coll = coll_args(ev, &o->comm, &o->seq, &o->root);
 	return 0;
 }
 
@@ -310,7 +339,7 @@ static int end_event(struct pass *p, const struct trace_event *ev, int64_t pid, 
 			continue;
 		memmove(p->open + i, p->open + i + 1, (p->nopen - i - 1) * sizeof(*p->open));
 		p->nopen--;
-		const uint64_t coll[2] = {o.comm, o.seq};
+		const int64_t coll[3] = {(int64_t)o.comm, (int64_t)o.seq, o.root};
 
 		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, coll);
 	}
@@ -344,8 +373,10 @@ static int event(struct pass *p, const struct trace_event *ev, struct trace *t)
 		return -1;
 	if (ev->phase == 'B')
 		return begin_event(p, ev, pid, tid, name, mpi);
-	uint64_t coll[2] = {0, 0};
-	bool has_coll = mpi && arg_u64(ev, "comm", &coll[0]) && arg_u64(ev, "seq", &coll[1]);
+	uint64_t comm = 0, seq = 0;
+	int64_t root = -1;
+	bool has_coll = mpi && coll_args(ev, &comm, &seq, &root);
+	const int64_t coll[3] = {(int64_t)comm, (int64_t)seq, root};
 	int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
 	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, has_coll, coll);
 }

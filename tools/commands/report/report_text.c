@@ -149,13 +149,13 @@ static void print_waits(const struct job *j, const struct report_options *o)
 		       k + 1 < WAIT_KINDS ? "," : "\n");
 	if (n == 0)
 		return;
-	printf("%-13s %10s %8s %6s %6s  %s\n", "kind", "wait", "count", "rank", "cause",
+	printf("%-14s %10s %8s %6s %6s  %s\n", "kind", "wait", "count", "rank", "cause",
 	       "call path");
 	for (size_t i = 0; i < n; i++) {
 		const struct job_wait *w = &j->waits[i];
 		const char *p = j->paths[w->path].name;
 
-		printf("%-13s %10s %8" PRIu64 " %6" PRId64 " %6" PRId64 "  ",
+		printf("%-14s %10s %8" PRIu64 " %6" PRId64 " %6" PRId64 "  ",
 		       wait_kind_names[w->kind], report_ns(s[0], sizeof(s[0]), w->ns), w->count,
 		       w->rank, w->cause);
 		report_clean(stdout, p, strlen(p));
