@@ -252,6 +252,55 @@ static void check_named(const struct ranks *k, int r)
 	assert_int_equal(tu_arg_int(&k->t[r].ev[0], "world_size"), RANKS);
 }
 
+static int by_text(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* The nonblocking collectives rank r's Wait and Test slices say they completed (their
+ * "collectives"), against the calls that started them: each call once, named by its
+ * comm, seq and root_world args. */
+static void completions_name_their_calls(const struct ranks *k, int r, size_t calls)
+{
+	static char want[64][96], got[64][96];
+	size_t nw = 0, ng = 0;
+
+	for (size_t i = 0; i < k->t[r].n; i++) {
+		const struct tt_event *e = &k->t[r].ev[i];
+		const struct tt_arg *seq = tt_arg(e, "seq"), *done = tt_arg(e, "collectives");
+
+		if (e->name != NULL && strncmp(e->name, "MPI_I", 5) == 0 && seq != NULL &&
+		    strcmp(e->ph, "E") != 0) {
+			const struct tt_arg *root = tt_arg(e, "root_world");
+			assert_true(nw < 64);
+			if (root != NULL)
+				snprintf(want[nw++], 96, "%s@%s:%s:%s", e->name,
+					 tt_arg(e, "comm")->raw, seq->raw, root->raw);
+			else
+				snprintf(want[nw++], 96, "%s@%s:%s", e->name,
+					 tt_arg(e, "comm")->raw, seq->raw);
+		}
+		if (done == NULL)
+			continue;
+		assert_true(strncmp(e->name, "MPI_Wait", 8) == 0 ||
+			    strncmp(e->name, "MPI_Test", 8) == 0);
+		assert_null(tt_arg(e, "collectives_left_out"));
+		char text[512], *save = NULL;
+		snprintf(text, sizeof(text), "%s", done->s);
+		for (char *w = strtok_r(text, " ", &save); w != NULL;
+		     w = strtok_r(NULL, " ", &save)) {
+			assert_true(ng < 64);
+			snprintf(got[ng++], 96, "%s", w);
+		}
+	}
+	assert_int_equal(nw, calls);
+	assert_int_equal(ng, nw);
+	qsort(want, nw, sizeof(want[0]), by_text);
+	qsort(got, ng, sizeof(got[0]), by_text);
+	for (size_t i = 0; i < nw; i++)
+		assert_string_equal(got[i], want[i]);
+}
+
 static void halo_example_traces_every_call_and_message(void **state)
 {
 	char files[RANKS][4096];
@@ -289,6 +338,8 @@ static void preloaded_patterns_join_wildcards_nonblocking_and_same_tags(void **s
 	for (int r = 0; r < RANKS; r++) {
 		check_named(&k, r);
 		check_sync(&k, r, 2, 0);
+		/* Ibarrier, Ibcast, Iallreduce; the eight completed by one Waitall */
+		completions_name_their_calls(&k, r, 3 + 8);
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Sendrecv_replace"), 1);
 		assert_int_equal(slices(&k, r, "MPI_Comm_split"), 1);

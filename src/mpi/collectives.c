@@ -58,45 +58,47 @@ static int64_t world_rank_of(const struct comm_info *c, int rank)
 /* A collective slice: bytes (this rank's part), comm_size, comm (the id the flows
  * use), seq (the n-th collective on comm), root (-1: none) and root_world (its world
  * rank, when known: a report finds the root's file by it). */
-void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root)
+struct rtr__mpi_coll_call rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes,
+					      int root)
 {
 	struct comm_info *c = rtr__mpi_info_of(comm);
-	uint64_t seq = next_seq(c);
-	int64_t root_world;
+	struct rtr__mpi_coll_call call = {name, c != NULL ? c->id : 0, next_seq(c), -1, 0};
 
 	if (!rtr_category_enabled(CAT))
-		return;
-	root_world = root >= 0 ? world_rank_of(c, root) : -1;
+		return call;
+	call.root_world = root >= 0 ? world_rank_of(c, root) : -1;
+	call.recorded = 1;
 	struct rtr_arg args[] = {
 		rtr__mpi_arg_i64("bytes", bytes),
 		rtr__mpi_arg_i64("comm_size", comm_size(comm)),
-		{.key = "comm", .type = RTR_ARG_TYPE_U64, .v.u64 = c != NULL ? c->id : 0},
-		rtr__mpi_arg_i64("seq", (int64_t)seq),
+		{.key = "comm", .type = RTR_ARG_TYPE_U64, .v.u64 = call.comm},
+		rtr__mpi_arg_i64("seq", (int64_t)call.seq),
 		rtr__mpi_arg_i64("root", root),
-		rtr__mpi_arg_i64("root_world", root_world),
+		rtr__mpi_arg_i64("root_world", call.root_world),
 	};
-	rtr_begin_args(CAT, name, args, root < 0 ? 4 : root_world < 0 ? 5 : 6);
+	rtr_begin_args(CAT, name, args, root < 0 ? 4 : call.root_world < 0 ? 5 : 6);
+	return call;
 }
 
 /* ------------------------------------------------------------------------- */
 /* The wrappers: COLL() in mpi_internal.h                                     */
 
 COLL(Barrier, (MPI_Comm comm), 0, -1, comm, comm)
-COLL(Ibarrier, (MPI_Comm comm, MPI_Request *req), 0, -1, comm, comm, req)
+COLL_NB(Ibarrier, (MPI_Comm comm, MPI_Request *req), 0, -1, comm, req, comm, req)
 COLL(Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
      rtr__mpi_bytes_of(count, dt), root, comm, buf, count, dt, root, comm)
-COLL(Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(count, dt), root, comm, buf, count, dt, root, comm, req)
+COLL_NB(Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(count, dt), root, comm, req, buf, count, dt, root, comm, req)
 COLL(Reduce,
      (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm),
      rtr__mpi_bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm)
 COLL(Allreduce,
      (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
      rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
-COLL(Iallreduce,
-     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-      MPI_Request *req),
-     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
+COLL_NB(Iallreduce,
+	(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *req),
+	rtr__mpi_bytes_of(count, dt), -1, comm, req, sbuf, rbuf, count, dt, op, comm, req)
 COLL(Scan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
      rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm)
 COLL(Exscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
@@ -152,71 +154,74 @@ COLL(Alltoallw,
 
 /* The nonblocking collectives: the slice is the call that starts one; the Wait or
  * Test that completes it is a slice of its own. */
-COLL(Ireduce,
-     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-      MPI_Request *req),
-     rtr__mpi_bytes_of(count, dt), root, comm, sbuf, rbuf, count, dt, op, root, comm, req)
-COLL(Iscan,
-     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-      MPI_Request *req),
-     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
-COLL(Iexscan,
-     (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-      MPI_Request *req),
-     rtr__mpi_bytes_of(count, dt), -1, comm, sbuf, rbuf, count, dt, op, comm, req)
-COLL(Ireduce_scatter,
-     (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-      MPI_Request *req),
-     bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, sbuf, rbuf, rcounts, dt, op, comm, req)
-COLL(Ireduce_scatter_block,
-     (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-      MPI_Request *req),
-     rtr__mpi_bytes_of(rcount, dt) * comm_size(comm), -1, comm, sbuf, rbuf, rcount, dt, op, comm,
-     req)
-COLL(Igather,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
-      int root, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm,
-     req)
-COLL(Igatherv,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-      const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(scount, sdt), root, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
-     root, comm, req)
-COLL(Iscatter,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
-      int root, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm,
-     req)
-COLL(Iscatterv,
-     (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
-      int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(rcount, rdt), root, comm, sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
-     root, comm, req)
-COLL(Iallgather,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
-      MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcount, rdt, comm, req)
-COLL(Iallgatherv,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-      const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(scount, sdt), -1, comm, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
-     req)
-COLL(Ialltoall,
-     (const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
-      MPI_Comm comm, MPI_Request *req),
-     rtr__mpi_bytes_of(scount, sdt) * comm_size(comm), -1, comm, sbuf, scount, sdt, rbuf, rcount,
-     rdt, comm, req)
-COLL(Ialltoallv,
-     (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
-      const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
-     bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, sbuf, scounts, sdispls, sdt, rbuf,
-     rcounts, rdispls, rdt, comm, req)
-COLL(Ialltoallw,
-     (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
-      void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
-      MPI_Comm comm, MPI_Request *req),
-     0, -1, comm, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, req)
+COLL_NB(Ireduce,
+	(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+	 MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(count, dt), root, comm, req, sbuf, rbuf, count, dt, op, root, comm, req)
+COLL_NB(Iscan,
+	(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *req),
+	rtr__mpi_bytes_of(count, dt), -1, comm, req, sbuf, rbuf, count, dt, op, comm, req)
+COLL_NB(Iexscan,
+	(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *req),
+	rtr__mpi_bytes_of(count, dt), -1, comm, req, sbuf, rbuf, count, dt, op, comm, req)
+COLL_NB(Ireduce_scatter,
+	(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+	 MPI_Comm comm, MPI_Request *req),
+	bytes_of_v(rcounts, comm_size(comm), dt), -1, comm, req, sbuf, rbuf, rcounts, dt, op, comm,
+	req)
+COLL_NB(Ireduce_scatter_block,
+	(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *req),
+	rtr__mpi_bytes_of(rcount, dt) * comm_size(comm), -1, comm, req, sbuf, rbuf, rcount, dt, op,
+	comm, req)
+COLL_NB(Igather,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+	 int root, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(scount, sdt), root, comm, req, sbuf, scount, sdt, rbuf, rcount, rdt, root,
+	comm, req)
+COLL_NB(Igatherv,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+	 const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(scount, sdt), root, comm, req, sbuf, scount, sdt, rbuf, rcounts, displs,
+	rdt, root, comm, req)
+COLL_NB(Iscatter,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+	 int root, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(rcount, rdt), root, comm, req, sbuf, scount, sdt, rbuf, rcount, rdt, root,
+	comm, req)
+COLL_NB(Iscatterv,
+	(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt, void *rbuf,
+	 int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(rcount, rdt), root, comm, req, sbuf, scounts, displs, sdt, rbuf, rcount,
+	rdt, root, comm, req)
+COLL_NB(Iallgather,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+	 MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(scount, sdt), -1, comm, req, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+	req)
+COLL_NB(Iallgatherv,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+	 const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(scount, sdt), -1, comm, req, sbuf, scount, sdt, rbuf, rcounts, displs,
+	rdt, comm, req)
+COLL_NB(Ialltoall,
+	(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+	 MPI_Comm comm, MPI_Request *req),
+	rtr__mpi_bytes_of(scount, sdt) * comm_size(comm), -1, comm, req, sbuf, scount, sdt, rbuf,
+	rcount, rdt, comm, req)
+COLL_NB(Ialltoallv,
+	(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt, void *rbuf,
+	 const int rcounts[], const int rdispls[], MPI_Datatype rdt, MPI_Comm comm,
+	 MPI_Request *req),
+	bytes_of_v(scounts, comm_size(comm), sdt), -1, comm, req, sbuf, scounts, sdispls, sdt, rbuf,
+	rcounts, rdispls, rdt, comm, req)
+COLL_NB(Ialltoallw,
+	(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype sdts[],
+	 void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rdts[],
+	 MPI_Comm comm, MPI_Request *req),
+	0, -1, comm, req, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, req)
 
 /* ------------------------------------------------------------------------- */
 /* The wrappers that make communicators: collective calls too                 */

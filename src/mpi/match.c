@@ -118,6 +118,9 @@ struct pending {
 	int src, tag;		/* as posted, wildcards maybe; once known, the message's */
 	int known;		/* src and tag are the message's */
 	int numbered;
+	/* a nonblocking collective's request (numbered, no flow): its call, or NULL */
+	const struct rtr__mpi_coll_call *coll;
+	struct rtr__mpi_coll_call call;
 };
 
 /* Whether receive e could take a message of (src, tag). */
@@ -336,6 +339,68 @@ void rtr__mpi_pending_add_id(MPI_Request req, uint64_t id)
 	rtr__mpi_unlock();
 }
 
+/* A nonblocking collective's req: its completion says the call (rtr__mpi_done). */
+void rtr__mpi_pending_add_coll(MPI_Request req, const struct rtr__mpi_coll_call *call)
+{
+	rtr__mpi_lock();
+	struct pending *p = pending_new_locked(req);
+	if (p != NULL) {
+		p->numbered = 1;
+		p->call = *call;
+		p->coll = &p->call;
+	}
+	rtr__mpi_unlock();
+}
+
+/* v in decimal at to (20 bytes of room at least): its length. */
+static size_t put_u64(char *to, uint64_t v)
+{
+	char rev[20];
+	size_t n = 0;
+
+	do
+		rev[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (size_t i = 0; i < n; i++)
+		to[i] = rev[n - 1 - i];
+	return n;
+}
+
+/* One completed nonblocking collective into done, "NAME@COMM:SEQ[:ROOT_WORLD]" (by
+ * hand: no printf in a wrapper). */
+static void done_add(struct rtr__mpi_done *d, const struct rtr__mpi_coll_call *c)
+{
+	size_t name = strlen(c->name), at = d->len;
+
+	/* the longest: a space, the name, '@', three numbers of 20 digits, two ':' */
+	if (at + 1 + name + 1 + 3 * 20 + 2 >= sizeof(d->text)) {
+		d->left_out++;
+		return;
+	}
+	if (at > 0)
+		d->text[at++] = ' ';
+	memcpy(d->text + at, c->name, name);
+	at += name;
+	d->text[at++] = '@';
+	at += put_u64(d->text + at, c->comm);
+	d->text[at++] = ':';
+	at += put_u64(d->text + at, c->seq);
+	if (c->root_world >= 0) {
+		d->text[at++] = ':';
+		at += put_u64(d->text + at, (uint64_t)c->root_world);
+	}
+	d->text[at] = '\0';
+	d->len = at;
+}
+
+void rtr__mpi_done_say(const struct rtr__mpi_done *d)
+{
+	if (d->len > 0)
+		rtr_scope_arg_str_copy(CAT, "collectives", d->text);
+	if (d->left_out > 0)
+		rtr_scope_arg_i64(CAT, "collectives_left_out", d->left_out);
+}
+
 /* Take req's entry out of the table: the entry, or NULL if req has none. */
 struct pending *rtr__mpi_pending_take(MPI_Request req)
 {
@@ -376,7 +441,8 @@ void rtr__mpi_pending_release(struct pending *p)
  * and learn its message from st. Returns the entry when it has yet to be numbered
  * (rtr__mpi_complete_finish() then, once every request the call completed has been through
  * here: their messages are all known then); else ends its flow and returns NULL. */
-struct pending *rtr__mpi_complete_take(MPI_Request req, const MPI_Status *st)
+struct pending *rtr__mpi_complete_take(MPI_Request req, const MPI_Status *st,
+				       struct rtr__mpi_done *done)
 {
 	struct pending *p;
 	int cancelled = 0;
@@ -388,6 +454,11 @@ struct pending *rtr__mpi_complete_take(MPI_Request req, const MPI_Status *st)
 	if (req == MPI_REQUEST_NULL || rtr_atomic_load_relaxed(&rtr__mpi.pending_count) == 0 ||
 	    (p = rtr__mpi_pending_take(req)) == NULL)
 		return NULL;
+	if (p->coll != NULL) {
+		done_add(done, p->coll);
+		rtr__mpi_pending_release(p);
+		return NULL;
+	}
 	PMPI_Test_cancelled(st, &cancelled);
 	if (p->numbered || cancelled || st->MPI_SOURCE < 0) {
 		if (p->numbered && !cancelled && p->id != 0 && st->MPI_SOURCE != MPI_PROC_NULL)
@@ -413,9 +484,9 @@ void rtr__mpi_complete_finish(struct pending *p)
 
 /* A request completed with status, alone in its call: if it was a receive, its flow
  * ends here. */
-void rtr__mpi_complete(MPI_Request req, const MPI_Status *st)
+void rtr__mpi_complete(MPI_Request req, const MPI_Status *st, struct rtr__mpi_done *done)
 {
-	struct pending *p = rtr__mpi_complete_take(req, st);
+	struct pending *p = rtr__mpi_complete_take(req, st, done);
 
 	if (p != NULL)
 		rtr__mpi_complete_finish(p);

@@ -268,11 +268,42 @@ RTR_MPI_HIDDEN void rtr__mpi_pending_add_id(MPI_Request req, uint64_t id);
 /* A pending receive's entry out of the table, and done with (Request_free). */
 RTR_MPI_HIDDEN struct pending *rtr__mpi_pending_take(MPI_Request req);
 RTR_MPI_HIDDEN void rtr__mpi_pending_release(struct pending *p);
+/* The nonblocking collectives one Wait or Test completed, said on its slice as the
+ * argument "collectives" (rtr__mpi_done_say(), before its end): a space between
+ * entries "NAME@COMM:SEQ" or, with a root, "NAME@COMM:SEQ:ROOT_WORLD" (the starting
+ * call's name and the comm, seq and root_world args of its slice); what does not fit
+ * is counted in "collectives_left_out". */
+struct rtr__mpi_done {
+	char text[512];
+	size_t len;
+	int64_t left_out;
+};
+RTR_MPI_HIDDEN void rtr__mpi_done_say(const struct rtr__mpi_done *d);
+/* Empty (the text is not cleared: a wrapper's stack, every Wait and Test). */
+static inline void rtr__mpi_done_init(struct rtr__mpi_done *d)
+{
+	d->len = 0;
+	d->left_out = 0;
+}
+/* A nonblocking collective's call (collectives.c): what rtr__mpi_coll_begin() gave
+ * its slice. */
+struct rtr__mpi_coll_call {
+	const char *name;
+	uint64_t comm, seq;
+	int64_t root_world;
+	int recorded; /* its slice is recorded: the completion is said too */
+};
+/* A nonblocking collective's request is pending until a Wait or Test completes it. */
+RTR_MPI_HIDDEN void rtr__mpi_pending_add_coll(MPI_Request req,
+					      const struct rtr__mpi_coll_call *call);
 /* Completions (wait.c): of one request, or of several in two passes, each request
- * taken first and the entries still unnumbered finished after. */
-RTR_MPI_HIDDEN struct pending *rtr__mpi_complete_take(MPI_Request req, const MPI_Status *st);
+ * taken first and the entries still unnumbered finished after; the nonblocking
+ * collectives completed go to done. */
+RTR_MPI_HIDDEN struct pending *rtr__mpi_complete_take(MPI_Request req, const MPI_Status *st,
+						      struct rtr__mpi_done *done);
 RTR_MPI_HIDDEN void rtr__mpi_complete_finish(struct pending *p);
-RTR_MPI_HIDDEN void rtr__mpi_complete(MPI_Request req, const MPI_Status *st);
+RTR_MPI_HIDDEN void rtr__mpi_complete(MPI_Request req, const MPI_Status *st,
+				      struct rtr__mpi_done *done);
 
 /* ------------------------------------------------------------------------- */
 /* Slices                                                                     */
@@ -371,8 +402,9 @@ static inline int rtr__mpi_polled(const char *name, int count, uint64_t t0, int 
 	return 0;
 }
 
-/* A collective slice (collectives.c). */
-RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t bytes, int root);
+/* A collective slice (collectives.c); what its args say. */
+RTR_MPI_HIDDEN struct rtr__mpi_coll_call rtr__mpi_coll_begin(const char *name, MPI_Comm comm,
+							     int64_t bytes, int root);
 
 /* Calls that are a slice and nothing more (p2p.c, onesided.c). */
 #define PLAIN(fn, params, ...)                   \
@@ -394,6 +426,19 @@ RTR_MPI_HIDDEN void rtr__mpi_coll_begin(const char *name, MPI_Comm comm, int64_t
 		int rc = PMPI_##fn(__VA_ARGS__);                    \
 		rtr_end(CAT, "MPI_" #fn);                           \
 		return rc;                                          \
+	}
+
+/* A nonblocking collective's wrapper: as COLL(), and its request (req) pending. */
+#define COLL_NB(fn, params, bytes, root, comm, req, ...)                    \
+	int MPI_##fn params                                                 \
+	{                                                                   \
+		struct rtr__mpi_coll_call call =                            \
+			rtr__mpi_coll_begin("MPI_" #fn, comm, bytes, root); \
+		int rc = PMPI_##fn(__VA_ARGS__);                            \
+		if (rc == MPI_SUCCESS && call.recorded)                     \
+			rtr__mpi_pending_add_coll(*(req), &call);           \
+		rtr_end(CAT, "MPI_" #fn);                                   \
+		return rc;                                                  \
 	}
 
 /* ------------------------------------------------------------------------- */

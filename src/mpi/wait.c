@@ -2,10 +2,11 @@
 /*
  * Wait and Test, of one request, all, any or some: a slice each (count: the
  * requests), and for each request it completes that was a pending receive, the end of
- * its flow (match.c). A test that completes nothing is a poll, one record that the
- * writer folds with the thread's polls around it (mpi_internal.h). A call with several
- * copies the handles first, as MPI sets the completed ones to MPI_REQUEST_NULL, unless
- * no receive is pending at all.
+ * its flow (match.c); the nonblocking collectives it completes are its argument
+ * "collectives" (struct rtr__mpi_done). A test that completes nothing is a poll, one record that
+ * the writer folds with the thread's polls around it (mpi_internal.h). A call with several copies
+ * the handles first, as MPI sets the completed ones to MPI_REQUEST_NULL, unless no receive is
+ * pending at all.
  */
 #include "mpi/mpi_internal.h"
 
@@ -57,10 +58,11 @@ static int reqs_init(struct reqs *r, int n, const MPI_Request *reqs, MPI_Status 
  * k) with status r->st[k]. Every message is learnt before any is numbered, so that a
  * wildcard completed here holds back the receives after it, whatever the order of
  * the array. */
-static void complete_many(struct reqs *r, int done, const int *index)
+static void complete_many(struct reqs *r, int done, const int *index, struct rtr__mpi_done *colls)
 {
 	for (int k = 0; k < done; k++)
-		r->taken[k] = rtr__mpi_complete_take(r->h[index != NULL ? index[k] : k], &r->st[k]);
+		r->taken[k] = rtr__mpi_complete_take(r->h[index != NULL ? index[k] : k], &r->st[k],
+						     colls);
 	for (int k = 0; k < done; k++)
 		if (r->taken[k] != NULL)
 			rtr__mpi_complete_finish(r->taken[k]);
@@ -85,11 +87,14 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	MPI_Request h = *req;
+	struct rtr__mpi_done colls;
 
+	rtr__mpi_done_init(&colls);
 	rtr__mpi_count_begin("MPI_Wait", 1);
 	int rc = PMPI_Wait(req, st);
 	if (rc == MPI_SUCCESS)
-		rtr__mpi_complete(h, st);
+		rtr__mpi_complete(h, st, &colls);
+	rtr__mpi_done_say(&colls);
 	rtr_end(CAT, "MPI_Wait");
 	return rc;
 }
@@ -100,14 +105,17 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	MPI_Request h = *req;
 	uint64_t t0 = rtr__mpi_poll_start();
+	struct rtr__mpi_done colls;
 
 	if (t0 == 0)
 		rtr__mpi_count_begin("MPI_Test", 1);
 	int rc = PMPI_Test(req, flag, st);
 	if (rtr__mpi_polled("MPI_Test", 1, t0, rc != MPI_SUCCESS || *flag))
 		return rc;
+	rtr__mpi_done_init(&colls);
 	if (rc == MPI_SUCCESS && *flag)
-		rtr__mpi_complete(h, st);
+		rtr__mpi_complete(h, st, &colls);
+	rtr__mpi_done_say(&colls);
 	rtr_end(CAT, "MPI_Test");
 	return rc;
 }
@@ -117,9 +125,11 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status *statuses)
 {
 	struct reqs r;
+	struct rtr__mpi_done colls;
 	int rc, done = 1;
 	uint64_t t0 = flag != NULL ? rtr__mpi_poll_start() : 0;
 
+	rtr__mpi_done_init(&colls);
 	if (t0 == 0)
 		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
@@ -141,9 +151,10 @@ static int all(const char *name, int n, MPI_Request *reqs, int *flag, MPI_Status
 			if (r.st[i].MPI_ERROR != MPI_SUCCESS)
 				r.h[i] = MPI_REQUEST_NULL;
 		if (done)
-			complete_many(&r, n, NULL);
+			complete_many(&r, n, NULL, &colls);
 		reqs_fini(&r, statuses);
 	}
+	rtr__mpi_done_say(&colls);
 	rtr_end(CAT, name);
 	return rc;
 }
@@ -164,9 +175,11 @@ static int any(const char *name, int n, MPI_Request *reqs, int *index, int *flag
 	MPI_Status local;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
 	struct reqs r;
+	struct rtr__mpi_done colls;
 	int rc, done = 1;
 	uint64_t t0 = flag != NULL ? rtr__mpi_poll_start() : 0;
 
+	rtr__mpi_done_init(&colls);
 	if (t0 == 0)
 		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, MPI_STATUSES_IGNORE) != 0) {
@@ -187,9 +200,10 @@ static int any(const char *name, int n, MPI_Request *reqs, int *index, int *flag
 			return rc;
 		}
 		if (rc == MPI_SUCCESS && done && *index != MPI_UNDEFINED)
-			rtr__mpi_complete(r.h[*index], st);
+			rtr__mpi_complete(r.h[*index], st, &colls);
 		reqs_fini(&r, MPI_STATUSES_IGNORE);
 	}
+	rtr__mpi_done_say(&colls);
 	rtr_end(CAT, name);
 	return rc;
 }
@@ -208,9 +222,11 @@ static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *
 		MPI_Status *statuses, int test)
 {
 	struct reqs r;
+	struct rtr__mpi_done colls;
 	int rc;
 	uint64_t t0 = test ? rtr__mpi_poll_start() : 0;
 
+	rtr__mpi_done_init(&colls);
 	if (t0 == 0)
 		rtr__mpi_count_begin(name, n);
 	if (none_pending() || reqs_init(&r, n, reqs, statuses) != 0) {
@@ -230,9 +246,10 @@ static int some(const char *name, int n, MPI_Request *reqs, int *outcount, int *
 			if (r.st[i].MPI_ERROR != MPI_SUCCESS)
 				r.h[indices[i]] = MPI_REQUEST_NULL;
 		if (*outcount != MPI_UNDEFINED)
-			complete_many(&r, *outcount, indices);
+			complete_many(&r, *outcount, indices, &colls);
 		reqs_fini(&r, statuses);
 	}
+	rtr__mpi_done_say(&colls);
 	rtr_end(CAT, name);
 	return rc;
 }

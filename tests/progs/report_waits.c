@@ -10,7 +10,9 @@
  *     that numbers the ranks backwards (rank 3 is its rank 0): ranks 0, 1 and 2 wait
  *     for it, a late broadcast;
  *   - rank 1 sleeps 50 ms before an MPI_Reduce to rank 0, which waits for it: an
- *     early reduce.
+ *     early reduce;
+ *   - rank 2 sleeps 50 ms before an MPI_Iallreduce that the others started at once
+ *     and wait for in MPI_Wait: a wait at an N-to-N collective, in the Wait.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -54,6 +56,12 @@ int main(int argc, char **argv)
 	if (rank == 1)
 		nap_ms(50);
 	MPI_Reduce(&rank, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Request req;
+	if (rank == 2)
+		nap_ms(50);
+	MPI_Iallreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+	MPI_Wait(&req, MPI_STATUS_IGNORE);
 	MPI_Comm_free(&backwards);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();

@@ -421,6 +421,90 @@ static void late_broadcast_and_early_reduce_exact(void **state)
 	free(again);
 }
 
+/* Nonblocking collectives, times in ms (the I-calls last 0.1 ms):
+ *   MPI_Iallreduce (comm 1, seq 1): ranks 0-2 start it at 100, 101, 102, rank 3 at
+ *   110; ranks 0-2 complete it in an MPI_Wait [103, 111] (rank 0's written as B and
+ *   E, the E holding "collectives"), rank 3 in [110.2, 110.5]: 7 ms each of ranks
+ *   0-2, caused by rank 3;
+ *   MPI_Iallreduce (seq 2) and MPI_Ibcast (seq 3, root world rank 0), both completed
+ *   by one MPI_Waitall: rank 2 starts the Iallreduce at 205, the others at 200; the
+ *   root starts the Ibcast at 209, the others right after their Iallreduce; the
+ *   Waitalls are [209.5, 212],
+ *   [201, 212], [205.5, 212], [203, 212] on ranks 0-3: each waits once, for the
+ *   latest of the two: the late broadcast, 8, 3.5 and 6 ms of ranks 1-3; the root
+ *   waits for nothing. */
+static void write_nonblocking(char paths[RANKS][4200], const char *dir)
+{
+	static const double waitall[RANKS] = {209.5, 201, 205.5, 203};
+
+	for (int r = 0; r < RANKS; r++) {
+		struct rank_file f;
+		char args[160];
+		double at = r == 3 ? 110 : 100 + r;
+
+		snprintf(paths[r], 4200, "%s/rank-%d.json", dir, r);
+		begin(&f, r);
+		sync_at(&f, 0.5);
+		slice(&f, "mpi", "MPI_Iallreduce", at, at + 0.1,
+		      "\"bytes\":4,\"comm_size\":4,\"comm\":1,\"seq\":1");
+		if (r == 0) {
+			tool_text_printf(&f.t,
+					 "{\"ph\":\"B\",\"cat\":\"mpi\",\"name\":\"MPI_Wait\","
+					 "\"ts\":103000,\"pid\":100,\"tid\":100,\"args\":{"
+					 "\"count\":1}},\n{\"ph\":\"E\",\"cat\":\"mpi\",\"name\":"
+					 "\"MPI_Wait\",\"ts\":111000,\"pid\":100,\"tid\":100,"
+					 "\"args\":{\"collectives\":\"MPI_Iallreduce@1:1\"}},\n");
+		} else {
+			slice(&f, "mpi", "MPI_Wait", r == 3 ? 110.2 : 103, r == 3 ? 110.5 : 111,
+			      "\"count\":1,\"collectives\":\"MPI_Iallreduce@1:1\"");
+		}
+		at = r == 2 ? 205 : 200;
+		slice(&f, "mpi", "MPI_Iallreduce", at, at + 0.1,
+		      "\"bytes\":4,\"comm_size\":4,\"comm\":1,\"seq\":2");
+		at = r == 0 ? 209 : at + 0.1;
+		slice(&f, "mpi", "MPI_Ibcast", at, at + 0.1,
+		      "\"bytes\":4,\"comm_size\":4,\"comm\":1,\"seq\":3,\"root\":0,"
+		      "\"root_world\":0");
+		snprintf(args, sizeof(args),
+			 "\"count\":2,\"collectives\":\"MPI_Iallreduce@1:2 MPI_Ibcast@1:3:0\"");
+		slice(&f, "mpi", "MPI_Waitall", waitall[r], 212, args);
+		finish(&f, paths[r], 1000);
+	}
+}
+
+static void nonblocking_collectives_wait_in_their_completion(void **state)
+{
+	char paths[RANKS][4200];
+	char *one, *again;
+	yajl_val doc, waits;
+	struct tool_run r;
+
+	(void)state;
+	write_nonblocking(paths, job_dir("report-nb"));
+	one = report_json("1", paths);
+	tool_run(&r, NULL, "report", "-j", "2", "--hold", "0", "--top", "0", "--json", paths[0],
+		 paths[1], paths[2], paths[3], NULL);
+	assert_int_equal(r.status, 0);
+	again = r.out;
+	r.out = NULL;
+	tool_run_free(&r);
+	assert_string_equal(one, again);
+	doc = jt_parse(one, "report --json (nonblocking)");
+	waits = jt_array(doc, "waits");
+	assert_int_equal(jt_int(doc, "collective_instances"), 3);
+	assert_int_equal(YAJL_GET_ARRAY(waits)->len, 6);
+	expect_total(doc, "collective", 21 * MS, 3);
+	expect_total(doc, "late_broadcast", 17500000, 3);
+	for (int k = 0; k < 3; k++)
+		expect_wait(waits, "collective", k, "main;MPI_Wait", 3, 7 * MS);
+	expect_wait(waits, "late_broadcast", 1, "main;MPI_Waitall", 0, 8 * MS);
+	expect_wait(waits, "late_broadcast", 2, "main;MPI_Waitall", 0, 3500000);
+	expect_wait(waits, "late_broadcast", 3, "main;MPI_Waitall", 0, 6 * MS);
+	yajl_tree_free(doc);
+	free(one);
+	free(again);
+}
+
 /* A trace without MPI: one rank, all computation, no wait. */
 static void a_trace_without_mpi_has_no_waits(void **state)
 {
@@ -508,7 +592,7 @@ static void a_real_job_finds_the_injected_waits(void **state)
 	struct tool_run r;
 	yajl_val doc, waits;
 	const char *dir = tool_tmp("report-mpi");
-	long long barrier = 0, late = 0, bcast[3] = {0}, reduce = 0;
+	long long barrier = 0, late = 0, bcast[3] = {0}, reduce = 0, nb[4] = {0};
 
 	(void)state;
 	mkdir(dir, 0755);
@@ -553,6 +637,10 @@ static void a_real_job_finds_the_injected_waits(void **state)
 			assert_true(jt_int(w, "rank") >= 0 && jt_int(w, "rank") < 3);
 			bcast[jt_int(w, "rank")] += jt_int(w, "ns");
 		}
+		if (strcmp(kind, "collective") == 0 && strcmp(jt_str(w, "path"), "MPI_Wait") == 0) {
+			assert_int_equal(jt_int(w, "cause_rank"), 2);
+			nb[jt_int(w, "rank") & 3] += jt_int(w, "ns");
+		}
 		if (strcmp(kind, "early_reduce") == 0) {
 			assert_int_equal(jt_int(w, "rank"), 0);
 			if (jt_int(w, "cause_rank") == 1)
@@ -575,6 +663,10 @@ static void a_real_job_finds_the_injected_waits(void **state)
 				 bcast[k]);
 	if (reduce < 40 * MS || reduce > 5000 * MS)
 		fail_msg("root 0's wait for rank 1 at its early reduce: %lld ns", reduce);
+	for (int k = 0; k < 4; k++)
+		if (k != 2 && (nb[k] < 40 * MS || nb[k] > 5000 * MS))
+			fail_msg("rank %d's MPI_Wait for rank 2's MPI_Iallreduce: %lld ns", k,
+				 nb[k]);
 	yajl_tree_free(doc);
 	for (int np = 2; np <= 4; np += 2) {
 		char *k = mpirun_report(np, files, RANKS);
@@ -806,6 +898,7 @@ int main(void)
 		cmocka_unit_test(waits_ranks_and_imbalance_exact_at_every_j),
 		cmocka_unit_test(pftrace_inputs_give_the_same_report),
 		cmocka_unit_test(late_broadcast_and_early_reduce_exact),
+		cmocka_unit_test(nonblocking_collectives_wait_in_their_completion),
 		cmocka_unit_test(a_trace_without_mpi_has_no_waits),
 		cmocka_unit_test(a_directory_reads_its_trace_files),
 		cmocka_unit_test(the_page_holds_the_pictures_data_and_no_url),

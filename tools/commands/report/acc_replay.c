@@ -138,6 +138,20 @@ static void heat_of(uint64_t heat[HEAT_BINS], const struct replay *r, const stru
 	}
 }
 
+/* Entry k's wait for its instance's last entry (0: none), and that entry. */
+static uint64_t wait_of(const struct rank_part *p, size_t k, const struct replay *r,
+			const struct coll_last **last)
+{
+	const struct coll_entry *c = &p->colls[k];
+	uint64_t key[2] = {c->comm, c->seq};
+
+	/* absent only when the file changed since the first reading */
+	*last = table_get(&r->lasts, key, sizeof(key));
+	if (!coll_waits(c, p->rank) || *last == NULL || (*last)->rank == NO_ENTRY)
+		return 0;
+	return capped_wait((*last)->start - c->start, c->end - c->start);
+}
+
 int acc_add_replay(struct job_acc *a, const struct rank_part *p, const struct replay *r)
 {
 	if (p->failed || p->profile != PART_TRACE)
@@ -149,32 +163,28 @@ int acc_add_replay(struct job_acc *a, const struct rank_part *p, const struct re
 	a->replayed++;
 	if (p->has_time && r->last > r->first)
 		heat_of(row->heat, r, p);
-	for (size_t k = 0; k < p->ncolls; k++) {
+	for (size_t k = 0; k < p->ncolls;) {
 		static const int kinds[] = {
 			[COLL_N_TO_N] = WAIT_COLLECTIVE,
 			[COLL_BARRIER] = WAIT_BARRIER,
 			[COLL_ONE_TO_N] = WAIT_LATE_BROADCAST,
 			[COLL_N_TO_ONE] = WAIT_EARLY_REDUCE,
 		};
-		const struct coll_entry *c = &p->colls[k];
-		uint64_t key[2] = {c->comm, c->seq};
-		const struct coll_last *last = table_get(&r->lasts, key, sizeof(key));
-		uint64_t w = 0;
+		const struct coll_last *last, *l;
+		size_t at = k; /* the entry waited for: the latest of a call's completions */
+		uint64_t w = wait_of(p, k, r, &last), v;
 		uint32_t id;
 
-		/* who waits: every member of an N-to-N or a barrier, the others at a 1-to-N,
-		 * the root at an N-to-1; last is absent only when the file changed since the
-		 * first reading */
-		bool waits = c->kind == COLL_N_TO_N || c->kind == COLL_BARRIER ||
-			     !coll_counts(c, p->rank);
-		if (waits && last != NULL && last->rank != NO_ENTRY)
-			w = capped_wait(last->start - c->start, c->end - c->start);
+		/* a Wait that completed several nonblocking collectives waits once */
+		for (k++; k < p->ncolls && (p->colls[k].flags & COLL_MORE); k++)
+			if ((v = wait_of(p, k, r, &l)) > w)
+				w = v, at = k, last = l;
 		if (w == 0)
 			continue;
-		id = acc_path_id(a, p->paths[c->path]);
+		id = acc_path_id(a, p->paths[p->colls[at].path]);
 		/* the causing rank's row, empty here, for the bytes' references (acc_pack.c) */
 		if (id == UINT32_MAX || acc_rank(a, last->rank, NULL) == NULL ||
-		    acc_add_wait(a, kinds[c->kind], id, p->rank, last->rank, w, 1))
+		    acc_add_wait(a, kinds[p->colls[at].kind], id, p->rank, last->rank, w, 1))
 			return -1;
 	}
 	return 0;

@@ -73,17 +73,26 @@ enum coll_kind {
 	COLL_N_TO_ONE  /* Reduce, Gather(v): an early root waits for the others */
 };
 
-/* What kind of collective a call (by its name) is. */
-int coll_kind(const char *name);
+/* What kind of collective a call (by its name) is; a nonblocking one (MPI_Iallreduce)
+ * is its blocking form's kind, with *started set. */
+int coll_kind(const char *name, bool *started);
 
-/* One rank's entry into a collective of a kind above: 40 bytes. */
+/* An entry's flags. */
+enum coll_flags {
+	COLL_START = 1, /* a nonblocking call that starts one: an entry, never a wait */
+	COLL_DONE = 2,	/* the Wait or Test that completed one: a wait, never an entry */
+	COLL_MORE = 4	/* a COLL_DONE after the first of its call (which waits once) */
+};
+
+/* One rank's entry into a collective of a kind above, or its completion: 40 bytes. */
 struct coll_entry {
 	uint64_t comm;	    /* the communicator's id ("comm") */
 	int64_t start, end; /* the call's slice, on the reference clock */
 	uint32_t seq;	    /* the n-th collective on comm ("seq") */
 	uint32_t path;	    /* the call's path id */
 	int32_t root;	    /* the root's world rank ("root_world"; -1: none) */
-	uint32_t kind;	    /* enum coll_kind */
+	uint16_t kind;	    /* enum coll_kind */
+	uint16_t flags;	    /* enum coll_flags */
 };
 
 _Static_assert(sizeof(struct msg_end) == 32, "a message endpoint is 32 bytes");
@@ -257,9 +266,9 @@ struct coll_last {
 };
 #define NO_ENTRY INT64_MIN
 
-/* Does a rank's entry count for its instance's coll_last (or is it the one that
- * waits)? */
+/* Does a rank's entry count for its instance's coll_last? Does it wait for it? */
 bool coll_counts(const struct coll_entry *c, int64_t rank);
+bool coll_waits(const struct coll_entry *c, int64_t rank);
 
 /* One call path's inclusive time on a rank (its files summed). */
 struct path_time {

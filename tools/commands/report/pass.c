@@ -129,8 +129,20 @@ static bool blocking_send(const char *n)
 	       strncmp(n, "MPI_Sendrecv", 12) == 0;
 }
 
-int coll_kind(const char *n)
+int coll_kind(const char *n, bool *started)
 {
+	char blocking[64];
+	size_t len = strlen(n);
+
+	/* MPI_Iallreduce: MPI_Allreduce's kind */
+	*started =
+		strncmp(n, "MPI_I", 5) == 0 && n[5] >= 'a' && n[5] <= 'z' && len < sizeof(blocking);
+	if (*started) {
+		memcpy(blocking, "MPI_", 4);
+		blocking[4] = (char)(n[5] - 'a' + 'A');
+		memcpy(blocking + 5, n + 6, len - 5); /* with its NUL */
+		n = blocking;
+	}
 	static const struct {
 		const char *name;
 		int kind;
@@ -153,10 +165,23 @@ int coll_kind(const char *n)
 
 bool coll_counts(const struct coll_entry *c, int64_t rank)
 {
+	if (c->flags & COLL_DONE)
+		return false;
 	if (c->kind == COLL_ONE_TO_N)
 		return rank == c->root;
 	if (c->kind == COLL_N_TO_ONE)
 		return rank != c->root;
+	return true;
+}
+
+bool coll_waits(const struct coll_entry *c, int64_t rank)
+{
+	if (c->flags & COLL_START)
+		return false;
+	if (c->kind == COLL_ONE_TO_N)
+		return rank != c->root;
+	if (c->kind == COLL_N_TO_ONE)
+		return rank == c->root;
 	return true;
 }
 
@@ -198,9 +223,73 @@ static int take_flows(struct pass *p, int64_t pid, int64_t tid, const int64_t sp
 	return 0;
 }
 
-/* A whole slice on the file's clock [ts, end] (an X, or a B and its E). */
+/* A collective entry of the slice node of th. */
+static int add_coll(struct pass *p, struct nest_thread *th, const struct coll_entry *e)
+{
+	struct rank_part *r = p->part;
+	struct coll_entry *c = GROW(r->colls, p->colls_cap, r->ncolls + 1, 64);
+
+	if (c == NULL)
+		return -1;
+	r->colls = c;
+	r->colls[r->ncolls] = *e;
+	if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
+		return -1;
+	r->ncolls++;
+	return 0;
+}
+
+/* The nonblocking collectives a Wait or Test [a, b] completed, from its "collectives"
+ * ("NAME@COMM:SEQ" or "NAME@COMM:SEQ:ROOT_WORLD", a space between): an entry each,
+ * the ones after the first marked COLL_MORE. A word not of that form is skipped. */
+static int add_done(struct pass *p, struct nest_thread *th, const struct trace_value *v,
+		    const struct coll_entry *call)
+{
+	const char *s = v->text, *end = v->text + v->len;
+	uint16_t more = 0;
+
+	while (s < end) {
+		const char *w = memchr(s, ' ', (size_t)(end - s));
+		char word[128], *at, *num;
+		unsigned long long comm, seq, root = 0;
+		bool started, rooted;
+		size_t len = (size_t)((w != NULL ? w : end) - s);
+
+		if (len >= sizeof(word))
+			len = 0; /* too long: not ours */
+		memcpy(word, s, len);
+		word[len] = '\0';
+		s += len + 1;
+		at = strchr(word, '@');
+		if (at == NULL)
+			continue;
+		*at = '\0';
+		int kind = coll_kind(word, &started);
+		rooted = kind == COLL_ONE_TO_N || kind == COLL_N_TO_ONE;
+		comm = strtoull(at + 1, &num, 10);
+		if (!started || kind == COLL_NONE || *num != ':')
+			continue;
+		seq = strtoull(num + 1, &num, 10);
+		if (*num == ':')
+			root = strtoull(num + 1, &num, 10);
+		else if (rooted)
+			continue; /* its root unknown */
+		if (*num != '\0' || seq > UINT32_MAX || root > INT32_MAX)
+			continue;
+		struct coll_entry e = *call;
+		e.comm = comm, e.seq = (uint32_t)seq, e.root = rooted ? (int32_t)root : -1;
+		e.kind = (uint16_t)kind, e.flags = (uint16_t)(COLL_DONE | more);
+		if (add_coll(p, th, &e))
+			return -1;
+		more = COLL_MORE;
+	}
+	return 0;
+}
+
+/* A whole slice on the file's clock [ts, end] (an X, or a B and its E); done: the
+ * nonblocking collectives it completed, or NULL. */
 static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t end, uint32_t name,
-		 bool mpi, bool has_coll, const int64_t coll[3])
+		 bool mpi, bool has_coll, const int64_t coll[3], const struct trace_value *done)
 {
 	struct rank_part *r = p->part;
 	struct nest_thread *th = nest_thread(&p->nest, pid, tid);
@@ -223,24 +312,22 @@ static int slice(struct pass *p, int64_t pid, int64_t tid, int64_t ts, int64_t e
 	const int64_t span[4] = {ts, end, a, b};
 	if (take_flows(p, pid, tid, span, node, text, th))
 		return -1;
-	int kind = has_coll ? coll_kind(text) : COLL_NONE;
+	bool started = false;
+	int kind = has_coll ? coll_kind(text, &started) : COLL_NONE;
+	struct coll_entry e = {(uint64_t)coll[0],
+			       a,
+			       b,
+			       (uint32_t)coll[1],
+			       node,
+			       (int32_t)coll[2],
+			       (uint16_t)kind,
+			       started ? COLL_START : 0};
 	/* a rooted one without its root's world rank (an older recorder's) is left out */
 	if (kind == COLL_ONE_TO_N || kind == COLL_N_TO_ONE)
 		kind = coll[2] >= 0 && coll[2] <= INT32_MAX ? kind : COLL_NONE;
-	if (kind != COLL_NONE) {
-		struct coll_entry *c = GROW(r->colls, p->colls_cap, r->ncolls + 1, 64);
-
-		if (c == NULL)
-			return -1;
-		r->colls = c;
-		r->colls[r->ncolls] = (struct coll_entry){(uint64_t)coll[0], a,	   b,
-							  (uint32_t)coll[1], node, (int32_t)coll[2],
-							  (uint32_t)kind};
-		if (nest_record(&p->nest, th, (uint32_t)r->ncolls | REC_COLL))
-			return -1;
-		r->ncolls++;
-	}
-	return 0;
+	if (kind != COLL_NONE && add_coll(p, th, &e))
+		return -1;
+	return done != NULL && done->type == TRACE_STRING ? add_done(p, th, done, &e) : 0;
 }
 
 static bool arg_u64(const struct trace_event *ev, const char *key, uint64_t *v)
@@ -341,7 +428,8 @@ static int end_event(struct pass *p, const struct trace_event *ev, int64_t pid, 
 		p->nopen--;
 		const int64_t coll[3] = {(int64_t)o.comm, (int64_t)o.seq, o.root};
 
-		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, coll);
+		return slice(p, pid, tid, o.ts, ev->ts_ns, o.name, o.mpi, o.has_coll, coll,
+			     o.mpi ? trace_event_arg(ev, "collectives") : NULL);
 	}
 	return 0;
 }
@@ -378,7 +466,8 @@ static int event(struct pass *p, const struct trace_event *ev, struct trace *t)
 	bool has_coll = mpi && coll_args(ev, &comm, &seq, &root);
 	const int64_t coll[3] = {(int64_t)comm, (int64_t)seq, root};
 	int64_t end = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
-	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, has_coll, coll);
+	return slice(p, pid, tid, ev->ts_ns, end, name, mpi, has_coll, coll,
+		     mpi ? trace_event_arg(ev, "collectives") : NULL);
 }
 
 static int by_text(const void *a, const void *b)
