@@ -2,14 +2,16 @@
 # ringtrace report, stats and merge as a job grows: bench/gen_ranks writes N rank traces
 # (a halo on a ring, an Allreduce a step, a Barrier every 5, a late sender, a slow rank
 # and an imbalanced region injected) into %h/%R directories with a manifest, for each
-# N; then each command reads the manifest at -j 1 and -j 2, and report and stats under
-# mpirun -np 2 and 4 (when there is one), RUNS times each in turn. Prints the medians of
-# wall time and of peak RSS (/usr/bin/time), and whether report found exactly what was
-# injected (expected.json against report --json).
+# N; then each command reads the manifest at -j 1 and -j 2 (report also with --hold 0:
+# every file read twice), and report and stats under mpirun -np 2 and 4 (when there is
+# one), RUNS times each in turn. Prints the medians of wall time and of peak RSS
+# (/usr/bin/time), and whether report found exactly what was injected (expected.json
+# against report --json).
 #
-#	bench/report_scale.sh BUILD_DIR [RUNS] [N...]
+#	[ITERATIONS=I] bench/report_scale.sh BUILD_DIR [RUNS] [N...]
 #
-# Defaults: 3 runs, N = 4 16 100 1000; 50 iterations a rank.
+# Defaults: 3 runs, N = 4 16 100 1000; 50 iterations a rank (one Allreduce each, a
+# Barrier every 5: 60 collective instances).
 set -eu
 build=$(realpath "$1")
 shift
@@ -47,13 +49,14 @@ for n in $ns; do
 	dir=$tmp/n$n
 	mkdir -p "$dir"
 	slow=$((n / 2))
-	"$gen" -n "$n" -i 50 -o "$dir/%h/%R/t-%r.json" --manifest --expected "$dir/expected.json" \
+	"$gen" -n "$n" -i "${ITERATIONS:-50}" -o "$dir/%h/%R/t-%r.json" --manifest --expected "$dir/expected.json" \
 		--late-sender "1:10:5" --slow-rank "$slow:3" --imbalance "assemble:0.2" --quiet
 	m=$dir/t-job.manifest.json
 	mb=$(du -sm "$dir" | cut -f1)
 	echo "# N=$n: $mb MB of traces"
 	for j in 1 2; do
 		run "report -j $j" "$tool" report -j $j "$m"
+		run "report -j $j --hold 0" "$tool" report -j $j --hold 0 "$m"
 		run "stats -j $j" "$tool" stats --jobs $j "$m"
 	done
 	run "merge" "$tool" merge -o "$tmp/merged.json" "$m"
