@@ -353,6 +353,27 @@ static void pftrace_inputs_give_the_same_report(void **state)
 	free(from_pf);
 }
 
+/* The --json document of the files at -j 1, the same as at -j 2 with every file read
+ * twice (--hold 0), parsed. */
+static yajl_val report_doc_every_way(char paths[RANKS][4200], const char *what)
+{
+	char *one = report_json("1", paths), *again;
+	struct tool_run r;
+	yajl_val doc;
+
+	tool_run(&r, NULL, "report", "-j", "2", "--hold", "0", "--top", "0", "--json", paths[0],
+		 paths[1], paths[2], paths[3], NULL);
+	assert_int_equal(r.status, 0);
+	again = r.out;
+	r.out = NULL;
+	tool_run_free(&r);
+	assert_string_equal(one, again);
+	doc = jt_parse(one, what);
+	free(one);
+	free(again);
+	return doc;
+}
+
 /* Rooted collectives, times in ms:
  *   MPI_Bcast (comm 7, seq 1, root 0 of comm 7 = world rank 3): ranks 0-2 enter at
  *   100, 101, 102 and leave at 110, the root at 108: a late broadcast of 8, 7, 6 ms;
@@ -392,21 +413,11 @@ static void write_rooted(char paths[RANKS][4200], const char *dir)
 static void late_broadcast_and_early_reduce_exact(void **state)
 {
 	char paths[RANKS][4200];
-	char *one, *again;
 	yajl_val doc, waits;
-	struct tool_run r;
 
 	(void)state;
 	write_rooted(paths, job_dir("report-rooted"));
-	one = report_json("1", paths);
-	tool_run(&r, NULL, "report", "-j", "2", "--hold", "0", "--top", "0", "--json", paths[0],
-		 paths[1], paths[2], paths[3], NULL);
-	assert_int_equal(r.status, 0);
-	again = r.out;
-	r.out = NULL;
-	tool_run_free(&r);
-	assert_string_equal(one, again);
-	doc = jt_parse(one, "report --json (rooted)");
+	doc = report_doc_every_way(paths, "report --json (rooted)");
 	waits = jt_array(doc, "waits");
 	assert_int_equal(jt_int(doc, "collective_instances"), 3);
 	assert_int_equal(YAJL_GET_ARRAY(waits)->len, 4);
@@ -417,8 +428,6 @@ static void late_broadcast_and_early_reduce_exact(void **state)
 		expect_wait(waits, "late_broadcast", k, "main;MPI_Bcast", 3, (8 - k) * MS);
 	expect_wait(waits, "early_reduce", 0, "main;MPI_Reduce", 2, 10 * MS);
 	yajl_tree_free(doc);
-	free(one);
-	free(again);
 }
 
 /* Nonblocking collectives, times in ms (the I-calls last 0.1 ms):
@@ -475,21 +484,11 @@ static void write_nonblocking(char paths[RANKS][4200], const char *dir)
 static void nonblocking_collectives_wait_in_their_completion(void **state)
 {
 	char paths[RANKS][4200];
-	char *one, *again;
 	yajl_val doc, waits;
-	struct tool_run r;
 
 	(void)state;
 	write_nonblocking(paths, job_dir("report-nb"));
-	one = report_json("1", paths);
-	tool_run(&r, NULL, "report", "-j", "2", "--hold", "0", "--top", "0", "--json", paths[0],
-		 paths[1], paths[2], paths[3], NULL);
-	assert_int_equal(r.status, 0);
-	again = r.out;
-	r.out = NULL;
-	tool_run_free(&r);
-	assert_string_equal(one, again);
-	doc = jt_parse(one, "report --json (nonblocking)");
+	doc = report_doc_every_way(paths, "report --json (nonblocking)");
 	waits = jt_array(doc, "waits");
 	assert_int_equal(jt_int(doc, "collective_instances"), 3);
 	assert_int_equal(YAJL_GET_ARRAY(waits)->len, 6);
@@ -501,8 +500,6 @@ static void nonblocking_collectives_wait_in_their_completion(void **state)
 	expect_wait(waits, "late_broadcast", 2, "main;MPI_Waitall", 0, 3500000);
 	expect_wait(waits, "late_broadcast", 3, "main;MPI_Waitall", 0, 6 * MS);
 	yajl_tree_free(doc);
-	free(one);
-	free(again);
 }
 
 /* A trace without MPI: one rank, all computation, no wait. */

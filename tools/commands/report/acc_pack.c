@@ -84,13 +84,7 @@ static int put_pending(struct buf *b, const struct job_acc *a)
 				return -1;
 		}
 	}
-	if (put(b, a->insts.count))
-		return -1;
-	for (const struct coll_last *c = table_first(&a->insts); c != NULL; c = table_next(c))
-		if (buf_put(b, table_key(&a->insts, c, &(size_t){0}), 2 * sizeof(uint64_t)) ||
-		    put(b, (uint64_t)c->start) || put(b, (uint64_t)c->rank))
-			return -1;
-	return 0;
+	return insts_pack(a, b);
 }
 
 static int put_profiles(struct buf *b, const struct job_acc *a)

@@ -47,19 +47,26 @@ static int put(struct buf *b, uint64_t v)
 	return buf_put(b, &v, sizeof(v));
 }
 
-int replay_pack(const struct job_acc *a, struct buf *out)
+int insts_pack(const struct job_acc *a, struct buf *out)
 {
-	int64_t first, last;
-
-	job_span_of(a, &first, &last);
-	if (put(out, REPLAY_MAGIC) || put(out, (uint64_t)first) || put(out, (uint64_t)last) ||
-	    put(out, a->insts.count))
+	if (put(out, a->insts.count))
 		return -1;
 	for (const struct coll_last *c = table_first(&a->insts); c != NULL; c = table_next(c))
 		if (buf_put(out, table_key(&a->insts, c, &(size_t){0}), 2 * sizeof(uint64_t)) ||
 		    put(out, (uint64_t)c->start) || put(out, (uint64_t)c->rank))
 			return -1;
 	return 0;
+}
+
+int replay_pack(const struct job_acc *a, struct buf *out)
+{
+	int64_t first, last;
+
+	job_span_of(a, &first, &last);
+	return put(out, REPLAY_MAGIC) || put(out, (uint64_t)first) || put(out, (uint64_t)last) ||
+			       insts_pack(a, out)
+		       ? -1
+		       : 0;
 }
 
 static int64_t time_at(const unsigned char *p, bool *bad)

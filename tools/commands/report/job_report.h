@@ -364,6 +364,9 @@ bool acc_needs_replay(const struct job_acc *a);
 /* The first reading's replay as bytes (for spread_share()), and back into r (made
  * here: replay_free() it whatever the return). 0, -1 out of memory, -2 malformed. */
 int replay_pack(const struct job_acc *a, struct buf *out);
+/* The instances' last entries as bytes: their count, then each (comm, seq, start,
+ * rank), 8 bytes each in native order (acc_pack.c's and replay_pack()'s). 0 or -1. */
+int insts_pack(const struct job_acc *a, struct buf *out);
 int replay_unpack(struct replay *r, const void *bytes, size_t len);
 void replay_free(struct replay *r);
 /* A file's partial, read again (or kept by replay_trim()), into the accumulator a of
