@@ -334,7 +334,7 @@ static int read_again(struct report_ctx *ctx, const char *const *files, size_t n
 	buf_free(&b);
 	/* a rank that cannot take the replay still joins the reading, failing it */
 	ctx->replay = &rp;
-	ctx->broken = unpacked != 0 || acc_init(&again) != 0;
+	ctx->broken = acc_init(&again) != 0 || unpacked != 0;
 	r2 = spread_run(&ops, ctx, files, n, jobs, &again);
 	ctx->replay = NULL;
 	replay_free(&rp);
