@@ -545,6 +545,12 @@ static void a_directory_reads_its_trace_files(void **state)
 	assert_true(tool_has(r.out, "late_sender 5.000 ms (1)"));
 	assert_true(tool_has(r.out, "main;compute"));
 	tool_run_free(&r);
+	/* standard input cannot be read twice: refused, said */
+	tool_run(&r, NULL, "report", dir, "-", NULL);
+	assert_int_equal(r.status, 2);
+	assert_true(tool_has(r.err, "reads its files twice"));
+	assert_int_equal(r.out[0], '\0');
+	tool_run_free(&r);
 }
 
 static void the_page_holds_the_pictures_data_and_no_url(void **state)
