@@ -230,14 +230,10 @@ static inline void span_begin(const char *name, uint32_t device_id, uint64_t *id
 	}
 }
 
-/* Record span s, ended at `end` (ticks). The arguments are set field by field: an
- * initializer would clear each union's unused bytes first, a rep stos of 120 bytes. */
-static inline void span_record(const struct open_span *s, uint64_t end)
+/* Span s's arguments. Set field by field: an initializer would clear each union's
+ * unused bytes first, a rep stos of 120 bytes. */
+static inline void span_args(const struct open_span *s, struct rtr_arg args[3])
 {
-	struct rtr_arg args[3];
-
-	if (s->site == NULL || RTR_UNLIKELY(!rtr__recording_cat(CAT)))
-		return;
 	args[0].key = "kind";
 	args[0].type = RTR_ARG_TYPE_STR;
 	args[0].v.str = span_kinds[s->kind];
@@ -247,6 +243,25 @@ static inline void span_record(const struct open_span *s, uint64_t end)
 	args[2].key = "device_id";
 	args[2].type = RTR_ARG_TYPE_U64;
 	args[2].v.u64 = s->device_id;
+}
+
+/* span_record() at the ring's wrap, through the general path. */
+static RTR_COLD void span_record_split(const struct open_span *s, uint64_t dur)
+{
+	struct rtr_arg args[3];
+
+	span_args(s, args);
+	rtr__scope_args_at(s->site, s->start, dur, args, 3);
+}
+
+/* Record span s, ended at `end` (ticks). */
+static inline void span_record(const struct open_span *s, uint64_t end)
+{
+	struct rtr_arg args[3];
+
+	if (s->site == NULL || RTR_UNLIKELY(!rtr__recording_cat(CAT)))
+		return;
+	span_args(s, args);
 	uint64_t dur = end > s->start ? end - s->start : 0;
 	/* as rtr__scope_args_at() records it, inline: the header holds the site in `a`
 	 * and the duration in `b` */
@@ -257,7 +272,7 @@ static inline void span_record(const struct open_span *s, uint64_t end)
 				   .args = args,
 				   .nargs = 3};
 	if (RTR_UNLIKELY(rtr__emit_scalars(&e) < 0))
-		rtr__scope_args_at(s->site, s->start, dur, args, 3); /* at the ring's wrap */
+		span_record_split(s, dur);
 }
 
 /* The open span ending with id when it is not the innermost (an end out of order), or

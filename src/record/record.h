@@ -242,6 +242,16 @@ static inline uint64_t rtr__rec_scalar_value(const struct rtr_arg *a)
 	return v;
 }
 
+/* Argument i of the nargs at p (their types) and pairs (their pairs). */
+static inline void rtr__rec_put_scalar(char *p, char *pairs, unsigned i, const struct rtr_arg *a)
+{
+	uint64_t key = (uintptr_t)a->key, value = rtr__rec_scalar_value(a);
+
+	p[i] = (char)a->type;
+	memcpy(pairs + 16 * (size_t)i, &key, sizeof(key));
+	memcpy(pairs + 16 * (size_t)i + 8, &value, sizeof(value));
+}
+
 /* Write the continuation of e, which has neither track nor copied name and whose
  * nargs arguments are scalars (rtr__rec_scalars_only()), to p: its word when it has
  * one (rtr__kind_has_word(), `word`), then the types and pairs. Contiguous, plain
@@ -255,12 +265,17 @@ static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e,
 		p += sizeof(e->word);
 	}
 	char *pairs = p + nargs;
-	for (unsigned i = 0; i < nargs; i++) {
-		const struct rtr_arg *a = &e->args[i];
-		uint64_t key = (uintptr_t)a->key, value = rtr__rec_scalar_value(a);
-		p[i] = (char)a->type;
-		memcpy(pairs + 16 * (size_t)i, &key, sizeof(key));
-		memcpy(pairs + 16 * (size_t)i + 8, &value, sizeof(value));
+	if (__builtin_constant_p(nargs)) {
+		/* Unrolled where the count is known (the Kokkos tool's kernels): the
+		 * arguments, known too, are stored as constants and registers, with no
+		 * loop, no test of their types, and none read back from memory after a
+		 * store into the ring. */
+#pragma GCC unroll 16
+		for (unsigned i = 0; i < nargs; i++)
+			rtr__rec_put_scalar(p, pairs, i, &e->args[i]);
+	} else {
+		for (unsigned i = 0; i < nargs; i++)
+			rtr__rec_put_scalar(p, pairs, i, &e->args[i]);
 	}
 }
 
