@@ -22,7 +22,7 @@
 
 #define MAX_JOBS 256
 /* What the first reading keeps for the second by default, per process. */
-#define DEFAULT_HOLD_MIB 256
+#define DEFAULT_HOLD_MIB 64
 
 static void usage(FILE *f)
 {
