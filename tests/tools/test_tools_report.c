@@ -280,28 +280,6 @@ static char *report_json(const char *jobs, char paths[RANKS][4200])
 	return out;
 }
 
-#ifdef RTR_MPIEXEC
-/* stdout of mpirun -np np ringtrace report --json --top 0 FILES. */
-static char *mpirun_report(int np, char files[][4200], int n)
-{
-	char cmd[40000], *out;
-	const char *to = tool_tmp("report-mpirun.out");
-	size_t len = (size_t)snprintf(cmd, sizeof(cmd),
-				      "%s --allow-run-as-root --oversubscribe -np %d --timeout 60 "
-				      "'%s' report --json --top 0",
-				      RTR_MPIEXEC, np, RTR_TOOL_PATH);
-
-	for (int i = 0; i < n; i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
-	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
-	assert_int_equal(system(cmd), 0);
-	out = tu_read_file(to, NULL);
-	assert_non_null(out);
-	unlink(to);
-	return out;
-}
-#endif
-
 static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
 {
 	char paths[RANKS][4200];
@@ -320,7 +298,7 @@ static void waits_ranks_and_imbalance_exact_at_every_j(void **state)
 	assert_string_equal(one, four);
 #ifdef RTR_MPIEXEC
 	for (int np = 2; np <= 4; np += 2) {
-		char *k = mpirun_report(np, paths, RANKS);
+		char *k = tool_mpirun_report(RTR_MPIEXEC, np, paths, RANKS);
 
 		assert_string_equal(one, k);
 		free(k);
@@ -672,7 +650,7 @@ static void a_real_job_finds_the_injected_waits(void **state)
 				 nb[k]);
 	yajl_tree_free(doc);
 	for (int np = 2; np <= 4; np += 2) {
-		char *k = mpirun_report(np, files, RANKS);
+		char *k = tool_mpirun_report(RTR_MPIEXEC, np, files, RANKS);
 
 		assert_string_equal(r.out, k);
 		free(k);

@@ -152,28 +152,6 @@ static void expect_path(yajl_val doc, const char *path, long long calls, long lo
 	assert_true(jt_double(p, "imbalance") == (double)max / (double)(sum / RANKS));
 }
 
-#ifdef RTR_MPIEXEC
-/* stdout of mpirun -np np ringtrace report --json --top 0 of files[0..n). */
-static char *mpirun_report(int np, int n)
-{
-	char cmd[40000], *out;
-	const char *to = tool_tmp("report-prof-mpirun.out");
-	size_t len = (size_t)snprintf(cmd, sizeof(cmd),
-				      "%s --allow-run-as-root --oversubscribe -np %d --timeout 60 "
-				      "'%s' report --json --top 0",
-				      RTR_MPIEXEC, np, RTR_TOOL_PATH);
-
-	for (int i = 0; i < n; i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
-	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
-	assert_int_equal(system(cmd), 0);
-	out = tu_read_file(to, NULL);
-	assert_non_null(out);
-	unlink(to);
-	return out;
-}
-#endif
-
 /* Process profiles, the job profile beside them left out. */
 static void process_profiles_give_ranks_and_imbalance(void **state)
 {
@@ -211,7 +189,7 @@ static void process_profiles_give_ranks_and_imbalance(void **state)
 	yajl_tree_free(doc);
 #ifdef RTR_MPIEXEC
 	for (int np = 2; np <= 4; np += 2) {
-		char *k = mpirun_report(np, RANKS + 1);
+		char *k = tool_mpirun_report(RTR_MPIEXEC, np, files, RANKS + 1);
 
 		assert_string_equal(one, k);
 		free(k);

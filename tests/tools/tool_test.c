@@ -41,6 +41,25 @@ const char *tool_data(const char *rel)
 	return p;
 }
 
+char *tool_mpirun_report(const char *mpiexec, int np, char (*files)[4200], int n)
+{
+	char cmd[40000], *out;
+	const char *to = tool_tmp("mpirun-report.out");
+	size_t len = (size_t)snprintf(cmd, sizeof(cmd),
+				      "%s --allow-run-as-root --oversubscribe -np %d --timeout 60 "
+				      "'%s' report --json --top 0",
+				      mpiexec, np, RTR_TOOL_PATH);
+
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", files[i]);
+	snprintf(cmd + len, sizeof(cmd) - len, " > '%s'", to);
+	assert_int_equal(system(cmd), 0);
+	out = tu_read_file(to, NULL);
+	assert_non_null(out);
+	unlink(to);
+	return out;
+}
+
 const char *tool_tmp(const char *name)
 {
 	char *p = next_slot();

@@ -66,6 +66,11 @@ void tool_runv(struct tool_run *r, const char *in_path, const char *out_path,
 
 void tool_run_free(struct tool_run *r);
 
+/* Standard output of `MPIEXEC --allow-run-as-root --oversubscribe -np NP --timeout 60
+ * ringtrace report --json --top 0 FILES` (files[0..n)), malloc'd; the test fails when
+ * it does not exit 0. */
+char *tool_mpirun_report(const char *mpiexec, int np, char (*files)[4200], int n);
+
 /* A file of the test data (tests/tools/REL); the result lives until 8 more calls. */
 const char *tool_data(const char *rel);
 
