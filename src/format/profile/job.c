@@ -401,17 +401,8 @@ static void put_job_counters(const struct job *j, struct rtr__prof_buf *out)
 		p = rtr__jsontext_escape(p, cat, clen);
 		p = PUT_LIT(p, "\",\"name\":\"");
 		p = rtr__jsontext_escape(p, name, nlen);
-		p = PUT_LIT(p, "\",\"samples\":");
-		p = rtr__jsontext_u64(p, c->samples);
-		p = PUT_LIT(p, ",\"min\":");
-		p = rtr__jsontext_f64(p, c->min);
-		p = PUT_LIT(p, ",\"max\":");
-		p = rtr__jsontext_f64(p, c->max);
-		p = PUT_LIT(p, ",\"mean\":");
-		p = rtr__jsontext_f64(p, c->samples > 0 ? c->sum / (double)c->samples : 0);
-		p = PUT_LIT(p, ",\"last\":");
-		p = rtr__jsontext_f64(p, c->last);
-		*p++ = '}';
+		*p++ = '"';
+		p = rtr__prof_counter_figures(p, c);
 		out->len = (size_t)(p - out->data);
 	}
 	if (rtr__prof_reserve(out, 1) != NULL)

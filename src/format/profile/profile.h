@@ -185,6 +185,9 @@ void rtr__prof_buf_free(struct rtr__prof_buf *b);
 char *rtr__prof_node_keys(char *cur, const struct rtr__prof *p, const struct rtr__prof_node *nd);
 /* The most rtr__prof_node_keys() writes for nd. */
 size_t rtr__prof_node_bound(const struct rtr__prof *p, const struct rtr__prof_node *nd);
+/* A counter's figures at cur, ",\"samples\":...,\"last\":...}" (at most 160 bytes), the
+ * object's close included: the rank's and the job's profiles write them alike. */
+char *rtr__prof_counter_figures(char *cur, const struct rtr__prof_counter *c);
 /* The process's profile document into out: the reason, whether it is final. */
 int rtr__prof_document(struct rtr__writer *w, struct rtr__prof *p, struct rtr__prof_buf *out,
 		       const char *reason, int final, uint64_t end_ns);

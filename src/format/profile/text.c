@@ -199,6 +199,21 @@ static char *put_head(struct rtr__writer *w, char *p, const char *reason, int fi
 	return p;
 }
 
+char *rtr__prof_counter_figures(char *p, const struct rtr__prof_counter *c)
+{
+	p = KEY_U64(p, ",\"samples\":", c->samples);
+	p = PUT_LIT(p, ",\"min\":");
+	p = rtr__jsontext_f64(p, c->min);
+	p = PUT_LIT(p, ",\"max\":");
+	p = rtr__jsontext_f64(p, c->max);
+	p = PUT_LIT(p, ",\"mean\":");
+	p = rtr__jsontext_f64(p, c->samples > 0 ? c->sum / (double)c->samples : 0);
+	p = PUT_LIT(p, ",\"last\":");
+	p = rtr__jsontext_f64(p, c->last);
+	*p++ = '}';
+	return p;
+}
+
 static void put_counters(const struct rtr__prof *prof, struct rtr__prof_buf *out)
 {
 	char *p = rtr__prof_reserve(out, 16);
@@ -225,16 +240,7 @@ static void put_counters(const struct rtr__prof *prof, struct rtr__prof_buf *out
 		}
 		p = PUT_LIT(p, ",\"name\":");
 		p = put_str(p, prof, c->name);
-		p = KEY_U64(p, ",\"samples\":", c->samples);
-		p = PUT_LIT(p, ",\"min\":");
-		p = rtr__jsontext_f64(p, c->min);
-		p = PUT_LIT(p, ",\"max\":");
-		p = rtr__jsontext_f64(p, c->max);
-		p = PUT_LIT(p, ",\"mean\":");
-		p = rtr__jsontext_f64(p, c->samples > 0 ? c->sum / (double)c->samples : 0);
-		p = PUT_LIT(p, ",\"last\":");
-		p = rtr__jsontext_f64(p, c->last);
-		*p++ = '}';
+		p = rtr__prof_counter_figures(p, c);
 		out->len = (size_t)(p - out->data);
 	}
 	if ((p = rtr__prof_reserve(out, 2)) != NULL)
