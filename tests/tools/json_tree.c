@@ -85,19 +85,24 @@ yajl_val jt_array(yajl_val v, const char *key)
 	return a;
 }
 
-yajl_val jt_row(yajl_val rows, const char *key, size_t *place)
+yajl_val jt_row_by(yajl_val rows, const char *field, const char *value, size_t *place)
 {
 	for (size_t i = 0; i < rows->u.array.len; i++) {
-		const char *k = jt_str_or_null(rows->u.array.values[i], "key");
+		const char *k = jt_str_or_null(rows->u.array.values[i], field);
 
-		if (k != NULL && strcmp(k, key) == 0) {
+		if (k != NULL && strcmp(k, value) == 0) {
 			if (place != NULL)
 				*place = i;
 			return rows->u.array.values[i];
 		}
 	}
-	fail_msg("no row \"%s\"", key);
+	fail_msg("no row with %s \"%s\"", field, value);
 	return NULL;
+}
+
+yajl_val jt_row(yajl_val rows, const char *key, size_t *place)
+{
+	return jt_row_by(rows, "key", key, place);
 }
 
 void jt_expect_same(yajl_val a, yajl_val b)

@@ -36,6 +36,8 @@ const char *jt_str_or_null(yajl_val v, const char *key);
 /* The element of the array rows whose "key" is the string key; *place (may be NULL)
  * its index. */
 yajl_val jt_row(yajl_val rows, const char *key, size_t *place);
+/* The same by another string field: the element whose field is value. */
+yajl_val jt_row_by(yajl_val rows, const char *field, const char *value, size_t *place);
 
 /* a and b are the same: keys in the same order, numbers as the same text. */
 void jt_expect_same(yajl_val a, yajl_val b);

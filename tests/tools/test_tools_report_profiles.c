@@ -129,13 +129,7 @@ static char *report(const char *jobs, int from, int to)
 
 static yajl_val path_row(yajl_val doc, const char *path)
 {
-	yajl_val rows = jt_array(doc, "paths");
-
-	for (size_t i = 0; i < YAJL_GET_ARRAY(rows)->len; i++)
-		if (strcmp(jt_str(YAJL_GET_ARRAY(rows)->values[i], "path"), path) == 0)
-			return YAJL_GET_ARRAY(rows)->values[i];
-	fail_msg("no path %s", path);
-	return NULL;
+	return jt_row_by(jt_array(doc, "paths"), "path", path, NULL);
 }
 
 static void expect_path(yajl_val doc, const char *path, long long calls, long long sum,
