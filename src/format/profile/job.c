@@ -203,12 +203,7 @@ static int add_node(struct job *j, uint32_t i, const struct rtr__prof_export_nod
 		    const uint64_t *exact, const uint64_t *bins, int rank)
 {
 	struct rtr__prof_node *nd = &j->tree.nodes[i];
-	struct rtr__sketch q = {.count = e->q_count,
-				.zeros = e->q_zeros,
-				.min = e->q_min,
-				.max = e->q_max,
-				.lo = e->lo,
-				.nbins = e->nbins};
+	struct rtr__sketch q = rtr__prof_export_sketch(e);
 	int err = 0;
 
 	nd->n += e->n, nd->t += e->t, nd->s += e->s;

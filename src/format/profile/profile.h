@@ -219,6 +219,18 @@ struct rtr__prof_export_node {
 	/* then exact[nexact], bins[nbins], the name's bytes, the category's */
 };
 
+/* An export node's sketch, its header only (its exact values and buckets follow the
+ * node, maybe unaligned: the caller copies them in). */
+static inline struct rtr__sketch rtr__prof_export_sketch(const struct rtr__prof_export_node *e)
+{
+	return (struct rtr__sketch){.count = e->q_count,
+				    .zeros = e->q_zeros,
+				    .min = e->q_min,
+				    .max = e->q_max,
+				    .lo = e->lo,
+				    .nbins = e->nbins};
+}
+
 /* walk.c: each node of an export (len bytes at data) to fn, in preorder, with its p50
  * and p99 (rtr_profile_walk()). 0, fn's nonzero return, -EINVAL (malformed), -ENOMEM. */
 int rtr__prof_export_walk(const char *data, size_t len, rtr_profile_fn fn, void *user);

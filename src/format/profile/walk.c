@@ -40,12 +40,7 @@ static const char *terminated(char **buf, size_t *cap, const char *s, size_t len
 static int node_quantiles(const struct rtr__prof_export_node *e, const void *exact,
 			  const void *bins, struct rtr_profile_node *out)
 {
-	struct rtr__sketch q = {.count = e->q_count,
-				.zeros = e->q_zeros,
-				.min = e->q_min,
-				.max = e->q_max,
-				.lo = e->lo,
-				.nbins = e->nbins};
+	struct rtr__sketch q = rtr__prof_export_sketch(e);
 
 	memcpy(q.exact, exact, e->nexact * sizeof(uint64_t));
 	if (e->nbins > 0) {
