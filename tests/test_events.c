@@ -7,6 +7,7 @@
 #include <ringtrace.h>
 #include <ringtrace/value.h>
 
+#include "record/record.h"
 #include "test_util.h"
 #include "trace_read.h"
 
@@ -343,11 +344,17 @@ static const struct rtr_site kernel_site = {"kokkos", "axpy"};
 
 /* A span ended by its id, as the Kokkos tool records one: nothing at its begin, one
  * record at its end with its start and duration in ticks (the clock is
- * CLOCK_MONOTONIC here, so ticks are nanoseconds), inside a slice that encloses it. */
+ * CLOCK_MONOTONIC here, so ticks are nanoseconds), inside a slice that encloses it;
+ * its arguments in the event, or the site's (RTR__F_SITE_ARGS). */
 static void record_site_spans(void)
 {
 	char label[16];
 	struct rtr_config cfg;
+	static struct rtr__site_args with_args;
+	static uint8_t bytes[4 * RTR__EXT_ARG];
+	const struct rtr_arg site_args[] = {RTR_ARG_STR("kind", "parallel_scan"),
+					    RTR_ARG_U64("device_id", UINT64_MAX),
+					    RTR_ARG_I64("level", -3), RTR_ARG_BOOL("fenced", true)};
 
 	rtr_config_init(&cfg);
 	cfg.path = path;
@@ -364,6 +371,11 @@ static void record_site_spans(void)
 	rtr__scope_args_at(&kernel_site, t0, 5000, args, 3);
 	label[0] = 'X'; /* recorded already */
 	rtr__scope_args_at(&kernel_site, rtr__ticks(), 0, NULL, 0);
+	rtr__site_args_init(&with_args, "kokkos", "scan", site_args, 4, bytes);
+	uint64_t t1 = rtr__ticks();
+	while (rtr__ticks() < t1 + 700)
+		; /* its 700 ns, inside "outer" */
+	rtr__emit_flags(RTR__K_SCOPE, RTR__F_SITE_ARGS, t1, (uintptr_t)&with_args, 700);
 	rtr_end("app", "outer");
 	assert_int_equal(rtr_stop(), 0);
 }
@@ -379,13 +391,13 @@ static void site_spans_ended_by_id_are_complete_slices_with_their_arguments(void
 	if (tt_load(path, TT_CHECK_ESCAPES, &t) != 0)
 		fail_msg("%s", t.error);
 	assert_true(t.complete);
-	assert_int_equal(tu_events_of(&t, e, 8), 3);
+	assert_int_equal(tu_events_of(&t, e, 8), 4);
 	for (int i = 0; i < 2; i++) {
 		assert_string_equal(e[i]->ph, "X");
 		assert_string_equal(e[i]->name, "axpy");
 		assert_string_equal(e[i]->cat, "kokkos");
-		assert_true(e[i]->ts_ns >= e[2]->ts_ns);
-		assert_true(e[i]->ts_ns + e[i]->dur_ns <= e[2]->ts_ns + e[2]->dur_ns);
+		assert_true(e[i]->ts_ns >= e[3]->ts_ns);
+		assert_true(e[i]->ts_ns + e[i]->dur_ns <= e[3]->ts_ns + e[3]->dur_ns);
 	}
 	assert_int_equal(e[0]->dur_ns, 5000);
 	assert_int_equal(e[0]->nargs, 3);
@@ -395,8 +407,20 @@ static void site_spans_ended_by_id_are_complete_slices_with_their_arguments(void
 	assert_int_equal(e[1]->dur_ns, 0);
 	assert_int_equal(e[1]->nargs, 0);
 	assert_true(e[1]->ts_ns >= e[0]->ts_ns + e[0]->dur_ns);
-	assert_string_equal(e[2]->name, "outer");
-	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 4);
+	/* the site's arguments, each of its type */
+	assert_string_equal(e[2]->name, "scan");
+	assert_string_equal(e[2]->cat, "kokkos");
+	assert_int_equal(e[2]->dur_ns, 700);
+	assert_true(e[2]->ts_ns >= e[1]->ts_ns);
+	assert_int_equal(e[2]->nargs, 4);
+	assert_string_equal(tt_arg(e[2], "kind")->s, "parallel_scan");
+	assert_string_equal(tt_arg(e[2], "device_id")->raw, "18446744073709551615");
+	assert_int_equal(tt_arg(e[2], "level")->i, -3);
+	assert_int_equal(tt_arg(e[2], "fenced")->type, TT_BOOL);
+	assert_true(tt_arg(e[2], "fenced")->b);
+	assert_string_equal(e[3]->name, "outer");
+	assert_true(e[2]->ts_ns + e[2]->dur_ns <= e[3]->ts_ns + e[3]->dur_ns);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 5);
 	tt_free(&t);
 }
 

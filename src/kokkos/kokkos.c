@@ -25,7 +25,7 @@
  * the whole slice is one record at its end (rtr__scope_args_at()): a begin records
  * nothing, an end one event (an end out of order ends the spans begun inside the one
  * it ends too, so that the thread's slices stay nested). Their names are interned
- * once (names.c) and found again
+ * once (kokkos_names.c) and found again
  * through a per-thread cache keyed by the name's address and checked by comparing the
  * bytes, so a kernel's pair takes no lock, allocates nothing and formats nothing.
  * Regions and deep copies end in stack order: B and E, on a per-thread stack that
@@ -41,7 +41,7 @@
  * outlive a dlclose().
  */
 #include "kokkos/kokkos_abi.h"
-#include "kokkos/names.h"
+#include "kokkos/kokkos_names.h"
 
 #include "common/atomic.h"
 #include "common/compiler.h"
@@ -59,10 +59,6 @@
 
 #define CAT rtr__kokkos_cat
 
-enum span_kind { SPAN_FOR, SPAN_REDUCE, SPAN_SCAN, SPAN_FENCE };
-static const char *const span_kinds[] = {"parallel_for", "parallel_reduce", "parallel_scan",
-					 "fence"};
-
 enum level_kind { LEVEL_REGION, LEVEL_COPY };
 
 /* Kernels and fences open at once on a thread, and levels of regions and deep copies
@@ -71,15 +67,15 @@ enum level_kind { LEVEL_REGION, LEVEL_COPY };
 #define MAX_LEVELS  64
 #define CACHE_SLOTS 64 /* a power of two */
 
-/* A name that does not fit in the names' table (names.h). */
-static const struct rtr_site table_full = {rtr__kokkos_cat, "(kokkos: name table full)"};
+/* A name that does not fit in the names' table (kokkos_names.h); a kernel's slice named so
+ * has no arguments. */
+static const struct rtr__site_args table_full = {
+	.site = {rtr__kokkos_cat, "(kokkos: name table full)"}};
 
 struct open_span {
-	const struct rtr_site *site; /* NULL: not recorded (the recorder was off) */
-	uint64_t start;		     /* rtr__ticks() */
-	uint64_t id;		     /* what the begin handed back */
-	uint32_t device_id;
-	uint32_t kind; /* enum span_kind */
+	const struct rtr__site_args *site; /* NULL: not recorded (the recorder was off) */
+	uint64_t start;			   /* rtr__ticks() */
+	uint64_t id;			   /* what the begin handed back */
 };
 
 struct level {
@@ -88,9 +84,9 @@ struct level {
 	uint8_t recorded; /* its B was recorded: its E must be */
 };
 
-struct cached_name {
+struct cached_site {
 	const char *ptr; /* the address Kokkos passed */
-	const struct rtr_site *site;
+	const struct rtr__kokkos_site *site;
 };
 
 /* A thread's state, made on its first callback and freed at its exit. Only that
@@ -102,7 +98,7 @@ struct kk_thread {
 	uint32_t untracked; /* levels pushed past MAX_LEVELS */
 	struct open_span spans[MAX_SPANS];
 	struct level levels[MAX_LEVELS];
-	struct cached_name cache[CACHE_SLOTS];
+	struct cached_site cache[CACHE_SLOTS];
 };
 
 /* 8 bytes of static TLS, as the ring pointer: the tool is dlopen()ed, where static
@@ -157,9 +153,10 @@ static inline struct kk_thread *thread_state(void)
 /* ------------------------------------------------------------------------- */
 /* Names                                                                      */
 
-static RTR_COLD const struct rtr_site *name_miss(struct cached_name *c, const char *name)
+static RTR_COLD const struct rtr__kokkos_site *
+site_miss(struct cached_site *c, const char *name, enum rtr__kokkos_kind kind, uint32_t device_id)
 {
-	const struct rtr_site *site = rtr__kokkos_intern(name);
+	const struct rtr__kokkos_site *site = rtr__kokkos_site(name, kind, device_id);
 	if (site == NULL)
 		return NULL;
 	c->ptr = name;
@@ -167,46 +164,31 @@ static RTR_COLD const struct rtr_site *name_miss(struct cached_name *c, const ch
 	return site;
 }
 
-/* The site of name, from the thread's cache when Kokkos passed the same bytes at the
- * same address before; NULL when the names' table is full. The C library's strcmp
- * compares a vector at a time: a begin is 99 instructions with it, 170 with a byte
- * loop over the first 16 bytes inline (callgrind, bench_kokkos). */
-static inline const struct rtr_site *name_site(struct kk_thread *t, const char *name)
+/* The site of name as a kind (kokkos_names.h), from the thread's cache when Kokkos passed the
+ * same bytes at the same address before; NULL when the names' table is full. The C
+ * library's strcmp compares a vector at a time: a begin is 99 instructions with it,
+ * 170 with a byte loop over the first 16 bytes inline (callgrind, bench_kokkos). */
+static inline const struct rtr__kokkos_site *site_of(struct kk_thread *t, const char *name,
+						     enum rtr__kokkos_kind kind, uint32_t device_id)
 {
 	if (RTR_UNLIKELY(name == NULL))
 		name = "";
-	uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
-	struct cached_name *c = &t->cache[h >> (64 - 6)];
-	if (RTR_LIKELY(c->ptr == name) && strcmp(name, c->site->name) == 0)
-		return c->site;
-	return name_miss(c, name);
+	uint64_t h = ((uint64_t)(uintptr_t)name + kind) * UINT64_C(0x9e3779b97f4a7c15);
+	struct cached_site *c = &t->cache[h >> (64 - 6)];
+	const struct rtr__kokkos_site *site = c->site;
+	if (RTR_LIKELY(c->ptr == name) && site->kind == kind && site->device_id == device_id &&
+	    strcmp(name, site->sa.site.name) == 0)
+		return site;
+	return site_miss(c, name, kind, device_id);
 }
 
-_Static_assert(CACHE_SLOTS == 1 << 6, "name_site() takes 6 bits of the hash");
+_Static_assert(CACHE_SLOTS == 1 << 6, "site_of() takes 6 bits of the hash");
 
 /* ------------------------------------------------------------------------- */
 /* Kernels and fences: ended by id                                            */
 
-static const char *const device_types[] = {
-	[KOKKOS_DEVICE_SERIAL] = "Serial",
-	[KOKKOS_DEVICE_OPENMP] = "OpenMP",
-	[KOKKOS_DEVICE_CUDA] = "Cuda",
-	[KOKKOS_DEVICE_HIP] = "HIP",
-	[KOKKOS_DEVICE_OPENMPTARGET] = "OpenMPTarget",
-	[KOKKOS_DEVICE_HPX] = "HPX",
-	[KOKKOS_DEVICE_THREADS] = "Threads",
-	[KOKKOS_DEVICE_SYCL] = "SYCL",
-	[KOKKOS_DEVICE_OPENACC] = "OpenACC",
-};
-
-static const char *device_type(uint32_t device_id)
-{
-	uint32_t type = device_id >> RTR_KOKKOS_DEVICE_TYPE_SHIFT;
-	return type < sizeof(device_types) / sizeof(device_types[0]) ? device_types[type]
-								     : "unknown";
-}
-
-static inline void span_begin(const char *name, uint32_t device_id, uint64_t *id, unsigned kind)
+static inline void span_begin(const char *name, uint32_t device_id, uint64_t *id,
+			      enum rtr__kokkos_kind kind)
 {
 	struct kk_thread *t = thread_state();
 	if (RTR_UNLIKELY(t == NULL || id == NULL)) {
@@ -220,59 +202,22 @@ static inline void span_begin(const char *name, uint32_t device_id, uint64_t *id
 		return;
 	struct open_span *s = &t->spans[t->nspans++];
 	s->id = k;
-	s->device_id = device_id;
-	s->kind = kind;
 	s->site = NULL;
 	if (RTR_LIKELY(rtr_category_enabled(CAT))) {
-		const struct rtr_site *site = name_site(t, name);
-		s->site = RTR_LIKELY(site != NULL) ? site : &table_full;
+		const struct rtr__kokkos_site *site = site_of(t, name, kind, device_id);
+		s->site = RTR_LIKELY(site != NULL) ? &site->sa : &table_full;
 		s->start = rtr__ticks(); /* last: the slice starts with the kernel */
 	}
 }
 
-/* Span s's arguments. Set field by field: an initializer would clear each union's
- * unused bytes first, a rep stos of 120 bytes. */
-static inline void span_args(const struct open_span *s, struct rtr_arg args[3])
-{
-	args[0].key = "kind";
-	args[0].type = RTR_ARG_TYPE_STR;
-	args[0].v.str = span_kinds[s->kind];
-	args[1].key = "device";
-	args[1].type = RTR_ARG_TYPE_STR;
-	args[1].v.str = device_type(s->device_id);
-	args[2].key = "device_id";
-	args[2].type = RTR_ARG_TYPE_U64;
-	args[2].v.u64 = s->device_id;
-}
-
-/* span_record() at the ring's wrap, through the general path. */
-static RTR_COLD void span_record_split(const struct open_span *s, uint64_t dur)
-{
-	struct rtr_arg args[3];
-
-	span_args(s, args);
-	rtr__scope_args_at(s->site, s->start, dur, args, 3);
-}
-
-/* Record span s, ended at `end` (ticks). */
+/* Record span s, ended at `end` (ticks): one record, as RTR_SCOPE writes, whose site
+ * holds the arguments. */
 static inline void span_record(const struct open_span *s, uint64_t end)
 {
-	struct rtr_arg args[3];
-
 	if (s->site == NULL || RTR_UNLIKELY(!rtr__recording_cat(CAT)))
 		return;
-	span_args(s, args);
 	uint64_t dur = end > s->start ? end - s->start : 0;
-	/* as rtr__scope_args_at() records it, inline: the header holds the site in `a`
-	 * and the duration in `b` */
-	struct rtr__ext_event e = {.kind = RTR__K_SCOPE,
-				   .ts = s->start,
-				   .cat = (const char *)(uintptr_t)dur,
-				   .name = (const char *)s->site,
-				   .args = args,
-				   .nargs = 3};
-	if (RTR_UNLIKELY(rtr__emit_scalars(&e) < 0))
-		span_record_split(s, dur);
+	rtr__emit_flags(RTR__K_SCOPE, RTR__F_SITE_ARGS, s->start, (uintptr_t)s->site, dur);
 }
 
 /* The open span ending with id when it is not the innermost (an end out of order), or
@@ -312,7 +257,7 @@ EXPORT kokkosp_end_fn kokkosp_end_parallel_for, kokkosp_end_parallel_reduce,
 
 void kokkosp_begin_parallel_for(const char *name, uint32_t device_id, uint64_t *id)
 {
-	span_begin(name, device_id, id, SPAN_FOR);
+	span_begin(name, device_id, id, RTR_KOKKOS_FOR);
 }
 
 void kokkosp_end_parallel_for(uint64_t id)
@@ -322,7 +267,7 @@ void kokkosp_end_parallel_for(uint64_t id)
 
 void kokkosp_begin_parallel_reduce(const char *name, uint32_t device_id, uint64_t *id)
 {
-	span_begin(name, device_id, id, SPAN_REDUCE);
+	span_begin(name, device_id, id, RTR_KOKKOS_REDUCE);
 }
 
 void kokkosp_end_parallel_reduce(uint64_t id)
@@ -332,7 +277,7 @@ void kokkosp_end_parallel_reduce(uint64_t id)
 
 void kokkosp_begin_parallel_scan(const char *name, uint32_t device_id, uint64_t *id)
 {
-	span_begin(name, device_id, id, SPAN_SCAN);
+	span_begin(name, device_id, id, RTR_KOKKOS_SCAN);
 }
 
 void kokkosp_end_parallel_scan(uint64_t id)
@@ -342,7 +287,7 @@ void kokkosp_end_parallel_scan(uint64_t id)
 
 void kokkosp_begin_fence(const char *name, uint32_t device_id, uint64_t *id)
 {
-	span_begin(name, device_id, id, SPAN_FENCE);
+	span_begin(name, device_id, id, RTR_KOKKOS_FENCE);
 }
 
 void kokkosp_end_fence(uint64_t id)
@@ -406,9 +351,9 @@ void kokkosp_push_profile_region(const char *name)
 	struct level *l = t != NULL ? level_push(t, LEVEL_REGION) : NULL;
 	if (l == NULL || !l->recorded)
 		return;
-	const struct rtr_site *site = name_site(t, name);
+	const struct rtr__kokkos_site *site = site_of(t, name, RTR_KOKKOS_NAME, 0);
 	if (RTR_LIKELY(site != NULL)) {
-		l->name = site->name;
+		l->name = site->sa.site.name;
 		rtr_begin(CAT, l->name);
 	} else {
 		rtr_begin_copy(CAT, name); /* ended by rtr_pop() */
@@ -494,7 +439,8 @@ void kokkosp_create_profile_section(const char *name, uint32_t *id)
 		return; /* its start and stop record nothing */
 	const struct rtr_site *site = rtr__kokkos_intern(name);
 	/* R2: pairs with A2 in section_of(); any thread may start it once it has the id */
-	rtr_atomic_store_release(&sections[k].name, site != NULL ? site->name : table_full.name);
+	rtr_atomic_store_release(&sections[k].name,
+				 site != NULL ? site->name : table_full.site.name);
 }
 
 void kokkosp_start_profile_section(uint32_t id)

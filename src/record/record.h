@@ -265,18 +265,37 @@ static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e,
 		p += sizeof(e->word);
 	}
 	char *pairs = p + nargs;
-	if (__builtin_constant_p(nargs)) {
-		/* Unrolled where the count is known (the Kokkos tool's kernels): the
-		 * arguments, known too, are stored as constants and registers, with no
-		 * loop, no test of their types, and none read back from memory after a
-		 * store into the ring. */
-#pragma GCC unroll 16
-		for (unsigned i = 0; i < nargs; i++)
-			rtr__rec_put_scalar(p, pairs, i, &e->args[i]);
-	} else {
-		for (unsigned i = 0; i < nargs; i++)
-			rtr__rec_put_scalar(p, pairs, i, &e->args[i]);
-	}
+	for (unsigned i = 0; i < nargs; i++)
+		rtr__rec_put_scalar(p, pairs, i, &e->args[i]);
+}
+
+/*
+ * A call site whose arguments are the same at every one of its events (an
+ * RTR__K_SCOPE with RTR__F_SITE_ARGS: the Kokkos tool's kernel, its kind and device):
+ * they are encoded once, as a continuation would hold them, and the writer takes
+ * them from here, so each event is one record. Numbers and static strings only; the
+ * site and its bytes live as long as an event may name it (the process's life).
+ */
+struct rtr__site_args {
+	struct rtr_site site; /* first: the record's `a` is the site */
+	const uint8_t *args;  /* nargs types, then nargs pairs */
+	uint32_t nargs;
+	uint32_t len; /* nargs * RTR__EXT_ARG */
+};
+
+/* Fills sa: the site {cat, name}, and its n scalar arguments (rtr__rec_scalars_only(),
+ * at most RTR_MAX_ARGS) encoded into bytes, n * RTR__EXT_ARG of them. */
+static inline void rtr__site_args_init(struct rtr__site_args *sa, const char *cat, const char *name,
+				       const struct rtr_arg *args, unsigned n, uint8_t *bytes)
+{
+	struct rtr__ext_event e = {.args = args, .nargs = n};
+
+	sa->site.cat = cat;
+	sa->site.name = name;
+	rtr__rec_put_scalars((char *)bytes, &e, 0);
+	sa->args = bytes;
+	sa->nargs = n;
+	sa->len = n * RTR__EXT_ARG;
 }
 
 /* Measuring and writing an event of any shape: rtr__rec_measure() and

@@ -149,6 +149,33 @@ static bool fold_args(struct rtr__writer *w, struct rtr__ring *r, struct rtr__ev
 	return true;
 }
 
+/* An RTR__K_SCOPE: a call site's slice, from its start for its duration in ticks. */
+static bool decode_scope(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__rec *rec,
+			 struct rtr__event *ev)
+{
+	ev->type = RTR__EV_SPAN;
+	ev->dur = rtr__writer_dur_ns(w, r, ev->ts, rec->ts + rec->b);
+	if (rec->flags & RTR__F_CODE_ADDR) { /* the instrument library's function */
+		ev->flags |= RTR__EVF_CODE;
+		ev->x.code.addr = rec->a;
+		ev->name = NULL;
+		ev->cat = "function";
+		return true;
+	}
+	const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
+	ev->name = site->name;
+	ev->cat = site->cat;
+	if (rec->flags & RTR__F_SITE_ARGS) { /* its arguments are the site's */
+		const struct rtr__site_args *sa = (const struct rtr__site_args *)site;
+		if (rec->nargs != 0 || sa->nargs > RTR_MAX_ARGS)
+			return false;
+		ev->args.types = sa->args;
+		ev->args.n = sa->nargs;
+		ev->args.len = sa->len;
+	}
+	return true;
+}
+
 /* The kind-specific part of decode(): ev has its name, category, time, view. */
 static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct rtr__drained *d,
 			const struct rtr__rec *rec, const struct rtr__rec_view *v,
@@ -190,21 +217,8 @@ static bool decode_kind(struct rtr__writer *w, struct rtr__ring *r, const struct
 		if (!(rec->flags & RTR__F_TRACK))
 			ev->dur = v->word;
 		return true;
-	case RTR__K_SCOPE: {
-		ev->type = RTR__EV_SPAN;
-		ev->dur = rtr__writer_dur_ns(w, r, ev->ts, rec->ts + rec->b);
-		if (rec->flags & RTR__F_CODE_ADDR) { /* the instrument library's function */
-			ev->flags |= RTR__EVF_CODE;
-			ev->x.code.addr = rec->a;
-			ev->name = NULL;
-			ev->cat = "function";
-			return true;
-		}
-		const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
-		ev->name = site->name;
-		ev->cat = site->cat;
-		return true;
-	}
+	case RTR__K_SCOPE:
+		return decode_scope(w, r, rec, ev);
 	case RTR__K_THREAD_NAME:
 		ev->type = RTR__EV_THREAD_NAME;
 		ev->op = RTR__OP_PREPARE; /* the ring takes the name before it is written */

@@ -21,9 +21,10 @@
  *	a second thread running kernel "alpha" from its own buffer, which exits after
  *	finalize and a dlclose() of the library (its state freed by the library's code)
  *
- * With argv[1] "full-names", instead: init; kernel "alpha"; sections with distinct
- * names of 1024 bytes until the tool's 4 MiB of names are full (sections record
- * nothing); kernels "alpha" (known: still named) and "new" (not: named by the full
+ * With argv[1] "full-names", instead: init; kernel "alpha"; FILL_SECTIONS sections
+ * and FILL_KERNELS kernels with distinct names of 1024 bytes, more than the tool's
+ * 8 MiB of names hold (sections record nothing; the kernels past the full table are
+ * named by it); kernels "alpha" (known: still named) and "new" (not: named by the full
  * table), region "region after full" (copied), metadata "new key" = "v".
  * Exit status: 0, or the number of the check that failed here.
  */
@@ -34,10 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define K4_DEVICE_ID ((2u << 24) | (1u << 17) | 3u)
-#define ALPHA_BETA   3
-#define LONG_NAME    2000
-#define OPEN_MAX     32
+#define K4_DEVICE_ID  ((2u << 24) | (1u << 17) | 3u)
+#define ALPHA_BETA    3
+#define LONG_NAME     2000
+#define OPEN_MAX      32
+#define FILL_SECTIONS 4096
+#define FILL_KERNELS  4000
 
 static void kernel(const char *name)
 {
@@ -141,7 +144,8 @@ static int sections(void)
 	return 0;
 }
 
-/* Fills the tool's names with sections of 1024-byte names: 4 MiB hold some 3940. */
+/* Fills the tool's names with 1024-byte names, about 1,140 bytes each in its arena:
+ * sections (at most 4,096 ids), then kernels. */
 static void full_names(void)
 {
 	static char name[1025];
@@ -149,9 +153,13 @@ static void full_names(void)
 
 	KOKKOS_FN(kokkosp_init_fn, "kokkosp_init_library")(0, RTR_KOKKOS_INTERFACE_3_4, 0, NULL);
 	kernel("alpha");
-	for (int i = 0; i < 4096; i++) {
+	for (int i = 0; i < FILL_SECTIONS; i++) {
 		snprintf(name, sizeof(name), "%04d%01020d", i, 0);
 		KOKKOS_FN(kokkosp_create_section_fn, "kokkosp_create_profile_section")(name, &id);
+	}
+	for (int i = 0; i < FILL_KERNELS; i++) {
+		snprintf(name, sizeof(name), "k%04d-%01018d", i, 0);
+		kernel(name);
 	}
 	kernel("alpha");
 	kernel("new");
