@@ -20,6 +20,7 @@
 #include "test_util.h"
 
 #include "kokkos/kokkos_names.h"
+#include "writer/args.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -247,9 +248,55 @@ static void names_past_a_full_table(void **state)
 	tt_free(&t);
 }
 
+/* A kernel's interned site: one per name, kind and device id, its name the name's
+ * text, its three arguments encoded in it as the writer reads them (writer/args.h).
+ * Returns the entries it added to the table. */
+static size_t kernels_are_interned_per_kind_and_device(void)
+{
+	char a[32];
+	const char *key;
+
+	snprintf(a, sizeof(a), "gemm");
+	const struct rtr__kokkos_site *k = rtr__kokkos_site(a, RTR_KOKKOS_SCAN, K4_DEVICE_ID);
+	assert_non_null(k);
+	assert_ptr_equal(rtr__kokkos_site("gemm", RTR_KOKKOS_SCAN, K4_DEVICE_ID), k);
+	assert_true(rtr__kokkos_site("gemm", RTR_KOKKOS_FOR, K4_DEVICE_ID) != k);
+	assert_true(rtr__kokkos_site("gemm", RTR_KOKKOS_SCAN, 0) != k);
+	assert_true(&rtr__kokkos_intern("gemm")->name != &k->sa.site.name);
+	assert_string_equal(k->sa.site.name, "gemm");
+	assert_string_equal(k->sa.site.cat, "kokkos");
+	assert_int_equal(k->kind, RTR_KOKKOS_SCAN);
+	assert_int_equal(k->device_id, K4_DEVICE_ID);
+	struct rtr__args args = {k->sa.args, k->sa.nargs, k->sa.len};
+	assert_int_equal(args.n, 3);
+	assert_int_equal(args.len, 3 * RTR__EXT_ARG);
+	assert_int_equal(args.types[0], RTR_ARG_TYPE_STR);
+	assert_int_equal(args.types[2], RTR_ARG_TYPE_U64);
+	assert_string_equal((const char *)(uintptr_t)rtr__args_get(&args, 0, &key),
+			    "parallel_scan");
+	assert_string_equal(key, "kind");
+	assert_string_equal((const char *)(uintptr_t)rtr__args_get(&args, 1, &key), "Cuda");
+	assert_string_equal(key, "device");
+	assert_int_equal(rtr__args_get(&args, 2, &key), K4_DEVICE_ID);
+	assert_string_equal(key, "device_id");
+	assert_int_equal(rtr__kokkos_site("gemm", RTR_KOKKOS_NAME, 0)->sa.nargs, 0);
+	/* a name of continuation bytes only, with a device id whose last byte would be
+	 * one too: the name cut to nothing, the key kept whole */
+	char bad[RTR_KOKKOS_MAX_NAME + 2];
+	memset(bad, 0x80, sizeof(bad) - 1);
+	bad[sizeof(bad) - 1] = '\0';
+	k = rtr__kokkos_site(bad, RTR_KOKKOS_FENCE, 0x80000007u);
+	assert_non_null(k);
+	assert_string_equal(k->sa.site.name, "");
+	assert_int_equal(k->kind, RTR_KOKKOS_FENCE);
+	assert_int_equal(k->device_id, 0x80000007u);
+	assert_ptr_equal(rtr__kokkos_site("", RTR_KOKKOS_FENCE, 0x80000007u), k);
+	return 5; /* gemm as three kernels and a name, "" as a fence */
+}
+
 /* The names themselves (src/kokkos/kokkos_names.c, built into this test): one site per
- * text, NULL as "", a long name cut at a character boundary, and a bound on the
- * names the table holds. */
+ * text, NULL as "", a long name cut at a character boundary, kernels' sites, and a
+ * bound on the names the table holds. */
 static void names_are_interned_once_each(void **state)
 {
 	char a[32], b[32], big[RTR_KOKKOS_MAX_NAME + 8];
@@ -273,6 +320,7 @@ static void names_are_interned_once_each(void **state)
 	assert_int_equal(strlen(rtr__kokkos_intern(big)->name), RTR_KOKKOS_MAX_NAME - 1);
 	/* three quarters of the slots, then no new name; the known ones still */
 	size_t n = 4; /* axpy, axpz, "", the long one */
+	n += kernels_are_interned_per_kind_and_device();
 	for (uint32_t i = 0; i < RTR_KOKKOS_NAME_SLOTS; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%u", i);

@@ -66,11 +66,7 @@ static char *entry_new(struct rtr__strtab *t, uint64_t h, const char *s, size_t 
 
 const char *rtr__strtab_intern(struct rtr__strtab *t, const char *s, size_t len)
 {
-	if (len > t->max_len) {
-		len = t->max_len;
-		while (len > 0 && ((uint8_t)s[len] & 0xC0) == 0x80)
-			len--; /* s[len] continues a character: cut before that character */
-	}
+	len = rtr__strtab_cut(s, len, t->max_len);
 	uint64_t h = hash_bytes(s, len);
 	char *mine = NULL;
 	uint64_t at = h;

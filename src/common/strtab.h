@@ -44,8 +44,20 @@ struct rtr__strtab {
 		.head = (head_), .init = (init_), .used = 8                                        \
 	}
 
-/* The interned copy of the len bytes at s (cut past max_len), or NULL when the arena
- * or the table is full. */
+/* The length of the len bytes at s cut to at most max, before a UTF-8 character that
+ * would cross it (s has a byte at max when len > max). */
+static inline size_t rtr__strtab_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	len = max;
+	while (len > 0 && ((uint8_t)s[len] & 0xC0) == 0x80)
+		len--; /* s[len] continues a character: cut before that character */
+	return len;
+}
+
+/* The interned copy of the len bytes at s (cut past max_len: rtr__strtab_cut()), or
+ * NULL when the arena or the table is full. */
 const char *rtr__strtab_intern(struct rtr__strtab *t, const char *s, size_t len);
 
 /* The owner's head of an interned string. */

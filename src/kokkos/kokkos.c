@@ -21,13 +21,14 @@
  *	dual view sync/modify		an instant "dual view sync"/"dual view modify"
  *
  * Kernels and fences end by the id their begin handed back, not in stack order, so
- * each thread keeps a small table of its open ones (start time, name, device), and
- * the whole slice is one record at its end (rtr__scope_args_at()): a begin records
- * nothing, an end one event (an end out of order ends the spans begun inside the one
- * it ends too, so that the thread's slices stay nested). Their names are interned
- * once (kokkos_names.c) and found again
- * through a per-thread cache keyed by the name's address and checked by comparing the
- * bytes, so a kernel's pair takes no lock, allocates nothing and formats nothing.
+ * each thread keeps a small table of its open ones (start time, interned site), and
+ * the whole slice is one record at its end: a begin records nothing, an end one
+ * 32-byte record (an end out of order ends the spans begun inside the one it ends
+ * too, so that the thread's slices stay nested). Their names are interned once per
+ * kind and device id (kokkos_names.c), each as a site that carries the slice's
+ * arguments (RTR__F_SITE_ARGS), and found again through a per-thread cache keyed by
+ * the name's address and checked by comparing the bytes, so a kernel's pair takes no
+ * lock, allocates nothing, formats nothing and stores no argument.
  * Regions and deep copies end in stack order: B and E, on a per-thread stack that
  * says which were recorded.
  *

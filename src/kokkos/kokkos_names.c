@@ -73,14 +73,15 @@ static struct rtr__strtab names = RTR__STRTAB(arena, slots, KEY + RTR_KOKKOS_MAX
 const struct rtr__kokkos_site *rtr__kokkos_site(const char *s, enum rtr__kokkos_kind kind,
 						uint32_t device_id)
 {
-	char key[KEY + RTR_KOKKOS_MAX_NAME + 1];
+	char key[KEY + RTR_KOKKOS_MAX_NAME];
 
 	if (s == NULL)
 		s = "";
-	size_t len = strnlen(s, RTR_KOKKOS_MAX_NAME + 1);
+	/* cut here, not by the table: a cut there could reach back into the key */
+	size_t len = rtr__strtab_cut(s, strnlen(s, RTR_KOKKOS_MAX_NAME + 1), RTR_KOKKOS_MAX_NAME);
 	key[0] = (char)kind;
 	memcpy(key + 1, &device_id, sizeof(device_id));
-	memcpy(key + KEY, s, len); /* the table cuts a name past the longest */
+	memcpy(key + KEY, s, len);
 	const char *bytes = rtr__strtab_intern(&names, key, KEY + len);
 	return bytes != NULL ? rtr__strtab_head(&names, bytes) : NULL;
 }
