@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The OMPT tool's cost: empty parallel regions and empty explicit tasks, timed with
- * and without libringtrace-omp (bench/omp_cost.sh runs both and takes medians).
- * Built with clang -fopenmp (LLVM's runtime); the tool comes in through
- * OMP_TOOL_LIBRARIES, so the program is the same binary either way.
+ * and without libringtrace-omp, and with an OMPT tool that records nothing
+ * (bench/omp_cost.sh runs all three and takes medians). Built with clang -fopenmp
+ * (LLVM's runtime); the tool comes in through OMP_TOOL_LIBRARIES, so the program is
+ * the same binary each way. When the recorder runs (libringtrace-omp started it),
+ * TASKS bare rtr_begin/rtr_end span pairs are timed too, in the same process: the
+ * yardstick of a module's event pair.
  *
- *	omp_cost [REGIONS [TASKS [THREADS]]]	prints "region_ns R task_ns T"
+ *	omp_cost [REGIONS [TASKS [THREADS]]]	prints "region_ns R task_ns T span_ns S"
+ *						(S 0 without the recorder)
  */
+#include <ringtrace.h>
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +55,17 @@ int main(int argc, char **argv)
 	}
 	double t2 = now_ns();
 
-	printf("region_ns %.0f task_ns %.1f\n", (t1 - t0) / (double)regions,
-	       (t2 - t1) / (double)tasks);
+	double span = 0;
+	if (rtr_category_enabled("bench")) {
+		double t3 = now_ns();
+		for (long k = 0; k < tasks; k++) {
+			rtr_begin("bench", "span");
+			sink++;
+			rtr_end("bench", "span");
+		}
+		span = (now_ns() - t3) / (double)tasks;
+	}
+	printf("region_ns %.0f task_ns %.1f span_ns %.1f\n", (t1 - t0) / (double)regions,
+	       (t2 - t1) / (double)tasks, span);
 	return 0;
 }

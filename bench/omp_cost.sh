@@ -1,9 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The OMPT tool's cost per parallel region and per task: bench_omp_cost run RUNS
-# times without a tool and RUNS times with libringtrace-omp (OMP_TOOL_LIBRARIES,
-# RINGTRACE_ON_FULL=block so that nothing is dropped), alternating; the medians and
-# their ratios.
+# times each way, alternating: without a tool, with an OMPT tool that records nothing
+# (libbench_omp_null_tool: the runtime's own OMPT work) and with libringtrace-omp
+# (OMP_TOOL_LIBRARIES, RINGTRACE_ON_FULL=block with a ring that holds the whole run,
+# so that nothing is dropped and no producer waits); the medians, their ratios, and
+# what the recording adds over the tool that records nothing, in bare span pairs
+# timed in libringtrace-omp's runs (a region records 2 slices, 4 events; a task 5
+# events: an instant, a slice and a flow's two ends).
 #
 #	bench/omp_cost.sh BUILD_DIR [RUNS [REGIONS TASKS THREADS]]
 set -eu
@@ -12,23 +16,27 @@ runs=${2:-7}
 shift $(($# < 2 ? $# : 2))
 prog=$build/bench/bench_omp_cost
 tool=$build/libringtrace-omp.so
+null=$build/bench/libbench_omp_null_tool.so
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 for i in $(seq "$runs"); do
 	"$prog" "$@" >>"$out/bare"
-	OMP_TOOL_LIBRARIES=$tool RINGTRACE_ON_FULL=block RINGTRACE_FILE=$out/t.json \
-		"$prog" "$@" >>"$out/tool"
+	OMP_TOOL_LIBRARIES=$null "$prog" "$@" >>"$out/null"
+	OMP_TOOL_LIBRARIES=$tool RINGTRACE_ON_FULL=block RINGTRACE_RING_KB=262144 \
+		RINGTRACE_FILE=$out/t.json "$prog" "$@" >>"$out/tool"
 	rm -f "$out/t.json"
 done
 
 median() { # median of column $2 of file $1
 	awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 }
-for what in region:2 task:4; do
-	name=${what%:*} col=${what#*:}
-	b=$(median "$out/bare" "$col") t=$(median "$out/tool" "$col")
-	awk -v n="$name" -v b="$b" -v t="$t" -v r="$runs" 'BEGIN {
-		printf "%-7s no tool %9.1f ns   tool %9.1f ns   ratio %5.2f   +%.1f ns (median of %d)\n",
-			n, b, t, t / b, t - b, r }'
+span=$(median "$out/tool" 6)
+echo "bare span pair (rtr_begin+rtr_end) in the tool's runs: $span ns (median of $runs)"
+for what in region:2:2 task:4:2.5; do
+	IFS=: read -r name col pairs <<<"$what"
+	b=$(median "$out/bare" "$col") z=$(median "$out/null" "$col") t=$(median "$out/tool" "$col")
+	awk -v n="$name" -v b="$b" -v z="$z" -v t="$t" -v s="$span" -v p="$pairs" 'BEGIN {
+		printf "%-7s no tool %8.1f ns   null tool %8.1f ns   ringtrace %8.1f ns   ratio %5.2f   +%.1f ns over the null tool: %.2fx %s bare span pairs\n",
+			n, b, z, t, t / b, t - z, (t - z) / (p * s), p }'
 done
