@@ -75,11 +75,17 @@ static atomic_uint thread_count;
  * the same load, on the same thread or after the runtime's own initialization. */
 static atomic_int tool_called;
 
-static _Thread_local unsigned open_depth; /* slices this tool holds open on the thread */
+/* Slices this tool holds open on the thread. 4 bytes of static TLS, as the ring
+ * pointer's 8 (the tool is dlopen()ed, where static TLS is scarce): no call to
+ * __tls_get_addr() on each callback. */
+static _Thread_local unsigned open_depth __attribute__((tls_model("initial-exec")));
 
 static void slice_begin(const char *name, const struct rtr_arg *args, unsigned n)
 {
-	rtr_begin_args(cat, name, args, n);
+	if (n == 0)
+		rtr_begin(cat, name); /* inline: no call into the library's general path */
+	else
+		rtr_begin_args(cat, name, args, n);
 	open_depth++;
 }
 
@@ -130,6 +136,42 @@ static void on_thread_end(ompt_data_t *thread_data)
 	end_all_open();
 }
 
+#if defined(RTR_HAVE_SYMTAB)
+/* The symbols found for regions' code addresses, by a hash of the address: a region
+ * that runs again is named without the table's binary search. Each slot is one
+ * pointer into a table, checked against the table now published and the address, so
+ * a slot that another thread overwrites meanwhile is a miss, never a wrong name. */
+#define FUNCTION_SLOTS 256
+static const struct rtr__sym *function_slots[FUNCTION_SLOTS];
+
+/* The name of the function holding code address addr, or NULL. A lock-free search of
+ * the table built at the start; code loaded since is not in it and keeps only its
+ * address. */
+static const char *function_of(uintptr_t addr)
+{
+	const struct rtr__symtab *t = rtr__symtab_current();
+	if (t == NULL)
+		return NULL;
+	const struct rtr__sym **slot =
+		&function_slots[(addr * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - 8)];
+	/* A3: pairs with R3 below; a symbol seen is the table's, written before it was
+	 * published */
+	const struct rtr__sym *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (s == NULL || (uintptr_t)s < (uintptr_t)t->syms ||
+	    (uintptr_t)s >= (uintptr_t)(t->syms + t->n) ||
+	    !(s->size != 0 ? addr - s->start < s->size : addr == s->start)) {
+		s = rtr__symtab_find(t, addr);
+		if (s == NULL)
+			return NULL;
+		/* R3: pairs with A3 above */
+		__atomic_store_n(slot, s, __ATOMIC_RELEASE);
+	}
+	return t->names + s->name; /* tables are never freed */
+}
+
+_Static_assert(FUNCTION_SLOTS == 1 << 8, "function_of() takes 8 bits of the hash");
+#endif
+
 static void on_parallel_begin(ompt_data_t *encountering_task_data,
 			      const ompt_frame_t *encountering_task_frame,
 			      ompt_data_t *parallel_data, unsigned int requested_parallelism,
@@ -141,12 +183,9 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 				 CODE_ARG(codeptr_ra), RTR_ARG_STR("function", "")};
 	unsigned n = 2;
 #if defined(RTR_HAVE_SYMTAB)
-	/* a lock-free search of the table built at the start; code loaded since is not
-	 * in it and keeps only its address */
-	const struct rtr__symtab *t = rtr__symtab_current();
-	const struct rtr__sym *sym = t ? rtr__symtab_find(t, (uintptr_t)codeptr_ra) : NULL;
-	if (sym != NULL) {
-		args[2].v.str = t->names + sym->name; /* tables are never freed */
+	const char *function = function_of((uintptr_t)codeptr_ra);
+	if (function != NULL) {
+		args[2].v.str = function;
 		n = 3;
 	}
 #endif
