@@ -424,6 +424,70 @@ static void site_spans_ended_by_id_are_complete_slices_with_their_arguments(void
 	tt_free(&t);
 }
 
+static const char region_name[] = "omp parallel";
+
+/* Slices begun at a site that holds their arguments (RTR__F_SITE_ARGS), as the OMPT
+ * tool begins its regions: ended by its E next (folded with it), around another slice
+ * (held until its E), by rtr_pop(). */
+static void record_site_begins(const char *file)
+{
+	struct rtr_config cfg;
+	static struct rtr__site_args region;
+	static uint8_t bytes[2 * RTR__EXT_ARG];
+	const struct rtr_arg args[] = {RTR_ARG_U64("requested", 4),
+				       RTR_ARG_STR("function", "solve")};
+
+	rtr_config_init(&cfg);
+	cfg.path = file;
+	assert_int_equal(rtr_start(&cfg), 0);
+	rtr__site_args_init(&region, "omp", region_name, args, 2, bytes);
+	rtr__begin_site_args(&region);
+	rtr_end("omp", region_name);
+	rtr__begin_site_args(&region);
+	rtr_begin("app", "inner");
+	rtr_end("app", "inner");
+	rtr_end("omp", region_name);
+	rtr__begin_site_args(&region);
+	rtr_pop("omp");
+	assert_int_equal(rtr_stop(), 0);
+}
+
+static void assert_region_args(const struct tt_event *e)
+{
+	assert_string_equal(e->ph, "X");
+	assert_string_equal(e->name, "omp parallel");
+	assert_string_equal(e->cat, "omp");
+	assert_int_equal(e->nargs, 2);
+	assert_int_equal(tt_arg(e, "requested")->i, 4);
+	assert_string_equal(tt_arg(e, "function")->s, "solve");
+}
+
+static void slices_begun_at_a_site_carry_its_arguments(void **state)
+{
+	(void)state;
+	struct tt_trace t = {0};
+	const struct tt_event *e[8];
+
+	tu_own_file(path, sizeof(path), "events", "site_begins", ".json");
+	record_site_begins(path);
+	if (tt_load(path, TT_CHECK_ESCAPES, &t) != 0)
+		fail_msg("%s", t.error);
+	assert_true(t.complete);
+	assert_int_equal(tu_events_of(&t, e, 8), 4);
+	assert_region_args(e[0]);
+	/* the B held until its E, written as one X after the slice inside it */
+	assert_string_equal(e[1]->ph, "X");
+	assert_string_equal(e[1]->name, "inner");
+	assert_int_equal(e[1]->nargs, 0);
+	assert_region_args(e[2]);
+	assert_true(e[2]->ts_ns <= e[1]->ts_ns && e[2]->ts_ns >= e[0]->ts_ns + e[0]->dur_ns);
+	assert_true(e[2]->ts_ns + e[2]->dur_ns >= e[1]->ts_ns + e[1]->dur_ns);
+	assert_region_args(e[3]); /* its E a pop */
+	assert_true(e[3]->ts_ns >= e[2]->ts_ns + e[2]->dur_ns);
+	assert_int_equal(tt_arg(tu_end_marker(&t), "events")->i, 8);
+	tt_free(&t);
+}
+
 /* Bytes of a value by hand: a tag, then a u32 or 8 bytes as given. */
 static size_t hand(unsigned char *p, int tag, uint64_t x, size_t n)
 {
@@ -561,6 +625,7 @@ int main(void)
 		cmocka_unit_test_teardown(async_spans_match_on_category_id_and_name, tu_teardown),
 		cmocka_unit_test_teardown(array_arguments_come_back_as_json_arrays, tu_teardown),
 		cmocka_unit_test_teardown(values_come_back_as_the_json_they_encode, tu_teardown),
+		cmocka_unit_test_teardown(slices_begun_at_a_site_carry_its_arguments, tu_teardown),
 		cmocka_unit_test_teardown(
 			site_spans_ended_by_id_are_complete_slices_with_their_arguments,
 			tu_teardown),

@@ -14,8 +14,8 @@
  *	ts	clock reading in ticks (see rtr__clock_is_tsc), or nanoseconds when
  *		RTR__F_TS_NS is set (events with explicit timestamps)
  *	a	name (static string), or the call site for RTR__K_SCOPE (with
- *		RTR__F_CODE_ADDR: a function's address; with RTR__F_SITE_ARGS: a site
- *		with its arguments)
+ *		RTR__F_CODE_ADDR: a function's address); with RTR__F_SITE_ARGS, a
+ *		site with its arguments
  *	b	category (static string), or the duration in ticks for RTR__K_SCOPE
  *	kind	RTR__K_*
  *	nargs	number of arguments in the continuation bytes
@@ -89,10 +89,11 @@ enum {
 	 * a thread's consecutive polls into one slice (src/writer/polls.c). Internal:
 	 * written by the library's own modules only. */
 	RTR__F_POLL = 1 << 7,
-	/* RTR__K_SCOPE: `a` is a struct rtr__site_args (src/record/record.h), a site whose
-	 * arguments are the same at every event, encoded once in it and read from there
-	 * by the writer: the event carries none (the Kokkos tool's kernels). Internal:
-	 * written by the library's own modules only. */
+	/* RTR__K_SCOPE or RTR__K_BEGIN: `a` is a struct rtr__site_args
+	 * (src/record/record.h), a site whose name, category and arguments are the same
+	 * at every event, encoded once in it and read from there by the writer: the event
+	 * carries none (the Kokkos tool's kernels, the OMPT tool's regions). A B's E has
+	 * the site's name. Internal: written by the library's own modules only. */
 	RTR__F_SITE_ARGS = 1 << 8,
 };
 

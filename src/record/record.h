@@ -271,10 +271,11 @@ static inline void rtr__rec_put_scalars(char *p, const struct rtr__ext_event *e,
 
 /*
  * A call site whose arguments are the same at every one of its events (an
- * RTR__K_SCOPE with RTR__F_SITE_ARGS: the Kokkos tool's kernel, its kind and device):
- * they are encoded once, as a continuation would hold them, and the writer takes
- * them from here, so each event is one record. Numbers and static strings only; the
- * site and its bytes live as long as an event may name it (the process's life).
+ * RTR__K_SCOPE or RTR__K_BEGIN with RTR__F_SITE_ARGS: the Kokkos tool's kernel, its
+ * kind and device; the OMPT tool's parallel region, its code and function): they are
+ * encoded once, as a continuation would hold them, and the writer takes them from
+ * here, so each event is one record. Numbers and static strings only; the site and
+ * its bytes live as long as an event may name it (the process's life).
  */
 struct rtr__site_args {
 	struct rtr_site site; /* first: the record's `a` is the site */
@@ -282,6 +283,15 @@ struct rtr__site_args {
 	uint32_t nargs;
 	uint32_t len; /* nargs * RTR__EXT_ARG */
 };
+
+/* Begin a slice of site sa on the calling thread, as rtr_begin() does: one record. Its
+ * E is rtr_end(sa->site.cat, sa->site.name), or rtr_pop(sa->site.cat). */
+static inline void rtr__begin_site_args(const struct rtr__site_args *sa)
+{
+	if (RTR__LIKELY(rtr__recording_cat(sa->site.cat)))
+		rtr__begin_done(rtr__emit_flags(RTR__K_BEGIN, RTR__F_SITE_ARGS, rtr__ticks(),
+						(uintptr_t)sa, (uintptr_t)sa->site.cat));
+}
 
 /* Fills sa: the site {cat, name}, and its n scalar arguments (rtr__rec_scalars_only(),
  * at most RTR_MAX_ARGS) encoded into bytes, n * RTR__EXT_ARG of them. */

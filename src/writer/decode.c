@@ -163,16 +163,24 @@ static bool decode_scope(struct rtr__writer *w, struct rtr__ring *r, const struc
 		return true;
 	}
 	const struct rtr_site *site = (const struct rtr_site *)(uintptr_t)rec->a;
-	ev->name = site->name;
+	ev->name = site->name; /* with RTR__F_SITE_ARGS, decode() set them so already */
 	ev->cat = site->cat;
-	if (rec->flags & RTR__F_SITE_ARGS) { /* its arguments are the site's */
-		const struct rtr__site_args *sa = (const struct rtr__site_args *)site;
-		if (rec->nargs != 0 || sa->nargs > RTR_MAX_ARGS)
-			return false;
-		ev->args.types = sa->args;
-		ev->args.n = sa->nargs;
-		ev->args.len = sa->len;
-	}
+	return true;
+}
+
+/* The name, category and arguments of a B or a scope whose site holds them
+ * (RTR__F_SITE_ARGS). False for any other kind, or arguments in the event too. */
+static bool decode_site_args(const struct rtr__rec *rec, struct rtr__event *ev)
+{
+	const struct rtr__site_args *sa = (const struct rtr__site_args *)(uintptr_t)rec->a;
+	if ((rec->kind != RTR__K_BEGIN && rec->kind != RTR__K_SCOPE) || rec->nargs != 0 ||
+	    sa->nargs > RTR_MAX_ARGS)
+		return false;
+	ev->name = sa->site.name;
+	ev->cat = sa->site.cat;
+	ev->args.types = sa->args;
+	ev->args.n = sa->nargs;
+	ev->args.len = sa->len;
 	return true;
 }
 
@@ -329,6 +337,8 @@ static bool decode(struct rtr__writer *w, struct rtr__ring *r, const struct rtr_
 		if (rec->kind != RTR__K_COMPLETE)
 			ev->flags |= RTR__EVF_TIMELINE;
 	}
+	if (RTR_UNLIKELY(rec->flags & RTR__F_SITE_ARGS) && !decode_site_args(rec, ev))
+		return false;
 	if (RTR_UNLIKELY(rec->flags & RTR__F_TRACK))
 		on_track(w, ev, (struct rtr_track *)(uintptr_t)v.track, rec->ts,
 			 rec->kind == RTR__K_COMPLETE, v.word);

@@ -129,6 +129,14 @@ static RTR_COLD void skip_corrupt(struct rtr__writer *w, struct rtr__ring *r,
  * Returns the E, or NULL. `next` is the record index after the B, `avail` how many
  * records from `tail` can be read.
  */
+/* A B's static name as its E has it: `a`, or its site's name (RTR__F_SITE_ARGS). */
+static inline uint64_t begin_name(const struct rtr__rec *begin)
+{
+	if (RTR_UNLIKELY(begin->flags & RTR__F_SITE_ARGS))
+		return (uintptr_t)((const struct rtr_site *)(uintptr_t)begin->a)->name;
+	return begin->a;
+}
+
 /* What span_end() found: the E, or NULL; the argument events before it, and their
  * records. */
 struct span {
@@ -153,7 +161,8 @@ static RTR_COLD struct span span_end_args(const struct rtr__ring *r, const struc
 		e = rtr__ring_rec(r, at);
 	}
 	if (e->kind != RTR__K_END || e->ext != 0 ||
-	    (e->flags != RTR__F_POP && (e->a != begin->a || e->b != begin->b || e->flags != 0)))
+	    (e->flags != RTR__F_POP &&
+	     (e->a != begin_name(begin) || e->b != begin->b || e->flags != 0)))
 		return (struct span){NULL, 0, 0};
 	sp.end = e;
 	sp.skip = at - next;
@@ -171,7 +180,7 @@ static inline struct span span_end(const struct rtr__ring *r, const struct rtr__
 	const struct rtr__rec *e = rtr__ring_rec(r, next);
 	if (RTR_UNLIKELY(e->kind == RTR__K_SLICE_ARG))
 		return span_end_args(r, begin, tail, next, avail);
-	if (e->kind != RTR__K_END || e->a != begin->a || e->b != begin->b || e->ext != 0 ||
+	if (e->kind != RTR__K_END || e->a != begin_name(begin) || e->b != begin->b || e->ext != 0 ||
 	    e->flags != 0) {
 		/* a pop ends the innermost slice, which is this B */
 		if (RTR_UNLIKELY(e->kind == RTR__K_END && e->ext == 0 && e->flags == RTR__F_POP))
