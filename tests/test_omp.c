@@ -13,6 +13,9 @@
 #include "pf_read.h"
 #include "test_util.h"
 
+#include "omp/ompt_sites.h"
+#include "writer/args.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -536,6 +539,49 @@ static void test_no_ompt_runtime(void **state)
 				 "loaded; libringtrace-omp records nothing of OpenMP\n");
 }
 
+/* The sites themselves (src/omp/ompt_sites.c, built into this test, without the
+ * symbol table: no function): one per kind, key and key2, found again; their
+ * arguments encoded as the writer reads them; NULL once the arena is full, the known
+ * ones still found. */
+static void test_sites(void **state)
+{
+	const char *key;
+	(void)state;
+
+	const struct rtr__omp_site *p = rtr__omp_site(RTR_OMP_SITE_PARALLEL, 0x401234, 4);
+	assert_non_null(p);
+	assert_ptr_equal(rtr__omp_site(RTR_OMP_SITE_PARALLEL, 0x401234, 4), p);
+	assert_true(rtr__omp_site(RTR_OMP_SITE_PARALLEL, 0x401234, 2) != p);
+	assert_true(rtr__omp_site(RTR_OMP_SITE_IMPLICIT, 0x401234, 4) != p);
+	assert_ptr_equal(p->sa.site.name, rtr__omp_parallel);
+	assert_ptr_equal(p->sa.site.cat, rtr__omp_cat);
+	struct rtr__args a = {p->sa.args, p->sa.nargs, p->sa.len};
+	assert_int_equal(a.n, 2); /* no symbol table here: no function */
+	assert_int_equal(rtr__args_get(&a, 0, &key), 4);
+	assert_string_equal(key, "requested");
+	assert_int_equal(rtr__args_get(&a, 1, &key), 0x401234);
+	assert_ptr_equal(key, rtr__arg_key_code);
+
+	const struct rtr__omp_site *t = rtr__omp_site(RTR_OMP_SITE_IMPLICIT, 3, 8);
+	assert_ptr_equal(t->sa.site.name, rtr__omp_implicit_task);
+	struct rtr__args b = {t->sa.args, t->sa.nargs, t->sa.len};
+	assert_int_equal(b.n, 2);
+	assert_int_equal(rtr__args_get(&b, 0, &key), 3);
+	assert_string_equal(key, "index");
+	assert_int_equal(rtr__args_get(&b, 1, &key), 8);
+	assert_string_equal(key, "team_size");
+
+	/* past every slot of the recent table and the arena's room: NULL, then no more */
+	uint32_t made = 0;
+	while (made < (1u << 16) && rtr__omp_site(RTR_OMP_SITE_IMPLICIT, made, 1000) != NULL)
+		made++;
+	assert_true(made > 1000 && made < (1u << 16));
+	assert_null(rtr__omp_site(RTR_OMP_SITE_PARALLEL, 0x999999, 1));
+	assert_ptr_equal(rtr__omp_site(RTR_OMP_SITE_PARALLEL, 0x401234, 4), p);
+	assert_ptr_equal(rtr__omp_site(RTR_OMP_SITE_IMPLICIT, 3, 8), t);
+	assert_int_equal(rtr__omp_site(RTR_OMP_SITE_IMPLICIT, made - 1, 1000)->key, made - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +591,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_perfetto_code_and_src, tu_teardown),
 		cmocka_unit_test_teardown(test_itt_runtime_names_keep_the_programs, tu_teardown),
 		cmocka_unit_test_teardown(test_no_ompt_runtime, tu_teardown),
+		cmocka_unit_test(test_sites),
 	};
 	return cmocka_run_group_tests_name("omp", tests, NULL, NULL);
 }

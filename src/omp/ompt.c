@@ -27,6 +27,11 @@
  * offered at the tool's start; the instrument library's own, registered with
  * RINGTRACE_INSTRUMENT_LINES=1, is the same code and serves both).
  *
+ * A parallel region's and an implicit task's arguments are the same every time that
+ * region runs with that team (an implicit task's: at that index): each is made once,
+ * as a site that holds them (ompt_sites.c, RTR__F_SITE_ARGS), and the slice's begin
+ * is one record, as rtr_begin()'s.
+ *
  * Every callback runs on the thread the event belongs to, so a slice never crosses
  * threads and the per-thread count of open slices (`open_depth`) is enough to end
  * what is left: at a thread's end and at the tool's finalize.
@@ -41,6 +46,8 @@
  * With a runtime without OMPT (GCC's libgomp) nothing calls ompt_start_tool(): the
  * constructor says so on stderr, once.
  */
+#include "omp/ompt_sites.h"
+
 #include <ringtrace.h>
 
 #if defined(RTR_HAVE_SYMTAB)
@@ -61,7 +68,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static const char cat[] = "omp";
+#define CAT rtr__omp_cat
 
 /* Set by ompt_initialize on the thread that initializes the runtime, before any team
  * thread exists; read-only afterwards. */
@@ -83,9 +90,16 @@ static _Thread_local unsigned open_depth __attribute__((tls_model("initial-exec"
 static void slice_begin(const char *name, const struct rtr_arg *args, unsigned n)
 {
 	if (n == 0)
-		rtr_begin(cat, name); /* inline: no call into the library's general path */
+		rtr_begin(CAT, name); /* inline: no call into the library's general path */
 	else
-		rtr_begin_args(cat, name, args, n);
+		rtr_begin_args(CAT, name, args, n);
+	open_depth++;
+}
+
+/* slice_begin() at a site that holds the slice's name and arguments: one record. */
+static void site_begin(const struct rtr__omp_site *site)
+{
+	rtr__begin_site_args(&site->sa);
 	open_depth++;
 }
 
@@ -94,14 +108,14 @@ static void slice_end(const char *name)
 	if (open_depth == 0)
 		return; /* begun before the tool was running */
 	open_depth--;
-	rtr_end(cat, name);
+	rtr_end(CAT, name);
 }
 
 static void end_all_open(void)
 {
 	while (open_depth > 0) {
 		open_depth--;
-		rtr_pop(cat);
+		rtr_pop(CAT);
 	}
 }
 
@@ -136,42 +150,6 @@ static void on_thread_end(ompt_data_t *thread_data)
 	end_all_open();
 }
 
-#if defined(RTR_HAVE_SYMTAB)
-/* The symbols found for regions' code addresses, by a hash of the address: a region
- * that runs again is named without the table's binary search. Each slot is one
- * pointer into a table, checked against the table now published and the address, so
- * a slot that another thread overwrites meanwhile is a miss, never a wrong name. */
-#define FUNCTION_SLOTS 256
-static const struct rtr__sym *function_slots[FUNCTION_SLOTS];
-
-/* The name of the function holding code address addr, or NULL. A lock-free search of
- * the table built at the start; code loaded since is not in it and keeps only its
- * address. */
-static const char *function_of(uintptr_t addr)
-{
-	const struct rtr__symtab *t = rtr__symtab_current();
-	if (t == NULL)
-		return NULL;
-	const struct rtr__sym **slot =
-		&function_slots[(addr * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - 8)];
-	/* A3: pairs with R3 below; a symbol seen is the table's, written before it was
-	 * published */
-	const struct rtr__sym *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (s == NULL || (uintptr_t)s < (uintptr_t)t->syms ||
-	    (uintptr_t)s >= (uintptr_t)(t->syms + t->n) ||
-	    !(s->size != 0 ? addr - s->start < s->size : addr == s->start)) {
-		s = rtr__symtab_find(t, addr);
-		if (s == NULL)
-			return NULL;
-		/* R3: pairs with A3 above */
-		__atomic_store_n(slot, s, __ATOMIC_RELEASE);
-	}
-	return t->names + s->name; /* tables are never freed */
-}
-
-_Static_assert(FUNCTION_SLOTS == 1 << 8, "function_of() takes 8 bits of the hash");
-#endif
-
 static void on_parallel_begin(ompt_data_t *encountering_task_data,
 			      const ompt_frame_t *encountering_task_frame,
 			      ompt_data_t *parallel_data, unsigned int requested_parallelism,
@@ -179,24 +157,24 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 {
 	(void)encountering_task_data, (void)encountering_task_frame, (void)flags;
 	parallel_data->value = 0;
-	struct rtr_arg args[] = {RTR_ARG_U64("requested", requested_parallelism),
-				 CODE_ARG(codeptr_ra), RTR_ARG_STR("function", "")};
-	unsigned n = 2;
-#if defined(RTR_HAVE_SYMTAB)
-	const char *function = function_of((uintptr_t)codeptr_ra);
-	if (function != NULL) {
-		args[2].v.str = function;
-		n = 3;
+	const struct rtr__omp_site *site =
+		rtr__omp_site(RTR_OMP_SITE_PARALLEL, (uintptr_t)codeptr_ra, requested_parallelism);
+	if (RTR__LIKELY(site != NULL)) {
+		site_begin(site);
+		return;
 	}
-#endif
-	slice_begin("omp parallel", args, n);
+	/* the sites' table is full: the arguments go with the event */
+	const char *function = rtr__omp_function((uintptr_t)codeptr_ra);
+	struct rtr_arg args[] = {RTR_ARG_U64("requested", requested_parallelism),
+				 CODE_ARG(codeptr_ra), RTR_ARG_STR("function", function)};
+	slice_begin(rtr__omp_parallel, args, function != NULL ? 3 : 2);
 }
 
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
 			    int flags, const void *codeptr_ra)
 {
 	(void)parallel_data, (void)encountering_task_data, (void)flags, (void)codeptr_ra;
-	slice_end("omp parallel");
+	slice_end(rtr__omp_parallel);
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
@@ -210,12 +188,18 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 		task_data->value = 0;
 		/* thread 0 begins its implicit task inside its own "omp parallel" slice */
 		if (index == 0 && open_depth > 0)
-			rtr_scope_arg_i64(cat, "team_size", actual_parallelism);
+			rtr_scope_arg_i64(CAT, "team_size", actual_parallelism);
+		const struct rtr__omp_site *site =
+			rtr__omp_site(RTR_OMP_SITE_IMPLICIT, index, actual_parallelism);
+		if (RTR__LIKELY(site != NULL)) {
+			site_begin(site);
+			return;
+		}
 		struct rtr_arg args[] = {RTR_ARG_U64("index", index),
 					 RTR_ARG_U64("team_size", actual_parallelism)};
-		slice_begin("omp implicit task", args, 2);
+		slice_begin(rtr__omp_implicit_task, args, 2);
 	} else {
-		slice_end("omp implicit task");
+		slice_end(rtr__omp_implicit_task);
 	}
 }
 
@@ -326,8 +310,8 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 	new_task_data->value = id;
 	struct rtr_arg args[] = {RTR_ARG_BOOL("undeferred", flags & ompt_task_undeferred),
 				 CODE_ARG(codeptr_ra)};
-	rtr_instant_args(cat, "omp task create", args, codeptr_ra != NULL ? 2 : 1);
-	rtr_flow_start(cat, "omp task", id);
+	rtr_instant_args(CAT, "omp task create", args, codeptr_ra != NULL ? 2 : 1);
+	rtr_flow_start(CAT, "omp task", id);
 }
 
 static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
@@ -347,7 +331,7 @@ static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pr
 		uint64_t id = next_task_data->value;
 		next_task_data->value = id | TASK_STARTED;
 		slice_begin("omp task", NULL, 0);
-		rtr_flow_end(cat, "omp task", id);
+		rtr_flow_end(CAT, "omp task", id);
 	}
 }
 
