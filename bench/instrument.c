@@ -25,6 +25,8 @@
 #define _GNU_SOURCE
 #include <ringtrace.h>
 
+#include "warm_ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -92,6 +94,7 @@ NOINSTR int main(int argc, char **argv)
 		cfg.path = "/tmp/bench-instrument-%p.json";
 	if (rtr_start(&cfg) != 0)
 		return 1;
+	bench_warm_ring(); /* the timed runs on touched pages */
 	for (int r = 0; r < reps; r++) {
 		for (int w = 0; w < 3; w++) {
 			double ns = run(w, n);

@@ -22,6 +22,8 @@
 
 #include <ringtrace.h>
 
+#include "warm_ring.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
 		cfg.path = "/tmp/bench-itt-%p.json";
 	if (rtr_start(&cfg) != 0)
 		return 1;
+	bench_warm_ring(); /* the timed runs on touched pages */
 	/* Span and itt take turns going first, and each run starts 50 ms after the flush
 	 * before it: the writer's file work after a flush lands on neither side. */
 	static const int order[2][3] = {{0, 1, 2}, {0, 2, 1}};

@@ -14,6 +14,8 @@
  */
 #include <ringtrace.h>
 
+#include "warm_ring.h"
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,16 +41,9 @@ int main(int argc, char **argv)
 	sink++;
 
 	/* With the recorder (the tool's runs; omp_cost.sh sets RINGTRACE_RING_KB and keeps
-	 * the writer asleep but for flushes): one lap of the ring in span pairs, then a
-	 * flush, so that the passes find its pages touched. */
-	const char *ring_kb = getenv("RINGTRACE_RING_KB");
-	if (rtr_category_enabled("bench") && ring_kb != NULL) {
-		for (long k = atol(ring_kb) * 1024 / 64; k > 0; k--) {
-			rtr_begin("bench", "warm");
-			rtr_end("bench", "warm");
-		}
-		rtr_flush();
-	}
+	 * the writer asleep but for flushes): the passes on touched pages. */
+	if (rtr_category_enabled("bench"))
+		bench_warm_ring();
 	/* Twice, the second pass timed: the first makes the runtime's task pool. */
 	double region = 0, task = 0, span = 0;
 	for (int pass = 0; pass < 2; pass++) {
