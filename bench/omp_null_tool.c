@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An OMPT tool that records nothing: it registers the callbacks libringtrace-omp
- * registers (src/omp/ompt.c, RINGTRACE_OMP_MUTEX unset) and does only what the
+ * registers (src/omp/ompt_callbacks.h, RINGTRACE_OMP_MUTEX unset) and does only what the
  * runtime asks of a tool in them (a task's data set at its creation). Run in its place
  * (bench/omp_cost.sh), it leaves the runtime's own OMPT work in the figures and takes
  * the recording out: the difference is what libringtrace-omp itself costs.
  */
+#include "omp/ompt_callbacks.h"
+
 #include <omp-tools.h>
 
 #include <stddef.h>
@@ -62,6 +64,13 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoi
 	(void)kind, (void)endpoint, (void)parallel_data, (void)task_data, (void)codeptr_ra;
 }
 
+static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+				ompt_data_t *parallel_data, ompt_data_t *task_data,
+				const void *codeptr_ra)
+{
+	(void)kind, (void)endpoint, (void)parallel_data, (void)task_data, (void)codeptr_ra;
+}
+
 static void on_task_create(ompt_data_t *encountering_task_data,
 			   const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
 			   int flags, int has_dependences, const void *codeptr_ra)
@@ -83,18 +92,8 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num, omp
 	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
 	if (set == NULL)
 		return 0;
-#define SET(event, fn) set(event, (ompt_callback_t)(fn))
-	SET(ompt_callback_thread_begin, on_thread_begin);
-	SET(ompt_callback_thread_end, on_thread_end);
-	SET(ompt_callback_parallel_begin, on_parallel_begin);
-	SET(ompt_callback_parallel_end, on_parallel_end);
-	SET(ompt_callback_implicit_task, on_implicit_task);
-	SET(ompt_callback_work, on_work);
-	SET(ompt_callback_sync_region, on_sync_region);
-	SET(ompt_callback_sync_region_wait, on_sync_region);
-	SET(ompt_callback_reduction, on_sync_region);
-	SET(ompt_callback_task_create, on_task_create);
-	SET(ompt_callback_task_schedule, on_task_schedule);
+#define SET(event, fn) set(event, (ompt_callback_t)(fn));
+	RTR_OMPT_CALLBACKS(SET)
 #undef SET
 	return 1;
 }

@@ -46,6 +46,7 @@
  * With a runtime without OMPT (GCC's libgomp) nothing calls ompt_start_tool(): the
  * constructor says so on stderr, once.
  */
+#include "omp/ompt_callbacks.h"
 #include "omp/ompt_sites.h"
 
 #include <ringtrace.h>
@@ -403,21 +404,11 @@ static int ompt_initialize(ompt_function_lookup_t lookup, int initial_device_num
 	rtr__start_module(NULL); /* -EBUSY: the program's own or an autostarted session */
 	atexit(shut_runtime_down);
 
-#define SET(event, fn) set(event, (ompt_callback_t)(fn))
-	SET(ompt_callback_thread_begin, on_thread_begin);
-	SET(ompt_callback_thread_end, on_thread_end);
-	SET(ompt_callback_parallel_begin, on_parallel_begin);
-	SET(ompt_callback_parallel_end, on_parallel_end);
-	SET(ompt_callback_implicit_task, on_implicit_task);
-	SET(ompt_callback_work, on_work);
-	SET(ompt_callback_sync_region, on_sync_region);
-	SET(ompt_callback_sync_region_wait, on_sync_region_wait);
-	SET(ompt_callback_reduction, on_sync_region);
-	SET(ompt_callback_task_create, on_task_create);
-	SET(ompt_callback_task_schedule, on_task_schedule);
+#define SET(event, fn) set(event, (ompt_callback_t)(fn));
+	RTR_OMPT_CALLBACKS(SET)
 	if (mutex_asked()) {
-		SET(ompt_callback_mutex_acquire, on_mutex_acquire);
-		SET(ompt_callback_mutex_acquired, on_mutex_acquired);
+		SET(ompt_callback_mutex_acquire, on_mutex_acquire)
+		SET(ompt_callback_mutex_acquired, on_mutex_acquired)
 	}
 #undef SET
 	return 1; /* keep the tool */
