@@ -7,7 +7,7 @@
 #include <ringtrace.h>
 #include <ringtrace/value.h>
 
-#include "record/record.h"
+#include "producer/events.h"
 #include "test_util.h"
 #include "trace_read.h"
 

@@ -48,6 +48,7 @@
  */
 #include "omp/ompt_callbacks.h"
 #include "omp/ompt_sites.h"
+#include "producer/events.h"
 
 #include <ringtrace.h>
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Recording an event with continuation bytes (src/producer/events.c), for the calls in other
- * files: tracks, metadata, memory and stack samples. The event's description, struct
+ * files: tracks, metadata, memory and stack samples; and a slice begun at a site that
+ * holds its arguments, for the modules. The event's description, struct
  * rtr__ext_event, is the record format's (src/record/record.h).
  */
 #ifndef RTR_EVENTS_H
@@ -15,9 +16,7 @@
  * The usual argument event, numbers and static strings with nothing else to copy,
  * as plain stores: no per-field wrap check, no measuring pass. Returns whether it was
  * recorded, or -1, having published nothing, when its bytes would wrap past the
- * ring's last slot; the general path (rtr__emit_ext()) then splits them. Inline for
- * the modules' commonest events too (the Kokkos tool's kernels), where a call to the
- * library and its checks of the arguments' types cost as much as the stores.
+ * ring's last slot; the general path (rtr__emit_ext()) then splits them.
  */
 static RTR_INLINE int rtr__emit_scalars(const struct rtr__ext_event *e)
 {
@@ -39,6 +38,15 @@ static RTR_INLINE int rtr__emit_scalars(const struct rtr__ext_event *e)
 	rtr__rec_put_scalars((char *)&r->slots[(head + 1) & r->mask], e, word);
 	rtr__publish(r, head, nrec);
 	return 1;
+}
+
+/* Begin a slice of site sa on the calling thread, as rtr_begin() does: one record. Its
+ * E is rtr_end(sa->site.cat, sa->site.name), or rtr_pop(sa->site.cat). */
+static inline void rtr__begin_site_args(const struct rtr__site_args *sa)
+{
+	if (RTR__LIKELY(rtr__recording_cat(sa->site.cat)))
+		rtr__begin_done(rtr__emit_flags(RTR__K_BEGIN, RTR__F_SITE_ARGS, rtr__ticks(),
+						(uintptr_t)sa, (uintptr_t)sa->site.cat));
 }
 
 /* Record e on the calling thread. Returns whether it was recorded. */

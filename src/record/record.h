@@ -284,15 +284,6 @@ struct rtr__site_args {
 	uint32_t len; /* nargs * RTR__EXT_ARG */
 };
 
-/* Begin a slice of site sa on the calling thread, as rtr_begin() does: one record. Its
- * E is rtr_end(sa->site.cat, sa->site.name), or rtr_pop(sa->site.cat). */
-static inline void rtr__begin_site_args(const struct rtr__site_args *sa)
-{
-	if (RTR__LIKELY(rtr__recording_cat(sa->site.cat)))
-		rtr__begin_done(rtr__emit_flags(RTR__K_BEGIN, RTR__F_SITE_ARGS, rtr__ticks(),
-						(uintptr_t)sa, (uintptr_t)sa->site.cat));
-}
-
 /* Fills sa: the site {cat, name}, and its n scalar arguments (rtr__rec_scalars_only(),
  * at most RTR_MAX_ARGS) encoded into bytes, n * RTR__EXT_ARG of them. */
 static inline void rtr__site_args_init(struct rtr__site_args *sa, const char *cat, const char *name,
